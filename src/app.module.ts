@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { AuthModule } from '@/common/auth/auth.module';
+import { ConfigModule } from '@/common/config/config.module';
+import { AllExceptionsFilter } from '@/common/errors/all-exceptions.filter';
+import { LoggingModule } from '@/common/logging/logging.module';
+import { PrismaModule } from '@/common/prisma/prisma.module';
+import { QueuesModule } from '@/common/queues/queues.module';
+import { RedisModule } from '@/common/redis/redis.module';
+import { ApiKeysModule } from '@/modules/api-keys/api-keys.module';
+import { ExecutionEnvironmentsModule } from '@/modules/execution-environments/execution-environments.module';
+import { HealthModule } from '@/modules/health/health.module';
+import { ProjectsModule } from '@/modules/projects/projects.module';
+import { ServiceAccountsModule } from '@/modules/service-accounts/service-accounts.module';
+
+/** Infrastructure every process shares (the worker module imports it too). */
+export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
+
+/** The API process: infrastructure, auth, and one module per domain. */
+@Module({
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule],
+  providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
+})
+export class AppModule {}

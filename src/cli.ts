@@ -1,0 +1,70 @@
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AuthModule } from '@/common/auth/auth.module';
+import { ConfigError, loadConfig } from '@/common/config/app-config';
+import { ConfigModule } from '@/common/config/config.module';
+import { migrate } from '@/common/prisma/migration-runner';
+import { PrismaModule } from '@/common/prisma/prisma.module';
+import { RedisModule } from '@/common/redis/redis.module';
+import { OrganizationsModule } from '@/modules/organizations/organizations.module';
+import { OrganizationsService } from '@/modules/organizations/organizations.service';
+
+@Module({ imports: [ConfigModule, PrismaModule, RedisModule, AuthModule, OrganizationsModule] })
+class CliModule {}
+
+const USAGE = `Usage: node dist/cli.js <command> [options]
+
+Commands:
+  bootstrap --org <name> [--json] [--superadmin] [--key-name <name>]
+      Create the organization (if missing) with an OWNER member and issue that member an API key.
+      Prints {"organizationId","memberId","apiKeyId","token"} with --json.
+  migrate
+      Apply pending database migrations (same as npm run db:migrate).
+`;
+
+function option(args: string[], name: string): string | undefined {
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+async function run(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (!command || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE);
+    return command ? 0 : 64;
+  }
+  const config = loadConfig();
+  if (command === 'migrate') {
+    const result = await migrate(config.databaseUrl, (line) => process.stdout.write(`${line}\n`));
+    process.stdout.write(`${result.applied.length} applied, ${result.alreadyApplied} already applied\n`);
+    return 0;
+  }
+  if (command === 'bootstrap') {
+    const org = option(args, '--org');
+    if (!org || org.startsWith('--')) {
+      process.stderr.write('bootstrap needs --org <name>\n');
+      return 64;
+    }
+    const app = await NestFactory.createApplicationContext(CliModule, { logger: false });
+    try {
+      const result = await app.get(OrganizationsService).bootstrap(org, { superadmin: args.includes('--superadmin'), keyName: option(args, '--key-name') });
+      if (args.includes('--json')) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else process.stdout.write(`organization ${result.organizationId}\nmember       ${result.memberId}\napi key      ${result.apiKeyId}\ntoken        ${result.token}\n`);
+    } finally {
+      await app.close();
+    }
+    return 0;
+  }
+  process.stderr.write(`unknown command: ${command}\n\n${USAGE}`);
+  return 64;
+}
+
+run(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
+    else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(error instanceof ConfigError ? 78 : 1);
+  },
+);

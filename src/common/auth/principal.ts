@@ -1,0 +1,19 @@
+export type ActorType = 'MEMBERSHIP' | 'SERVICE_ACCOUNT';
+export type Role = 'OWNER' | 'ADMIN' | 'MEMBER' | 'VIEWER';
+
+/** Who is calling: set on the request by the bearer guard, read by handlers. */
+export interface Principal {
+  organizationId: string;
+  actorId: string;
+  actorType: ActorType;
+  actorName: string;
+  role: Role;
+  isSuperadmin: boolean;
+  apiKeyId: string;
+}
+
+const ROLE_RANK: Record<Role, number> = { VIEWER: 0, MEMBER: 1, ADMIN: 2, OWNER: 3 };
+
+export function roleAtLeast(role: Role, minimum: Role): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[minimum];
+}

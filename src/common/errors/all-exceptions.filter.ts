@@ -1,0 +1,22 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { renderError } from './error-renderer';
+import type { Principal } from '@/common/auth/principal';
+
+/** The one place where a failure becomes an HTTP response. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request & { id?: string; principal?: Principal }>();
+    const response = http.getResponse<Response>();
+    const rendered = renderError(exception, { requestId: request.id, superadmin: request.principal?.isSuperadmin === true });
+    if (rendered.internal) {
+      this.logger.error({ err: exception, requestId: request.id, code: rendered.body.code }, 'request failed');
+    }
+    if (response.headersSent) return;
+    response.status(rendered.status).json(rendered.body);
+  }
+}

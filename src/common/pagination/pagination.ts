@@ -1,0 +1,89 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { AppError } from '@/common/errors/app-error';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export class PaginationQueryDto {
+  @ApiPropertyOptional({ description: 'Opaque cursor from `meta.nextCursor` of the previous page' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+
+  @ApiPropertyOptional({ description: 'Page size', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  limit?: number;
+}
+
+export class PageMetaDto {
+  @ApiProperty({ description: 'page size applied' }) limit: number;
+  @ApiPropertyOptional({ description: 'cursor for the next page; absent on the last page' }) nextCursor?: string;
+  @ApiProperty({ description: 'total number of items under the same filters' }) totalCount: number;
+}
+
+export interface Page<T> {
+  data: T[];
+  meta: PageMetaDto;
+}
+
+interface KeysetPosition {
+  createdAt: Date;
+  id: string;
+}
+
+export function encodeCursor(position: KeysetPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): KeysetPosition {
+  const invalid = () => new AppError('INVALID_CURSOR', { details: [{ title: 'Invalid query parameters', render: 'list', items: ['cursor: is not a cursor this list issued'] }], metadata: { field: 'cursor' } });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string') throw invalid();
+  const createdAt = new Date(parsed[0]);
+  if (Number.isNaN(createdAt.getTime()) || parsed[1].length === 0 || parsed[1].length > 64) throw invalid();
+  return { createdAt, id: parsed[1] };
+}
+
+/** The part of a Prisma model delegate that keyset pagination needs. */
+export interface PageableDelegate<Row> {
+  findMany(args: { where: object; orderBy: object[]; take: number }): Promise<Row[]>;
+  count(args: { where: object }): Promise<number>;
+}
+
+/**
+ * One page of `delegate` under `where`, newest first, ordered by (createdAt, id) so that rows
+ * created while a client walks the list never shift it. Total and page are read concurrently.
+ */
+export async function paginate<Row extends KeysetPosition, Out>(
+  delegate: PageableDelegate<Row>,
+  where: object,
+  query: PaginationQueryDto,
+  toDto: (row: Row) => Out,
+): Promise<Page<Out>> {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const pageWhere = after
+    ? { AND: [where, { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }] }
+    : where;
+  const [rows, totalCount] = await Promise.all([
+    delegate.findMany({ where: pageWhere, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit + 1 }),
+    delegate.count({ where }),
+  ]);
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  const meta: PageMetaDto = { limit, totalCount };
+  if (hasMore) meta.nextCursor = encodeCursor(pageRows[pageRows.length - 1]);
+  return { data: pageRows.map(toDto), meta };
+}

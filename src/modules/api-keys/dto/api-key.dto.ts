@@ -1,0 +1,55 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsISO8601, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { RequestEnvelope } from '@/common/http/envelope';
+import type { ApiKey } from '@/generated/prisma/client';
+
+export class CreateApiKeyDto {
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'ci' }) @IsString() @Length(1, 200) name: string;
+  @ApiProperty({ description: 'A member or service account of your organization' }) @IsString() @Length(1, 64) ownerId: string;
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future; absent means the key does not expire' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
+  expiresAt?: string;
+}
+
+export class CreateApiKeyRequest extends RequestEnvelope(CreateApiKeyDto) {}
+
+export class ApiKeyDto {
+  @ApiProperty() id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty() ownerId: string;
+  @ApiProperty({ enum: ['MEMBERSHIP', 'SERVICE_ACCOUNT'] }) ownerType: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty() createdById: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty({ description: 'Last characters of the token, to tell keys apart' }) keySuffix: string;
+  @ApiPropertyOptional() description?: string;
+  @ApiPropertyOptional({ format: 'date-time' }) expiresAt?: string;
+  @ApiPropertyOptional({ format: 'date-time' }) lastUsedAt?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Set once the key is revoked' }) revokedAt?: string;
+}
+
+export class CreatedApiKeyDto extends ApiKeyDto {
+  @ApiProperty({ description: 'The secret token. Returned only in this response; store it now.' }) token: string;
+}
+
+export function toApiKeyDto(row: ApiKey): ApiKeyDto {
+  const dto: ApiKeyDto = {
+    id: row.id,
+    name: row.name,
+    organizationId: row.organizationId,
+    ownerId: row.ownerId,
+    ownerType: row.ownerType,
+    createdAt: row.createdAt.toISOString(),
+    createdById: row.createdById,
+    updatedAt: row.updatedAt.toISOString(),
+    keySuffix: row.keySuffix,
+  };
+  if (row.description !== null) dto.description = row.description;
+  if (row.expiresAt) dto.expiresAt = row.expiresAt.toISOString();
+  if (row.lastUsedAt) dto.lastUsedAt = row.lastUsedAt.toISOString();
+  if (row.revokedAt) dto.revokedAt = row.revokedAt.toISOString();
+  return dto;
+}

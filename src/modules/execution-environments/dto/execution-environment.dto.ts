@@ -1,0 +1,58 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { GIVEN_ID_PATTERN } from '@/common/http/given-id';
+import { RequestEnvelope } from '@/common/http/envelope';
+import type { ExecutionEnvironment } from '@/generated/prisma/client';
+
+export const EXECUTION_ENVIRONMENT_TYPES = ['CLOUD_VPC', 'ON_PREMISES'] as const;
+const CLOUD_ID = /^[A-Za-z0-9._:\/-]{1,128}$/;
+
+export class CreateExecutionEnvironmentDto {
+  @ApiPropertyOptional({ pattern: GIVEN_ID_PATTERN.source, description: 'Slug unique in the organization; derived from name when absent' })
+  @IsOptional()
+  @IsString()
+  @Matches(GIVEN_ID_PATTERN, { message: 'must be a lower-case slug (a-z, 0-9, -), 1 to 63 characters' })
+  givenId?: string;
+
+  @ApiProperty({ minLength: 1, maxLength: 200 }) @IsString() @Length(1, 200) name: string;
+  @ApiProperty({ enum: EXECUTION_ENVIRONMENT_TYPES }) @IsIn(EXECUTION_ENVIRONMENT_TYPES) type: (typeof EXECUTION_ENVIRONMENT_TYPES)[number];
+  @ApiProperty({ example: 'eu-central-1' }) @IsString() @Matches(/^[a-z0-9-]{2,32}$/, { message: 'must be a region name such as eu-central-1' }) region: string;
+  @ApiProperty({ example: 'vpc-0a1b2c3d' }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud resource id' }) vpcId: string;
+  @ApiProperty({ example: 'subnet-0a1b2c3d' }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud resource id' }) subnetId: string;
+  @ApiProperty({ example: 'sg-0a1b2c3d' }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud resource id' }) securityGroupId: string;
+  @ApiProperty({ example: '123456789012', description: "The cloud vendor's account id" }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud account id' }) cloudAccountId: string;
+}
+
+export class CreateExecutionEnvironmentRequest extends RequestEnvelope(CreateExecutionEnvironmentDto) {}
+
+export class ExecutionEnvironmentDto {
+  @ApiProperty() id: string;
+  @ApiProperty() givenId: string;
+  @ApiProperty() name: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty({ enum: EXECUTION_ENVIRONMENT_TYPES }) type: string;
+  @ApiProperty() region: string;
+  @ApiProperty() vpcId: string;
+  @ApiProperty() subnetId: string;
+  @ApiProperty() securityGroupId: string;
+  @ApiProperty() cloudAccountId: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+}
+
+export function toExecutionEnvironmentDto(row: ExecutionEnvironment): ExecutionEnvironmentDto {
+  return {
+    id: row.id,
+    givenId: row.givenId,
+    name: row.name,
+    organizationId: row.organizationId,
+    type: row.type,
+    region: row.region,
+    vpcId: row.vpcId,
+    subnetId: row.subnetId,
+    securityGroupId: row.securityGroupId,
+    cloudAccountId: row.cloudAccountId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

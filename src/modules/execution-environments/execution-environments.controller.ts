@@ -1,0 +1,38 @@
+import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
+import type { Principal } from '@/common/auth/principal';
+import { ApiErrorResponses } from '@/common/errors/api-error-responses';
+import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
+import { PaginationQueryDto } from '@/common/pagination/pagination';
+import { CreateExecutionEnvironmentRequest, ExecutionEnvironmentDto } from './dto/execution-environment.dto';
+import { ExecutionEnvironmentsService } from './execution-environments.service';
+
+@ApiTags('execution-environments')
+@ApiErrorResponses()
+@Controller('execution-environments')
+export class ExecutionEnvironmentsController {
+  constructor(private readonly environments: ExecutionEnvironmentsService) {}
+
+  @Get()
+  @ApiOperation({ summary: "List the organization's execution environments (cloud environments)" })
+  @ApiPageResponse(ExecutionEnvironmentDto)
+  list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
+    return this.environments.list(principal, query);
+  }
+
+  @Post()
+  @RequireRole('ADMIN')
+  @ApiOperation({ summary: 'Register an execution environment' })
+  @ApiDataResponse(ExecutionEnvironmentDto, { status: 201 })
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExecutionEnvironmentRequest) {
+    return { data: await this.environments.create(principal, body.data) };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get an execution environment' })
+  @ApiDataResponse(ExecutionEnvironmentDto)
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.environments.get(principal, id) };
+  }
+}

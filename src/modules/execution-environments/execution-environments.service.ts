@@ -1,0 +1,30 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@/common/auth/principal';
+import { AppError } from '@/common/errors/app-error';
+import { createWithGivenId } from '@/common/http/given-id';
+import { Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { CreateExecutionEnvironmentDto, ExecutionEnvironmentDto, toExecutionEnvironmentDto } from './dto/execution-environment.dto';
+
+@Injectable()
+export class ExecutionEnvironmentsService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  list(principal: Principal, query: PaginationQueryDto): Promise<Page<ExecutionEnvironmentDto>> {
+    return paginate(this.prisma.executionEnvironment, { organizationId: principal.organizationId }, query, toExecutionEnvironmentDto);
+  }
+
+  async get(principal: Principal, id: string): Promise<ExecutionEnvironmentDto> {
+    const row = await this.prisma.executionEnvironment.findFirst({ where: { id, organizationId: principal.organizationId } });
+    if (!row) throw new AppError('EXECUTION_ENVIRONMENT_NOT_FOUND', { metadata: { id } });
+    return toExecutionEnvironmentDto(row);
+  }
+
+  async create(principal: Principal, dto: CreateExecutionEnvironmentDto): Promise<ExecutionEnvironmentDto> {
+    const { givenId: _explicit, ...fields } = dto;
+    const row = await createWithGivenId(dto.name, dto.givenId, 'EXECUTION_ENVIRONMENT_GIVEN_ID_TAKEN', (givenId) =>
+      this.prisma.executionEnvironment.create({ data: { ...fields, givenId, organizationId: principal.organizationId } }),
+    );
+    return toExecutionEnvironmentDto(row);
+  }
+}

@@ -1,0 +1,55 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
+import type { Principal } from '@/common/auth/principal';
+import { ApiErrorResponses } from '@/common/errors/api-error-responses';
+import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
+import { PaginationQueryDto } from '@/common/pagination/pagination';
+import { CreateProjectRequest, ProjectDto, UpdateProjectRequest } from './dto/project.dto';
+import { ProjectsService } from './projects.service';
+
+@ApiTags('projects')
+@ApiErrorResponses()
+@Controller('projects')
+export class ProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  @Get()
+  @ApiOperation({ summary: "List the organization's projects", description: 'Newest first; paginated with `cursor` and `limit`.' })
+  @ApiPageResponse(ProjectDto)
+  list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
+    return this.projects.list(principal, query);
+  }
+
+  @Post()
+  @RequireRole('MEMBER')
+  @ApiOperation({ summary: 'Create a project' })
+  @ApiDataResponse(ProjectDto, { status: 201 })
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateProjectRequest) {
+    return { data: await this.projects.create(principal, body.data) };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get a project' })
+  @ApiDataResponse(ProjectDto)
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.projects.get(principal, id) };
+  }
+
+  @Patch(':id')
+  @RequireRole('MEMBER')
+  @ApiOperation({ summary: 'Update a project', description: 'Only the fields present change.' })
+  @ApiDataResponse(ProjectDto)
+  async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateProjectRequest) {
+    return { data: await this.projects.update(principal, id, body.data) };
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireRole('MEMBER')
+  @ApiOperation({ summary: 'Delete a project and its pipelines' })
+  @ApiNoContentResponse()
+  async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
+    await this.projects.remove(principal, id);
+  }
+}

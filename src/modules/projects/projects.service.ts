@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@/common/auth/principal';
+import { AppError } from '@/common/errors/app-error';
+import { createWithGivenId, isUniqueViolation } from '@/common/http/given-id';
+import { Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { CreateProjectDto, ProjectDto, toProjectDto, UpdateProjectDto } from './dto/project.dto';
+
+@Injectable()
+export class ProjectsService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  list(principal: Principal, query: PaginationQueryDto): Promise<Page<ProjectDto>> {
+    return paginate(this.prisma.project, { organizationId: principal.organizationId }, query, toProjectDto);
+  }
+
+  async get(principal: Principal, id: string): Promise<ProjectDto> {
+    const row = await this.prisma.project.findFirst({ where: { id, organizationId: principal.organizationId } });
+    if (!row) throw new AppError('PROJECT_NOT_FOUND', { metadata: { id } });
+    return toProjectDto(row);
+  }
+
+  async create(principal: Principal, dto: CreateProjectDto): Promise<ProjectDto> {
+    const row = await createWithGivenId(dto.name, dto.givenId, 'PROJECT_GIVEN_ID_TAKEN', (givenId) =>
+      this.prisma.project.create({ data: { organizationId: principal.organizationId, givenId, name: dto.name, description: dto.description } }),
+    );
+    return toProjectDto(row);
+  }
+
+  async update(principal: Principal, id: string, dto: UpdateProjectDto): Promise<ProjectDto> {
+    try {
+      const { count } = await this.prisma.project.updateMany({ where: { id, organizationId: principal.organizationId }, data: dto });
+      if (count === 0) throw new AppError('PROJECT_NOT_FOUND', { metadata: { id } });
+    } catch (error) {
+      if (isUniqueViolation(error, 'givenId')) throw new AppError('PROJECT_GIVEN_ID_TAKEN', { metadata: { givenId: dto.givenId } });
+      throw error;
+    }
+    return this.get(principal, id);
+  }
+
+  async remove(principal: Principal, id: string): Promise<void> {
+    const { count } = await this.prisma.project.deleteMany({ where: { id, organizationId: principal.organizationId } });
+    if (count === 0) throw new AppError('PROJECT_NOT_FOUND', { metadata: { id } });
+  }
+}

@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@/common/auth/principal';
+import { roleAtLeast } from '@/common/auth/principal';
+import { AppError } from '@/common/errors/app-error';
+import { isUniqueViolation } from '@/common/http/given-id';
+import { Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { CreateServiceAccountDto, ServiceAccountDto, toServiceAccountDto } from './dto/service-account.dto';
+
+@Injectable()
+export class ServiceAccountsService {
+  constructor(private readonly prisma: PrismaService) {}
+
+  list(principal: Principal, query: PaginationQueryDto): Promise<Page<ServiceAccountDto>> {
+    return paginate(this.prisma.serviceAccount, { organizationId: principal.organizationId }, query, toServiceAccountDto);
+  }
+
+  async get(principal: Principal, id: string): Promise<ServiceAccountDto> {
+    const row = await this.prisma.serviceAccount.findFirst({ where: { id, organizationId: principal.organizationId } });
+    if (!row) throw new AppError('SERVICE_ACCOUNT_NOT_FOUND', { metadata: { id } });
+    return toServiceAccountDto(row);
+  }
+
+  async create(principal: Principal, dto: CreateServiceAccountDto): Promise<ServiceAccountDto> {
+    const role = dto.role ?? 'MEMBER';
+    // Nobody can mint an identity more powerful than themselves.
+    if (!roleAtLeast(principal.role, role)) throw new AppError('FORBIDDEN', { message: `Your role ${principal.role} cannot create a ${role} service account.` });
+    try {
+      const row = await this.prisma.serviceAccount.create({
+        data: { organizationId: principal.organizationId, name: dto.name, description: dto.description, role, createdById: principal.actorId, createdByName: principal.actorName },
+      });
+      return toServiceAccountDto(row);
+    } catch (error) {
+      if (isUniqueViolation(error, 'name')) throw new AppError('SERVICE_ACCOUNT_NAME_TAKEN', { metadata: { name: dto.name } });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/** `npm start`: services, migrations, demo seed, build, then the API and a worker until Ctrl-C. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { migrate } from '@/common/prisma/migration-runner';
+import { seedDemo } from '../../prisma/seed';
+import { buildIfStale } from './build';
+import { databaseName, ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
+
+async function waitForReady(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the API exited with code ${child.exitCode} while starting (see its log above)`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`the API did not become ready within ${timeoutMs / 1000}s`);
+}
+
+runOrExplain(async () => {
+  const services = await provideServices();
+  for (const line of services.describe) process.stdout.write(`› ${line}\n`);
+  const databaseUrl = await ensureDatabase(services.postgresServerUrl, databaseName('delivery_platform'));
+  const migrated = await migrate(databaseUrl);
+  process.stdout.write(`› migrations: ${migrated.applied.length} applied, ${migrated.alreadyApplied} already applied\n`);
+  buildIfStale();
+  const { token } = await seedDemo(databaseUrl);
+  const port = process.env.PORT ?? '3000';
+  const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: port };
+  const children = ['main.js', 'worker.js'].map((file) => spawn(process.execPath, ['--enable-source-maps', join(ROOT, 'dist', file)], { cwd: ROOT, env, stdio: 'inherit' }));
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write('\n› stopping the API and the worker…\n');
+    await Promise.all(children.map((child) => new Promise<void>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      child.once('exit', () => done());
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    })));
+    await services.stop();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+  for (const child of children) child.on('exit', (code) => void stop(code ?? 1));
+  await waitForReady(`http://127.0.0.1:${port}/health/ready`, children[0]);
+  process.stdout.write(
+    [
+      '',
+      '  Delivery Platform API is running (API + worker).',
+      `  Swagger UI    http://localhost:${port}/docs`,
+      `  OpenAPI JSON  http://localhost:${port}/docs-json`,
+      `  Demo token    ${token}`,
+      `  Try           curl -H "Authorization: Bearer ${token}" http://localhost:${port}/projects`,
+      '  Stop          Ctrl-C',
+      '',
+    ].join('\n') + '\n',
+  );
+});

@@ -1,0 +1,29 @@
+/** `npm test`: services, a fresh migrated test database, type-check, then every Jest suite. */
+import { spawnSync } from 'node:child_process';
+import { migrate } from '@/common/prisma/migration-runner';
+import { ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
+
+const TEST_DATABASE = 'delivery_platform_test';
+const TEST_REDIS_DB = 13;
+
+runOrExplain(async () => {
+  const services = await provideServices();
+  for (const line of services.describe) process.stdout.write(`› ${line}\n`);
+  let status = 1;
+  try {
+    const databaseUrl = await ensureDatabase(services.postgresServerUrl, TEST_DATABASE, { fresh: true });
+    const migrated = await migrate(databaseUrl);
+    process.stdout.write(`› test database ${TEST_DATABASE}: ${migrated.applied.length} migrations applied\n`);
+    const redis = new URL(services.redisUrl);
+    redis.pathname = `/${TEST_REDIS_DB}`;
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redis.toString(), QUEUE_PREFIX: 'dpa-test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+    process.stdout.write('› type-checking…\n');
+    const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.check.json'], { cwd: ROOT, env, stdio: 'inherit' });
+    if (typecheck.status !== 0) throw new Error('type-check failed');
+    const jestArgs = ['jest', '--maxWorkers=2', ...(process.env.CI ? ['--ci'] : []), ...process.argv.slice(2)];
+    status = spawnSync('npx', jestArgs, { cwd: ROOT, env, stdio: 'inherit' }).status ?? 1;
+  } finally {
+    await services.stop();
+  }
+  process.exit(status);
+});

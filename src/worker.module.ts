@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { INFRASTRUCTURE_MODULES } from '@/app.module';
+import { JobHandlerCheck } from '@/common/queues/job-handlers';
+import { MaintenanceModule } from '@/modules/maintenance/maintenance.module';
+import { MaintenanceProcessor } from '@/modules/maintenance/maintenance.processor';
+
+/** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
+@Module({
+  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule],
+  providers: [JobHandlerCheck, MaintenanceProcessor],
+})
+export class WorkerModule {}

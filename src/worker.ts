@@ -1,0 +1,27 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { ConfigError, loadConfig } from '@/common/config/app-config';
+import { WorkerModule } from '@/worker.module';
+
+async function main(): Promise<void> {
+  try {
+    loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  await app.init();
+  process.stdout.write(`${JSON.stringify({ level: 30, msg: 'worker started' })}\n`);
+}
+
+void main().catch((error: unknown) => {
+  process.stderr.write(`worker failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
