@@ -10,6 +10,7 @@ import { RedisModule } from '@/common/redis/redis.module';
 import { ApiKeysModule } from '@/modules/api-keys/api-keys.module';
 import { ExecutionEnvironmentsModule } from '@/modules/execution-environments/execution-environments.module';
 import { HealthModule } from '@/modules/health/health.module';
+import { OrganizationsModule } from '@/modules/organizations/organizations.module';
 import { ProjectsModule } from '@/modules/projects/projects.module';
 import { ServiceAccountsModule } from '@/modules/service-accounts/service-accounts.module';
 
@@ -18,7 +19,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule
 
 /** The API process: infrastructure, auth, and one module per domain. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

@@ -4,7 +4,8 @@
 // over to the TypeScript task under src/ops (run through tsx).
 'use strict';
 const { spawnSync, spawn } = require('node:child_process');
-const { existsSync, statSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+const { existsSync, readFileSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..', '..');
@@ -21,20 +22,30 @@ if (major < 20 || (major === 20 && minor < 19)) {
   process.exit(1);
 }
 
+// What was installed is recorded as a hash of the manifest and lockfile, so a changed or freshly
+// cloned project installs again and an unchanged one starts at once.
+const stampFile = join(root, 'node_modules', '.dpa-install-stamp');
+function manifestHash() {
+  const hash = createHash('sha256');
+  for (const file of ['package.json', 'package-lock.json']) if (existsSync(join(root, file))) hash.update(readFileSync(join(root, file)));
+  return hash.digest('hex');
+}
+
 function dependenciesStale() {
-  const marker = join(root, 'node_modules', '.package-lock.json');
-  if (!existsSync(marker) || !existsSync(join(root, 'node_modules', '.bin', 'tsx'))) return true;
-  const installed = statSync(marker).mtimeMs;
-  return ['package.json', 'package-lock.json'].some((f) => existsSync(join(root, f)) && statSync(join(root, f)).mtimeMs > installed + 1000);
+  if (!existsSync(join(root, 'node_modules', '.bin', 'tsx'))) return true;
+  return !existsSync(stampFile) || readFileSync(stampFile, 'utf8') !== manifestHash();
 }
 
 if (dependenciesStale()) {
-  console.log('› installing dependencies (npm ci)…');
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  // npm install, not npm ci: the lockfile pins every version, but the registry mirror this project
+  // is built against records no entries for other platforms' optional binaries, which npm ci rejects.
+  console.log('› installing dependencies (npm install)…');
+  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
   if (result.status !== 0) {
-    console.error('npm ci failed: check your network access to the npm registry and run it again.');
+    console.error('npm install failed: check your network access to the npm registry and run it again.');
     process.exit(result.status || 1);
   }
+  writeFileSync(stampFile, manifestHash());
 }
 
 const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, tasks[task]), ...process.argv.slice(3)], { cwd: root, stdio: 'inherit' });

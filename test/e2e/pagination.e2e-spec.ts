@@ -1,0 +1,76 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { createTestApp } from '../support/app';
+import { createTenant, type TestTenant } from '../support/factories';
+
+describe('Pagination', () => {
+  let app: NestExpressApplication;
+  let tenant: TestTenant;
+  const created: string[] = [];
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    tenant = await createTenant(app, 'pages');
+    for (let i = 0; i < 5; i++) {
+      const response = await request(app.getHttpServer()).post('/projects').set(tenant.auth).send({ data: { name: `Project ${i}` } }).expect(201);
+      created.push(response.body.data.id);
+    }
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('walks limit=2 over 5 items: each once, totalCount right, no nextCursor on the last page', async () => {
+    const seen: string[] = [];
+    const pages: { limit: number; totalCount: number; nextCursor?: string }[] = [];
+    let cursor: string | undefined;
+    do {
+      const response = await request(app.getHttpServer()).get('/projects').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(tenant.auth).expect(200);
+      seen.push(...response.body.data.map((p: { id: string }) => p.id));
+      pages.push(response.body.meta);
+      cursor = response.body.meta.nextCursor;
+    } while (cursor && pages.length < 10);
+    expect(pages.map((m) => m.limit)).toEqual([2, 2, 2]);
+    expect(pages.every((m) => m.totalCount === 5)).toBe(true);
+    expect(pages.map((m) => 'nextCursor' in m)).toEqual([true, true, false]);
+    expect(new Set(seen).size).toBe(5);
+    expect([...seen].sort()).toEqual([...created].sort());
+    // Newest first.
+    expect(seen).toEqual([...created].reverse());
+  });
+
+  it('keeps its place when items are added while walking', async () => {
+    const first = await request(app.getHttpServer()).get('/projects').query({ limit: 2 }).set(tenant.auth).expect(200);
+    await request(app.getHttpServer()).post('/projects').set(tenant.auth).send({ data: { name: 'Late arrival' } }).expect(201);
+    const second = await request(app.getHttpServer()).get('/projects').query({ limit: 2, cursor: first.body.meta.nextCursor }).set(tenant.auth).expect(200);
+    const ids = [...first.body.data, ...second.body.data].map((p: { id: string }) => p.id);
+    expect(new Set(ids).size).toBe(4);
+    expect(second.body.meta.totalCount).toBe(6);
+  });
+
+  it('applies the default page size of 20', async () => {
+    const response = await request(app.getHttpServer()).get('/projects').set(tenant.auth).expect(200);
+    expect(response.body.meta.limit).toBe(20);
+    expect(response.body.meta.nextCursor).toBeUndefined();
+  });
+
+  it.each(['not-a-cursor', Buffer.from('["yesterday","x"]').toString('base64url'), Buffer.from('{"a":1}').toString('base64url')])('rejects the cursor %s with a 400 error body', async (cursor) => {
+    const response = await request(app.getHttpServer()).get('/projects').query({ cursor }).set(tenant.auth).expect(400);
+    expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
+    expect(response.body.details[0].items[0]).toMatch(/^cursor/);
+    expect(response.body.requestId).toBeDefined();
+  });
+
+  it.each(['0', '101', 'abc', '2.5', '-1'])('rejects limit=%s with a 400 naming the field', async (limit) => {
+    const response = await request(app.getHttpServer()).get('/service-accounts').query({ limit }).set(tenant.auth).expect(400);
+    expect(response.body.code).toBe('dpa:Request:VALIDATION_FAILED');
+    expect(response.body.details[0]).toMatchObject({ render: 'list' });
+    expect(response.body.details[0].items.join(' ')).toMatch(/^limit: /);
+  });
+
+  it('accepts limit=100, the maximum', async () => {
+    const response = await request(app.getHttpServer()).get('/execution-environments').query({ limit: 100 }).set(tenant.auth).expect(200);
+    expect(response.body.meta.limit).toBe(100);
+  });
+});

@@ -1,0 +1,71 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { buildIfStale } from '../../src/ops/build';
+
+const ROOT = join(__dirname, '..', '..');
+const env = { ...process.env } as NodeJS.ProcessEnv;
+
+function node(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+  return spawnSync(process.execPath, args, { cwd: ROOT, env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 });
+}
+
+describe('The built processes', () => {
+  beforeAll(() => {
+    buildIfStale();
+  }, 180_000);
+
+  it('cli bootstrap prints one JSON line, and a second run reuses the organization with a new key', () => {
+    const org = `cli-${randomUUID()}`;
+    const first = node(['dist/cli.js', 'bootstrap', '--org', org, '--json']);
+    expect(first.status).toBe(0);
+    const lines = first.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const a = JSON.parse(lines[0]);
+    expect(Object.keys(a).sort()).toEqual(['apiKeyId', 'memberId', 'organizationId', 'token']);
+    expect(a.token).toMatch(/^dpa_[0-9A-Za-z]{49}$/);
+    const b = JSON.parse(node(['dist/cli.js', 'bootstrap', '--org', org, '--json']).stdout);
+    expect(b.organizationId).toBe(a.organizationId);
+    expect(b.memberId).toBe(a.memberId);
+    expect(b.apiKeyId).not.toBe(a.apiKeyId);
+    expect(b.token).not.toBe(a.token);
+  }, 60_000);
+
+  it.each([
+    ['DATABASE_URL', { DATABASE_URL: '' }, /^Invalid configuration: DATABASE_URL is not set$/m],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://nope' }, /^Invalid configuration: DATABASE_URL must be a postgresql:\/\/ URL$/m],
+    ['PORT', { PORT: 'eighty' }, /^Invalid configuration: PORT /m],
+    ['REDIS_URL', { REDIS_URL: '' }, /^Invalid configuration: REDIS_URL is not set$/m],
+  ])('the API refuses to boot with a bad %s, in one clear line', (_name, bad, message) => {
+    const result = node(['dist/main.js'], bad);
+    expect(result.status).toBe(78);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('the worker starts, schedules its maintenance job, and stops on SIGTERM', async () => {
+    const worker = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    worker.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!output.includes('worker started') && worker.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(output).toContain('worker started');
+      const redisUrl = new URL(env.REDIS_URL as string);
+      const queue = new Queue('maintenance', { connection: { url: redisUrl.toString() }, prefix: env.QUEUE_PREFIX });
+      try {
+        const schedulers = await queue.getJobSchedulers();
+        expect(schedulers.map((s) => s.key)).toContain('purge-expired-oauth-states');
+      } finally {
+        await queue.close();
+      }
+    } finally {
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => worker.once('exit', (code, signal) => resolve({ code, signal })));
+      worker.kill('SIGTERM');
+      // Nest closes the application, then re-raises the signal it handled.
+      expect([{ code: 0, signal: null }, { code: null, signal: 'SIGTERM' }]).toContainEqual(await exited);
+    }
+  }, 60_000);
+});
