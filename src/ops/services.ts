@@ -105,7 +105,9 @@ async function startEmbeddedPostgres(): Promise<{ serverUrl: string; stop: () =>
   }
   const databaseDir = join(DATA_DIR, 'postgres');
   mkdirSync(DATA_DIR, { recursive: true });
-  const pg = new EmbeddedPostgres({ databaseDir, user: 'postgres', password: 'postgres', port: EMBEDDED_PG_PORT, persistent: true, onLog: () => undefined, onError: () => undefined });
+  // Postgres refuses to run as root: as root, the package runs it as a `postgres` system user it creates.
+  const createPostgresUser = process.getuid?.() === 0;
+  const pg = new EmbeddedPostgres({ databaseDir, user: 'postgres', password: 'postgres', port: EMBEDDED_PG_PORT, persistent: true, createPostgresUser, onLog: () => undefined, onError: () => undefined });
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
     log(`initialising an embedded Postgres in ${databaseDir}…`);
     await pg.initialise();
