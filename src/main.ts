@@ -4,18 +4,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '@/app.module';
 import { configureApp } from '@/bootstrap';
 import { APP_CONFIG } from '@/common/config/config.module';
-import { ConfigError, loadConfig, type AppConfig } from '@/common/config/app-config';
+import { loadConfigOrExit, type AppConfig } from '@/common/config/app-config';
 
 async function main(): Promise<void> {
-  try {
-    loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78);
-    }
-    throw error;
-  }
+  loadConfigOrExit();
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, bufferLogs: true });
   configureApp(app);
   const config = app.get<AppConfig>(APP_CONFIG);

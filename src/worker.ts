@@ -1,19 +1,11 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import { ConfigError, loadConfig } from '@/common/config/app-config';
+import { loadConfigOrExit } from '@/common/config/app-config';
 import { WorkerModule } from '@/worker.module';
 
 async function main(): Promise<void> {
-  try {
-    loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78);
-    }
-    throw error;
-  }
+  loadConfigOrExit();
   const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();

@@ -77,3 +77,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     queuePrefix: raw.QUEUE_PREFIX ?? 'dpa',
   };
 }
+
+/** For process entry points: a bad environment ends the process with its one-line message (exit 78). */
+export function loadConfigOrExit(): AppConfig {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
+}
