@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
+import { createServer } from 'node:net';
 import { buildIfStale } from '../../src/ops/build';
 
 const ROOT = join(__dirname, '..', '..');
@@ -67,5 +68,39 @@ describe('The built processes', () => {
       // Nest closes the application, then re-raises the signal it handled.
       expect([{ code: 0, signal: null }, { code: null, signal: 'SIGTERM' }]).toContainEqual(await exited);
     }
+  }, 60_000);
+
+  it('the API logs structured JSON with request ids and never a token', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const bootstrap = JSON.parse(node(['dist/cli.js', 'bootstrap', '--org', `logs-${randomUUID()}`, '--json']).stdout);
+    const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...env, PORT: String(port), LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    api.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 100 && !output.includes('api listening'); i++) await new Promise((r) => setTimeout(r, 200));
+      const ok = await fetch(`${base}/projects`, { headers: { Authorization: `Bearer ${bootstrap.token}`, 'X-Request-Id': 'log-check-1' } });
+      expect(ok.status).toBe(200);
+      const bad = await fetch(`${base}/projects?token=${bootstrap.token}`, { headers: { Authorization: `Bearer ${bootstrap.token.slice(0, -2)}xx`, 'X-Request-Id': 'log-check-2' } });
+      expect(bad.status).toBe(401);
+    } finally {
+      const exited = new Promise((resolve) => api.once('exit', resolve));
+      api.kill('SIGTERM');
+      await exited;
+    }
+    const lines = output.split('\n').filter((line) => line.startsWith('{'));
+    const requests = lines.map((line) => JSON.parse(line)).filter((entry) => entry.req?.id?.startsWith('log-check-'));
+    expect(requests.map((entry) => [entry.req.id, entry.res.statusCode])).toEqual([
+      ['log-check-1', 200],
+      ['log-check-2', 401],
+    ]);
+    expect(output).not.toContain(bootstrap.token);
+    expect(output).not.toContain(bootstrap.token.slice(4, 40));
   }, 60_000);
 });
