@@ -1,5 +1,5 @@
 import { AppError } from '@/common/errors/app-error';
-import { decodeCursor, encodeCursor, paginate, type PageableDelegate } from './pagination';
+import { decodeCursor, encodeCursor, fromDelegate, paginate, type PageableDelegate } from './pagination';
 
 describe('keyset cursors', () => {
   it('round-trips a position', () => {
@@ -33,15 +33,15 @@ describe(paginate.name, () => {
   };
 
   it('asks for one row more than the page to know whether another page exists', async () => {
-    const page = await paginate(delegate, {}, { limit: 5 }, (r) => r.id);
+    const page = await paginate(fromDelegate(delegate, {}), { limit: 5 }, (r) => r.id);
     expect(page.data).toHaveLength(5);
     expect(page.meta).toEqual({ limit: 5, totalCount: 5 });
   });
 
   it('sets nextCursor only when more rows follow', async () => {
-    const first = await paginate(delegate, {}, { limit: 3 }, (r) => r.id);
+    const first = await paginate(fromDelegate(delegate, {}), { limit: 3 }, (r) => r.id);
     expect(first.data).toEqual(['id-4', 'id-3', 'id-2']);
-    const second = await paginate(delegate, {}, { limit: 3, cursor: first.meta.nextCursor }, (r) => r.id);
+    const second = await paginate(fromDelegate(delegate, {}), { limit: 3, cursor: first.meta.nextCursor }, (r) => r.id);
     expect(second.data).toEqual(['id-1', 'id-0']);
     expect(second.meta.nextCursor).toBeUndefined();
   });

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { AppError } from '@/common/errors/app-error';
+import type { ApiKey, ExecutionEnvironment, Project, ServiceAccount } from '@/generated/prisma/client';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -56,31 +57,70 @@ export function decodeCursor(cursor: string): KeysetPosition {
   return { createdAt, id: parsed[1] };
 }
 
+/** Where a list's rows come from: one page under a keyset condition, and the total under the filter. */
+export interface ListSource<Row> {
+  fetch(keyset: object | undefined, take: number): Promise<{ rows: Row[]; totalCount: number }>;
+}
+
+const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }];
+
 /** The part of a Prisma model delegate that keyset pagination needs. */
 export interface PageableDelegate<Row> {
   findMany(args: { where: object; orderBy: object[]; take: number }): Promise<Row[]>;
   count(args: { where: object }): Promise<number>;
 }
 
+/** Rows of one model under `where`: the page and the count run as two queries, concurrently. */
+export function fromDelegate<Row>(delegate: PageableDelegate<Row>, where: object): ListSource<Row> {
+  return {
+    async fetch(keyset, take) {
+      const [rows, totalCount] = await Promise.all([delegate.findMany({ where: keyset ? { AND: [where, keyset] } : where, orderBy: NEWEST_FIRST, take }), delegate.count({ where })]);
+      return { rows, totalCount };
+    },
+  };
+}
+
+/** The organization relations listed through `fromOrganization`, with their row types. */
+export interface OrganizationLists {
+  projects: Project;
+  executionEnvironments: ExecutionEnvironment;
+  serviceAccounts: ServiceAccount;
+  apiKeys: ApiKey;
+}
+
+interface OrganizationDelegate {
+  findUnique(args: object): Promise<object | null>;
+}
+
 /**
- * One page of `delegate` under `where`, newest first, ordered by (createdAt, id) so that rows
- * created while a client walks the list never shift it. Total and page are read concurrently.
+ * An organization's rows of one relation. Page and count are one Prisma call (a select of the
+ * relation and its filtered `_count` on the organization): bench:api measured half the client CPU
+ * of two calls, which is most of what the full stack spends per list request.
  */
-export async function paginate<Row extends KeysetPosition, Out>(
-  delegate: PageableDelegate<Row>,
-  where: object,
-  query: PaginationQueryDto,
-  toDto: (row: Row) => Out,
-): Promise<Page<Out>> {
+export function fromOrganization<R extends keyof OrganizationLists>(organizations: OrganizationDelegate, organizationId: string, relation: R, where: object = {}): ListSource<OrganizationLists[R]> {
+  return {
+    async fetch(keyset, take) {
+      const parent = (await organizations.findUnique({
+        where: { id: organizationId },
+        select: {
+          _count: { select: { [relation]: { where } } },
+          [relation]: { where: keyset ? { AND: [where, keyset] } : where, orderBy: NEWEST_FIRST, take },
+        },
+      })) as ({ _count: Record<string, number> } & Record<string, OrganizationLists[R][]>) | null;
+      return parent ? { rows: parent[relation], totalCount: parent._count[relation] } : { rows: [], totalCount: 0 };
+    },
+  };
+}
+
+/**
+ * One page of `source`, newest first, ordered by (createdAt, id) so that rows created while a
+ * client walks the list never shift it. One helper for every list endpoint.
+ */
+export async function paginate<Row extends KeysetPosition, Out>(source: ListSource<Row>, query: PaginationQueryDto, toDto: (row: Row) => Out): Promise<Page<Out>> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
-  const pageWhere = after
-    ? { AND: [where, { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }] }
-    : where;
-  const [rows, totalCount] = await Promise.all([
-    delegate.findMany({ where: pageWhere, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit + 1 }),
-    delegate.count({ where }),
-  ]);
+  const keyset = after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : undefined;
+  const { rows, totalCount } = await source.fetch(keyset, limit + 1);
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const meta: PageMetaDto = { limit, totalCount };

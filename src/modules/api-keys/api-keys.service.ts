@@ -5,7 +5,7 @@ import { hashToken } from './api-key-hash';
 import type { Principal, Role } from '@/common/auth/principal';
 import { roleAtLeast } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
-import { Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ApiKeyOwnerType } from '@/generated/prisma/client';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from './api-key-token';
@@ -51,7 +51,7 @@ export class ApiKeysService {
   }
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ApiKeyDto>> {
-    return paginate(this.prisma.apiKey, { organizationId: principal.organizationId }, query, toApiKeyDto);
+    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'apiKeys'), query, toApiKeyDto);
   }
 
   async get(principal: Principal, id: string): Promise<ApiKeyDto> {

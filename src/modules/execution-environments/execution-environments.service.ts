@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { createWithGivenId } from '@/common/http/given-id';
-import { Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateExecutionEnvironmentDto, ExecutionEnvironmentDto, toExecutionEnvironmentDto } from './dto/execution-environment.dto';
 
@@ -11,7 +11,7 @@ export class ExecutionEnvironmentsService {
   constructor(private readonly prisma: PrismaService) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ExecutionEnvironmentDto>> {
-    return paginate(this.prisma.executionEnvironment, { organizationId: principal.organizationId }, query, toExecutionEnvironmentDto);
+    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'executionEnvironments'), query, toExecutionEnvironmentDto);
   }
 
   async get(principal: Principal, id: string): Promise<ExecutionEnvironmentDto> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { createWithGivenId, isUniqueViolation } from '@/common/http/given-id';
-import { Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateProjectDto, ProjectDto, toProjectDto, UpdateProjectDto } from './dto/project.dto';
 
@@ -11,7 +11,7 @@ export class ProjectsService {
   constructor(private readonly prisma: PrismaService) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ProjectDto>> {
-    return paginate(this.prisma.project, { organizationId: principal.organizationId }, query, toProjectDto);
+    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'projects'), query, toProjectDto);
   }
 
   async get(principal: Principal, id: string): Promise<ProjectDto> {

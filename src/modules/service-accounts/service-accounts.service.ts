@@ -3,7 +3,7 @@ import type { Principal } from '@/common/auth/principal';
 import { roleAtLeast } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { isUniqueViolation } from '@/common/http/given-id';
-import { Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateServiceAccountDto, ServiceAccountDto, toServiceAccountDto } from './dto/service-account.dto';
 
@@ -12,7 +12,7 @@ export class ServiceAccountsService {
   constructor(private readonly prisma: PrismaService) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ServiceAccountDto>> {
-    return paginate(this.prisma.serviceAccount, { organizationId: principal.organizationId }, query, toServiceAccountDto);
+    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'serviceAccounts'), query, toServiceAccountDto);
   }
 
   async get(principal: Principal, id: string): Promise<ServiceAccountDto> {
