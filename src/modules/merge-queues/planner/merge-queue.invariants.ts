@@ -1,0 +1,164 @@
+import { batchOutcome, isFinalBatch } from './merge-queue.planner';
+import { isReachable } from './merge-queue.transitions';
+import type {
+  BatchState,
+  EntryState,
+  MergeQueueOperation,
+  MergeQueueState,
+} from './merge-queue.types';
+import { FINAL_ENTRY_STATUSES } from './merge-queue.types';
+
+/**
+ * Checks one reducer step. Returns human-readable violations (empty when the step is sound):
+ * lands only of candidates that passed every required check on the current base, allowed status
+ * transitions only, no entry lost, batch membership consistent, revision monotonic.
+ */
+export function checkStepInvariants(
+  prev: MergeQueueState,
+  next: MergeQueueState,
+  operations: readonly MergeQueueOperation[],
+): string[] {
+  const v: string[] = [];
+  if (next === prev) {
+    if (operations.length > 0) v.push('operations returned without a state change');
+    return v;
+  }
+  if (next.revision !== prev.revision + 1) {
+    v.push(`revision ${prev.revision} -> ${next.revision}`);
+  }
+  if (!isReachable('queue', prev.status, next.status)) {
+    v.push(`queue ${prev.status} -> ${next.status}`);
+  }
+  const required = next.config.requiredChecks;
+  const nextBatches = new Map(next.batches.map((b) => [b.id, b]));
+  const nextEntries = new Map(next.entries.map((e) => [e.id, e]));
+  const prevBatches = new Map(prev.batches.map((b) => [b.id, b]));
+
+  for (const op of operations) {
+    if (op.kind !== 'land') continue;
+    const b = nextBatches.get(op.batchId);
+    if (!b) {
+      v.push(`land of unknown batch ${op.batchId}`);
+      continue;
+    }
+    if (b.status !== 'merging') v.push(`land issued for ${b.id} in ${b.status}`);
+    if (b.candidateSha !== op.candidateSha) v.push(`land of ${b.id} names another candidate`);
+    if (batchOutcome(b, required) !== 'passed') v.push(`land of ${b.id} whose checks did not all pass`);
+    if (op.expectedBaseSha !== next.baseSha || b.baseSha !== next.baseSha || b.parentId !== null) {
+      v.push(`land of ${b.id} whose parent is not the current base`);
+    }
+  }
+
+  for (const b of next.batches) {
+    const before = prevBatches.get(b.id);
+    if (before && !isReachable('batch', before.status, b.status)) {
+      v.push(`batch ${b.id} ${before.status} -> ${b.status}`);
+    }
+    if (b.status === 'landed' && before && before.status !== 'landed') {
+      if (batchOutcome(b, required) !== 'passed') v.push(`${b.id} landed without passing checks`);
+      if (before.status !== 'merging' && before.status !== 'reconciling') {
+        v.push(`${b.id} landed from ${before.status}`);
+      }
+      // A land confirmed by readBack was checked when it was issued; meanwhile another batch's
+      // readBack may already have taught the planner the new base.
+      if (before.status === 'merging' && b.baseSha !== prev.baseSha) {
+        v.push(`${b.id} landed on a parent that was not the base`);
+      }
+    }
+    checkBatchMembership(b, nextEntries, v);
+  }
+
+  const holder = new Map<string, string>();
+  for (const b of next.batches) {
+    if (isFinalBatch(b)) continue;
+    for (const id of b.entryIds) {
+      const other = holder.get(id);
+      if (other) v.push(`entry ${id} in live batches ${other} and ${b.id}`);
+      holder.set(id, b.id);
+    }
+  }
+
+  for (const e of prev.entries) {
+    const after = nextEntries.get(e.id);
+    if (!after) {
+      if (!FINAL_ENTRY_STATUSES.includes(e.status)) v.push(`entry ${e.id} lost while ${e.status}`);
+      continue;
+    }
+    if (!isReachable('entry', e.status, after.status)) {
+      v.push(`entry ${e.id} ${e.status} -> ${after.status}`);
+    }
+  }
+  for (const e of next.entries) checkEntry(e, nextBatches, holder, v);
+  return v;
+}
+
+function checkBatchMembership(b: BatchState, entries: Map<string, EntryState>, v: string[]): void {
+  if (new Set(b.entryIds).size !== b.entryIds.length) v.push(`batch ${b.id} repeats an entry`);
+  if (b.entryIds.length === 0) v.push(`batch ${b.id} is empty`);
+  if (isFinalBatch(b)) return;
+  b.entryIds.forEach((id, i) => {
+    const e = entries.get(id);
+    if (!e) {
+      v.push(`live batch ${b.id} holds unknown entry ${id}`);
+      return;
+    }
+    if (e.number !== b.prNumbers[i]) v.push(`batch ${b.id} prNumbers disagree with entries`);
+    if (e.batchId !== b.id) v.push(`entry ${id} in ${b.id} points at ${e.batchId}`);
+    const expected = b.status === 'merging' ? ['merging'] : b.status === 'reconciling' ? ['testing', 'merging'] : ['testing'];
+    if (!expected.includes(e.status)) v.push(`entry ${id} is ${e.status} inside ${b.status} ${b.id}`);
+  });
+}
+
+function checkEntry(
+  e: EntryState,
+  batches: Map<string, BatchState>,
+  holder: Map<string, string>,
+  v: string[],
+): void {
+  switch (e.status) {
+    case 'queued':
+    case 'blocked':
+      if (e.batchId !== null) v.push(`${e.status} entry ${e.id} still points at ${e.batchId}`);
+      if (holder.has(e.id)) v.push(`${e.status} entry ${e.id} is inside live batch ${holder.get(e.id)}`);
+      if (e.status === 'blocked' && !e.block) v.push(`blocked entry ${e.id} has no reason`);
+      return;
+    case 'testing':
+    case 'merging':
+      if (!e.batchId || holder.get(e.id) !== e.batchId) v.push(`${e.status} entry ${e.id} not in a live batch`);
+      return;
+    case 'merged': {
+      const b = e.batchId ? batches.get(e.batchId) : undefined;
+      if (b && b.status !== 'landed') v.push(`merged entry ${e.id} in ${b.status} batch`);
+      return;
+    }
+    default:
+      if (holder.has(e.id)) v.push(`${e.status} entry ${e.id} is inside a live batch`);
+  }
+}
+
+/**
+ * Watches a whole run: every step's invariants plus the ones that need history (a PR never lands
+ * twice, an entry id never reappears after it was final).
+ */
+export class InvariantMonitor {
+  private readonly mergedNumbers = new Set<number>();
+  private readonly finished = new Set<string>();
+  readonly violations: string[] = [];
+
+  observe(prev: MergeQueueState, next: MergeQueueState, operations: readonly MergeQueueOperation[]): string[] {
+    const found = checkStepInvariants(prev, next, operations);
+    const before = new Map(prev.entries.map((e) => [e.id, e.status]));
+    for (const e of next.entries) {
+      if (e.status === 'merged' && before.get(e.id) !== 'merged') {
+        if (this.mergedNumbers.has(e.number)) found.push(`PR #${e.number} landed twice`);
+        this.mergedNumbers.add(e.number);
+      }
+      if (!FINAL_ENTRY_STATUSES.includes(e.status) && this.finished.has(e.id)) {
+        found.push(`entry ${e.id} came back after it was final`);
+      }
+      if (FINAL_ENTRY_STATUSES.includes(e.status)) this.finished.add(e.id);
+    }
+    this.violations.push(...found);
+    return found;
+  }
+}

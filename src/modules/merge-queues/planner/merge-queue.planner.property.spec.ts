@@ -1,0 +1,300 @@
+import fc from 'fast-check';
+import { InvariantMonitor } from './merge-queue.invariants';
+import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
+import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState } from './merge-queue.types';
+
+type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
+
+interface Delivery {
+  op?: MergeQueueOperation;
+  event?: Ev;
+}
+
+/**
+ * A small model of git and CI that performs the planner's operations when they are delivered,
+ * in whatever order the test picks, and answers with outcomes, unknowns and check results.
+ */
+class ModelWorld {
+  base = 'base0';
+  readonly content = new Map<string, number[]>([['base0', []]]);
+  readonly ciReported = new Map<string, 'success' | 'failure'>();
+  readonly ciStarted = new Set<string>();
+  readonly published = new Set<string>();
+  readonly bad = new Set<number>();
+  readonly conflicting = new Set<number>();
+  readonly landedPrs: number[] = [];
+  readonly violations: string[] = [];
+  private commits = 0;
+  private readonly candidateOf = new Map<string, string>();
+
+  perform(op: MergeQueueOperation): Ev {
+    switch (op.kind) {
+      case 'prepare': {
+        const clash = op.heads.find((h) => this.conflicting.has(h.number));
+        if (clash) {
+          return {
+            type: 'operationFailed',
+            operationId: op.id,
+            reason: `#${clash.number} conflicts`,
+            conflictEntryId: clash.entryId,
+          };
+        }
+        const existing = this.candidateOf.get(op.batchId);
+        const sha = existing ?? `c${++this.commits}`;
+        this.candidateOf.set(op.batchId, sha);
+        this.content.set(sha, [...(this.content.get(op.baseSha) ?? []), ...op.heads.map((h) => h.number)]);
+        return { type: 'operationSucceeded', operationId: op.id, candidateSha: sha };
+      }
+      case 'publish':
+        this.published.add(op.candidateSha);
+        return { type: 'operationSucceeded', operationId: op.id };
+      case 'startCi':
+        this.ciStarted.add(op.candidateSha);
+        return { type: 'operationSucceeded', operationId: op.id };
+      case 'land': {
+        if (this.base !== op.expectedBaseSha) {
+          this.violations.push(`land of ${op.candidateSha} expected base ${op.expectedBaseSha}, base is ${this.base}`);
+          return { type: 'operationFailed', operationId: op.id, reason: 'base moved', baseSha: this.base };
+        }
+        if (this.ciReported.get(op.candidateSha) !== 'success') {
+          this.violations.push(`land of ${op.candidateSha} that CI never passed`);
+        }
+        const content = this.content.get(op.candidateSha) ?? [];
+        for (const n of content.slice(this.landedPrs.length)) {
+          if (this.bad.has(n)) this.violations.push(`bad PR #${n} landed`);
+          if (this.landedPrs.includes(n)) this.violations.push(`PR #${n} landed twice`);
+          this.landedPrs.push(n);
+        }
+        this.base = op.candidateSha;
+        return { type: 'operationSucceeded', operationId: op.id };
+      }
+      case 'readBack': {
+        const sha = this.candidateOf.get(op.batchId) ?? null;
+        return {
+          type: 'operationSucceeded',
+          operationId: op.id,
+          readBack: {
+            baseSha: this.base,
+            candidateSha: sha,
+            candidateLanded: sha !== null && this.isAncestor(sha),
+            published: sha !== null && this.published.has(sha),
+            ciStarted: sha !== null && this.ciStarted.has(sha),
+          },
+        };
+      }
+      case 'cleanup':
+        return { type: 'operationSucceeded', operationId: op.id };
+    }
+  }
+
+  private isAncestor(sha: string): boolean {
+    const c = this.content.get(sha);
+    const b = this.content.get(this.base);
+    if (!c || !b) return false;
+    return c.length <= b.length && c.every((n, i) => b[i] === n);
+  }
+
+  ciVerdict(sha: string, flake: boolean): 'success' | 'failure' {
+    const content = this.content.get(sha) ?? [];
+    return flake || content.some((n) => this.bad.has(n)) ? 'failure' : 'success';
+  }
+}
+
+const action = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('enqueue' as const), a: fc.nat(99), b: fc.nat(99) }) },
+  { weight: 12, arbitrary: fc.record({ kind: fc.constant('deliver' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 8, arbitrary: fc.record({ kind: fc.constant('ci' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('crash' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('replay' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('head' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('aside' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('priority' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('hold' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), a: fc.nat(999), b: fc.nat(99) }) },
+);
+
+class Harness {
+  state: MergeQueueState;
+  readonly world = new ModelWorld();
+  readonly monitor = new InvariantMonitor();
+  pending: Delivery[] = [];
+  readonly delivered: Ev[] = [];
+  readonly revisions: number[] = [];
+  now = 0;
+  prs = 0;
+
+  constructor(maxParallel: number, maxBatch: number) {
+    this.state = createMergeQueueState({
+      baseSha: 'base0',
+      config: { maxParallel, maxBatch, checkTimeoutMs: 50, historyLimit: 10_000, minChainSuccess: 0.1 },
+    });
+  }
+
+  send(event: Ev): void {
+    const prev = this.state;
+    const result = reduceMergeQueue(prev, { ...event, at: this.now } as MergeQueueEvent);
+    const found = this.monitor.observe(prev, result.state, result.operations);
+    if (found.length > 0) throw new Error(`${found.join('; ')} after ${JSON.stringify(event)}`);
+    if (result.state.revision < prev.revision) throw new Error('revision went down');
+    this.state = result.state;
+    this.delivered.push(event);
+    for (const op of result.operations) this.pending.push({ op });
+  }
+
+  entryAt(i: number) {
+    const entries = this.state.entries;
+    return entries.length === 0 ? undefined : entries[i % entries.length];
+  }
+
+  step(act: { kind: string; a: number; b: number }): void {
+    const { a, b } = act;
+    switch (act.kind) {
+      case 'enqueue': {
+        const n = ++this.prs;
+        if (b < 15) this.world.bad.add(n);
+        if (b >= 95) this.world.conflicting.add(n);
+        this.send({ type: 'enqueue', entry: { id: `e${n}`, number: n, headSha: `h${n}`, url: 'u', priority: b % 3 } });
+        return;
+      }
+      case 'deliver':
+      case 'crash': {
+        if (this.pending.length === 0) return;
+        const [d] = this.pending.splice(a % this.pending.length, 1);
+        if (d.event) return this.send(d.event);
+        if (!d.op) return;
+        if (act.kind === 'crash') {
+          if (b % 2 === 0) this.world.perform(d.op);
+          return this.send({ type: 'operationUnknown', operationId: d.op.id });
+        }
+        const outcome = this.world.perform(d.op);
+        if (d.op.kind === 'startCi' && b < 10) this.send({ type: 'operationStarted', operationId: d.op.id });
+        return this.send(outcome);
+      }
+      case 'ci': {
+        const candidates = [...this.world.ciStarted].filter((sha) => !this.world.ciReported.has(sha));
+        if (candidates.length === 0) return;
+        const sha = candidates[a % candidates.length];
+        const verdict = this.world.ciVerdict(sha, b < 8);
+        this.world.ciReported.set(sha, verdict);
+        const batch = this.state.batches.find((x) => x.candidateSha === sha);
+        if (!batch) return;
+        return this.send({ type: 'checkReported', batchId: batch.id, candidateSha: sha, name: 'ci', state: verdict });
+      }
+      case 'replay':
+        if (this.delivered.length > 0) this.send(this.delivered[a % this.delivered.length]);
+        return;
+      case 'head': {
+        const e = this.entryAt(a);
+        if (e) {
+          this.world.conflicting.delete(e.number);
+          this.send({ type: 'headUpdated', entryId: e.id, headSha: `${e.headSha}'` });
+        }
+        return;
+      }
+      case 'remove': {
+        const e = this.entryAt(a);
+        if (e) this.send({ type: 'remove', entryId: e.id });
+        return;
+      }
+      case 'aside': {
+        const e = this.entryAt(a);
+        if (e) this.send({ type: 'setAside', entryId: e.id, setAside: b % 2 === 0 });
+        return;
+      }
+      case 'priority': {
+        const e = this.entryAt(a);
+        if (e) this.send({ type: 'setPriority', entryId: e.id, priority: b < 20 ? 100 : b % 5 });
+        return;
+      }
+      case 'hold': {
+        const kinds = ['pause', 'resume', 'disable', 'enable', 'resume'] as const;
+        this.send({ type: kinds[b % kinds.length] });
+        return;
+      }
+      case 'tick':
+        this.now += 1 + (b % 40);
+        this.send({ type: 'tick' });
+        return;
+    }
+  }
+
+  /** Lets an obliging executor finish everything; the queue must then come to rest. */
+  drain(): void {
+    this.send({ type: 'resume' });
+    this.send({ type: 'enable' });
+    for (const e of this.state.entries) {
+      if (e.setAside) this.send({ type: 'setAside', entryId: e.id, setAside: false });
+    }
+    for (let guard = 0; guard < 20_000; guard++) {
+      if (this.pending.length > 0) {
+        this.step({ kind: 'deliver', a: 0, b: 50 });
+        continue;
+      }
+      const unreported = [...this.world.ciStarted].some((sha) => !this.world.ciReported.has(sha));
+      if (unreported) {
+        this.step({ kind: 'ci', a: 0, b: 50 });
+        continue;
+      }
+      const live = this.state.batches.filter((x) => !['landed', 'failed', 'withdrawn'].includes(x.status));
+      if (live.length === 0) return;
+      this.step({ kind: 'tick', a: 0, b: 39 });
+    }
+    throw new Error('queue did not come to rest');
+  }
+}
+
+describe('merge-queue planner properties', () => {
+  it('keeps every invariant under random event sequences and always comes to rest', () => {
+    fc.assert(
+      fc.property(
+        fc.array(action, { minLength: 10, maxLength: 250, size: 'max' }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        (actions, maxParallel, maxBatch) => {
+          const h = new Harness(maxParallel, maxBatch);
+          for (const act of actions) h.step(act);
+          h.drain();
+          expect(h.world.violations).toEqual([]);
+          expect(h.monitor.violations).toEqual([]);
+          for (const e of h.state.entries) {
+            expect(['merged', 'removed', 'failed', 'blocked']).toContain(e.status);
+            if (e.status === 'merged') expect(h.world.bad.has(e.number)).toBe(false);
+          }
+          for (const n of h.world.landedPrs) {
+            expect(h.state.entries.find((e) => e.number === n)?.status).toBe('merged');
+          }
+        },
+      ),
+      { numRuns: 300, seed: 20240611 },
+    );
+  });
+
+  it('never lets revision decrease and never changes state on a replayed stale event', () => {
+    fc.assert(
+      fc.property(fc.array(action, { maxLength: 120, size: 'max' }), (actions) => {
+        const h = new Harness(3, 4);
+        let last = h.state.revision;
+        for (const act of actions) {
+          h.step(act);
+          expect(h.state.revision).toBeGreaterThanOrEqual(last);
+          last = h.state.revision;
+        }
+        const before = h.state;
+        const stale = h.delivered.filter((e) => e.type === 'operationSucceeded');
+        for (const e of stale) {
+          const replayed = reduceMergeQueue(before, { ...e, at: h.now } as MergeQueueEvent);
+          if (replayed.state !== before) {
+            // a replay may only matter if its operation is still the batch's current one
+            const id = (e as { operationId: string }).operationId;
+            const current =
+              before.batches.some((b) => b.operation?.id === id) ||
+              before.cleanups.some((c) => c.operationId === id);
+            expect(current).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 100, seed: 7 },
+    );
+  });
+});

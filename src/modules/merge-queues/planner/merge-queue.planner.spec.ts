@@ -1,0 +1,342 @@
+import { QueueDriver } from './merge-queue.test-driver';
+import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
+import type { MergeQueueEvent } from './merge-queue.types';
+
+function landAll(d: QueueDriver): void {
+  for (let i = 0; i < 50; i++) {
+    d.complete(['prepare', 'publish', 'startCi', 'cleanup']);
+    const testing = d.live().filter((b) => b.status === 'testing' && b.checks.every((c) => c.state === 'pending'));
+    for (const b of testing) d.report(b.id, 'success');
+    d.complete(['land', 'cleanup']);
+    if (d.live().length === 0) return;
+  }
+}
+
+describe(reduceMergeQueue.name, () => {
+  afterEach(() => undefined);
+
+  it('walks one PR through prepare, publish, startCi, checks and land, counting revisions', () => {
+    const d = new QueueDriver();
+    const ops = d.enqueue(1);
+    expect(ops.map((o) => o.kind)).toEqual(['prepare']);
+    expect(d.state.status).toBe('active');
+    expect(d.entry(1).status).toBe('testing');
+    d.complete(['prepare']);
+    expect(d.pending.map((o) => o.kind)).toEqual(['publish']);
+    d.complete(['publish']);
+    expect(d.pending.map((o) => o.kind)).toEqual(['startCi']);
+    const [b] = d.live();
+    expect(b.status).toBe('testing');
+    expect(b.checks).toEqual([{ name: 'ci', state: 'pending' }]);
+    d.complete(['startCi']);
+    d.report(b.id, 'success');
+    const land = d.take('land');
+    expect(land).toMatchObject({ kind: 'land', batchId: b.id, expectedBaseSha: 'base0', prNumbers: [1] });
+    expect(d.entry(1).status).toBe('merging');
+    d.succeed(land);
+    expect(d.batch(b.id).status).toBe('landed');
+    expect(d.entry(1).status).toBe('merged');
+    expect(d.state.baseSha).toBe(b.candidateSha);
+    expect(d.state.status).toBe('idle');
+    expect(d.pending.map((o) => o.kind)).toContain('cleanup');
+    expect(d.state.revision).toBe(6);
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('ignores duplicate and stale events without bumping the revision', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    const prepare = d.take('prepare');
+    d.send({ type: 'operationSucceeded', operationId: prepare.id, candidateSha: 'c1' });
+    const before = d.state;
+    d.send({ type: 'operationSucceeded', operationId: prepare.id, candidateSha: 'c1' });
+    d.send({ type: 'checkReported', batchId: 'nope', candidateSha: 'x', name: 'ci', state: 'success' });
+    d.enqueue(1);
+    expect(d.state).toBe(before);
+  });
+
+  it('speculates: candidate k is built on candidate k-1, up to maxParallel batches', () => {
+    const d = new QueueDriver({ maxBatch: 1, maxParallel: 3, minChainSuccess: 0 });
+    for (const n of [1, 2, 3, 4]) d.enqueue(n);
+    const live = d.live();
+    expect(live).toHaveLength(3);
+    expect(live.map((b) => b.prNumbers)).toEqual([[1], [2], [3]]);
+    expect(live[1].parentId).toBe(live[0].id);
+    // the child waits for its parent's candidate before it can be prepared
+    expect(d.pending.filter((o) => o.kind === 'prepare')).toHaveLength(1);
+    d.complete(['prepare']);
+    const prepares = d.issued.filter((o) => o.kind === 'prepare');
+    expect(prepares).toHaveLength(3);
+    expect(prepares[1]).toMatchObject({ baseSha: d.batch(live[0].id).candidateSha });
+    expect(d.entry(4).status).toBe('queued');
+    landAll(d);
+    expect([1, 2, 3, 4].map((n) => d.entry(n).status)).toEqual(['merged', 'merged', 'merged', 'merged']);
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('lands in order: a ready batch waits for the one ahead', () => {
+    const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+    d.enqueue(1);
+    d.enqueue(2);
+    d.complete();
+    const [a, b] = d.live();
+    d.report(b.id, 'success');
+    expect(d.batch(b.id).status).toBe('ready');
+    expect(d.pending.some((o) => o.kind === 'land')).toBe(false);
+    d.report(a.id, 'success');
+    d.succeed(d.take('land'));
+    const second = d.take('land');
+    expect(second.batchId).toBe(b.id);
+    d.succeed(second);
+    expect(d.entry(2).status).toBe('merged');
+  });
+
+  it('batches several PRs and bisects a failed batch into parts on the same base', () => {
+    const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4 });
+    d.send({ type: 'pause' });
+    for (const n of [1, 2, 3, 4]) d.enqueue(n);
+    d.send({ type: 'resume' });
+    d.complete();
+    const [batch] = d.live();
+    expect(batch.prNumbers).toEqual([1, 2, 3, 4]);
+    d.report(batch.id, 'failure');
+    expect(d.batch(batch.id).status).toBe('failed');
+    const parts = d.live();
+    expect(parts.every((p) => p.role === 'part' && p.baseSha === 'base0')).toBe(true);
+    expect(parts.map((p) => p.prNumbers)).toEqual([[1], [2], [3], [4]]);
+    d.complete();
+    d.report(parts[2].id, 'failure');
+    d.report(parts[0].id, 'success');
+    d.succeed(d.take('land'));
+    expect(d.entry(1).status).toBe('merged');
+    // parts 2 and 4 ran on the old base: their result is evidence, not a landable candidate
+    d.report(parts[1].id, 'success');
+    d.report(parts[3].id, 'success');
+    expect(d.entry(2).cleared).toBe(true);
+    expect(d.entry(3).failuresAlone).toBe(1);
+    landAll(d);
+    expect(d.entry(2).status).toBe('merged');
+    expect(d.entry(4).status).toBe('merged');
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('retries a PR that failed alone within the flaky budget, then fails it', () => {
+    const d = new QueueDriver({ flakyRetries: 1 });
+    d.enqueue(7);
+    d.complete();
+    d.report(d.live()[0].id, 'failure');
+    expect(d.entry(7).status).toBe('testing');
+    expect(d.entry(7).failuresAlone).toBe(1);
+    d.complete();
+    const retry = d.live()[0];
+    expect(retry.role).toBe('part');
+    d.report(retry.id, 'failure');
+    expect(d.entry(7).status).toBe('failed');
+    expect(d.state.status).toBe('idle');
+  });
+
+  it('lands a PR whose first solo failure was spurious', () => {
+    const d = new QueueDriver({ flakyRetries: 1 });
+    d.enqueue(7);
+    d.complete();
+    d.report(d.live()[0].id, 'failure');
+    landAll(d);
+    expect(d.entry(7).status).toBe('merged');
+  });
+
+  it('counts a required check that does not report within the timeout as failed', () => {
+    const d = new QueueDriver({ checkTimeoutMs: 1000, flakyRetries: 0 });
+    d.enqueue(1);
+    d.complete();
+    d.now = 999;
+    const before = d.state;
+    d.send({ type: 'tick' });
+    expect(d.state).toBe(before);
+    d.now = 1000;
+    d.send({ type: 'tick' });
+    expect(d.entry(1).status).toBe('failed');
+    expect(d.state.batches[0].failureReason).toMatch(/did not report/);
+  });
+
+  it('plans higher priority first, then arrival order', () => {
+    const d = new QueueDriver({ maxParallel: 1, maxBatch: 1 });
+    d.send({ type: 'pause' });
+    d.enqueue(1);
+    d.enqueue(2, 5);
+    d.enqueue(3, 5);
+    d.send({ type: 'resume' });
+    expect(d.live()[0].prNumbers).toEqual([2]);
+  });
+
+  it('urgent rule: an urgent PR withdraws batches still testing', () => {
+    const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+    d.enqueue(1);
+    d.enqueue(2);
+    d.complete();
+    const [a] = d.live();
+    d.report(a.id, 'success');
+    d.enqueue(9, 100);
+    const live = d.live();
+    expect(d.batch(a.id).status).toBe('merging');
+    expect(live.map((b) => b.prNumbers)).toEqual([[1], [9], [2]]);
+    expect(d.entry(2).status).toBe('testing');
+    expect(d.state.batches.some((b) => b.status === 'withdrawn' && b.prNumbers[0] === 2)).toBe(true);
+  });
+
+  it('skips entries set aside and withdraws a batch whose entry is set aside', () => {
+    const d = new QueueDriver({ maxBatch: 2, minBatch: 2 });
+    d.enqueue(1);
+    d.enqueue(2);
+    const [b] = d.live();
+    d.send({ type: 'setAside', entryId: 'e1', setAside: true });
+    expect(d.batch(b.id).status).toBe('withdrawn');
+    expect(d.entry(1).status).toBe('queued');
+    expect(d.live().map((x) => x.prNumbers)).toEqual([[2]]);
+  });
+
+  it('blocks a conflicting entry with a readable reason and carries on with the others', () => {
+    const d = new QueueDriver({ maxBatch: 3, minBatch: 3 });
+    d.send({ type: 'pause' });
+    for (const n of [1, 2, 3]) d.enqueue(n);
+    d.send({ type: 'resume' });
+    const prepare = d.take('prepare');
+    d.send({
+      type: 'operationFailed',
+      operationId: prepare.id,
+      reason: 'src/app.ts conflicts with the candidate',
+      conflictEntryId: 'e2',
+    });
+    expect(d.entry(2).status).toBe('blocked');
+    expect(d.entry(2).block).toMatch(/Merge conflict while building candidate b1: src\/app.ts/);
+    expect(d.live().map((x) => x.prNumbers)).toEqual([[1, 3]]);
+    d.send({ type: 'headUpdated', entryId: 'e2', headSha: 'h2b' });
+    expect(d.entry(2).status).not.toBe('blocked');
+    expect(d.entry(2).block).toBeNull();
+  });
+
+  it('withdraws and re-queues on a new head commit, and withdraws on removal', () => {
+    const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+    d.enqueue(1);
+    d.enqueue(2);
+    d.complete();
+    const [a, b] = d.live();
+    d.send({ type: 'headUpdated', entryId: 'e1', headSha: 'h1b' });
+    expect(d.batch(a.id).status).toBe('withdrawn');
+    expect(d.batch(b.id).status).toBe('withdrawn');
+    expect(d.entry(1).headSha).toBe('h1b');
+    const fresh = d.live();
+    expect(fresh.map((x) => x.prNumbers)).toEqual([[1], [2]]);
+    d.send({ type: 'remove', entryId: 'e2' });
+    expect(d.entry(2).status).toBe('removed');
+    expect(d.batch(fresh[1].id).status).toBe('withdrawn');
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('defers a removal that arrives while the land is in flight', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    d.complete();
+    d.report(d.live()[0].id, 'success');
+    const land = d.take('land');
+    d.send({ type: 'remove', entryId: 'e1' });
+    expect(d.entry(1).status).toBe('merging');
+    d.send({ type: 'operationFailed', operationId: land.id, reason: 'base moved', baseSha: 'other' });
+    expect(d.entry(1).status).toBe('removed');
+    expect(d.state.baseSha).toBe('other');
+  });
+
+  it('pause: records checks and readiness but neither plans nor lands; resume lands in order', () => {
+    const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+    d.enqueue(1);
+    d.enqueue(2);
+    d.complete();
+    d.send({ type: 'pause' });
+    expect(d.state.status).toBe('paused');
+    d.enqueue(3);
+    expect(d.entry(3).status).toBe('queued');
+    for (const b of d.live()) d.report(b.id, 'success');
+    expect(d.live().every((b) => b.status === 'ready')).toBe(true);
+    expect(d.pending.some((o) => o.kind === 'land' || o.kind === 'prepare')).toBe(false);
+    d.send({ type: 'resume' });
+    expect(d.take('land')).toMatchObject({ prNumbers: [1] });
+    expect(d.entry(3).status).toBe('testing');
+  });
+
+  it('disable withdraws in-flight batches and keeps entries queued', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    d.complete();
+    d.send({ type: 'disable' });
+    expect(d.state.status).toBe('disabled');
+    expect(d.live()).toHaveLength(0);
+    expect(d.entry(1).status).toBe('queued');
+    d.enqueue(2);
+    expect(d.live()).toHaveLength(0);
+    d.send({ type: 'enable' });
+    expect([d.entry(1).status, d.entry(2).status]).toEqual(['testing', 'testing']);
+  });
+
+  it('an unknown outcome makes the batch reconciling and asks for readBack before anything else', () => {
+    const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+    d.enqueue(1);
+    d.complete();
+    d.report(d.live()[0].id, 'success');
+    const land = d.take('land');
+    d.send({ type: 'operationUnknown', operationId: land.id });
+    const [b] = d.live();
+    expect(b.status).toBe('reconciling');
+    expect(b.operation).toMatchObject({ kind: 'readBack', outcome: 'pending' });
+    const readBack = d.take('readBack');
+    d.enqueue(2);
+    expect(d.pending.filter((o) => o.kind !== 'cleanup')).toEqual([]);
+    d.send({
+      type: 'operationSucceeded',
+      operationId: readBack.id,
+      readBack: { baseSha: land.kind === 'land' ? land.candidateSha : '', candidateSha: null, candidateLanded: true, published: true, ciStarted: true },
+    });
+    expect(d.entry(1).status).toBe('merged');
+    expect(d.entry(2).status).toBe('testing');
+  });
+
+  it('re-issues the interrupted step when the readBack shows it did not happen', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    const prepare = d.take('prepare');
+    d.send({ type: 'operationUnknown', operationId: prepare.id });
+    const readBack = d.take('readBack');
+    d.send({
+      type: 'operationSucceeded',
+      operationId: readBack.id,
+      readBack: { baseSha: 'base0', candidateSha: null, candidateLanded: false, published: false, ciStarted: false },
+    });
+    expect(d.live()[0].status).toBe('preparing');
+    expect(d.take('prepare').batchId).toBe(d.live()[0].id);
+  });
+
+  it('waits to blame a failing batch until everything ahead has landed', () => {
+    const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+    for (const n of [1, 2, 3]) d.enqueue(n);
+    d.complete();
+    const [a, b, c] = d.live();
+    d.report(b.id, 'failure');
+    expect(d.batch(b.id).status).toBe('testing');
+    expect(d.batch(c.id).status).toBe('withdrawn');
+    d.report(a.id, 'failure');
+    // the batch ahead failed first: the second PR was only collateral
+    expect(d.batch(a.id).status).toBe('failed');
+    expect(d.batch(b.id).status).toBe('withdrawn');
+    expect(d.entry(2).failuresAlone).toBe(0);
+  });
+
+  it('keeps the state plain JSON and is deterministic', () => {
+    const events: MergeQueueEvent[] = [
+      { type: 'enqueue', at: 1, entry: { id: 'a', number: 1, headSha: 'h', url: 'u' } },
+      { type: 'enqueue', at: 2, entry: { id: 'b', number: 2, headSha: 'h', url: 'u' } },
+    ];
+    const run = () =>
+      events.reduce((s, e) => reduceMergeQueue(s, e).state, createMergeQueueState({ baseSha: 'b0' }));
+    const one = run();
+    expect(JSON.parse(JSON.stringify(one))).toEqual(one);
+    expect(run()).toEqual(one);
+  });
+});

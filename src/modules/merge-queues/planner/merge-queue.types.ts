@@ -1,0 +1,257 @@
+export const MERGE_QUEUE_STATUSES = ['idle', 'active', 'paused', 'migrating', 'disabled'] as const;
+export type MergeQueueStatus = (typeof MERGE_QUEUE_STATUSES)[number];
+
+export const MERGE_QUEUE_BATCH_STATUSES = [
+  'preparing',
+  'testing',
+  'ready',
+  'merging',
+  'reconciling',
+  'landed',
+  'failed',
+  'withdrawn',
+] as const;
+export type MergeQueueBatchStatus = (typeof MERGE_QUEUE_BATCH_STATUSES)[number];
+
+export const MERGE_QUEUE_ENTRY_STATUSES = [
+  'queued',
+  'testing',
+  'blocked',
+  'merging',
+  'merged',
+  'removed',
+  'failed',
+] as const;
+export type MergeQueueEntryStatus = (typeof MERGE_QUEUE_ENTRY_STATUSES)[number];
+
+export const MERGE_QUEUE_OPERATION_KINDS = [
+  'prepare',
+  'publish',
+  'startCi',
+  'land',
+  'readBack',
+  'cleanup',
+] as const;
+export type MergeQueueOperationKind = (typeof MERGE_QUEUE_OPERATION_KINDS)[number];
+
+export const MERGE_QUEUE_OPERATION_OUTCOMES = ['pending', 'running', 'unknown'] as const;
+export type MergeQueueOperationOutcome = (typeof MERGE_QUEUE_OPERATION_OUTCOMES)[number];
+
+export const MERGE_QUEUE_CHECK_STATES = ['pending', 'success', 'failure'] as const;
+export type MergeQueueCheckState = (typeof MERGE_QUEUE_CHECK_STATES)[number];
+
+export const FINAL_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = ['landed', 'failed', 'withdrawn'];
+export const FINAL_ENTRY_STATUSES: readonly MergeQueueEntryStatus[] = ['merged', 'removed', 'failed'];
+
+export interface PlannerConfig {
+  /** Checks that must all report `success` on a candidate before it may land. */
+  requiredChecks: string[];
+  /** Batches holding (or about to hold) a CI runner at once. */
+  maxParallel: number;
+  minBatch: number;
+  maxBatch: number;
+  /** Extra solo runs a PR gets after failing alone before it is `failed`. */
+  flakyRetries: number;
+  /** A required check still pending this long after CI started counts as failed. */
+  checkTimeoutMs: number;
+  /** Entries with at least this priority trigger the urgent rule. */
+  urgentPriority: number;
+  /** Final entries and batches kept in state (oldest dropped first). */
+  historyLimit: number;
+  failureEwmaAlpha: number;
+  initialFailureRate: number;
+  /** batchDepth is the largest size whose estimated success probability stays at or above this. */
+  targetBatchSuccess: number;
+  /** Speculation stops extending the chain once the chain's estimated success drops below this. */
+  minChainSuccess: number;
+  initialCiDurationMs: number;
+  /** Share of the free runners isolation probes may take while chain work is waiting. */
+  probeShare: number;
+}
+
+export interface MergeQueueCheck {
+  name: string;
+  state: MergeQueueCheckState;
+}
+
+export interface OperationRecord {
+  id: string;
+  kind: MergeQueueOperationKind;
+  outcome: MergeQueueOperationOutcome;
+}
+
+export interface EntryState {
+  id: string;
+  number: number;
+  headSha: string;
+  url: string;
+  title: string | null;
+  status: MergeQueueEntryStatus;
+  priority: number;
+  setAside: boolean;
+  /** Arrival order; ties in priority are planned by it. */
+  position: number;
+  batchId: string | null;
+  block: string | null;
+  enqueuedAt: number;
+  /** Times this PR failed while tested alone on the then-current base. */
+  failuresAlone: number;
+  /** Set while the PR belongs to a failed batch whose culprit is not yet known. */
+  suspectGroup: string | null;
+  /** Passed in an isolation part whose result could not land; expected to pass again. */
+  cleared: boolean;
+  /** Head update or removal that arrived while a land was in flight; applied if it does not land. */
+  pendingHeadSha: string | null;
+  pendingRemoval: boolean;
+}
+
+export type BatchRole = 'chain' | 'part';
+
+export interface BatchState {
+  id: string;
+  position: number;
+  entryIds: string[];
+  prNumbers: number[];
+  status: MergeQueueBatchStatus;
+  /** `chain`: speculative candidate on the one ahead; `part`: isolation part on the base. */
+  role: BatchRole;
+  /** Live batch whose candidate this one is built on; null once it is built on the base. */
+  parentId: string | null;
+  /** Commit the candidate is built on; null until known (the parent's candidate is not built yet). */
+  baseSha: string | null;
+  candidateSha: string | null;
+  published: boolean;
+  ciStartedAt: number | null;
+  checks: MergeQueueCheck[];
+  failureReason: string | null;
+  operation: OperationRecord | null;
+  /** Status to resume after a readBack, set when the batch enters `reconciling`. */
+  interruptedKind: MergeQueueOperationKind | null;
+  withdrawOnResolve: boolean;
+}
+
+export interface PendingCleanup {
+  operationId: string;
+  batchId: string;
+  candidateSha: string | null;
+}
+
+export interface PlannerStats {
+  /** EWMA of the probability that a PR is bad, from final entry outcomes. */
+  failureRate: number;
+  /** EWMA of the probability that a chain batch fails when its turn to land comes. */
+  batchFailureRate: number;
+  /** EWMA of the time from CI start to all required checks passing. */
+  ciDurationMs: number;
+  landedBatches: number;
+  failedBatches: number;
+}
+
+export interface MergeQueueState {
+  revision: number;
+  status: MergeQueueStatus;
+  baseSha: string;
+  batchDepth: number;
+  counters: { batch: number; operation: number; entry: number; group: number };
+  entries: EntryState[];
+  batches: BatchState[];
+  cleanups: PendingCleanup[];
+  stats: PlannerStats;
+  config: PlannerConfig;
+}
+
+export interface EnqueueInput {
+  id: string;
+  number: number;
+  headSha: string;
+  url: string;
+  title?: string;
+  priority?: number;
+}
+
+export interface ReadBackFacts {
+  /** Current head of the base branch. */
+  baseSha: string;
+  /** Candidate commit of the batch if it exists. */
+  candidateSha: string | null;
+  /** The candidate is the base head or one of its ancestors: the land happened. */
+  candidateLanded: boolean;
+  published: boolean;
+  ciStarted: boolean;
+}
+
+interface At {
+  /** Time of the event in milliseconds; the planner's only notion of time. */
+  at: number;
+}
+
+export type MergeQueueEvent =
+  | (At & { type: 'enqueue'; entry: EnqueueInput })
+  | (At & { type: 'headUpdated'; entryId: string; headSha: string })
+  | (At & { type: 'remove'; entryId: string })
+  | (At & { type: 'setAside'; entryId: string; setAside: boolean })
+  | (At & { type: 'setPriority'; entryId: string; priority: number })
+  | (At & { type: 'pause' })
+  | (At & { type: 'resume' })
+  | (At & { type: 'disable' })
+  | (At & { type: 'enable' })
+  | (At & { type: 'migrate' })
+  | (At & { type: 'migrated'; baseSha: string })
+  | (At & { type: 'baseMoved'; baseSha: string })
+  | (At & { type: 'tick' })
+  | (At & { type: 'operationStarted'; operationId: string })
+  | (At & {
+      type: 'operationSucceeded';
+      operationId: string;
+      candidateSha?: string;
+      readBack?: ReadBackFacts;
+    })
+  | (At & {
+      type: 'operationFailed';
+      operationId: string;
+      reason: string;
+      conflictEntryId?: string;
+      baseSha?: string;
+    })
+  | (At & { type: 'operationUnknown'; operationId: string })
+  | (At & {
+      type: 'checkReported';
+      batchId: string;
+      candidateSha: string;
+      name: string;
+      state: MergeQueueCheckState;
+    });
+
+export type MergeQueueEventType = MergeQueueEvent['type'];
+
+export interface HeadRef {
+  entryId: string;
+  number: number;
+  headSha: string;
+}
+
+export type MergeQueueOperation =
+  | { id: string; kind: 'prepare'; batchId: string; baseSha: string; heads: HeadRef[] }
+  | { id: string; kind: 'publish'; batchId: string; candidateSha: string }
+  | { id: string; kind: 'startCi'; batchId: string; candidateSha: string; requiredChecks: string[] }
+  | {
+      id: string;
+      kind: 'land';
+      batchId: string;
+      candidateSha: string;
+      expectedBaseSha: string;
+      prNumbers: number[];
+    }
+  | {
+      id: string;
+      kind: 'readBack';
+      batchId: string;
+      candidateSha: string | null;
+      interrupted: MergeQueueOperationKind;
+    }
+  | { id: string; kind: 'cleanup'; batchId: string; candidateSha: string | null };
+
+export interface PlannerResult {
+  state: MergeQueueState;
+  operations: MergeQueueOperation[];
+}

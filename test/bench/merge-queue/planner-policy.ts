@@ -1,0 +1,180 @@
+import { estimateMergeTimes } from '../../../src/modules/merge-queues/planner/eta';
+import { InvariantMonitor } from '../../../src/modules/merge-queues/planner/merge-queue.invariants';
+import {
+  createMergeQueueState,
+  reduceMergeQueue,
+} from '../../../src/modules/merge-queues/planner/merge-queue.planner';
+import type {
+  MergeQueueEvent,
+  MergeQueueOperation,
+  MergeQueueState,
+  PlannerConfig,
+} from '../../../src/modules/merge-queues/planner/merge-queue.types';
+import { hashInts, mulberry32 } from './prng';
+import type { Policy } from './policy';
+import { MINUTE, type CiRun, type World } from './world';
+
+type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
+
+/**
+ * "Our" policy: the real planner, with this class as its executor. Operations are performed
+ * against the simulated git and CI and their outcomes fed back as events; with a crash rate set,
+ * some operations end `unknown` (performed or not, at random) to exercise reconciliation.
+ */
+export class PlannerPolicy implements Policy {
+  readonly name: string;
+  state: MergeQueueState;
+  readonly monitor = new InvariantMonitor();
+  private readonly queue: MergeQueueOperation[] = [];
+  private readonly runs = new Map<string, CiRun>();
+  private readonly candidateOf = new Map<string, string>();
+  private readonly published = new Set<string>();
+  private readonly ciStarted = new Set<string>();
+  private readonly crash: () => number;
+  private draining = false;
+  steps = 0;
+  unknownOutcomes = 0;
+
+  constructor(
+    private readonly world: World,
+    config: Partial<PlannerConfig> = {},
+    name = 'ours',
+  ) {
+    this.name = name;
+    this.state = createMergeQueueState({
+      baseSha: world.baseSha,
+      config: { historyLimit: 30, ...config },
+    });
+    this.crash = mulberry32(hashInts([world.seed, 9]));
+    this.scheduleTick();
+  }
+
+  violations(): number {
+    return this.monitor.violations.length;
+  }
+
+  arrive(n: number): void {
+    this.send({
+      type: 'enqueue',
+      entry: { id: `pr${n}`, number: n, headSha: `h${n}.0`, url: `https://git.example/pulls/${n}` },
+    });
+    const estimate = estimateMergeTimes(this.state, this.world.now).find((e) => e.number === n);
+    if (estimate) this.world.pr(n).eta = estimate.estimatedMergeAt;
+  }
+
+  private scheduleTick(): void {
+    this.world.events.schedule(this.world.now + 5 * MINUTE, () => {
+      if (this.world.prs.every((p) => p.mergedAt !== null || p.failedAt !== null)) return;
+      this.send({ type: 'tick' });
+      this.scheduleTick();
+    });
+  }
+
+  private send(event: Ev): void {
+    const prev = this.state;
+    const result = reduceMergeQueue(prev, { ...event, at: this.world.now } as MergeQueueEvent);
+    this.steps += 1;
+    this.monitor.observe(prev, result.state, result.operations);
+    this.state = result.state;
+    if (result.state !== prev) {
+      const before = new Map(prev.entries.map((e) => [e.id, e.status]));
+      for (const e of result.state.entries) {
+        if (e.status === 'failed' && before.get(e.id) !== 'failed') this.world.fail(e.number);
+      }
+    }
+    this.queue.push(...result.operations);
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let op = this.queue.shift(); op; op = this.queue.shift()) this.execute(op);
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private execute(op: MergeQueueOperation): void {
+    const risky = op.kind === 'prepare' || op.kind === 'publish' || op.kind === 'startCi' || op.kind === 'land';
+    if (risky && this.world.scenario.crashRate > 0 && this.crash() < this.world.scenario.crashRate) {
+      if (this.crash() < 0.5) this.perform(op, false);
+      this.unknownOutcomes += 1;
+      this.send({ type: 'operationUnknown', operationId: op.id });
+      return;
+    }
+    const outcome = this.perform(op, true);
+    if (outcome) this.send(outcome);
+  }
+
+  private perform(op: MergeQueueOperation, report: boolean): Ev | null {
+    const w = this.world;
+    switch (op.kind) {
+      case 'prepare': {
+        const built = w.build(op.baseSha, op.heads.map((h) => h.number));
+        if (!built.ok) {
+          const head = op.heads.find((h) => h.number === built.pr);
+          if (report) {
+            w.scheduleFix(built.pr, () => {
+              const pr = w.pr(built.pr);
+              this.send({ type: 'headUpdated', entryId: `pr${built.pr}`, headSha: `h${built.pr}.${pr.headVersion}` });
+            });
+          }
+          return {
+            type: 'operationFailed',
+            operationId: op.id,
+            reason: `#${built.pr} conflicts with #${built.withPr}`,
+            conflictEntryId: head?.entryId,
+          };
+        }
+        this.candidateOf.set(op.batchId, built.sha);
+        return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.sha };
+      }
+      case 'publish':
+        this.published.add(op.candidateSha);
+        return { type: 'operationSucceeded', operationId: op.id };
+      case 'startCi': {
+        const batch = this.state.batches.find((b) => b.id === op.batchId);
+        const own = batch ? batch.prNumbers : [];
+        this.ciStarted.add(op.candidateSha);
+        const run = w.startCi(op.candidateSha, own, `${batch?.role === "part" ? "probe " : ""}${op.batchId} [${own.join(",")}]`, (r, passed) => {
+          this.send({
+            type: 'checkReported',
+            batchId: op.batchId,
+            candidateSha: r.sha,
+            name: 'ci',
+            state: passed ? 'success' : 'failure',
+          });
+        });
+        this.runs.set(op.batchId, run);
+        return { type: 'operationSucceeded', operationId: op.id };
+      }
+      case 'land':
+        if (w.land(op.candidateSha, op.expectedBaseSha)) return { type: 'operationSucceeded', operationId: op.id };
+        return { type: 'operationFailed', operationId: op.id, reason: 'base moved', baseSha: w.baseSha };
+      case 'readBack': {
+        const sha = this.candidateOf.get(op.batchId) ?? null;
+        return {
+          type: 'operationSucceeded',
+          operationId: op.id,
+          readBack: {
+            baseSha: w.baseSha,
+            candidateSha: sha,
+            candidateLanded: sha !== null && w.isLanded(sha),
+            published: sha !== null && this.published.has(sha),
+            ciStarted: sha !== null && this.ciStarted.has(sha),
+          },
+        };
+      }
+      case 'cleanup': {
+        const run = this.runs.get(op.batchId);
+        if (run) {
+          w.cancelCi(run);
+          this.runs.delete(op.batchId);
+        }
+        return { type: 'operationSucceeded', operationId: op.id };
+      }
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { POLICIES, simulate } from './simulator';
+import type { Scenario } from './world';
+
+const scenario: Scenario = {
+  name: 'smoke',
+  ratePerHour: 15,
+  badRate: 0.08,
+  flakeRate: 0.02,
+  prs: 120,
+  conflictRate: 0.004,
+  slowRate: 0.1,
+  runners: 4,
+  crashRate: 0.05,
+};
+
+describe(simulate.name, () => {
+  it.each(POLICIES)('runs %s with no invariant violation and no bad PR landed', (policy) => {
+    const { metrics } = simulate(scenario, 11, policy);
+    expect(metrics.violations).toBe(0);
+    expect(metrics.badLanded).toBe(0);
+    expect(metrics.merged).toBeGreaterThan(60);
+  });
+
+  it('is deterministic for a seed', () => {
+    const a = simulate(scenario, 5, 'ours').metrics;
+    const b = simulate(scenario, 5, 'ours').metrics;
+    expect(b).toEqual(a);
+  });
+});

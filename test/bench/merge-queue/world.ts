@@ -1,0 +1,331 @@
+import { boxMuller, exponential, hashInts, keyedUniform, lognormal, mulberry32 } from './prng';
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+
+export interface Scenario {
+  name: string;
+  ratePerHour: number;
+  badRate: number;
+  flakeRate: number;
+  prs: number;
+  conflictRate: number;
+  slowRate: number;
+  runners: number;
+  /** Probability that an executor operation of our policy ends with an unknown outcome. */
+  crashRate: number;
+}
+
+export interface PullRequest {
+  number: number;
+  arrival: number;
+  bad: boolean;
+  slow: boolean;
+  /** Landed-history length the current head was built on; conflicts only with later landings. */
+  headBase: number;
+  headVersion: number;
+  mergedAt: number | null;
+  failedAt: number | null;
+  blockedTimes: number;
+  /** Estimated time to merge given at admission (absolute time), for ETA accuracy. */
+  eta: number | null;
+}
+
+interface Candidate {
+  sha: string;
+  baseLen: number;
+  /** PRs on top of the landed prefix of length baseLen, in merge order. */
+  extra: number[];
+}
+
+export interface CiRun {
+  id: number;
+  sha: string;
+  own: number[];
+  duration: number;
+  fails: boolean;
+  submittedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  canceled: boolean;
+  onDone: (run: CiRun, passed: boolean) => void;
+  tag: string;
+}
+
+interface Timed {
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+/** Binary min-heap of timed callbacks; ties run in scheduling order. */
+export class EventQueue {
+  private heap: Timed[] = [];
+  private seq = 0;
+  now = 0;
+
+  schedule(at: number, fn: () => void): void {
+    const item = { at: Math.max(at, this.now), seq: this.seq++, fn };
+    const h = this.heap;
+    h.push(item);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (less(h[p], h[i])) break;
+      [h[p], h[i]] = [h[i], h[p]];
+      i = p;
+    }
+  }
+
+  pop(): Timed | undefined {
+    const h = this.heap;
+    if (h.length === 0) return undefined;
+    const top = h[0];
+    const last = h.pop() as Timed;
+    if (h.length > 0) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && less(h[l], h[m])) m = l;
+        if (r < h.length && less(h[r], h[m])) m = r;
+        if (m === i) break;
+        [h[m], h[i]] = [h[i], h[m]];
+        i = m;
+      }
+    }
+    this.now = top.at;
+    return top;
+  }
+
+  get size(): number {
+    return this.heap.length;
+  }
+}
+
+function less(a: Timed, b: Timed): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+export type BuildResult = { ok: true; sha: string } | { ok: false; pr: number; withPr: number };
+
+/**
+ * The model of git and CI every policy runs against. The same seed gives the same arrivals, the
+ * same bad, slow and conflicting PRs, and the same CI duration and spurious failure for the same
+ * candidate content, whichever policy asks.
+ */
+export class World {
+  readonly events = new EventQueue();
+  readonly prs: PullRequest[] = [];
+  readonly landed: number[] = [];
+  private readonly landedIndex = new Map<number, number>();
+  private readonly candidates = new Map<string, Candidate>();
+  private readonly passed = new Set<string>();
+  private readonly partners: number[][];
+  private readonly runAttempts = new Map<number, number>();
+  private readonly waiting: CiRun[] = [];
+  private readonly running = new Set<CiRun>();
+  private readonly wasBase = new Set<string>(['L0']);
+  private shaCounter = 0;
+  private runCounter = 0;
+  baseSha = 'L0';
+  ciRunsStarted = 0;
+  ciBusyMs = 0;
+  violations: string[] = [];
+  badLanded = 0;
+  readonly runs: CiRun[] = [];
+  readonly recordRuns: boolean;
+  lastArrival = 0;
+
+  constructor(
+    readonly scenario: Scenario,
+    readonly seed: number,
+    options: { recordRuns?: boolean } = {},
+  ) {
+    this.recordRuns = options.recordRuns ?? false;
+    const rnd = mulberry32(hashInts([seed, 1]));
+    let t = 0;
+    for (let i = 1; i <= scenario.prs; i++) {
+      t += exponential(scenario.ratePerHour / HOUR, rnd());
+      this.prs.push({
+        number: i,
+        arrival: t,
+        bad: rnd() < scenario.badRate,
+        slow: rnd() < scenario.slowRate,
+        headBase: 0,
+        headVersion: 0,
+        mergedAt: null,
+        failedAt: null,
+        blockedTimes: 0,
+        eta: null,
+      });
+    }
+    this.lastArrival = t;
+    this.partners = this.prs.map(() => []);
+    for (let i = 1; i <= scenario.prs; i++) {
+      for (let j = i + 1; j <= scenario.prs; j++) {
+        if (keyedUniform([seed, 2, i, j]) < scenario.conflictRate) {
+          this.partners[i - 1].push(j);
+          this.partners[j - 1].push(i);
+        }
+      }
+    }
+    this.candidates.set('L0', { sha: 'L0', baseLen: 0, extra: [] });
+  }
+
+  pr(n: number): PullRequest {
+    return this.prs[n - 1];
+  }
+
+  get now(): number {
+    return this.events.now;
+  }
+
+  /** Merges `prs` in order onto the commit `parentSha`; the first conflicting PR stops it. */
+  build(parentSha: string, prs: readonly number[]): BuildResult {
+    const parent = this.candidates.get(parentSha);
+    if (!parent) throw new Error(`unknown commit ${parentSha}`);
+    const extra = [...parent.extra];
+    for (const n of prs) {
+      const clash = this.conflictFor(n, parent.baseLen, extra);
+      if (clash !== null) return { ok: false, pr: n, withPr: clash };
+      extra.push(n);
+    }
+    const sha = `C${++this.shaCounter}`;
+    this.candidates.set(sha, { sha, baseLen: parent.baseLen, extra });
+    return { ok: true, sha };
+  }
+
+  private conflictFor(n: number, baseLen: number, extra: readonly number[]): number | null {
+    const pr = this.pr(n);
+    for (const other of this.partners[n - 1]) {
+      const at = this.landedIndex.get(other);
+      if (at !== undefined && at >= pr.headBase && at < baseLen) return other;
+      if (extra.includes(other)) return other;
+    }
+    return null;
+  }
+
+  contentHasBad(sha: string): boolean {
+    const c = this.candidates.get(sha);
+    return !!c && c.extra.some((n) => this.pr(n).bad);
+  }
+
+  /** Submits a CI run of `sha`; `own` are the PRs the candidate adds on top of its parent. */
+  startCi(sha: string, own: readonly number[], tag: string, onDone: CiRun['onDone']): CiRun {
+    const key = hashInts([this.seed, 3, ...[...own].sort((a, b) => a - b)]);
+    const attempt = (this.runAttempts.get(key) ?? 0) + 1;
+    this.runAttempts.set(key, attempt);
+    const z = boxMuller(keyedUniform([key, attempt, 1]), keyedUniform([key, attempt, 2]));
+    const slow = own.some((n) => this.pr(n).slow);
+    const duration = lognormal(20 * MINUTE, 0.5, z) * (slow ? 3 : 1);
+    const flaky = keyedUniform([key, attempt, 3]) < this.scenario.flakeRate;
+    const run: CiRun = {
+      id: ++this.runCounter,
+      sha,
+      own: [...own],
+      duration,
+      fails: flaky || this.contentHasBad(sha),
+      submittedAt: this.now,
+      startedAt: null,
+      finishedAt: null,
+      canceled: false,
+      onDone,
+      tag,
+    };
+    if (this.recordRuns) this.runs.push(run);
+    this.waiting.push(run);
+    this.dispatch();
+    return run;
+  }
+
+  cancelCi(run: CiRun): void {
+    if (run.canceled || run.finishedAt !== null) return;
+    run.canceled = true;
+    run.finishedAt = this.now;
+    const i = this.waiting.indexOf(run);
+    if (i >= 0) this.waiting.splice(i, 1);
+    if (this.running.delete(run) && run.startedAt !== null) {
+      this.ciBusyMs += this.now - run.startedAt;
+      this.dispatch();
+    }
+  }
+
+  private dispatch(): void {
+    while (this.running.size < this.scenario.runners && this.waiting.length > 0) {
+      const run = this.waiting.shift() as CiRun;
+      run.startedAt = this.now;
+      this.running.add(run);
+      this.ciRunsStarted += 1;
+      this.events.schedule(this.now + run.duration, () => {
+        if (run.canceled) return;
+        this.running.delete(run);
+        run.finishedAt = this.now;
+        this.ciBusyMs += run.duration;
+        if (!run.fails) this.passed.add(run.sha);
+        this.dispatch();
+        run.onDone(run, !run.fails);
+      });
+    }
+  }
+
+  /** Compare-and-swap of the base branch; checks the landing rules independently of any policy. */
+  land(sha: string, expectedBase: string): boolean {
+    if (this.baseSha !== expectedBase) return false;
+    const c = this.candidates.get(sha);
+    if (!c) throw new Error(`unknown candidate ${sha}`);
+    if (!this.passed.has(sha)) this.violations.push(`${sha} landed without a passing CI run`);
+    const already = this.landed.length - c.baseLen;
+    const prefixOk = already >= 0 && c.extra.slice(0, already).every((n, i) => this.landed[c.baseLen + i] === n);
+    if (!prefixOk) this.violations.push(`${sha} is not built on the base`);
+    for (const n of c.extra.slice(Math.max(0, already))) {
+      const pr = this.pr(n);
+      if (this.landedIndex.has(n)) this.violations.push(`#${n} landed twice`);
+      if (pr.bad) this.badLanded += 1;
+      this.landedIndex.set(n, this.landed.length);
+      this.landed.push(n);
+      pr.mergedAt = this.now;
+    }
+    this.candidates.set(sha, { sha, baseLen: this.landed.length, extra: [] });
+    this.baseSha = sha;
+    this.wasBase.add(sha);
+    return true;
+  }
+
+  /** True when `sha` is or was the base head: the candidate landed. */
+  isLanded(sha: string): boolean {
+    return this.wasBase.has(sha);
+  }
+
+  fail(n: number): void {
+    const pr = this.pr(n);
+    if (pr.failedAt === null && pr.mergedAt === null) pr.failedAt = this.now;
+  }
+
+  /** The author resolves a conflict: a new head on the current base, after a human delay. */
+  scheduleFix(n: number, onFixed: () => void): void {
+    const pr = this.pr(n);
+    pr.blockedTimes += 1;
+    const z = boxMuller(keyedUniform([this.seed, 4, n, pr.blockedTimes, 1]), keyedUniform([this.seed, 4, n, pr.blockedTimes, 2]));
+    const delay = lognormal(60 * MINUTE, 0.5, z);
+    this.events.schedule(this.now + delay, () => {
+      pr.headBase = this.landed.length;
+      pr.headVersion += 1;
+      onFixed();
+    });
+  }
+
+  /** PRs that arrived and are neither merged nor failed. */
+  backlog(at: number): number {
+    let n = 0;
+    for (const pr of this.prs) {
+      if (pr.arrival > at) break;
+      const merged = pr.mergedAt !== null && pr.mergedAt <= at;
+      const failed = pr.failedAt !== null && pr.failedAt <= at;
+      if (!merged && !failed) n += 1;
+    }
+    return n;
+  }
+}
