@@ -29,7 +29,7 @@ export class SequentialPolicy implements Policy {
         continue;
       }
       this.busy = true;
-      w.startCi(built.sha, [n], `#${n}`, (_run, passed) => {
+      w.startCi(built.sha, `#${n}`, (_run, passed) => {
         this.busy = false;
         if (passed) w.land(built.sha, base);
         else w.fail(n);
@@ -142,7 +142,7 @@ export class SpeculativePolicy implements Policy {
         continue;
       }
       item.sha = built.sha;
-      item.run = w.startCi(built.sha, [item.pr], `#${item.pr}`, (run, passed) => {
+      item.run = w.startCi(built.sha, `#${item.pr}`, (run, passed) => {
         if (item.run !== run) return;
         item.run = null;
         item.result = passed ? 'passed' : 'failed';
@@ -196,7 +196,7 @@ export class BorsPolicy implements Policy {
       const sha = built.sha;
       const tested = members;
       this.busy = true;
-      w.startCi(sha, tested, `[${tested.join(',')}]`, (_run, passed) => {
+      w.startCi(sha, `[${tested.join(',')}]`, (_run, passed) => {
         this.busy = false;
         if (passed) w.land(sha, base);
         else if (tested.length === 1) w.fail(tested[0]);

@@ -1,18 +1,25 @@
-import { estimateMergeTimes } from '../../../src/modules/merge-queues/planner/eta';
-import { InvariantMonitor } from '../../../src/modules/merge-queues/planner/merge-queue.invariants';
+import { estimateMergeTimes } from '@/modules/merge-queues/planner/eta';
+import { InvariantMonitor } from '@/modules/merge-queues/planner/merge-queue.invariants';
 import {
   createMergeQueueState,
   reduceMergeQueue,
-} from '../../../src/modules/merge-queues/planner/merge-queue.planner';
+} from '@/modules/merge-queues/planner/merge-queue.planner';
 import type {
   MergeQueueEvent,
   MergeQueueOperation,
   MergeQueueState,
   PlannerConfig,
-} from '../../../src/modules/merge-queues/planner/merge-queue.types';
+} from '@/modules/merge-queues/planner/merge-queue.types';
 import { hashInts, mulberry32 } from './prng';
 import type { Policy } from './policy';
 import { MINUTE, type CiRun, type World } from './world';
+
+/**
+ * Starting estimates that do not know the benchmark's answer (the planner's defaults equal the
+ * central scenario: p=3%, E[CI]=27 min): a pessimistic round failure rate above every p tested and
+ * a round CI duration; the planner has to learn the real values from what it observes.
+ */
+const NEUTRAL_START: Partial<PlannerConfig> = { initialFailureRate: 0.1, initialCiDurationMs: 30 * MINUTE };
 
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
@@ -43,7 +50,7 @@ export class PlannerPolicy implements Policy {
     this.name = name;
     this.state = createMergeQueueState({
       baseSha: world.baseSha,
-      config: { historyLimit: 30, ...config },
+      config: { historyLimit: 30, ...NEUTRAL_START, ...config },
     });
     this.crash = mulberry32(hashInts([world.seed, 9]));
     this.scheduleTick();
@@ -137,8 +144,9 @@ export class PlannerPolicy implements Policy {
       case 'startCi': {
         const batch = this.state.batches.find((b) => b.id === op.batchId);
         const own = batch ? batch.prNumbers : [];
+        const tag = `${batch?.role === 'part' ? 'probe ' : ''}${op.batchId} [${own.join(',')}]`;
         this.ciStarted.add(op.candidateSha);
-        const run = w.startCi(op.candidateSha, own, `${batch?.role === "part" ? "probe " : ""}${op.batchId} [${own.join(",")}]`, (r, passed) => {
+        const run = w.startCi(op.candidateSha, tag, (r, passed) => {
           this.send({
             type: 'checkReported',
             batchId: op.batchId,

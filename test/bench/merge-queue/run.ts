@@ -112,7 +112,15 @@ function timeline(): string {
 function main(): void {
   const started = performance.now();
   console.log(`# Merge-queue benchmark: ${PRS} PRs per scenario, seeds ${SEEDS.join(',')}, 4 CI runners`);
-  console.log(`CI: lognormal median 20 min, sigma 0.5, x3 with one of the 10% slow PRs (E[CI] ~ 27 min); conflicts 0.004 per pair`);
+  console.log(
+    'CI: lognormal median 20 min, sigma 0.5, x3 when the candidate holds one of the 10% slow PRs, ' +
+      'counting the unlanded PRs of the batches ahead it is built on (E[CI] ~ 27 min for a lone PR); ' +
+      'conflicts 0.004 per pair',
+  );
+  console.log(
+    `Conflicts: a conflicting PR re-enters ours at its original queue position once its author fixes it (~1 h); baselines re-queue it at the back.`,
+  );
+  console.log(`ours starts from neutral estimates (failure rate 10%, CI 30 min), not the planner defaults (3%, 27 min).`);
   console.log(`${WINDOW}.`);
   console.log(`p50/p90: arrival -> merge of good PRs (unmerged at the horizon count with their wait so far); averaged over seeds.\n`);
   const allEta: number[] = [];

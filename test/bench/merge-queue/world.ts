@@ -41,7 +41,8 @@ interface Candidate {
 export interface CiRun {
   id: number;
   sha: string;
-  own: number[];
+  /** The PRs the candidate holds that are not on the base branch when CI starts, in merge order. */
+  content: number[];
   duration: number;
   fails: boolean;
   submittedAt: number;
@@ -132,7 +133,6 @@ export class World {
   private runCounter = 0;
   baseSha = 'L0';
   ciRunsStarted = 0;
-  ciBusyMs = 0;
   violations: string[] = [];
   badLanded = 0;
   readonly runs: CiRun[] = [];
@@ -213,19 +213,26 @@ export class World {
     return !!c && c.extra.some((n) => this.pr(n).bad);
   }
 
-  /** Submits a CI run of `sha`; `own` are the PRs the candidate adds on top of its parent. */
-  startCi(sha: string, own: readonly number[], tag: string, onDone: CiRun['onDone']): CiRun {
-    const key = hashInts([this.seed, 3, ...[...own].sort((a, b) => a - b)]);
+  /**
+   * Submits a CI run of the candidate `sha`. Its duration, slowness and spurious failure depend on
+   * the candidate's content only (every PR it holds that has not landed, including those of the
+   * batches ahead it is built on), never on what the policy says the run is for.
+   */
+  startCi(sha: string, tag: string, onDone: CiRun['onDone']): CiRun {
+    const c = this.candidates.get(sha);
+    if (!c) throw new Error(`unknown candidate ${sha}`);
+    const content = c.extra.filter((n) => !this.landedIndex.has(n));
+    const key = hashInts([this.seed, 3, ...[...content].sort((a, b) => a - b)]);
     const attempt = (this.runAttempts.get(key) ?? 0) + 1;
     this.runAttempts.set(key, attempt);
     const z = boxMuller(keyedUniform([key, attempt, 1]), keyedUniform([key, attempt, 2]));
-    const slow = own.some((n) => this.pr(n).slow);
+    const slow = content.some((n) => this.pr(n).slow);
     const duration = lognormal(20 * MINUTE, 0.5, z) * (slow ? 3 : 1);
     const flaky = keyedUniform([key, attempt, 3]) < this.scenario.flakeRate;
     const run: CiRun = {
       id: ++this.runCounter,
       sha,
-      own: [...own],
+      content,
       duration,
       fails: flaky || this.contentHasBad(sha),
       submittedAt: this.now,
@@ -247,10 +254,7 @@ export class World {
     run.finishedAt = this.now;
     const i = this.waiting.indexOf(run);
     if (i >= 0) this.waiting.splice(i, 1);
-    if (this.running.delete(run) && run.startedAt !== null) {
-      this.ciBusyMs += this.now - run.startedAt;
-      this.dispatch();
-    }
+    if (this.running.delete(run)) this.dispatch();
   }
 
   private dispatch(): void {
@@ -263,7 +267,6 @@ export class World {
         if (run.canceled) return;
         this.running.delete(run);
         run.finishedAt = this.now;
-        this.ciBusyMs += run.duration;
         if (!run.fails) this.passed.add(run.sha);
         this.dispatch();
         run.onDone(run, !run.fails);
