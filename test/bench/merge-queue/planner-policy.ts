@@ -81,7 +81,7 @@ export class PlannerPolicy implements Policy {
     const prev = this.state;
     const result = reduceMergeQueue(prev, { ...event, at: this.world.now } as MergeQueueEvent);
     this.steps += 1;
-    this.monitor.observe(prev, result.state, result.operations);
+    this.monitor.observe(prev, result.state, result.operations, result.transitions);
     this.state = result.state;
     if (result.state !== prev) {
       const before = new Map(prev.entries.map((e) => [e.id, e.status]));

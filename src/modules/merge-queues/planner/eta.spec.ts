@@ -16,9 +16,22 @@ describe(estimateMergeTimes.name, () => {
     expect(at(4)).toBeGreaterThanOrEqual(at(3));
   });
 
-  it('is pure: the same state and time give the same estimates', () => {
-    const d = new QueueDriver();
+  it('estimates a PR behind a ready batch sooner than the same PR behind a batch still testing', () => {
+    const d = new QueueDriver({ maxParallel: 1, maxBatch: 1, initialCiDurationMs: 60_000 });
     d.enqueue(1);
-    expect(estimateMergeTimes(d.state, 5)).toEqual(estimateMergeTimes(d.state, 5));
+    d.enqueue(2);
+    d.complete();
+    d.send({ type: 'pause' });
+    const [b] = d.live();
+    expect(b.status).toBe('testing');
+    const behindTesting = estimateMergeTimes(d.state, 0).find((e) => e.number === 2)?.estimatedMergeAt ?? NaN;
+    d.report(b.id, 'success');
+    expect(d.batch(b.id).status).toBe('ready');
+    const behindReady = estimateMergeTimes(d.state, 0).find((e) => e.number === 2)?.estimatedMergeAt ?? NaN;
+    expect(behindReady).toBeLessThan(behindTesting);
+    // behind a testing batch #2 waits for that run and its own; behind a ready one only its own
+    expect(behindTesting).toBeGreaterThanOrEqual(120_000);
+    expect(behindReady).toBeGreaterThanOrEqual(d.state.stats.ciDurationMs);
+    expect(behindReady).toBeLessThan(2 * d.state.stats.ciDurationMs);
   });
 });

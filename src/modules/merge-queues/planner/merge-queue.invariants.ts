@@ -1,34 +1,68 @@
 import { batchOutcome, isFinalBatch } from './merge-queue.planner';
-import { isReachable } from './merge-queue.transitions';
+import { isAllowedTransition, isReachable } from './merge-queue.transitions';
 import type {
   BatchState,
   EntryState,
   MergeQueueOperation,
   MergeQueueState,
+  StatusTransition,
 } from './merge-queue.types';
 import { FINAL_ENTRY_STATUSES } from './merge-queue.types';
+
+/** Status a batch or entry has when the reducer creates it (no transition is recorded for that). */
+const INITIAL_STATUS = { queue: 'idle', batch: 'preparing', entry: 'queued' } as const;
 
 /**
  * Checks one reducer step. Returns human-readable violations (empty when the step is sound):
  * lands only of candidates that passed every required check on the current base, allowed status
  * transitions only, no entry lost, batch membership consistent, revision monotonic.
+ *
+ * `transitions` is the reducer's record of the status steps it took (`PlannerResult.transitions`).
+ * With it, every status that differs between `prev` and `next` must be explained by a recorded
+ * chain of single steps, each in the transition table, starting at the old status and ending at
+ * the new one; a status that changed without a recorded chain, or a chain that skips a step, is a
+ * violation. Without it (callers that do not pass the record) only the weaker check remains that
+ * the new status is reachable from the old one in the table.
  */
 export function checkStepInvariants(
   prev: MergeQueueState,
   next: MergeQueueState,
   operations: readonly MergeQueueOperation[],
+  transitions?: readonly StatusTransition[],
 ): string[] {
   const v: string[] = [];
   if (next === prev) {
     if (operations.length > 0) v.push('operations returned without a state change');
+    if (transitions && transitions.length > 0) v.push('status transitions recorded without a state change');
     return v;
   }
   if (next.revision !== prev.revision + 1) {
     v.push(`revision ${prev.revision} -> ${next.revision}`);
   }
-  if (!isReachable('queue', prev.status, next.status)) {
-    v.push(`queue ${prev.status} -> ${next.status}`);
-  }
+  const steps = groupSteps(transitions);
+  const checkStatus = (
+    subject: StatusTransition['subject'],
+    id: string,
+    from: string | undefined,
+    to: string,
+  ): void => {
+    if (!steps) {
+      if (from !== undefined && !isReachable(subject, from, to)) v.push(`${subject} ${id} ${from} -> ${to}`);
+      return;
+    }
+    const chain = steps.get(`${subject}:${id}`) ?? [];
+    steps.delete(`${subject}:${id}`);
+    const start = from ?? INITIAL_STATUS[subject];
+    let at = start;
+    for (const step of chain) {
+      if (step.from !== at || !isAllowedTransition(subject, step.from, step.to)) {
+        v.push(`${subject} ${id} recorded step ${step.from} -> ${step.to} while ${at}`);
+      }
+      at = step.to;
+    }
+    if (at !== to) v.push(`${subject} ${id} ${start} -> ${to}`);
+  };
+  checkStatus('queue', 'queue', prev.status, next.status);
   const required = next.config.requiredChecks;
   const nextBatches = new Map(next.batches.map((b) => [b.id, b]));
   const nextEntries = new Map(next.entries.map((e) => [e.id, e]));
@@ -51,9 +85,7 @@ export function checkStepInvariants(
 
   for (const b of next.batches) {
     const before = prevBatches.get(b.id);
-    if (before && !isReachable('batch', before.status, b.status)) {
-      v.push(`batch ${b.id} ${before.status} -> ${b.status}`);
-    }
+    checkStatus('batch', b.id, before?.status, b.status);
     if (b.status === 'landed' && before && before.status !== 'landed') {
       if (batchOutcome(b, required) !== 'passed') v.push(`${b.id} landed without passing checks`);
       if (before.status !== 'merging' && before.status !== 'reconciling') {
@@ -78,18 +110,30 @@ export function checkStepInvariants(
     }
   }
 
+  const prevEntries = new Map(prev.entries.map((e) => [e.id, e]));
   for (const e of prev.entries) {
-    const after = nextEntries.get(e.id);
-    if (!after) {
-      if (!FINAL_ENTRY_STATUSES.includes(e.status)) v.push(`entry ${e.id} lost while ${e.status}`);
-      continue;
-    }
-    if (!isReachable('entry', e.status, after.status)) {
-      v.push(`entry ${e.id} ${e.status} -> ${after.status}`);
+    if (!nextEntries.has(e.id) && !FINAL_ENTRY_STATUSES.includes(e.status)) {
+      v.push(`entry ${e.id} lost while ${e.status}`);
     }
   }
+  for (const e of next.entries) checkStatus('entry', e.id, prevEntries.get(e.id)?.status, e.status);
   for (const e of next.entries) checkEntry(e, nextBatches, holder, v);
+  if (steps) {
+    for (const key of steps.keys()) v.push(`status steps recorded for ${key}, which is not in the state`);
+  }
   return v;
+}
+
+function groupSteps(transitions: readonly StatusTransition[] | undefined): Map<string, StatusTransition[]> | null {
+  if (!transitions) return null;
+  const out = new Map<string, StatusTransition[]>();
+  for (const t of transitions) {
+    const key = `${t.subject}:${t.id}`;
+    const list = out.get(key) ?? [];
+    list.push(t);
+    out.set(key, list);
+  }
+  return out;
 }
 
 function checkBatchMembership(b: BatchState, entries: Map<string, EntryState>, v: string[]): void {
@@ -145,8 +189,14 @@ export class InvariantMonitor {
   private readonly finished = new Set<string>();
   readonly violations: string[] = [];
 
-  observe(prev: MergeQueueState, next: MergeQueueState, operations: readonly MergeQueueOperation[]): string[] {
-    const found = checkStepInvariants(prev, next, operations);
+  /** Pass the reducer's `transitions` so the status steps are checked one by one (see above). */
+  observe(
+    prev: MergeQueueState,
+    next: MergeQueueState,
+    operations: readonly MergeQueueOperation[],
+    transitions?: readonly StatusTransition[],
+  ): string[] {
+    const found = checkStepInvariants(prev, next, operations, transitions);
     const before = new Map(prev.entries.map((e) => [e.id, e.status]));
     for (const e of next.entries) {
       if (e.status === 'merged' && before.get(e.id) !== 'merged') {

@@ -134,7 +134,7 @@ class Harness {
   send(event: Ev): void {
     const prev = this.state;
     const result = reduceMergeQueue(prev, { ...event, at: this.now } as MergeQueueEvent);
-    const found = this.monitor.observe(prev, result.state, result.operations);
+    const found = this.monitor.observe(prev, result.state, result.operations, result.transitions);
     if (found.length > 0) throw new Error(`${found.join('; ')} after ${JSON.stringify(event)}`);
     if (result.state.revision < prev.revision) throw new Error('revision went down');
     this.state = result.state;

@@ -1,6 +1,7 @@
 import { QueueDriver } from './merge-queue.test-driver';
 import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
 import type { MergeQueueEvent } from './merge-queue.types';
+import { checkStepInvariants } from './merge-queue.invariants';
 
 function landAll(d: QueueDriver): void {
   for (let i = 0; i < 50; i++) {
@@ -13,8 +14,6 @@ function landAll(d: QueueDriver): void {
 }
 
 describe(reduceMergeQueue.name, () => {
-  afterEach(() => undefined);
-
   it('walks one PR through prepare, publish, startCi, checks and land, counting revisions', () => {
     const d = new QueueDriver();
     const ops = d.enqueue(1);
@@ -292,7 +291,13 @@ describe(reduceMergeQueue.name, () => {
     d.send({
       type: 'operationSucceeded',
       operationId: readBack.id,
-      readBack: { baseSha: land.kind === 'land' ? land.candidateSha : '', candidateSha: null, candidateLanded: true, published: true, ciStarted: true },
+      readBack: {
+        baseSha: land.kind === 'land' ? land.candidateSha : '',
+        candidateSha: land.kind === 'land' ? land.candidateSha : null,
+        candidateLanded: true,
+        published: true,
+        ciStarted: true,
+      },
     });
     expect(d.entry(1).status).toBe('merged');
     expect(d.entry(2).status).toBe('testing');
@@ -338,5 +343,161 @@ describe(reduceMergeQueue.name, () => {
     const one = run();
     expect(JSON.parse(JSON.stringify(one))).toEqual(one);
     expect(run()).toEqual(one);
+  });
+  describe('regressions', () => {
+    function readyBeforeStartCiOutcome() {
+      const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+      d.enqueue(1);
+      d.enqueue(2);
+      d.complete(['prepare', 'publish', 'cleanup']);
+      const [a, b] = d.live();
+      const startB = d.pending.find((o) => o.kind === 'startCi' && o.batchId === b.id);
+      if (!startB) throw new Error('no startCi for the second batch');
+      d.pending = d.pending.filter((o) => o !== startB);
+      d.complete(['startCi']);
+      // CI reports on the second candidate before its startCi outcome comes back
+      d.report(b.id, 'success');
+      expect(d.batch(b.id).status).toBe('ready');
+      return { d, a, b, startB };
+    }
+
+    it('A: a startCi that ends unknown after its checks passed does not throw and the batch lands', () => {
+      const { d, a, b, startB } = readyBeforeStartCiOutcome();
+      expect(() => d.send({ type: 'operationUnknown', operationId: startB.id })).not.toThrow();
+      expect(d.batch(b.id).status).toBe('ready');
+      expect(d.pending.some((o) => o.kind === 'readBack')).toBe(false);
+      d.report(a.id, 'success');
+      d.complete(['land', 'cleanup']);
+      expect([d.entry(1).status, d.entry(2).status]).toEqual(['merged', 'merged']);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('A: a startCi that fails after its checks passed does not withdraw the batch', () => {
+      const { d, a, b, startB } = readyBeforeStartCiOutcome();
+      d.send({ type: 'operationFailed', operationId: startB.id, reason: 'runner lost' });
+      expect(d.batch(b.id).status).toBe('ready');
+      d.report(a.id, 'success');
+      d.complete(['land', 'cleanup']);
+      expect([d.entry(1).status, d.entry(2).status]).toEqual(['merged', 'merged']);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('B: a PR removed while its batch merges never lands when the land turns out not to have happened', () => {
+      const d = new QueueDriver({ maxBatch: 2, minBatch: 2 });
+      d.send({ type: 'pause' });
+      d.enqueue(1);
+      d.enqueue(2);
+      d.send({ type: 'resume' });
+      d.complete();
+      const [b] = d.live();
+      d.report(b.id, 'success');
+      const land = d.take('land');
+      d.send({ type: 'remove', entryId: 'e1' });
+      d.send({ type: 'operationUnknown', operationId: land.id });
+      const readBack = d.take('readBack');
+      d.send({
+        type: 'operationSucceeded',
+        operationId: readBack.id,
+        readBack: { baseSha: 'base0', candidateSha: d.batch(b.id).candidateSha, candidateLanded: false, published: true, ciStarted: true },
+      });
+      expect(d.batch(b.id).status).toBe('withdrawn');
+      expect(d.entry(1).status).toBe('removed');
+      landAll(d);
+      expect(d.entry(1).status).toBe('removed');
+      expect(d.entry(2).status).toBe('merged');
+      const lands = d.issued.filter((o) => o.kind === 'land');
+      expect(lands.filter((o) => o.batchId === b.id)).toHaveLength(1);
+      expect(lands.some((o) => o.kind === 'land' && o.prNumbers.includes(1) && o !== land)).toBe(false);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('B: a new head while the batch merges re-queues the PR with that head when the land did not happen', () => {
+      const d = new QueueDriver();
+      d.enqueue(1);
+      d.complete();
+      const [b] = d.live();
+      d.report(b.id, 'success');
+      const land = d.take('land');
+      d.send({ type: 'headUpdated', entryId: 'e1', headSha: 'h1b' });
+      d.send({ type: 'operationUnknown', operationId: land.id });
+      const readBack = d.take('readBack');
+      d.send({
+        type: 'operationSucceeded',
+        operationId: readBack.id,
+        readBack: { baseSha: 'base0', candidateSha: d.batch(b.id).candidateSha, candidateLanded: false, published: true, ciStarted: true },
+      });
+      expect(d.batch(b.id).status).toBe('withdrawn');
+      expect(d.entry(1).headSha).toBe('h1b');
+      expect(d.entry(1).batchId).not.toBe(b.id);
+      const prepare = d.take('prepare');
+      expect(prepare).toMatchObject({ heads: [{ entryId: 'e1', headSha: 'h1b' }] });
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('C: an urgent PR enqueued while paused withdraws nothing until resume', () => {
+      const d = new QueueDriver({ maxBatch: 1, minChainSuccess: 0 });
+      d.enqueue(1);
+      d.enqueue(2);
+      d.complete();
+      const running = d.live().map((b) => b.id);
+      d.send({ type: 'pause' });
+      const ops = d.enqueue(9, 100);
+      expect(ops).toEqual([]);
+      expect(d.live().map((b) => b.id)).toEqual(running);
+      expect(d.state.batches.some((b) => b.status === 'withdrawn')).toBe(false);
+      d.send({ type: 'setPriority', entryId: 'e9', priority: 200 });
+      expect(d.state.batches.some((b) => b.status === 'withdrawn')).toBe(false);
+      const resumed = d.send({ type: 'resume' });
+      expect(running.map((id) => d.batch(id).status)).toEqual(['withdrawn', 'withdrawn']);
+      expect(resumed.filter((o) => o.kind === 'cleanup')).toHaveLength(2);
+      expect(d.live()[0].prNumbers).toEqual([9]);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('D: the invariant checker rejects a status change that skips a step of the table', () => {
+      const d = new QueueDriver();
+      d.send({ type: 'pause' });
+      d.enqueue(1);
+      const prev = d.state;
+      const forged = {
+        ...prev,
+        revision: prev.revision + 1,
+        entries: prev.entries.map((e) => ({ ...e, status: 'merged' as const })),
+      };
+      // nothing recorded: the jump is unexplained
+      expect(checkStepInvariants(prev, forged, [], [])).toContain('entry e1 queued -> merged');
+      // a recorded step that is not in the table
+      const skip = [{ subject: 'entry' as const, id: 'e1', from: 'queued', to: 'merged' }];
+      expect(checkStepInvariants(prev, forged, [], skip)).toContain(
+        'entry e1 recorded step queued -> merged while queued',
+      );
+      // a chain of allowed single steps explains it
+      const chain = [
+        { subject: 'entry' as const, id: 'e1', from: 'queued', to: 'testing' },
+        { subject: 'entry' as const, id: 'e1', from: 'testing', to: 'merging' },
+        { subject: 'entry' as const, id: 'e1', from: 'merging', to: 'merged' },
+      ];
+      expect(checkStepInvariants(prev, forged, [], chain)).toEqual([]);
+    });
+
+    it('D: the reducer records each status step it takes within one event', () => {
+      const d = new QueueDriver();
+      d.enqueue(1);
+      d.complete();
+      const [b] = d.live();
+      const result = reduceMergeQueue(d.state, {
+        type: 'checkReported',
+        at: 0,
+        batchId: b.id,
+        candidateSha: b.candidateSha ?? '',
+        name: 'ci',
+        state: 'success',
+      });
+      expect(result.transitions.filter((t) => t.id === b.id).map((t) => `${t.from}->${t.to}`)).toEqual([
+        'testing->ready',
+        'ready->merging',
+      ]);
+      expect(checkStepInvariants(d.state, result.state, result.operations, result.transitions)).toEqual([]);
+    });
   });
 });

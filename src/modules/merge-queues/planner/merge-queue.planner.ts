@@ -19,6 +19,7 @@ import type {
   PlannerConfig,
   PlannerResult,
   ReadBackFacts,
+  StatusTransition,
 } from './merge-queue.types';
 
 export const DEFAULT_PLANNER_CONFIG: PlannerConfig = {
@@ -73,6 +74,8 @@ export function createMergeQueueState(input: {
 interface Ctx {
   s: MergeQueueState;
   ops: MergeQueueOperation[];
+  /** Every status step taken in this event, recorded by the asserting setters. */
+  transitions: StatusTransition[];
   changed: boolean;
   at: number;
   entryById: Map<string, EntryState>;
@@ -93,6 +96,7 @@ export function reduceMergeQueue(state: MergeQueueState, event: MergeQueueEvent)
   const ctx: Ctx = {
     s,
     ops: [],
+    transitions: [],
     changed: false,
     at: event.at,
     entryById: new Map(),
@@ -103,22 +107,24 @@ export function reduceMergeQueue(state: MergeQueueState, event: MergeQueueEvent)
   for (const e of s.entries) ctx.entryById.set(e.id, e);
   for (const b of s.batches) ctx.batchById.set(b.id, b);
   applyEvent(ctx, event);
-  if (!ctx.changed) return { state, operations: [] };
+  if (!ctx.changed) return { state, operations: [], transitions: [] };
   maintain(ctx);
   s.revision = state.revision + 1;
-  return { state: s, operations: ctx.ops };
+  return { state: s, operations: ctx.ops, transitions: ctx.transitions };
 }
 
 /** Runs a sequence of events through the reducer; a convenience for tests and replays. */
 export function reduceAll(state: MergeQueueState, events: readonly MergeQueueEvent[]): PlannerResult {
   let current = state;
   const operations: MergeQueueOperation[] = [];
+  const transitions: StatusTransition[] = [];
   for (const event of events) {
     const result = reduceMergeQueue(current, event);
     current = result.state;
     operations.push(...result.operations);
+    transitions.push(...result.transitions);
   }
-  return { state: current, operations };
+  return { state: current, operations, transitions };
 }
 
 /** A required check's combined result on the batch's candidate. */
@@ -169,6 +175,7 @@ function nextId(ctx: Ctx, kind: 'batch' | 'operation' | 'group'): string {
 function setQueueStatus(ctx: Ctx, to: MergeQueueStatus): void {
   if (ctx.s.status === to) return;
   assertQueueTransition(ctx.s.status, to);
+  ctx.transitions.push({ subject: 'queue', id: 'queue', from: ctx.s.status, to });
   ctx.s.status = to;
   ctx.changed = true;
 }
@@ -176,6 +183,7 @@ function setQueueStatus(ctx: Ctx, to: MergeQueueStatus): void {
 function setBatchStatus(ctx: Ctx, b: BatchState, to: MergeQueueBatchStatus): void {
   if (b.status === to) return;
   assertBatchTransition(b.status, to, b.id);
+  ctx.transitions.push({ subject: 'batch', id: b.id, from: b.status, to });
   b.status = to;
   ctx.changed = true;
 }
@@ -183,6 +191,7 @@ function setBatchStatus(ctx: Ctx, b: BatchState, to: MergeQueueBatchStatus): voi
 function setEntryStatus(ctx: Ctx, e: EntryState, to: MergeQueueEntryStatus): void {
   if (e.status === to) return;
   assertEntryTransition(e.status, to, e.id);
+  ctx.transitions.push({ subject: 'entry', id: e.id, from: e.status, to });
   e.status = to;
   ctx.changed = true;
 }
@@ -326,7 +335,9 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
       if (ctx.s.status === 'idle' || ctx.s.status === 'active') setQueueStatus(ctx, 'paused');
       return;
     case 'resume':
-      if (ctx.s.status === 'paused') setQueueStatus(ctx, 'active');
+      if (ctx.s.status !== 'paused') return;
+      setQueueStatus(ctx, 'active');
+      applyUrgentRuleToAll(ctx);
       return;
     case 'disable':
       if (ctx.s.status === 'disabled') return;
@@ -345,6 +356,7 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
       if (ctx.s.status !== 'migrating') return;
       setQueueStatus(ctx, 'active');
       moveBase(ctx, ev.baseSha);
+      applyUrgentRuleToAll(ctx);
       return;
     case 'baseMoved':
       moveBase(ctx, ev.baseSha);
@@ -463,8 +475,12 @@ function onSetPriority(ctx: Ctx, entryId: string, priority: number): void {
  * Urgent rule: a queued entry at or above `urgentPriority` withdraws every batch that is still
  * preparing or testing and holds no urgent entry, so the urgent PR is tested next on the base.
  * Batches that are ready, merging or reconciling are kept: they are about to land anyway.
+ * The rule applies only while the queue plans (idle or active): a paused, migrating or disabled
+ * queue lets the CI runs that already exist finish, and resume applies the rule to every urgent
+ * entry still queued.
  */
 function applyUrgentRule(ctx: Ctx, e: EntryState): void {
+  if (ctx.s.status !== 'idle' && ctx.s.status !== 'active') return;
   const urgent = ctx.s.config.urgentPriority;
   if (e.priority < urgent || e.status !== 'queued' || e.setAside) return;
   for (const b of liveBatches(ctx)) {
@@ -472,6 +488,10 @@ function applyUrgentRule(ctx: Ctx, e: EntryState): void {
     const holdsUrgent = entriesOf(ctx, b).some((x) => x.priority >= urgent);
     if (!holdsUrgent) withdraw(ctx, b, `urgent #${e.number} jumps the queue`);
   }
+}
+
+function applyUrgentRuleToAll(ctx: Ctx): void {
+  for (const e of ctx.s.entries) applyUrgentRule(ctx, e);
 }
 
 function onTick(ctx: Ctx): void {
@@ -499,8 +519,15 @@ function onCheck(
   state: 'pending' | 'success' | 'failure',
 ): void {
   const b = ctx.batchById.get(batchId);
-  if (!b || isFinalBatch(b) || b.candidateSha !== candidateSha || state === 'pending') return;
+  if (!b || isFinalBatch(b) || b.candidateSha !== candidateSha) return;
   if (b.status !== 'testing' && b.status !== 'reconciling') return;
+  // A check report on the candidate proves CI started: the startCi is done whatever its executor
+  // reports later (its late outcome is then ignored).
+  if (b.status === 'testing' && isUnfinishedStartCi(b)) {
+    b.operation = null;
+    ctx.changed = true;
+  }
+  if (state === 'pending') return;
   const check = b.checks.find((c) => c.name === name);
   if (!check || check.state !== 'pending') return;
   check.state = state;
@@ -512,6 +539,23 @@ function onCheck(
     }
     setBatchStatus(ctx, b, 'ready');
   }
+}
+
+function isUnfinishedStartCi(b: BatchState): boolean {
+  // A finished operation is cleared at once, so a startCi still recorded is unfinished.
+  return b.operation?.kind === 'startCi';
+}
+
+/**
+ * A startCi outcome that arrives once the batch is past `testing` (its checks already reported) is
+ * stale: CI evidently ran. The operation is cleared and the outcome otherwise ignored, so neither
+ * `failed` (withdraw) nor `unknown` (ready -> reconciling, not in the table) applies to it.
+ */
+function isLateStartCi(ctx: Ctx, b: BatchState): boolean {
+  if (b.operation?.kind !== 'startCi' || b.status === 'testing') return false;
+  b.operation = null;
+  ctx.changed = true;
+  return true;
 }
 
 function onSucceeded(
@@ -528,6 +572,7 @@ function onSucceeded(
   }
   const b = findByOperation(ctx, operationId);
   if (!b || !b.operation) return;
+  if (isLateStartCi(ctx, b)) return;
   const kind = b.operation.kind;
   if (kind === 'readBack') {
     if (!facts) return reissueReadBack(ctx, b);
@@ -561,6 +606,7 @@ function onFailed(
   if (cleanup) return reissueCleanup(ctx, cleanup.operationId);
   const b = findByOperation(ctx, operationId);
   if (!b || !b.operation) return;
+  if (isLateStartCi(ctx, b)) return;
   const kind = b.operation.kind;
   if (kind === 'readBack') return reissueReadBack(ctx, b);
   b.operation = null;
@@ -584,6 +630,7 @@ function onUnknown(ctx: Ctx, operationId: string): void {
   if (cleanup) return reissueCleanup(ctx, cleanup.operationId);
   const b = findByOperation(ctx, operationId);
   if (!b || !b.operation) return;
+  if (isLateStartCi(ctx, b)) return;
   if (b.operation.kind === 'readBack') return reissueReadBack(ctx, b);
   b.interruptedKind = b.operation.kind;
   setBatchStatus(ctx, b, 'reconciling');
@@ -620,6 +667,12 @@ function resolveReadBack(ctx: Ctx, b: BatchState, facts: ReadBackFacts): void {
   switch (interrupted) {
     case 'land':
       if (b.candidateSha !== null && facts.candidateLanded) return landBatch(ctx, b, facts.baseSha);
+      // Not landed: a removal or new head that arrived while the land was in flight must not be
+      // merged by the next land, so the batch is withdrawn and the deferred change applied.
+      if (b.withdrawOnResolve || entriesOf(ctx, b).some((e) => e.pendingRemoval || e.pendingHeadSha !== null)) {
+        b.withdrawOnResolve = false;
+        return withdraw(ctx, b, 'entry removed or updated while landing', true);
+      }
       for (const e of entriesOf(ctx, b)) if (e.status === 'merging') setEntryStatus(ctx, e, 'testing');
       setBatchStatus(ctx, b, 'ready');
       break;

@@ -29,7 +29,7 @@ export class QueueDriver {
   send(event: EventWithoutTime): MergeQueueOperation[] {
     const prev = this.state;
     const result = reduceMergeQueue(prev, { ...event, at: this.now } as MergeQueueEvent);
-    this.monitor.observe(prev, result.state, result.operations);
+    this.monitor.observe(prev, result.state, result.operations, result.transitions);
     this.state = result.state;
     this.pending.push(...result.operations);
     this.issued.push(...result.operations);

@@ -251,7 +251,21 @@ export type MergeQueueOperation =
     }
   | { id: string; kind: 'cleanup'; batchId: string; candidateSha: string | null };
 
+/** One status step the reducer took, in order; every step was checked against its table. */
+export interface StatusTransition {
+  subject: 'queue' | 'batch' | 'entry';
+  /** The batch or entry id, or 'queue'. */
+  id: string;
+  from: string;
+  to: string;
+}
+
 export interface PlannerResult {
   state: MergeQueueState;
   operations: MergeQueueOperation[];
+  /**
+   * The status steps taken within this event, in order (one event may take several, e.g. a batch
+   * testing -> ready -> merging). Empty when the state did not change.
+   */
+  transitions: StatusTransition[];
 }
