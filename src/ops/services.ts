@@ -154,12 +154,14 @@ export async function provideServices(): Promise<ProvidedServices> {
     if (problem) throw new ProvisioningError(`DATABASE_URL is set but Postgres does not answer: ${problem}`);
     postgresServerUrl = serverUrl;
     describe.push('postgres: DATABASE_URL');
-  } else if (force !== 'embedded' && (await portAnswers('127.0.0.1', 5432)) && !(await postgresAnswers('postgresql://postgres@127.0.0.1:5432'))) {
-    postgresServerUrl = 'postgresql://postgres@127.0.0.1:5432';
-    describe.push('postgres: local 127.0.0.1:5432');
-  } else if (force !== 'embedded' && (await portAnswers('127.0.0.1', 5432)) && !(await postgresAnswers('postgresql://postgres:postgres@127.0.0.1:5432'))) {
-    postgresServerUrl = 'postgresql://postgres:postgres@127.0.0.1:5432';
-    describe.push('postgres: local 127.0.0.1:5432');
+  } else if (force !== 'embedded' && (await portAnswers('127.0.0.1', 5432))) {
+    // Trust auth first, then the password docker-compose.yml sets.
+    for (const url of ['postgresql://postgres@127.0.0.1:5432', 'postgresql://postgres:postgres@127.0.0.1:5432']) {
+      if (await postgresAnswers(url)) continue;
+      postgresServerUrl = url;
+      describe.push('postgres: local 127.0.0.1:5432');
+      break;
+    }
   }
   if (process.env.REDIS_URL) {
     if (!(await redisAnswers(process.env.REDIS_URL))) throw new ProvisioningError('REDIS_URL is set but Redis does not answer');

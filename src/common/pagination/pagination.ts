@@ -64,22 +64,6 @@ export interface ListSource<Row> {
 
 const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }];
 
-/** The part of a Prisma model delegate that keyset pagination needs. */
-export interface PageableDelegate<Row> {
-  findMany(args: { where: object; orderBy: object[]; take: number }): Promise<Row[]>;
-  count(args: { where: object }): Promise<number>;
-}
-
-/** Rows of one model under `where`: the page and the count run as two queries, concurrently. */
-export function fromDelegate<Row>(delegate: PageableDelegate<Row>, where: object): ListSource<Row> {
-  return {
-    async fetch(keyset, take) {
-      const [rows, totalCount] = await Promise.all([delegate.findMany({ where: keyset ? { AND: [where, keyset] } : where, orderBy: NEWEST_FIRST, take }), delegate.count({ where })]);
-      return { rows, totalCount };
-    },
-  };
-}
-
 /** The organization relations listed through `fromOrganization`, with their row types. */
 export interface OrganizationLists {
   projects: Project;

@@ -65,7 +65,7 @@ export class ApiKeysService {
     const row = await this.prisma.apiKey.findFirst({ where: { id, organizationId: principal.organizationId } });
     if (!row) throw new AppError('API_KEY_NOT_FOUND', { metadata: { id } });
     if (row.ownerId !== principal.actorId && !roleAtLeast(principal.role, 'ADMIN')) throw new AppError('FORBIDDEN');
-    if (!row.revokedAt) await this.prisma.apiKey.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
+    if (!row.revokedAt) await this.prisma.apiKey.updateMany({ where: { id: row.id, organizationId: principal.organizationId }, data: { revokedAt: new Date() } });
     await this.authenticator.invalidate({ tokenHash: row.tokenHash });
   }
 
