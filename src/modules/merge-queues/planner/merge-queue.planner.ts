@@ -1,5 +1,14 @@
 import { batchDepthFor, ewma, mayExtendChain, nextBatchSize } from './batch-depth';
 import {
+  type CiDurationModel,
+  expectedCiMs,
+  expectedRemainingMs,
+  heavyThresholdMs,
+  observeLandedWeight,
+  observePassingRun,
+  posteriorAfterRun,
+} from './ci-weight';
+import {
   assertBatchTransition,
   assertEntryTransition,
   assertQueueTransition,
@@ -37,6 +46,10 @@ export const DEFAULT_PLANNER_CONFIG: PlannerConfig = {
   minChainSuccess: 0.1,
   initialCiDurationMs: 27 * 60 * 1000,
   probeShare: 0.5,
+  heavyCiFactor: 1.75,
+  restartMargin: 1.25,
+  speculationTolerance: 0.5,
+  initialHeavyRate: 0.1,
 };
 
 /** A fresh queue on `baseSha`; throws on a configuration the planner cannot honour. */
@@ -64,6 +77,10 @@ export function createMergeQueueState(input: {
       failureRate: config.initialFailureRate,
       batchFailureRate: 1 - Math.pow(1 - config.initialFailureRate, 4),
       ciDurationMs: config.initialCiDurationMs,
+      lightCiMs: config.initialCiDurationMs,
+      heavyCiMs: 2.5 * config.initialCiDurationMs,
+      heavyRate: config.initialHeavyRate,
+      restartedBatches: 0,
       landedBatches: 0,
       failedBatches: 0,
     },
@@ -154,6 +171,7 @@ function cloneState(s: MergeQueueState): MergeQueueState {
       ...b,
       entryIds: [...b.entryIds],
       prNumbers: [...b.prNumbers],
+      ciContentIds: [...b.ciContentIds],
       checks: b.checks.map((c) => ({ ...c })),
       operation: b.operation ? { ...b.operation } : null,
     })),
@@ -233,6 +251,7 @@ function resetEvidence(e: EntryState): void {
   e.failuresAlone = 0;
   e.suspectGroup = null;
   e.cleared = false;
+  e.heavyProbability = null;
 }
 
 /** Takes an entry out of its batch, applying a removal or head update deferred while sealed. */
@@ -296,6 +315,8 @@ function createBatch(
     candidateSha: null,
     published: false,
     ciStartedAt: null,
+    ciContentIds: [],
+    ciSeenHeavy: false,
     checks: [],
     failureReason: null,
     operation: null,
@@ -411,6 +432,7 @@ function onEnqueue(ctx: Ctx, input: EnqueueInput): void {
     cleared: false,
     pendingHeadSha: null,
     pendingRemoval: false,
+    heavyProbability: null,
   };
   ctx.s.entries.push(e);
   ctx.entryById.set(e.id, e);
@@ -495,6 +517,7 @@ function applyUrgentRuleToAll(ctx: Ctx): void {
 }
 
 function onTick(ctx: Ctx): void {
+  noteLongRuns(ctx);
   const { checkTimeoutMs, requiredChecks } = ctx.s.config;
   for (const b of ctx.s.batches) {
     if (b.status !== 'testing' || b.ciStartedAt === null) continue;
@@ -534,10 +557,74 @@ function onCheck(
   ctx.changed = true;
   if (state === 'failure') b.failureReason = `check ${name} failed`;
   if (b.status === 'testing' && outcome(ctx, b) === 'passed') {
-    if (b.ciStartedAt !== null) {
-      ctx.s.stats.ciDurationMs = ewma(ctx.s.stats.ciDurationMs, 0.1, ctx.at - b.ciStartedAt);
-    }
+    if (b.ciStartedAt !== null) learnFromPassingRun(ctx, b, ctx.at - b.ciStartedAt);
     setBatchStatus(ctx, b, 'ready');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CI weight: which PRs make the runs that hold them long (see ci-weight.ts)
+
+function durationModel(ctx: Ctx): CiDurationModel {
+  const { lightCiMs, heavyCiMs, heavyRate } = ctx.s.stats;
+  return { lightCiMs, heavyCiMs, heavyRate };
+}
+
+function heavyProbabilities(ctx: Ctx, ids: readonly string[]): (number | null)[] {
+  return ids.map((id) => ctx.entryById.get(id)?.heavyProbability ?? null);
+}
+
+/** Bayes' update of the entries a run held, once the run was seen light or heavy. */
+function learnWeights(ctx: Ctx, b: BatchState, seenHeavy: boolean): void {
+  const posterior = posteriorAfterRun(heavyProbabilities(ctx, b.ciContentIds), seenHeavy, durationModel(ctx));
+  b.ciContentIds.forEach((id, i) => {
+    const e = ctx.entryById.get(id);
+    if (e && e.heavyProbability !== posterior[i]) e.heavyProbability = posterior[i];
+  });
+  ctx.changed = true;
+}
+
+function learnFromPassingRun(ctx: Ctx, b: BatchState, durationMs: number): void {
+  const { stats, config } = ctx.s;
+  stats.ciDurationMs = ewma(stats.ciDurationMs, 0.1, durationMs);
+  const learned = observePassingRun(durationModel(ctx), durationMs, config.heavyCiFactor);
+  Object.assign(stats, learned.model);
+  // A run already seen heavy while it was running has taught its entries that once.
+  if (!b.ciSeenHeavy) learnWeights(ctx, b, learned.heavy);
+}
+
+/** A run still pending past the heavy threshold already says that something it holds is heavy. */
+function noteLongRuns(ctx: Ctx): void {
+  const threshold = heavyThresholdMs(durationModel(ctx), ctx.s.config.heavyCiFactor);
+  for (const b of ctx.s.batches) {
+    if (b.status !== 'testing' || b.ciStartedAt === null || b.ciSeenHeavy) continue;
+    if (ctx.at - b.ciStartedAt <= threshold || outcome(ctx, b) !== 'pending') continue;
+    learnWeights(ctx, b, true);
+    b.ciSeenHeavy = true;
+  }
+}
+
+/**
+ * A speculative candidate whose CI started while PRs ahead of it were unlanded runs their tests
+ * too. Once those PRs have landed, the same candidate rebuilt on the new base would run only the
+ * rest: when the learned durations say a fresh run ends sooner than the running one (heavy PRs
+ * have landed, the rest are light), the batch is withdrawn and its PRs planned again at once.
+ */
+function restartRunsOfLandedWork(ctx: Ctx): void {
+  const model = durationModel(ctx);
+  const { restartMargin, heavyCiFactor } = ctx.s.config;
+  for (const b of ctx.s.batches) {
+    if (b.role !== 'chain' || b.status !== 'testing' || b.ciStartedAt === null) continue;
+    if (outcome(ctx, b) !== 'pending' || b.operation !== null) continue;
+    const landed = b.ciContentIds.filter((id) => ctx.entryById.get(id)?.status === 'merged');
+    if (landed.length === 0) continue;
+    const fresh = b.ciContentIds.filter((id) => !landed.includes(id));
+    const running = heavyProbabilities(ctx, b.ciContentIds);
+    const remaining = expectedRemainingMs(ctx.at, b.ciStartedAt, running, model, heavyCiFactor);
+    if (remaining <= expectedCiMs(heavyProbabilities(ctx, fresh), model) * restartMargin) continue;
+    const numbers = landed.map((id) => `#${ctx.entryById.get(id)?.number}`).join(', ');
+    ctx.s.stats.restartedBatches += 1;
+    withdraw(ctx, b, `restarted on the new base: its CI was still running the tests of ${numbers}, which landed`);
   }
 }
 
@@ -711,6 +798,7 @@ function landBatch(ctx: Ctx, b: BatchState, newBase: string | null): void {
     e.pendingRemoval = false;
     setEntryStatus(ctx, e, 'merged');
     s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 0);
+    Object.assign(s.stats, observeLandedWeight(durationModel(ctx), e.heavyProbability));
   }
   if (b.role === 'chain') s.stats.batchFailureRate = ewma(s.stats.batchFailureRate, 0.1, 0);
   s.stats.landedBatches += 1;
@@ -732,6 +820,8 @@ function maintain(ctx: Ctx): void {
     let guard = 0;
     while (settleOnce(ctx) && guard++ < 10_000);
     land(ctx);
+    noteLongRuns(ctx);
+    restartRunsOfLandedWork(ctx);
     planNewBatches(ctx);
     advanceOperations(ctx);
   }
@@ -939,11 +1029,48 @@ function planNewBatches(ctx: Ctx): void {
     while (cleared < queue.length && queue[cleared].cleared) cleared += 1;
     size = Math.max(size, Math.min(cleared, s.config.maxBatch));
     const taken = queue.slice(0, size);
+    if (tip && !speculationPays(ctx, tip, taken)) break;
     queue = queue.slice(size);
     tip = createBatch(ctx, 'chain', taken, tip);
     chainLength += 1;
     free -= 1;
   }
+}
+
+/**
+ * Whether stacking `taken` on the chain ending at `tip` is expected to land it sooner than waiting
+ * for the chain to land and testing it on the new base. A candidate on the chain runs the tests of
+ * every unlanded PR ahead, so behind a heavy PR it is heavy too; then waiting is often sooner
+ * (and frees the runner). Estimates come from the learned CI weights (ci-weight.ts).
+ */
+function speculationPays(ctx: Ctx, tip: BatchState, taken: readonly EntryState[]): boolean {
+  const model = durationModel(ctx);
+  const chain: BatchState[] = [];
+  for (let b: BatchState | undefined = tip; b; b = b.parentId ? ctx.batchById.get(b.parentId) : undefined) {
+    chain.unshift(b);
+  }
+  let chainLand = ctx.at;
+  const held: string[] = [];
+  for (const b of chain) {
+    held.push(...b.entryIds);
+    chainLand = Math.max(chainLand, ctx.at + expectedWaitUntilPassed(ctx, b, held, model));
+  }
+  const own = taken.map((e) => e.heavyProbability);
+  const stacked = Math.max(chainLand, ctx.at + expectedCiMs([...heavyProbabilities(ctx, held), ...own], model));
+  const waited = chainLand + expectedCiMs(own, model);
+  // Stacking keeps a runner busy and can be undone (restartRunsOfLandedWork), so it wins ties.
+  return stacked <= waited + ctx.s.config.speculationTolerance * model.lightCiMs;
+}
+
+/** Expected time from now until batch `b` (whose candidate holds `held`) has passed. */
+function expectedWaitUntilPassed(ctx: Ctx, b: BatchState, held: readonly string[], model: CiDurationModel): number {
+  const result = outcome(ctx, b);
+  if (result === 'passed' || b.status === 'ready' || b.status === 'merging') return 0;
+  if (b.status === 'testing' && b.ciStartedAt !== null && result === 'pending') {
+    const running = heavyProbabilities(ctx, b.ciContentIds);
+    return expectedRemainingMs(ctx.at, b.ciStartedAt, running, model, ctx.s.config.heavyCiFactor);
+  }
+  return expectedCiMs(heavyProbabilities(ctx, held), model);
 }
 
 /**
@@ -1033,6 +1160,8 @@ function advanceOperations(ctx: Ctx): void {
     } else {
       b.checks = s.config.requiredChecks.map((name) => ({ name, state: 'pending' as const }));
       b.ciStartedAt = ctx.at;
+      b.ciContentIds = [...unlandedAncestorEntries(ctx, b), ...b.entryIds];
+      b.ciSeenHeavy = false;
       setBatchStatus(ctx, b, 'testing');
       issue(ctx, b, {
         id: nextId(ctx, 'operation'),
@@ -1043,6 +1172,18 @@ function advanceOperations(ctx: Ctx): void {
       });
     }
   }
+}
+
+/** Entries of the live batches `b` is built on, nearest the base first. */
+function unlandedAncestorEntries(ctx: Ctx, b: BatchState): string[] {
+  const out: string[][] = [];
+  for (let id = b.parentId; id !== null; ) {
+    const parent = ctx.batchById.get(id);
+    if (!parent || parent.status === 'landed') break;
+    out.unshift(parent.entryIds);
+    id = parent.parentId;
+  }
+  return out.flat();
 }
 
 /** Drops the oldest final entries and batches beyond `historyLimit`; live ones are never dropped. */

@@ -67,6 +67,16 @@ export interface PlannerConfig {
   initialCiDurationMs: number;
   /** Share of the free runners isolation probes may take while chain work is waiting. */
   probeShare: number;
+  /** A run longer than this many times the light CI mean counts as heavy (see ci-weight.ts). */
+  heavyCiFactor: number;
+  /** A running candidate is restarted only when a fresh run is expected this many times sooner. */
+  restartMargin: number;
+  initialHeavyRate: number;
+  /**
+   * A batch is stacked on the chain unless waiting for the chain to land is expected to land it
+   * sooner by more than this many light CI runs.
+   */
+  speculationTolerance: number;
 }
 
 export interface MergeQueueCheck {
@@ -103,6 +113,11 @@ export interface EntryState {
   /** Head update or removal that arrived while a land was in flight; applied if it does not land. */
   pendingHeadSha: string | null;
   pendingRemoval: boolean;
+  /**
+   * Probability that CI is heavy (slow) whenever this PR is in the candidate, learned from run
+   * durations (see ci-weight.ts); null until a run that held it has told something.
+   */
+  heavyProbability: number | null;
 }
 
 export type BatchRole = 'chain' | 'part';
@@ -122,6 +137,13 @@ export interface BatchState {
   candidateSha: string | null;
   published: boolean;
   ciStartedAt: number | null;
+  /**
+   * Entries whose changes the candidate held that were not on the base when its CI started: its
+   * own and those of the live batches it is built on. Their tests are what the run runs.
+   */
+  ciContentIds: string[];
+  /** The running CI already went past the heavy threshold, and the entries learned it. */
+  ciSeenHeavy: boolean;
   checks: MergeQueueCheck[];
   failureReason: string | null;
   operation: OperationRecord | null;
@@ -143,6 +165,14 @@ export interface PlannerStats {
   batchFailureRate: number;
   /** EWMA of the time from CI start to all required checks passing. */
   ciDurationMs: number;
+  /** EWMA of passing runs within the heavy threshold (see ci-weight.ts). */
+  lightCiMs: number;
+  /** EWMA of passing runs past the heavy threshold. */
+  heavyCiMs: number;
+  /** EWMA of the share of landed PRs known to be heavy. */
+  heavyRate: number;
+  /** Candidates withdrawn and rebuilt because their run still carried the tests of landed PRs. */
+  restartedBatches: number;
   landedBatches: number;
   failedBatches: number;
 }
