@@ -87,21 +87,50 @@ export function observeLandedWeight(model: CiDurationModel, probability: number 
 }
 
 /**
- * Expected time until a run that started at `ciStartedAt` over PRs of these probabilities ends. A
- * run already past the threshold is heavy; one past its expected end gets a quarter of a heavy
- * run more, since a lognormal tail that long rarely ends at once.
+ * Spread of one class of run durations, as the sigma of a lognormal. Only the conditional remaining
+ * time below depends on it, and only roughly.
+ */
+const DURATION_SIGMA = 0.5;
+
+/**
+ * Expected time until a run that started at `ciStartedAt` over PRs of these heavy probabilities
+ * ends, given that it is still running: a run still going long after a light one would have ended
+ * is most likely heavy, and a lognormal run that has gone on long has a long tail left.
  */
 export function expectedRemainingMs(
   now: number,
   ciStartedAt: number,
   probabilities: readonly (number | null)[],
   model: CiDurationModel,
-  factor: number,
 ): number {
-  const elapsed = now - ciStartedAt;
-  const expected =
-    elapsed > heavyThresholdMs(model, factor) ? model.heavyCiMs : expectedCiMs(probabilities, model);
-  return elapsed < expected ? expected - elapsed : 0.25 * model.heavyCiMs;
+  const elapsed = Math.max(0, now - ciStartedAt);
+  const heavy = runHeavyProbability(probabilities, model);
+  const h = lognormalTail(model.heavyCiMs, elapsed);
+  const l = lognormalTail(model.lightCiMs, elapsed);
+  const wHeavy = heavy * h.survival;
+  const wLight = (1 - heavy) * l.survival;
+  if (wHeavy + wLight <= 0) return 0.25 * model.heavyCiMs;
+  return (wHeavy * h.remaining + wLight * l.remaining) / (wHeavy + wLight);
+}
+
+/** P(D > t) and E[D - t | D > t] for a lognormal duration D with this mean and DURATION_SIGMA. */
+function lognormalTail(mean: number, t: number): { survival: number; remaining: number } {
+  if (t <= 0) return { survival: 1, remaining: mean };
+  const sigma = DURATION_SIGMA;
+  const mu = Math.log(mean) - (sigma * sigma) / 2;
+  const survival = normalCdf((mu - Math.log(t)) / sigma);
+  if (survival < 1e-9) return { survival: 0, remaining: 0.25 * mean };
+  const partial = mean * normalCdf((mu + sigma * sigma - Math.log(t)) / sigma);
+  return { survival, remaining: Math.max(0, partial / survival - t) };
+}
+
+/** Standard normal CDF (Abramowitz and Stegun 7.1.26, error below 1.5e-7). */
+export function normalCdf(x: number): number {
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * z);
+  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  const erf = 1 - poly * Math.exp(-z * z);
+  return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
 }
 
 function clamp01(x: number): number {

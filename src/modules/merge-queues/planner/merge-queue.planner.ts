@@ -612,7 +612,7 @@ function noteLongRuns(ctx: Ctx): void {
  */
 function restartRunsOfLandedWork(ctx: Ctx): void {
   const model = durationModel(ctx);
-  const { restartMargin, heavyCiFactor } = ctx.s.config;
+  const { restartMargin } = ctx.s.config;
   for (const b of ctx.s.batches) {
     if (b.role !== 'chain' || b.status !== 'testing' || b.ciStartedAt === null) continue;
     if (outcome(ctx, b) !== 'pending' || b.operation !== null) continue;
@@ -620,7 +620,7 @@ function restartRunsOfLandedWork(ctx: Ctx): void {
     if (landed.length === 0) continue;
     const fresh = b.ciContentIds.filter((id) => !landed.includes(id));
     const running = heavyProbabilities(ctx, b.ciContentIds);
-    const remaining = expectedRemainingMs(ctx.at, b.ciStartedAt, running, model, heavyCiFactor);
+    const remaining = expectedRemainingMs(ctx.at, b.ciStartedAt, running, model);
     if (remaining <= expectedCiMs(heavyProbabilities(ctx, fresh), model) * restartMargin) continue;
     const numbers = landed.map((id) => `#${ctx.entryById.get(id)?.number}`).join(', ');
     ctx.s.stats.restartedBatches += 1;
@@ -1068,7 +1068,7 @@ function expectedWaitUntilPassed(ctx: Ctx, b: BatchState, held: readonly string[
   if (result === 'passed' || b.status === 'ready' || b.status === 'merging') return 0;
   if (b.status === 'testing' && b.ciStartedAt !== null && result === 'pending') {
     const running = heavyProbabilities(ctx, b.ciContentIds);
-    return expectedRemainingMs(ctx.at, b.ciStartedAt, running, model, ctx.s.config.heavyCiFactor);
+    return expectedRemainingMs(ctx.at, b.ciStartedAt, running, model);
   }
   return expectedCiMs(heavyProbabilities(ctx, held), model);
 }
