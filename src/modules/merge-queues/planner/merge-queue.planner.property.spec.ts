@@ -127,7 +127,16 @@ class Harness {
   constructor(maxParallel: number, maxBatch: number) {
     this.state = createMergeQueueState({
       baseSha: 'base0',
-      config: { maxParallel, maxBatch, checkTimeoutMs: 50, historyLimit: 10_000, minChainSuccess: 0.1 },
+      // CI times on the scale of the ticks (1-40 ms), so runs are seen light and heavy and the
+      // restart and speculation rules of ci-weight.ts take part in every sequence.
+      config: {
+        maxParallel,
+        maxBatch,
+        checkTimeoutMs: 50,
+        historyLimit: 10_000,
+        minChainSuccess: 0.1,
+        initialCiDurationMs: 12,
+      },
     });
   }
 
@@ -246,6 +255,8 @@ class Harness {
 
 describe('merge-queue planner properties', () => {
   it('keeps every invariant under random event sequences and always comes to rest', () => {
+    let restarts = 0;
+    let heavySeen = 0;
     fc.assert(
       fc.property(
         fc.array(action, { minLength: 10, maxLength: 250, size: 'max' }),
@@ -255,6 +266,8 @@ describe('merge-queue planner properties', () => {
           const h = new Harness(maxParallel, maxBatch);
           for (const act of actions) h.step(act);
           h.drain();
+          restarts += h.state.stats.restartedBatches;
+          heavySeen += h.state.entries.filter((e) => (e.heavyProbability ?? 0) > 0.5).length;
           expect(h.world.violations).toEqual([]);
           expect(h.monitor.violations).toEqual([]);
           for (const e of h.state.entries) {
@@ -268,6 +281,9 @@ describe('merge-queue planner properties', () => {
       ),
       { numRuns: 300, seed: 20240611 },
     );
+    // the sequences did exercise the CI-weight rules, not only the rest of the planner
+    expect(restarts).toBeGreaterThan(0);
+    expect(heavySeen).toBeGreaterThan(0);
   });
 
   it('never lets revision decrease and never changes state on a replayed stale event', () => {
