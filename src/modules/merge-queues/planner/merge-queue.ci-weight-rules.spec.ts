@@ -11,7 +11,6 @@ function driver(config: Record<string, number> = {}): QueueDriver {
 function landNext(d: QueueDriver): void {
   d.succeed(d.take('land'));
 }
-
 describe('planner rules on CI weight', () => {
   it('a run still pending past the threshold teaches its entries that one of them is heavy', () => {
     const d = driver();
@@ -76,7 +75,7 @@ describe('planner rules on CI weight', () => {
   });
 
   /** PR 1 runs heavy; PR 2 is stacked on it at `stackAt`; PR 1 lands at 60 min. */
-  function heavyAhead(stackAt: number): QueueDriver {
+  function heavyAhead(stackAt: number, pauseBeforeLand = false): QueueDriver {
     const d = driver({ initialHeavyRate: 0.3, speculationTolerance: 100 });
     d.enqueue(1);
     d.complete([...START]);
@@ -88,7 +87,9 @@ describe('planner rules on CI weight', () => {
     expect(d.batch(d.entry(2).batchId ?? '').ciContentIds).toEqual(['e1', 'e2']);
     d.now = 60 * MIN;
     d.report(d.batch(d.entry(1).batchId ?? '').id, 'success');
-    landNext(d);
+    const land = d.take('land');
+    if (pauseBeforeLand) d.send({ type: 'pause' });
+    d.succeed(land);
     return d;
   }
 
@@ -115,19 +116,7 @@ describe('planner rules on CI weight', () => {
   });
 
   it('a paused queue restarts nothing: CI runs that exist may finish', () => {
-    const d = driver({ initialHeavyRate: 0.3, speculationTolerance: 100 });
-    d.enqueue(1);
-    d.complete([...START]);
-    d.now = 40 * MIN;
-    d.send({ type: 'tick' });
-    d.now = 58 * MIN;
-    d.enqueue(2);
-    d.complete([...START]);
-    d.now = 60 * MIN;
-    d.report(d.batch(d.entry(1).batchId ?? '').id, 'success');
-    const land = d.take('land');
-    d.send({ type: 'pause' });
-    d.succeed(land);
+    const d = heavyAhead(58 * MIN, true);
     expect(d.entry(1).status).toBe('merged');
     expect(d.batch(d.entry(2).batchId ?? '').status).toBe('testing');
     d.send({ type: 'resume' });
