@@ -41,16 +41,21 @@ describe('planner rules on CI weight', () => {
     expect(d.state.stats.lightCiMs).toBeCloseTo(19.8 * MIN, -3);
   });
 
-  it('does not stack a PR on a landing batch that holds a heavy PR: it waits and runs on the new base alone', () => {
+  /** PR 1's run passes after `minutes`; its batch is landing when PR 2 arrives. */
+  function landingAfterRun(minutes: number): { d: QueueDriver; b1: string } {
     const d = driver();
     d.enqueue(1);
     d.complete([...START]);
-    d.now = 60 * MIN;
+    d.now = minutes * MIN;
     const [b1] = d.live();
     d.report(b1.id, 'success');
     expect(d.batch(b1.id).status).toBe('merging');
-    d.now = 61 * MIN;
     d.enqueue(2);
+    return { d, b1: b1.id };
+  }
+
+  it('does not stack a PR on a landing batch that holds a heavy PR: it waits and runs on the new base alone', () => {
+    const { d } = landingAfterRun(60);
     expect(d.entry(2).status).toBe('queued');
     landNext(d);
     d.complete([...START]);
@@ -61,15 +66,9 @@ describe('planner rules on CI weight', () => {
   });
 
   it('stacks a PR on a landing batch whose run was light', () => {
-    const d = driver();
-    d.enqueue(1);
-    d.complete([...START]);
-    d.now = 15 * MIN;
-    const [b1] = d.live();
-    d.report(b1.id, 'success');
-    d.enqueue(2);
+    const { d, b1 } = landingAfterRun(15);
     const b2 = d.batch(d.entry(2).batchId ?? '');
-    expect(b2.parentId).toBe(b1.id);
+    expect(b2.parentId).toBe(b1);
     d.complete([...START]);
     expect(d.batch(b2.id).ciContentIds).toEqual(['e1', 'e2']);
   });

@@ -27,7 +27,7 @@ function learnWeights(ctx: Ctx, b: BatchState, seenHeavy: boolean): void {
   const posterior = posteriorAfterRun(heavyProbabilities(ctx, b.ciContentIds), seenHeavy, durationModel(ctx));
   b.ciContentIds.forEach((id, i) => {
     const e = ctx.entryById.get(id);
-    if (e && e.heavyProbability !== posterior[i]) e.heavyProbability = posterior[i];
+    if (e) e.heavyProbability = posterior[i];
   });
   ctx.changed = true;
 }

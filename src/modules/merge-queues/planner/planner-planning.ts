@@ -233,13 +233,9 @@ export function planNewBatches(ctx: Ctx): void {
  */
 function speculationPays(ctx: Ctx, tip: BatchState, taken: readonly EntryState[]): boolean {
   const model = durationModel(ctx);
-  const chain: BatchState[] = [];
-  for (let b: BatchState | undefined = tip; b; b = b.parentId ? ctx.batchById.get(b.parentId) : undefined) {
-    chain.unshift(b);
-  }
   let chainLand = ctx.at;
   const held: string[] = [];
-  for (const b of chain) {
+  for (const b of [...liveAncestors(ctx, tip), tip]) {
     held.push(...b.entryIds);
     chainLand = Math.max(chainLand, ctx.at + expectedWaitUntilPassed(ctx, b, held, model));
   }
@@ -348,7 +344,7 @@ export function advanceOperations(ctx: Ctx): void {
     } else {
       b.checks = s.config.requiredChecks.map((name) => ({ name, state: 'pending' as const }));
       b.ciStartedAt = ctx.at;
-      b.ciContentIds = [...unlandedAncestorEntries(ctx, b), ...b.entryIds];
+      b.ciContentIds = [...liveAncestors(ctx, b).flatMap((a) => a.entryIds), ...b.entryIds];
       b.ciSeenHeavy = false;
       setBatchStatus(ctx, b, 'testing');
       issue(ctx, b, {
@@ -362,16 +358,16 @@ export function advanceOperations(ctx: Ctx): void {
   }
 }
 
-/** Entries of the live batches `b` is built on, nearest the base first. */
-function unlandedAncestorEntries(ctx: Ctx, b: BatchState): string[] {
-  const out: string[][] = [];
+/** The unlanded batches `b` is built on, nearest the base first. */
+function liveAncestors(ctx: Ctx, b: BatchState): BatchState[] {
+  const out: BatchState[] = [];
   for (let id = b.parentId; id !== null; ) {
     const parent = ctx.batchById.get(id);
     if (!parent || parent.status === 'landed') break;
-    out.unshift(parent.entryIds);
+    out.unshift(parent);
     id = parent.parentId;
   }
-  return out.flat();
+  return out;
 }
 
 /** Drops the oldest final entries and batches beyond `historyLimit`; live ones are never dropped. */
