@@ -37,12 +37,12 @@ function dependenciesStale() {
 }
 
 if (dependenciesStale()) {
-  // npm install, not npm ci: the lockfile pins every version, but the registry mirror this project
-  // is built against records no entries for other platforms' optional binaries, which npm ci rejects.
-  console.log('› installing dependencies (npm install)…');
-  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  // npm ci: exactly the lockfile, as CI and Dockerfiles install. The lock lists every platform's
+  // optional binaries, so it is complete on any machine.
+  console.log('› installing dependencies (npm ci)…');
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
   if (result.status !== 0) {
-    console.error('npm install failed: check your network access to the npm registry and run it again.');
+    console.error('npm ci failed: if you changed package.json, run npm install to update package-lock.json; otherwise check your network access to the npm registry and run it again.');
     process.exit(result.status || 1);
   }
   writeFileSync(stampFile, manifestHash());
