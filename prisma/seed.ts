@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../src/generated/prisma/client';
-import { hashToken } from '../src/modules/api-keys/api-key-hash';
-import { apiKeyTokenSuffix, encodeApiKeyToken } from '../src/modules/api-keys/api-key-token';
+import { hashToken } from '../src/common/auth/api-key-hash';
+import { apiKeyTokenSuffix, encodeApiKeyToken } from '../src/common/auth/api-key-token';
 
 export const DEMO_ORGANIZATION = 'demo';
 const DEFAULT_TOKEN_FILE = join(__dirname, '..', '.data', 'demo-token');

@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { encodeApiKeyToken } from '@/modules/api-keys/api-key-token';
+import { encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { createTestApp } from '../support/app';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { concretePath, listRoutes, type RouteInfo } from '../support/routes';

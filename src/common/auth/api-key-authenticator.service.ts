@@ -5,8 +5,8 @@ import type { AppConfig } from '@/common/config/app-config';
 import { AppError } from '@/common/errors/app-error';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
-import { hashToken } from '@/modules/api-keys/api-key-hash';
-import { isWellFormedApiKeyToken } from '@/modules/api-keys/api-key-token';
+import { hashToken } from '@/common/auth/api-key-hash';
+import { isWellFormedApiKeyToken } from '@/common/auth/api-key-token';
 import { CredentialCache } from './credential-cache';
 import type { Principal } from './principal';
 

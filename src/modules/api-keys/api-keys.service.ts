@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service';
-import { hashToken } from './api-key-hash';
+import { hashToken } from '@/common/auth/api-key-hash';
 import type { Principal, Role } from '@/common/auth/principal';
 import { roleAtLeast } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ApiKeyOwnerType } from '@/generated/prisma/client';
-import { apiKeyTokenSuffix, encodeApiKeyToken } from './api-key-token';
+import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto, toApiKeyDto } from './dto/api-key.dto';
 
 export interface NewApiKey {

@@ -3,26 +3,19 @@
  * CRC-32 of that random part. The checksum lets the guard reject typos and garbage without a
  * lookup, and the prefix lets secret scanners recognise a leaked token.
  */
+import { crc32 as zlibCrc32 } from 'node:zlib';
+
 export const API_KEY_TOKEN_PREFIX = 'dpa_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 43; // ceil(256 / log2(62))
 const CHECKSUM_LENGTH = 6; // ceil(32 / log2(62))
 const TOKEN_PATTERN = new RegExp(`^${API_KEY_TOKEN_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
+/** Anything shaped like one of our tokens, anywhere in a text (for redaction): prefix + body + checksum. */
+export const API_KEY_TOKEN_SHAPE = new RegExp(`${API_KEY_TOKEN_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}`, 'g');
 
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
+/** CRC-32 (IEEE) of the text's UTF-8 bytes, from node:zlib. */
 export function crc32(text: string): number {
-  let crc = 0xffffffff;
-  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+  return zlibCrc32(text);
 }
 
 function toBase62(value: bigint, width: number): string {
