@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { ErrorCatalogue } from '@/common/errors/error-catalogue';
+import { errorCatalogue } from '@/common/errors/error-catalogue';
 import { createTestApp } from '../support/app';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 
@@ -17,7 +17,7 @@ class FailingController {
 }
 
 const ERROR_BODY_KEYS = ['code', 'message', 'action', 'description', 'details', 'isInternal', 'metadata', 'requestId'];
-const catalogueCodes = new Set<string>(Object.values(ErrorCatalogue).map((e) => e.code));
+const catalogueCodes = new Set<string>(errorCatalogue().map((e) => e.code));
 
 function expectErrorBody(body: Record<string, unknown>, code: string): void {
   expect(body.code).toBe(code);

@@ -9,6 +9,7 @@ import { hashToken } from '@/common/auth/api-key-hash';
 import { isWellFormedApiKeyToken } from '@/common/auth/api-key-token';
 import { CredentialCache } from './credential-cache';
 import type { Principal } from './principal';
+import { AuthErrors } from '@/common/errors/common.errors';
 
 export const CREDENTIAL_INVALIDATION_CHANNEL = 'dpa:auth:invalidate';
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -64,25 +65,25 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   }
 
   async authenticate(token: string): Promise<Principal> {
-    if (!isWellFormedApiKeyToken(token)) throw new AppError('INVALID_TOKEN');
+    if (!isWellFormedApiKeyToken(token)) throw new AppError(AuthErrors.INVALID_TOKEN);
     const tokenHash = hashToken(token);
     const now = Date.now();
     const cached = this.cache.get(tokenHash, now);
     if (cached) {
-      if (cached.expiresAt !== null && cached.expiresAt <= now) throw new AppError('TOKEN_EXPIRED');
+      if (cached.expiresAt !== null && cached.expiresAt <= now) throw new AppError(AuthErrors.TOKEN_EXPIRED);
       this.touch(cached.principal.apiKeyId, now);
       return cached.principal;
     }
     const epoch = this.cache.epoch;
     const key = await this.prisma.apiKey.findUnique({ where: { tokenHash } });
-    if (!key) throw new AppError('INVALID_TOKEN');
-    if (key.revokedAt) throw new AppError('TOKEN_REVOKED');
-    if (key.expiresAt && key.expiresAt.getTime() <= now) throw new AppError('TOKEN_EXPIRED');
+    if (!key) throw new AppError(AuthErrors.INVALID_TOKEN);
+    if (key.revokedAt) throw new AppError(AuthErrors.TOKEN_REVOKED);
+    if (key.expiresAt && key.expiresAt.getTime() <= now) throw new AppError(AuthErrors.TOKEN_EXPIRED);
     const owner =
       key.ownerType === 'MEMBERSHIP'
         ? await this.prisma.member.findFirst({ where: { id: key.ownerId, organizationId: key.organizationId } })
         : await this.prisma.serviceAccount.findFirst({ where: { id: key.ownerId, organizationId: key.organizationId } });
-    if (!owner) throw new AppError('INVALID_TOKEN');
+    if (!owner) throw new AppError(AuthErrors.INVALID_TOKEN);
     const principal: Principal = {
       organizationId: key.organizationId,
       actorId: owner.id,

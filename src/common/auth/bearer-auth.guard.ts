@@ -4,6 +4,7 @@ import { AppError } from '@/common/errors/app-error';
 import { ApiKeyAuthenticator } from './api-key-authenticator.service';
 import { IS_PUBLIC, MINIMUM_ROLE } from './auth.decorators';
 import { Principal, Role, roleAtLeast } from './principal';
+import { AuthErrors } from '@/common/errors/common.errors';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -20,14 +21,14 @@ export class BearerAuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined>; principal?: Principal }>();
     const header = request.headers.authorization;
-    if (!header) throw new AppError('UNAUTHENTICATED');
+    if (!header) throw new AppError(AuthErrors.UNAUTHENTICATED);
     const match = BEARER.exec(header);
-    if (!match) throw new AppError('INVALID_TOKEN', { message: 'The Authorization header must be `Bearer <token>`.' });
+    if (!match) throw new AppError(AuthErrors.INVALID_TOKEN, { message: 'The Authorization header must be `Bearer <token>`.' });
     const principal = await this.authenticator.authenticate(match[1]);
     request.principal = principal;
     const minimum = this.reflector.getAllAndOverride<Role | undefined>(MINIMUM_ROLE, targets);
     if (minimum && !roleAtLeast(principal.role, minimum)) {
-      throw new AppError('FORBIDDEN', { metadata: { requiredRole: minimum } });
+      throw new AppError(AuthErrors.FORBIDDEN, { metadata: { requiredRole: minimum } });
     }
     return true;
   }

@@ -17,6 +17,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.error({ err: exception, requestId: request.id, code: rendered.body.code }, 'request failed');
     }
     if (response.headersSent) return;
+    if (rendered.headers) response.set(rendered.headers);
     response.status(rendered.status).json(rendered.body);
   }
 }

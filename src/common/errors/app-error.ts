@@ -1,4 +1,4 @@
-import { ErrorCatalogue, ErrorCatalogueEntry, ErrorCatalogueKey } from './error-catalogue';
+import type { ErrorEntry } from './error-catalogue';
 import type { ErrorDetailSection } from './error-body';
 
 export interface AppErrorOptions {
@@ -7,19 +7,18 @@ export interface AppErrorOptions {
   details?: ErrorDetailSection[];
   metadata?: Record<string, unknown>;
   action?: { label: string; url: string };
+  /** Extra response headers, such as Retry-After. */
+  headers?: Record<string, string>;
   cause?: unknown;
 }
 
-/** A failure with a catalogue code. Services throw these; the exception filter renders them. */
+/** A failure with a catalogue entry. Services throw these; the exception filter renders them. */
 export class AppError extends Error {
-  readonly entry: ErrorCatalogueEntry;
-
   constructor(
-    key: ErrorCatalogueKey,
+    readonly entry: ErrorEntry,
     readonly options: AppErrorOptions = {},
   ) {
-    super(options.message ?? ErrorCatalogue[key].message, { cause: options.cause });
-    this.entry = ErrorCatalogue[key];
+    super(options.message ?? entry.message, { cause: options.cause });
   }
 
   get status(): number {

@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ErrorCatalogue } from './error-catalogue';
 
 export class ErrorActionDto {
   @ApiProperty() label: string;
@@ -15,7 +14,7 @@ export class ErrorDetailSectionDto {
 
 /** The spec's error body, returned by every failing request. */
 export class ErrorBodyDto {
-  @ApiProperty({ description: 'Full error code, `<service>:<Domain>:<CODE>`', enum: [...new Set(Object.values(ErrorCatalogue).map((e) => e.code))] })
+  @ApiProperty({ description: 'Full error code, `<service>:<Domain>:<CODE>`; the codes are listed in `x-error-catalogue`', pattern: '^[a-z]+:[A-Z][A-Za-z]+:[A-Z][A-Z0-9_]*$' })
   code: string;
   @ApiProperty() message: string;
   @ApiPropertyOptional({ type: ErrorActionDto }) action?: ErrorActionDto;

@@ -2,31 +2,34 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 import { Prisma } from '@/generated/prisma/client';
 import { AppError } from './app-error';
 import type { ErrorBody } from './error-body';
-import { ErrorCatalogue, ErrorCatalogueKey } from './error-catalogue';
+import { RequestErrors, AuthErrors, ResourceErrors, ServerErrors } from './common.errors';
+import type { ErrorEntry } from './error-catalogue';
+import { invalidFields } from './invalid-fields';
 
 export interface RenderedError {
   status: number;
   body: ErrorBody;
   /** Set for failures the caller did not cause; these are logged at error level. */
   internal: boolean;
+  /** Response headers that go with the error, such as Retry-After. */
+  headers?: Record<string, string>;
 }
 
-const HTTP_STATUS_TO_KEY: Partial<Record<number, ErrorCatalogueKey>> = {
-  [HttpStatus.BAD_REQUEST]: 'VALIDATION_FAILED',
-  [HttpStatus.UNAUTHORIZED]: 'UNAUTHENTICATED',
-  [HttpStatus.FORBIDDEN]: 'FORBIDDEN',
-  [HttpStatus.NOT_FOUND]: 'ROUTE_NOT_FOUND',
-  [HttpStatus.METHOD_NOT_ALLOWED]: 'METHOD_NOT_ALLOWED',
-  [HttpStatus.CONFLICT]: 'CONFLICT',
-  [HttpStatus.UNPROCESSABLE_ENTITY]: 'UNPROCESSABLE',
-  [HttpStatus.PAYLOAD_TOO_LARGE]: 'PAYLOAD_TOO_LARGE',
-  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'UNSUPPORTED_MEDIA_TYPE',
-  [HttpStatus.TOO_MANY_REQUESTS]: 'RATE_LIMITED',
-  [HttpStatus.SERVICE_UNAVAILABLE]: 'SERVICE_UNAVAILABLE',
+const HTTP_STATUS_TO_ENTRY: Partial<Record<number, ErrorEntry>> = {
+  [HttpStatus.BAD_REQUEST]: RequestErrors.VALIDATION_FAILED,
+  [HttpStatus.UNAUTHORIZED]: AuthErrors.UNAUTHENTICATED,
+  [HttpStatus.FORBIDDEN]: AuthErrors.FORBIDDEN,
+  [HttpStatus.NOT_FOUND]: RequestErrors.ROUTE_NOT_FOUND,
+  [HttpStatus.METHOD_NOT_ALLOWED]: RequestErrors.METHOD_NOT_ALLOWED,
+  [HttpStatus.CONFLICT]: ResourceErrors.CONFLICT,
+  [HttpStatus.UNPROCESSABLE_ENTITY]: RequestErrors.UNPROCESSABLE,
+  [HttpStatus.PAYLOAD_TOO_LARGE]: RequestErrors.PAYLOAD_TOO_LARGE,
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: RequestErrors.UNSUPPORTED_MEDIA_TYPE,
+  [HttpStatus.TOO_MANY_REQUESTS]: RequestErrors.RATE_LIMITED,
+  [HttpStatus.SERVICE_UNAVAILABLE]: ServerErrors.SERVICE_UNAVAILABLE,
 };
 
-function fromKey(key: ErrorCatalogueKey, extra: Partial<ErrorBody> = {}): RenderedError {
-  const entry = ErrorCatalogue[key];
+function fromEntry(entry: ErrorEntry, extra: Partial<ErrorBody> = {}): RenderedError {
   return { status: entry.status, body: { code: entry.code, message: entry.message, ...extra }, internal: false };
 }
 
@@ -34,12 +37,12 @@ function fromKey(key: ErrorCatalogueKey, extra: Partial<ErrorBody> = {}): Render
 function fromBodyParser(error: { type?: string; status?: number }): RenderedError | undefined {
   switch (error.type) {
     case 'entity.parse.failed':
-      return fromKey('MALFORMED_JSON');
+      return fromEntry(RequestErrors.MALFORMED_JSON);
     case 'entity.too.large':
-      return fromKey('PAYLOAD_TOO_LARGE');
+      return fromEntry(RequestErrors.PAYLOAD_TOO_LARGE);
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return fromKey('UNSUPPORTED_MEDIA_TYPE');
+      return fromEntry(RequestErrors.UNSUPPORTED_MEDIA_TYPE);
     default:
       return undefined;
   }
@@ -51,12 +54,12 @@ function fromPrisma(error: Prisma.PrismaClientKnownRequestError): RenderedError 
       const meta = error.meta as { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: string[] } } } } | undefined;
       const target = meta?.target ?? meta?.driverAdapterError?.cause?.constraint?.fields;
       const fields = Array.isArray(target) ? target.map(String) : [];
-      return fromKey('CONFLICT', fields.length ? { details: [{ title: 'Conflicting fields', render: 'list', items: fields }] } : {});
+      return fromEntry(ResourceErrors.CONFLICT, fields.length ? { details: [invalidFields(fields, 'Conflicting fields')] } : {});
     }
     case 'P2025':
-      return fromKey('NOT_FOUND');
+      return fromEntry(ResourceErrors.NOT_FOUND);
     case 'P2003':
-      return fromKey('INVALID_REFERENCE');
+      return fromEntry(ResourceErrors.INVALID_REFERENCE);
     default:
       return undefined;
   }
@@ -67,18 +70,18 @@ function fromHttpException(error: HttpException): RenderedError {
   const fromParser = error.cause && typeof error.cause === 'object' ? fromBodyParser(error.cause as { type?: string }) : undefined;
   if (fromParser) return fromParser;
   const status = error.getStatus();
-  const key = HTTP_STATUS_TO_KEY[status];
-  if (key) {
-    const rendered = fromKey(key);
+  const entry = HTTP_STATUS_TO_ENTRY[status];
+  if (entry) {
+    const rendered = fromEntry(entry);
     // Nest's own 404 for an unknown route says which route; keep that, it is not internal.
     const response = error.getResponse();
     const message = typeof response === 'object' && response && 'message' in response ? (response as { message: unknown }).message : undefined;
     if (typeof message === 'string' && status < 500) rendered.body.message = message;
     return rendered;
   }
-  if (status >= 500) return { ...fromKey('INTERNAL'), status, internal: true };
+  if (status >= 500) return { ...fromEntry(ServerErrors.INTERNAL), status, internal: true };
   // Any other client status keeps its number and gets the catalogue's generic client code.
-  return { ...fromKey('CLIENT_ERROR', { message: error.message }), status };
+  return { ...fromEntry(RequestErrors.CLIENT_ERROR, { message: error.message }), status };
 }
 
 /**
@@ -88,11 +91,12 @@ function fromHttpException(error: HttpException): RenderedError {
 export function renderError(error: unknown, options: { requestId?: string; superadmin?: boolean }): RenderedError {
   let rendered: RenderedError | undefined;
   if (error instanceof AppError) {
-    const { message, description, details, metadata, action } = error.options;
+    const { message, description, details, metadata, action, headers } = error.options;
     rendered = {
       status: error.status,
       body: { code: error.entry.code, message: message ?? error.entry.message, description, details, metadata, action },
-      internal: error.status >= 500,
+      internal: error.status >= 500 && error.status !== 503,
+      headers,
     };
   } else if (error instanceof HttpException) {
     rendered = fromHttpException(error);
@@ -103,7 +107,7 @@ export function renderError(error: unknown, options: { requestId?: string; super
   }
   if (!rendered) {
     const err = error instanceof Error ? error : new Error(String(error));
-    rendered = { ...fromKey('INTERNAL', { metadata: { name: err.name, message: err.message } }), internal: true };
+    rendered = { ...fromEntry(ServerErrors.INTERNAL, { metadata: { name: err.name, message: err.message } }), internal: true };
   }
   const body = rendered.body;
   if (rendered.internal) {

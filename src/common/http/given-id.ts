@@ -1,6 +1,7 @@
 import { Prisma } from '@/generated/prisma/client';
 import { AppError } from '@/common/errors/app-error';
-import type { ErrorCatalogueKey } from '@/common/errors/error-catalogue';
+import type { ErrorEntry } from '@/common/errors/error-catalogue';
+import { invalidFields } from '@/common/errors/invalid-fields';
 
 export const GIVEN_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -34,7 +35,7 @@ export function isUniqueViolation(error: unknown, field: string): boolean {
 export async function createWithGivenId<T>(
   name: string,
   explicit: string | undefined,
-  takenKey: ErrorCatalogueKey,
+  taken: ErrorEntry,
   create: (givenId: string) => Promise<T>,
 ): Promise<T> {
   const base = explicit ?? slugify(name);
@@ -44,8 +45,8 @@ export async function createWithGivenId<T>(
       return await create(givenId);
     } catch (error) {
       if (!isUniqueViolation(error, 'givenId')) throw error;
-      if (explicit) throw new AppError(takenKey, { metadata: { givenId }, details: [{ title: 'Invalid fields', render: 'list', items: ['data.givenId: is already taken'] }] });
+      if (explicit) throw new AppError(taken, { metadata: { givenId }, details: [invalidFields(['data.givenId: is already taken'])] });
     }
   }
-  throw new AppError(takenKey, { metadata: { givenId: base } });
+  throw new AppError(taken, { metadata: { givenId: base } });
 }

@@ -1,5 +1,7 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { AppError } from '@/common/errors/app-error';
+import { RequestErrors } from '@/common/errors/common.errors';
+import { capList, invalidFields } from '@/common/errors/invalid-fields';
 
 /** Fields the server owns: a request that sets one is told so, not just that it is unknown. */
 const READ_ONLY_FIELDS = new Set(['id', 'organizationId', 'createdAt', 'updatedAt', 'createdById', 'createdByName', 'token', 'keySuffix', 'lastUsedAt', 'ownerType', 'revision']);
@@ -32,16 +34,16 @@ export function validationErrorToAppError(errors: ValidationError[]): AppError {
   const readOnly = problems.filter((p) => p.unknown && READ_ONLY_FIELDS.has(p.path.split('.').pop() as string));
   const fields = problems.map((p) => p.path);
   if (readOnly.length > 0) {
-    return new AppError('READ_ONLY_FIELD', {
-      message: `Read-only field${readOnly.length > 1 ? 's' : ''} cannot be set: ${readOnly.map((p) => p.path).join(', ')}`,
-      details: [{ title: 'Invalid fields', render: 'list', items }],
-      metadata: { fields },
+    return new AppError(RequestErrors.READ_ONLY_FIELD, {
+      message: `Read-only field${readOnly.length > 1 ? 's' : ''} cannot be set: ${capList(readOnly.map((p) => p.path), 5).join(', ')}`,
+      details: [invalidFields(items)],
+      metadata: { fields: capList(fields) },
     });
   }
-  return new AppError('VALIDATION_FAILED', {
-    message: `Invalid request: ${items.slice(0, 3).join('; ')}${items.length > 3 ? '; …' : ''}`,
-    details: [{ title: 'Invalid fields', render: 'list', items }],
-    metadata: { fields },
+  return new AppError(RequestErrors.VALIDATION_FAILED, {
+    message: `Invalid request: ${capList(items, 3).join('; ')}`,
+    details: [invalidFields(items)],
+    metadata: { fields: capList(fields) },
   });
 }
 

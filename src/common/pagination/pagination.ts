@@ -2,6 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { AppError } from '@/common/errors/app-error';
+import { PaginationErrors } from '@/common/errors/common.errors';
+import { invalidFields } from '@/common/errors/invalid-fields';
 import type { ApiKey, ExecutionEnvironment, Project, ServiceAccount } from '@/generated/prisma/client';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -44,7 +46,7 @@ export function encodeCursor(position: KeysetPosition): string {
 }
 
 export function decodeCursor(cursor: string): KeysetPosition {
-  const invalid = () => new AppError('INVALID_CURSOR', { details: [{ title: 'Invalid query parameters', render: 'list', items: ['cursor: is not a cursor this list issued'] }], metadata: { field: 'cursor' } });
+  const invalid = () => new AppError(PaginationErrors.INVALID_CURSOR, { details: [invalidFields(['cursor: is not a cursor this list issued'], 'Invalid query parameters')], metadata: { field: 'cursor' } });
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

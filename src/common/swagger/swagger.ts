@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@/common/errors/error-body';
-import { ErrorCatalogue } from '@/common/errors/error-catalogue';
+import { errorCatalogue } from '@/common/errors/error-catalogue';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -26,7 +26,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       if (operation && typeof operation === 'object' && operation['x-public']) operation.security = [];
     }
   }
-  (document as OpenAPIObject & { 'x-error-catalogue': unknown })['x-error-catalogue'] = Object.values(ErrorCatalogue).map(({ code, status, message }) => ({ code, status, message }));
+  (document as OpenAPIObject & { 'x-error-catalogue': unknown })['x-error-catalogue'] = errorCatalogue().map(({ code, status, message }) => ({ code, status, message }));
+  // Every code is declared by the time the modules are imported, so the enum is complete here.
+  const codeSchema = (document.components?.schemas?.ErrorBodyDto as { properties?: Record<string, { enum?: string[] }> } | undefined)?.properties?.code;
+  if (codeSchema) codeSchema.enum = errorCatalogue().map((e) => e.code);
   return document;
 }
 

@@ -10,6 +10,9 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ApiKeyOwnerType } from '@/generated/prisma/client';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto, toApiKeyDto } from './dto/api-key.dto';
+import { invalidFields } from '@/common/errors/invalid-fields';
+import { AuthErrors } from '@/common/errors/common.errors';
+import { ApiKeyErrors } from './api-keys.errors';
 
 export interface NewApiKey {
   organizationId: string;
@@ -38,14 +41,14 @@ export class ApiKeysService {
   async create(principal: Principal, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     const expiresAt = dto.expiresAt ? new Date(dto.expiresAt) : undefined;
     if (expiresAt && expiresAt.getTime() <= Date.now()) {
-      throw new AppError('API_KEY_EXPIRY_IN_PAST', { details: [{ title: 'Invalid fields', render: 'list', items: ['data.expiresAt: must be in the future'] }] });
+      throw new AppError(ApiKeyErrors.EXPIRY_IN_PAST, { details: [invalidFields(['data.expiresAt: must be in the future'])] });
     }
     const owner = await this.findOwner(principal.organizationId, dto.ownerId);
-    if (!owner) throw new AppError('API_KEY_OWNER_NOT_FOUND', { metadata: { ownerId: dto.ownerId }, details: [{ title: 'Invalid fields', render: 'list', items: ['data.ownerId: is not a member or service account of your organization'] }] });
+    if (!owner) throw new AppError(ApiKeyErrors.OWNER_NOT_FOUND, { metadata: { ownerId: dto.ownerId }, details: [invalidFields(['data.ownerId: is not a member or service account of your organization'])] });
     const forSelf = owner.id === principal.actorId;
     // A key acts with its owner's role: only admins issue keys for others, and never above their own role.
     if (!forSelf && (!roleAtLeast(principal.role, 'ADMIN') || !roleAtLeast(principal.role, owner.role))) {
-      throw new AppError('FORBIDDEN', { message: 'You may issue keys for yourself; issuing for others needs ADMIN and at least the owner\'s role.' });
+      throw new AppError(AuthErrors.FORBIDDEN, { message: 'You may issue keys for yourself; issuing for others needs ADMIN and at least the owner\'s role.' });
     }
     return this.issue({ organizationId: principal.organizationId, ownerId: owner.id, ownerType: owner.type, createdById: principal.actorId, name: dto.name, description: dto.description, expiresAt });
   }
@@ -56,15 +59,15 @@ export class ApiKeysService {
 
   async get(principal: Principal, id: string): Promise<ApiKeyDto> {
     const row = await this.prisma.apiKey.findFirst({ where: { id, organizationId: principal.organizationId } });
-    if (!row) throw new AppError('API_KEY_NOT_FOUND', { metadata: { id } });
+    if (!row) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
     return toApiKeyDto(row);
   }
 
   /** Revokes at once in every API process: the hash is announced on the invalidation channel. */
   async revoke(principal: Principal, id: string): Promise<void> {
     const row = await this.prisma.apiKey.findFirst({ where: { id, organizationId: principal.organizationId } });
-    if (!row) throw new AppError('API_KEY_NOT_FOUND', { metadata: { id } });
-    if (row.ownerId !== principal.actorId && !roleAtLeast(principal.role, 'ADMIN')) throw new AppError('FORBIDDEN');
+    if (!row) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
+    if (row.ownerId !== principal.actorId && !roleAtLeast(principal.role, 'ADMIN')) throw new AppError(AuthErrors.FORBIDDEN);
     if (!row.revokedAt) await this.prisma.apiKey.updateMany({ where: { id: row.id, organizationId: principal.organizationId }, data: { revokedAt: new Date() } });
     await this.authenticator.invalidate({ tokenHash: row.tokenHash });
   }

@@ -5,6 +5,7 @@ import { createWithGivenId } from '@/common/http/given-id';
 import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateExecutionEnvironmentDto, ExecutionEnvironmentDto, toExecutionEnvironmentDto } from './dto/execution-environment.dto';
+import { ExecutionEnvironmentErrors } from './execution-environments.errors';
 
 @Injectable()
 export class ExecutionEnvironmentsService {
@@ -16,13 +17,13 @@ export class ExecutionEnvironmentsService {
 
   async get(principal: Principal, id: string): Promise<ExecutionEnvironmentDto> {
     const row = await this.prisma.executionEnvironment.findFirst({ where: { id, organizationId: principal.organizationId } });
-    if (!row) throw new AppError('EXECUTION_ENVIRONMENT_NOT_FOUND', { metadata: { id } });
+    if (!row) throw new AppError(ExecutionEnvironmentErrors.NOT_FOUND, { metadata: { id } });
     return toExecutionEnvironmentDto(row);
   }
 
   async create(principal: Principal, dto: CreateExecutionEnvironmentDto): Promise<ExecutionEnvironmentDto> {
     const { givenId: _explicit, ...fields } = dto;
-    const row = await createWithGivenId(dto.name, dto.givenId, 'EXECUTION_ENVIRONMENT_GIVEN_ID_TAKEN', (givenId) =>
+    const row = await createWithGivenId(dto.name, dto.givenId, ExecutionEnvironmentErrors.GIVEN_ID_TAKEN, (givenId) =>
       this.prisma.executionEnvironment.create({ data: { ...fields, givenId, organizationId: principal.organizationId } }),
     );
     return toExecutionEnvironmentDto(row);

@@ -6,6 +6,7 @@ import { AppError } from '@/common/errors/app-error';
 import { ErrorBodyDto } from '@/common/errors/error-body';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
+import { HealthErrors } from './health.errors';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -43,7 +44,7 @@ export class HealthController {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const details = (error.getResponse() as { details?: Record<string, { status: string }> }).details ?? {};
       const down = Object.entries(details).filter(([, v]) => v.status !== 'up').map(([k]) => k);
-      throw new AppError('SERVICE_UNAVAILABLE', {
+      throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, {
         message: `Not ready: ${down.join(', ')} unavailable.`,
         details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(details).map(([k, v]) => [k, v.status])) }],
       });

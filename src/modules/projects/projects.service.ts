@@ -5,6 +5,7 @@ import { createWithGivenId, isUniqueViolation } from '@/common/http/given-id';
 import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateProjectDto, ProjectDto, toProjectDto, UpdateProjectDto } from './dto/project.dto';
+import { ProjectErrors } from './projects.errors';
 
 @Injectable()
 export class ProjectsService {
@@ -16,12 +17,12 @@ export class ProjectsService {
 
   async get(principal: Principal, id: string): Promise<ProjectDto> {
     const row = await this.prisma.project.findFirst({ where: { id, organizationId: principal.organizationId } });
-    if (!row) throw new AppError('PROJECT_NOT_FOUND', { metadata: { id } });
+    if (!row) throw new AppError(ProjectErrors.NOT_FOUND, { metadata: { id } });
     return toProjectDto(row);
   }
 
   async create(principal: Principal, dto: CreateProjectDto): Promise<ProjectDto> {
-    const row = await createWithGivenId(dto.name, dto.givenId, 'PROJECT_GIVEN_ID_TAKEN', (givenId) =>
+    const row = await createWithGivenId(dto.name, dto.givenId, ProjectErrors.GIVEN_ID_TAKEN, (givenId) =>
       this.prisma.project.create({ data: { organizationId: principal.organizationId, givenId, name: dto.name, description: dto.description } }),
     );
     return toProjectDto(row);
@@ -30,9 +31,9 @@ export class ProjectsService {
   async update(principal: Principal, id: string, dto: UpdateProjectDto): Promise<ProjectDto> {
     try {
       const { count } = await this.prisma.project.updateMany({ where: { id, organizationId: principal.organizationId }, data: dto });
-      if (count === 0) throw new AppError('PROJECT_NOT_FOUND', { metadata: { id } });
+      if (count === 0) throw new AppError(ProjectErrors.NOT_FOUND, { metadata: { id } });
     } catch (error) {
-      if (isUniqueViolation(error, 'givenId')) throw new AppError('PROJECT_GIVEN_ID_TAKEN', { metadata: { givenId: dto.givenId } });
+      if (isUniqueViolation(error, 'givenId')) throw new AppError(ProjectErrors.GIVEN_ID_TAKEN, { metadata: { givenId: dto.givenId } });
       throw error;
     }
     return this.get(principal, id);
@@ -40,6 +41,6 @@ export class ProjectsService {
 
   async remove(principal: Principal, id: string): Promise<void> {
     const { count } = await this.prisma.project.deleteMany({ where: { id, organizationId: principal.organizationId } });
-    if (count === 0) throw new AppError('PROJECT_NOT_FOUND', { metadata: { id } });
+    if (count === 0) throw new AppError(ProjectErrors.NOT_FOUND, { metadata: { id } });
   }
 }

@@ -6,6 +6,8 @@ import { isUniqueViolation } from '@/common/http/given-id';
 import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateServiceAccountDto, ServiceAccountDto, toServiceAccountDto } from './dto/service-account.dto';
+import { AuthErrors } from '@/common/errors/common.errors';
+import { ServiceAccountErrors } from './service-accounts.errors';
 
 @Injectable()
 export class ServiceAccountsService {
@@ -17,21 +19,21 @@ export class ServiceAccountsService {
 
   async get(principal: Principal, id: string): Promise<ServiceAccountDto> {
     const row = await this.prisma.serviceAccount.findFirst({ where: { id, organizationId: principal.organizationId } });
-    if (!row) throw new AppError('SERVICE_ACCOUNT_NOT_FOUND', { metadata: { id } });
+    if (!row) throw new AppError(ServiceAccountErrors.NOT_FOUND, { metadata: { id } });
     return toServiceAccountDto(row);
   }
 
   async create(principal: Principal, dto: CreateServiceAccountDto): Promise<ServiceAccountDto> {
     const role = dto.role ?? 'MEMBER';
     // Nobody can mint an identity more powerful than themselves.
-    if (!roleAtLeast(principal.role, role)) throw new AppError('FORBIDDEN', { message: `Your role ${principal.role} cannot create a ${role} service account.` });
+    if (!roleAtLeast(principal.role, role)) throw new AppError(AuthErrors.FORBIDDEN, { message: `Your role ${principal.role} cannot create a ${role} service account.` });
     try {
       const row = await this.prisma.serviceAccount.create({
         data: { organizationId: principal.organizationId, name: dto.name, description: dto.description, role, createdById: principal.actorId, createdByName: principal.actorName },
       });
       return toServiceAccountDto(row);
     } catch (error) {
-      if (isUniqueViolation(error, 'name')) throw new AppError('SERVICE_ACCOUNT_NAME_TAKEN', { metadata: { name: dto.name } });
+      if (isUniqueViolation(error, 'name')) throw new AppError(ServiceAccountErrors.NAME_TAKEN, { metadata: { name: dto.name } });
       throw error;
     }
   }

@@ -1,0 +1,7 @@
+import { defineErrors } from '@/common/errors/error-catalogue';
+
+export const ApiKeyErrors = defineErrors('ApiKey', {
+  NOT_FOUND: [404, 'The API key does not exist.'],
+  OWNER_NOT_FOUND: [422, 'The owner of the API key does not exist in this organization.'],
+  EXPIRY_IN_PAST: [422, 'expiresAt must be in the future.'],
+});
