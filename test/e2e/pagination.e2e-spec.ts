@@ -62,6 +62,21 @@ describe('Pagination', () => {
     expect(response.body.requestId).toBeDefined();
   });
 
+  it('refuses a cursor issued by another list, before reading anything', async () => {
+    const projects = await request(app.getHttpServer()).get('/projects').query({ limit: 1 }).set(tenant.auth).expect(200);
+    expect(projects.body.meta.nextCursor).toBeDefined();
+    const response = await request(app.getHttpServer()).get('/api-keys').query({ cursor: projects.body.meta.nextCursor }).set(tenant.auth).expect(400);
+    expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
+  });
+
+  it.each(['WyItMjcxODIxLTA0LTIwVDAwOjAwOjAwLjAwMFoiLCJ4Il0', 'WyItMDAwMDAxLTAxLTAxVDAwOjAwOjAwLjAwMFoiLCJ4Il0', Buffer.from('["projects","-271821-04-20T00:00:00.000Z","x"]').toString('base64url')])(
+    'rejects the crafted out-of-range cursor %s with a 400, not a database error',
+    async (cursor) => {
+      const response = await request(app.getHttpServer()).get('/projects').query({ cursor }).set(tenant.auth).expect(400);
+      expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
+    },
+  );
+
   it.each(['0', '101', 'abc', '2.5', '-1'])('rejects limit=%s with a 400 naming the field', async (limit) => {
     const response = await request(app.getHttpServer()).get('/service-accounts').query({ limit }).set(tenant.auth).expect(400);
     expect(response.body.code).toBe('dpa:Request:VALIDATION_FAILED');

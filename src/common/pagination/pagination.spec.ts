@@ -1,48 +1,90 @@
 import { AppError } from '@/common/errors/app-error';
-import { decodeCursor, encodeCursor, paginate, type ListSource } from './pagination';
+import { decodeCursor, encodeCursor, newestFirst, paginate, parseInstant, type ListSource } from './pagination';
+
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const codeOf = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof AppError ? error.entry.code : 'not an AppError';
+  }
+  return undefined;
+};
 
 describe('keyset cursors', () => {
-  it('round-trips a position', () => {
-    const position = { createdAt: new Date('2026-01-02T03:04:05.678Z'), id: '01a2-xyz' };
-    expect(decodeCursor(encodeCursor(position))).toEqual(position);
+  const projects = newestFirst<{ createdAt: Date; id: string }>('projects');
+  const apiKeys = newestFirst<{ createdAt: Date; id: string }>('apiKeys');
+  const id = '019a0000-0000-7000-8000-000000000001';
+
+  it('round-trips a position and carries the list tag', () => {
+    const cursor = encodeCursor(projects, ['2026-01-02T03:04:05.678Z', id]);
+    expect(JSON.parse(Buffer.from(cursor, 'base64url').toString())).toEqual(['projects', '2026-01-02T03:04:05.678Z', id]);
+    expect(decodeCursor(projects, cursor)).toEqual(['2026-01-02T03:04:05.678Z', id]);
   });
 
-  it.each(['', '!!!', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["not a date","x"]').toString('base64url'), Buffer.from('["2026-01-01T00:00:00Z",""]').toString('base64url')])(
-    'rejects %p as INVALID_CURSOR',
-    (cursor) => {
-      expect(() => decodeCursor(cursor)).toThrow(AppError);
-      try {
-        decodeCursor(cursor);
-      } catch (error) {
-        expect((error as AppError).entry.code).toBe('dpa:Pagination:INVALID_CURSOR');
-      }
-    },
-  );
+  it('refuses a cursor issued by another list', () => {
+    expect(codeOf(() => decodeCursor(projects, encodeCursor(apiKeys, ['2026-01-02T03:04:05.678Z', id])))).toBe('dpa:Pagination:INVALID_CURSOR');
+  });
+
+  it.each([
+    ['empty', ''],
+    ['not base64url', '!!!'],
+    ['not JSON', Buffer.from('{').toString('base64url')],
+    ['no tag', b64(['2026-01-01T00:00:00.000Z', id])],
+    ['an object', b64({ a: 1 })],
+    ['a date out of Postgres range', 'WyItMjcxODIxLTA0LTIwVDAwOjAwOjAwLjAwMFoiLCJ4Il0'],
+    ['a negative year', 'WyItMDAwMDAxLTAxLTAxVDAwOjAwOjAwLjAwMFoiLCJ4Il0'],
+    ['a tagged negative year', b64(['projects', '-000001-01-01T00:00:00.000Z', id])],
+    ['year zero', b64(['projects', '0000-01-01T00:00:00.000Z', id])],
+    ['a date that does not round-trip', b64(['projects', '2026-02-30T00:00:00.000Z', id])],
+    ['a date without milliseconds', b64(['projects', '2026-01-01T00:00:00Z', id])],
+    ['an id with NUL', b64(['projects', '2026-01-01T00:00:00.000Z', 'a\u0000b'])],
+    ['an empty id', b64(['projects', '2026-01-01T00:00:00.000Z', ''])],
+    ['an id of the wrong type', b64(['projects', '2026-01-01T00:00:00.000Z', 7])],
+    ['too many values', b64(['projects', '2026-01-01T00:00:00.000Z', id, 'x'])],
+    ['too long', 'A'.repeat(600)],
+  ])('rejects %s as INVALID_CURSOR', (_label, cursor) => {
+    expect(codeOf(() => decodeCursor(projects, cursor))).toBe('dpa:Pagination:INVALID_CURSOR');
+  });
+
+  it('reads instants only in the form it writes them, inside Postgres range', () => {
+    expect(parseInstant('9999-12-31T23:59:59.999Z')?.getUTCFullYear()).toBe(9999);
+    expect(parseInstant('0001-01-01T00:00:00.000Z')?.getUTCFullYear()).toBe(1);
+    expect(parseInstant('+010000-01-01T00:00:00.000Z')).toBeUndefined();
+  });
 });
 
 describe(paginate.name, () => {
+  const keyset = newestFirst<{ createdAt: Date; id: string }>('things');
   const rows = Array.from({ length: 5 }, (_, i) => ({ id: `id-${i}`, createdAt: new Date(1000 * i) }));
   // An in-memory source that applies the keyset condition paginate() builds.
   const source: ListSource<(typeof rows)[number]> = {
-    fetch: async (keyset, take) => {
-      const filter = (keyset as { OR: [{ createdAt: { lt: Date } }, { createdAt: Date; id: { lt: string } }] } | undefined)?.OR;
+    fetch: async (after, take) => {
+      const filter = (after as { OR: [{ createdAt: { lt: Date } }, { createdAt: Date; id: { lt: string } }] } | undefined)?.OR;
       const sorted = [...rows].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id));
-      const after = filter ? sorted.filter((r) => r.createdAt < filter[0].createdAt.lt || (r.createdAt.getTime() === filter[1].createdAt.getTime() && r.id < filter[1].id.lt)) : sorted;
-      return { rows: after.slice(0, take), totalCount: rows.length };
+      const rest = filter ? sorted.filter((r) => r.createdAt < filter[0].createdAt.lt || (r.createdAt.getTime() === filter[1].createdAt.getTime() && r.id < filter[1].id.lt)) : sorted;
+      return { rows: rest.slice(0, take), totalCount: rows.length };
     },
   };
 
   it('asks for one row more than the page to know whether another page exists', async () => {
-    const page = await paginate(source, { limit: 5 }, (r) => r.id);
+    const page = await paginate(source, keyset, { limit: 5 }, (r) => r.id);
     expect(page.data).toHaveLength(5);
     expect(page.meta).toEqual({ limit: 5, totalCount: 5 });
   });
 
   it('sets nextCursor only when more rows follow', async () => {
-    const first = await paginate(source, { limit: 3 }, (r) => r.id);
+    const first = await paginate(source, keyset, { limit: 3 }, (r) => r.id);
     expect(first.data).toEqual(['id-4', 'id-3', 'id-2']);
-    const second = await paginate(source, { limit: 3, cursor: first.meta.nextCursor }, (r) => r.id);
+    const second = await paginate(source, keyset, { limit: 3, cursor: first.meta.nextCursor }, (r) => r.id);
     expect(second.data).toEqual(['id-1', 'id-0']);
     expect(second.meta.nextCursor).toBeUndefined();
+  });
+
+  it('validates the cursor before reading anything', async () => {
+    let reads = 0;
+    const counting: ListSource<(typeof rows)[number]> = { fetch: async (...args) => (reads++, source.fetch(...args)) };
+    await expect(paginate(counting, keyset, { cursor: b64(['other', '2026-01-01T00:00:00.000Z', 'id-1']) }, (r) => r.id)).rejects.toBeInstanceOf(AppError);
+    expect(reads).toBe(0);
   });
 });

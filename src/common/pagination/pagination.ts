@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { AppError } from '@/common/errors/app-error';
 import { PaginationErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
@@ -8,15 +8,17 @@ import type { ApiKey, ExecutionEnvironment, Project, ServiceAccount } from '@/ge
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
+const MAX_CURSOR_LENGTH = 512;
 
 export class PaginationQueryDto {
-  @ApiPropertyOptional({ description: 'Opaque cursor from `meta.nextCursor` of the previous page' })
+  @ApiPropertyOptional({ description: 'Opaque cursor from `meta.nextCursor` of the previous page of the same list', maxLength: MAX_CURSOR_LENGTH, pattern: '^[A-Za-z0-9_-]+$' })
   @IsOptional()
   @IsString()
-  @MaxLength(512)
+  @MaxLength(MAX_CURSOR_LENGTH)
+  @Matches(/^[A-Za-z0-9_-]+$/, { message: 'is not a cursor this list issued' })
   cursor?: string;
 
-  @ApiPropertyOptional({ description: 'Page size', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
+  @ApiPropertyOptional({ description: 'Page size', type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -26,9 +28,9 @@ export class PaginationQueryDto {
 }
 
 export class PageMetaDto {
-  @ApiProperty({ description: 'page size applied' }) limit: number;
+  @ApiProperty({ description: 'page size applied', type: 'integer' }) limit: number;
   @ApiPropertyOptional({ description: 'cursor for the next page; absent on the last page' }) nextCursor?: string;
-  @ApiProperty({ description: 'total number of items under the same filters' }) totalCount: number;
+  @ApiProperty({ description: 'total number of items under the same filters', type: 'integer' }) totalCount: number;
 }
 
 export interface Page<T> {
@@ -36,35 +38,101 @@ export interface Page<T> {
   meta: PageMetaDto;
 }
 
-interface KeysetPosition {
-  createdAt: Date;
-  id: string;
+/**
+ * How one list is ordered and resumed: the contract every paginated list states. A cursor is the
+ * list's tag followed by the order columns' values at the last row of a page; `parse` validates
+ * those values in full (types, ranges, shapes) before any query runs, and `after` turns them into
+ * the condition "rows strictly after this position in this order".
+ */
+export interface Keyset<Row, Position extends readonly unknown[]> {
+  /** Names the list; a cursor issued by another list is refused. */
+  readonly list: string;
+  /** The order, ending in a unique column so that it is total. */
+  readonly orderBy: readonly object[];
+  /** The order columns' values at a row, as JSON values. */
+  position(row: Row): Position;
+  /** The position from a cursor's JSON values, or undefined when they are not one this list issues. */
+  parse(values: readonly unknown[]): Position | undefined;
+  /** The condition selecting the rows after `position`. */
+  after(position: Position): object;
 }
 
-export function encodeCursor(position: KeysetPosition): string {
-  return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString('base64url');
+function invalidCursor(): AppError {
+  return new AppError(PaginationErrors.INVALID_CURSOR, { details: [invalidFields(['cursor: is not a cursor this list issued'], 'Invalid query parameters')], metadata: { field: 'cursor' } });
 }
 
-export function decodeCursor(cursor: string): KeysetPosition {
-  const invalid = () => new AppError(PaginationErrors.INVALID_CURSOR, { details: [invalidFields(['cursor: is not a cursor this list issued'], 'Invalid query parameters')], metadata: { field: 'cursor' } });
+export function encodeCursor<Position extends readonly unknown[]>(keyset: Keyset<never, Position>, position: Position): string {
+  return Buffer.from(JSON.stringify([keyset.list, ...position])).toString('base64url');
+}
+
+/** Decodes and validates a cursor of `keyset`'s list; anything else is a 400 INVALID_CURSOR. */
+export function decodeCursor<Position extends readonly unknown[]>(keyset: Keyset<never, Position>, cursor: string): Position {
+  if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw invalid();
+    throw invalidCursor();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string') throw invalid();
-  const createdAt = new Date(parsed[0]);
-  if (Number.isNaN(createdAt.getTime()) || parsed[1].length === 0 || parsed[1].length > 64) throw invalid();
-  return { createdAt, id: parsed[1] };
+  if (!Array.isArray(parsed) || parsed[0] !== keyset.list) throw invalidCursor();
+  const position = keyset.parse(parsed.slice(1));
+  if (!position) throw invalidCursor();
+  return position;
 }
 
-/** Where a list's rows come from: one page under a keyset condition, and the total under the filter. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const ROW_ID = /^[0-9A-Za-z_-]{1,64}$/;
+
+/** A timestamp as this service writes it: ISO 8601 UTC with milliseconds, years 0001-9999 (inside Postgres' range). */
+export function parseInstant(value: unknown): Date | undefined {
+  if (typeof value !== 'string' || !ISO_INSTANT.test(value) || value.startsWith('0000')) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) || date.toISOString() !== value ? undefined : date;
+}
+
+/** A row id as this service issues them (UUIDs), or undefined. */
+export function parseRowId(value: unknown): string | undefined {
+  return typeof value === 'string' && ROW_ID.test(value) ? value : undefined;
+}
+
+/** Newest first by (createdAt, id): the order of most lists, stable while rows are added. */
+export function newestFirst<Row extends { createdAt: Date; id: string }>(list: string): Keyset<Row, [string, string]> {
+  return {
+    list,
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    position: (row) => [row.createdAt.toISOString(), row.id],
+    parse: (values) => {
+      if (values.length !== 2) return undefined;
+      const createdAt = parseInstant(values[0]);
+      const id = parseRowId(values[1]);
+      return createdAt && id ? [values[0] as string, id] : undefined;
+    },
+    after: ([createdAt, id]) => {
+      const at = new Date(createdAt);
+      return { OR: [{ createdAt: { lt: at } }, { createdAt: at, id: { lt: id } }] };
+    },
+  };
+}
+
+/** Where a list's rows come from: one page under an "after" condition in an order, and the total under the list's filter. */
 export interface ListSource<Row> {
-  fetch(keyset: object | undefined, take: number): Promise<{ rows: Row[]; totalCount: number }>;
+  fetch(after: object | undefined, take: number, orderBy: readonly object[]): Promise<{ rows: Row[]; totalCount: number }>;
 }
 
-const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }];
+interface FindManyDelegate<Row> {
+  findMany(args: { where: object; orderBy: object[]; take: number }): Promise<Row[]>;
+  count(args: { where: object }): Promise<number>;
+}
+
+/** Rows of one model under `where`: page and count as two queries. */
+export function fromModel<Row>(delegate: FindManyDelegate<Row>, where: object): ListSource<Row> {
+  return {
+    async fetch(after, take, orderBy) {
+      const [rows, totalCount] = await Promise.all([delegate.findMany({ where: after ? { AND: [where, after] } : where, orderBy: [...orderBy], take }), delegate.count({ where })]);
+      return { rows, totalCount };
+    },
+  };
+}
 
 /** The organization relations listed through `fromOrganization`, with their row types. */
 export interface OrganizationLists {
@@ -84,32 +152,37 @@ interface OrganizationDelegate {
  * of two calls, which is most of what the full stack spends per list request.
  */
 export function fromOrganization<R extends keyof OrganizationLists>(organizations: OrganizationDelegate, organizationId: string, relation: R, where: object = {}): ListSource<OrganizationLists[R]> {
+  type Row = OrganizationLists[R];
   return {
-    async fetch(keyset, take) {
+    async fetch(after, take, orderBy) {
       const parent = (await organizations.findUnique({
         where: { id: organizationId },
         select: {
           _count: { select: { [relation]: { where } } },
-          [relation]: { where: keyset ? { AND: [where, keyset] } : where, orderBy: NEWEST_FIRST, take },
+          [relation]: { where: after ? { AND: [where, after] } : where, orderBy, take },
         },
-      })) as ({ _count: Record<string, number> } & Record<string, OrganizationLists[R][]>) | null;
+      })) as ({ _count: Record<string, number> } & Record<string, Row[]>) | null;
       return parent ? { rows: parent[relation], totalCount: parent._count[relation] } : { rows: [], totalCount: 0 };
     },
   };
 }
 
 /**
- * One page of `source`, newest first, ordered by (createdAt, id) so that rows created while a
- * client walks the list never shift it. One helper for every list endpoint.
+ * One page of `source` in `keyset`'s order. The cursor is validated before any query; one row more
+ * than the page is read to know whether another page follows. One helper for every list endpoint.
  */
-export async function paginate<Row extends KeysetPosition, Out>(source: ListSource<Row>, query: PaginationQueryDto, toDto: (row: Row) => Out): Promise<Page<Out>> {
+export async function paginate<Row, Position extends readonly unknown[], Out>(
+  source: ListSource<Row>,
+  keyset: Keyset<Row, Position>,
+  query: PaginationQueryDto,
+  toDto: (row: Row) => Out,
+): Promise<Page<Out>> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
-  const keyset = after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : undefined;
-  const { rows, totalCount } = await source.fetch(keyset, limit + 1);
+  const after = query.cursor ? keyset.after(decodeCursor(keyset as Keyset<never, Position>, query.cursor)) : undefined;
+  const { rows, totalCount } = await source.fetch(after, limit + 1, keyset.orderBy);
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const meta: PageMetaDto = { limit, totalCount };
-  if (hasMore) meta.nextCursor = encodeCursor(pageRows[pageRows.length - 1]);
+  if (hasMore) meta.nextCursor = encodeCursor(keyset as Keyset<never, Position>, keyset.position(pageRows[pageRows.length - 1]));
   return { data: pageRows.map(toDto), meta };
 }

@@ -5,7 +5,7 @@ import { hashToken } from '@/common/auth/api-key-hash';
 import type { Principal, Role } from '@/common/auth/principal';
 import { roleAtLeast } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
-import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromOrganization, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ApiKeyOwnerType } from '@/generated/prisma/client';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
@@ -13,6 +13,10 @@ import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto, toApiKeyDto } from './dto
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { ApiKeyErrors } from './api-keys.errors';
+import type { ApiKey } from '@/generated/prisma/client';
+
+/** The list's keyset: newest first; its cursors carry the tag 'apiKeys'. */
+const LIST = newestFirst<ApiKey>('apiKeys');
 
 export interface NewApiKey {
   organizationId: string;
@@ -54,7 +58,7 @@ export class ApiKeysService {
   }
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ApiKeyDto>> {
-    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'apiKeys'), query, toApiKeyDto);
+    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'apiKeys'), LIST, query, toApiKeyDto);
   }
 
   async get(principal: Principal, id: string): Promise<ApiKeyDto> {

@@ -3,18 +3,22 @@ import type { Principal } from '@/common/auth/principal';
 import { roleAtLeast } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { isUniqueViolation } from '@/common/http/given-id';
-import { fromOrganization, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromOrganization, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateServiceAccountDto, ServiceAccountDto, toServiceAccountDto } from './dto/service-account.dto';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { ServiceAccountErrors } from './service-accounts.errors';
+import type { ServiceAccount } from '@/generated/prisma/client';
+
+/** The list's keyset: newest first; its cursors carry the tag 'serviceAccounts'. */
+const LIST = newestFirst<ServiceAccount>('serviceAccounts');
 
 @Injectable()
 export class ServiceAccountsService {
   constructor(private readonly prisma: PrismaService) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ServiceAccountDto>> {
-    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'serviceAccounts'), query, toServiceAccountDto);
+    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'serviceAccounts'), LIST, query, toServiceAccountDto);
   }
 
   async get(principal: Principal, id: string): Promise<ServiceAccountDto> {
