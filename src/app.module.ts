@@ -13,13 +13,18 @@ import { HealthModule } from '@/modules/health/health.module';
 import { OrganizationsModule } from '@/modules/organizations/organizations.module';
 import { ProjectsModule } from '@/modules/projects/projects.module';
 import { ServiceAccountsModule } from '@/modules/service-accounts/service-accounts.module';
+import { ThrottlingModule } from '@/common/throttling/throttling.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
 
-/** The API process: infrastructure, auth, and one module per domain. */
+/**
+ * The API process: infrastructure, auth, rate limits, and one module per domain. ThrottlingModule
+ * comes right after AuthModule: global guards run in that order, and per-key budgets need the
+ * principal the bearer guard sets.
+ */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

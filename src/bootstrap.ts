@@ -1,7 +1,11 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestExpressApplication, NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { requestIdMiddleware } from '@/common/logging/logging.module';
 import { createValidationPipe } from '@/common/http/validation';
+import { bodyGuardMiddleware, bodyRejectionHandler, JSON_MEDIA_TYPES, jsonOnlyMiddleware, verifyJsonBody } from '@/common/http/body-guard';
+import { ParameterGuardPipe } from '@/common/http/parameter-guard.pipe';
+import { APP_CONFIG } from '@/common/config/config.module';
+import type { AppConfig } from '@/common/config/app-config';
 import { setupSwagger } from '@/common/swagger/swagger';
 
 export const JSON_BODY_LIMIT = '1mb';
@@ -16,8 +20,18 @@ export function configureApp(app: NestExpressApplication): void {
   app.set('etag', false);
   app.set('query parser', 'extended');
   app.use(requestIdMiddleware);
-  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
-  app.useGlobalPipes(createValidationPipe());
+  const config = app.get<AppConfig>(APP_CONFIG);
+  // Non-JSON bodies are refused before parsing, so no route mistakes one for a missing body; JSON
+  // bodies are bounded (depth, keys, storable strings) before anything transforms or validates them.
+  app.use(jsonOnlyMiddleware);
+  const limits = { maxDepth: config.bodyMaxDepth, maxKeys: config.bodyMaxKeys };
+  // Nest's types leave out body-parser's `verify` because its rawBody option uses it; we don't use
+  // rawBody, and verify is the one hook that runs between reading the body and JSON.parse.
+  const jsonOptions = { limit: JSON_BODY_LIMIT, type: JSON_MEDIA_TYPES, verify: verifyJsonBody(limits) };
+  app.useBodyParser('json', jsonOptions as NestExpressBodyParserOptionsFor<'json'>);
+  app.use(bodyRejectionHandler);
+  app.use(bodyGuardMiddleware(limits));
+  app.useGlobalPipes(new ParameterGuardPipe(), createValidationPipe());
   app.enableShutdownHooks();
   setupSwagger(app);
 }

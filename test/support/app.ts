@@ -2,17 +2,25 @@ import type { ModuleMetadata } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
+import request from 'supertest';
 import { AppModule } from '@/app.module';
 import { configureApp } from '@/bootstrap';
+import { ResponseValidation } from './openapi-validator';
 
-/** The real application, configured exactly as main.ts configures it. */
+/**
+ * The real application, configured exactly as main.ts configures it, with every response checked
+ * against the OpenAPI document it serves (see openapi-validator.ts).
+ */
 export async function createTestApp(
   extra: Pick<ModuleMetadata, 'controllers' | 'providers'> = {},
   customize: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
 ): Promise<NestExpressApplication> {
   const moduleRef = await customize(Test.createTestingModule({ imports: [AppModule, DiscoveryModule], controllers: extra.controllers ?? [], providers: extra.providers ?? [] })).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  const validation = new ResponseValidation();
+  app.use(validation.middleware);
   configureApp(app);
   await app.init();
+  validation.use((await request(app.getHttpServer()).get('/docs-json').expect(200)).body);
   return app;
 }

@@ -3,3 +3,8 @@ process.env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/delivery_plat
 process.env.REDIS_URL ??= 'redis://127.0.0.1:6379/13';
 process.env.QUEUE_PREFIX ??= 'dpa-test';
 process.env.LOG_LEVEL ??= 'silent';
+// Other suites send thousands of requests with one token or from one address: limits out of the way.
+// The rate-limit suite starts its own processes with low limits and a prefix of its own.
+process.env.RATE_LIMIT_PER_PRINCIPAL ??= '1000000';
+process.env.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ??= '1000000';
+process.env.RATE_LIMIT_KEY_CREATION ??= '1000000';

@@ -4,7 +4,7 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { AppError } from '@/common/errors/app-error';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { RedisService } from '@/common/redis/redis.module';
+import { RedisService, watchRedisConnection } from '@/common/redis/redis.module';
 import { hashToken } from '@/common/auth/api-key-hash';
 import { isWellFormedApiKeyToken } from '@/common/auth/api-key-token';
 import { CredentialCache } from './credential-cache';
@@ -13,6 +13,12 @@ import { AuthErrors } from '@/common/errors/common.errors';
 
 export const CREDENTIAL_INVALIDATION_CHANNEL = 'dpa:auth:invalidate';
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+// A subscriber only reads, so a black-holed connection would look healthy forever; a ping makes
+// ioredis' socketTimeout notice it, and the cache turns off within about a second plus that timeout.
+const SUBSCRIBER_HEARTBEAT_MS = 1_000;
+const MAX_PENDING_ANNOUNCEMENTS = 1_000;
+
+type InvalidationMatch = { tokenHash?: string; actorId?: string; organizationId?: string; all?: boolean };
 
 /**
  * Turns a bearer token into a principal. A hot key costs no database round trip: verified keys are
@@ -24,6 +30,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   private readonly cache: CredentialCache;
   private readonly lastUsedWrites = new Map<string, number>();
   private subscriber?: Redis;
+  private heartbeat?: NodeJS.Timeout;
+  private readonly pendingAnnouncements: string[] = [];
 
   constructor(
     private readonly prisma: PrismaService,
@@ -39,13 +47,15 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     this.subscriber = subscriber;
     subscriber.on('message', (_channel: string, message: string) => {
       try {
-        this.cache.invalidate(JSON.parse(message) as { tokenHash?: string; actorId?: string; organizationId?: string });
+        this.cache.invalidate(JSON.parse(message) as InvalidationMatch);
       } catch {
         this.cache.setEnabled(true);
       }
     });
-    subscriber.on('error', () => undefined);
+    watchRedisConnection(subscriber, 'redis (credential invalidation channel)');
     subscriber.on('close', () => this.cache.setEnabled(false));
+    this.heartbeat = setInterval(() => void subscriber.ping().catch(() => this.cache.setEnabled(false)), SUBSCRIBER_HEARTBEAT_MS).unref();
+    this.redis.client.on('ready', () => void this.announcePending());
     // ioredis re-subscribes after a reconnect; caching resumes only once that happened.
     subscriber.on('ready', () => {
       void subscriber.subscribe(CREDENTIAL_INVALIDATION_CHANNEL).then(() => this.cache.setEnabled(true), () => undefined);
@@ -55,13 +65,38 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    clearInterval(this.heartbeat);
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }
 
-  /** Announces to every process that credentials matching `match` must be looked up again. */
-  async invalidate(match: { tokenHash?: string; actorId?: string; organizationId?: string }): Promise<void> {
+  /**
+   * Announces to every process that credentials matching `match` must be looked up again. Never
+   * fails on a Redis outage: the caller's change is already stored, every process whose channel is
+   * down has stopped caching, and the announcement is repeated once Redis answers again for any
+   * process that did not notice the outage.
+   */
+  async invalidate(match: InvalidationMatch): Promise<void> {
     this.cache.invalidate(match);
-    await this.redis.client.publish(CREDENTIAL_INVALIDATION_CHANNEL, JSON.stringify(match));
+    const message = JSON.stringify(match);
+    try {
+      await this.redis.client.publish(CREDENTIAL_INVALIDATION_CHANNEL, message);
+    } catch {
+      if (this.pendingAnnouncements.length < MAX_PENDING_ANNOUNCEMENTS) this.pendingAnnouncements.push(message);
+      // Too many to replay one by one: announce that every process must drop everything instead.
+      else this.pendingAnnouncements.splice(0, this.pendingAnnouncements.length, JSON.stringify({ all: true }));
+    }
+  }
+
+  private async announcePending(): Promise<void> {
+    while (this.pendingAnnouncements.length > 0) {
+      const message = this.pendingAnnouncements[0];
+      try {
+        await this.redis.client.publish(CREDENTIAL_INVALIDATION_CHANNEL, message);
+      } catch {
+        return;
+      }
+      this.pendingAnnouncements.shift();
+    }
   }
 
   async authenticate(token: string): Promise<Principal> {

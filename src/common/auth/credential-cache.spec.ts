@@ -25,6 +25,15 @@ describe(CredentialCache.name, () => {
     expect(cache.get('h3', 1)).toBeUndefined();
   });
 
+  it('drops every entry when told to drop all', () => {
+    const cache = new CredentialCache(1000);
+    cache.set('h1', principal('a'), null, 0, cache.epoch);
+    cache.set('h2', principal('b', 'org-2'), null, 0, cache.epoch);
+    cache.invalidate({ all: true });
+    expect(cache.get('h1', 1)).toBeUndefined();
+    expect(cache.get('h2', 1)).toBeUndefined();
+  });
+
   it('does not store a fill that read the database before an invalidation', () => {
     const cache = new CredentialCache(1000);
     const epochAtRead = cache.epoch;

@@ -42,8 +42,10 @@ export class CredentialCache {
     this.entries.set(tokenHash, { principal, expiresAt, cachedUntil: now + this.ttlMs });
   }
 
-  invalidate(match: { tokenHash?: string; actorId?: string; organizationId?: string }): void {
+  /** `all` drops every entry (announced when a process lost track of which ones to drop). */
+  invalidate(match: { tokenHash?: string; actorId?: string; organizationId?: string; all?: boolean }): void {
     this.epochValue++;
+    if (match.all) this.entries.clear();
     if (match.tokenHash) this.entries.delete(match.tokenHash);
     if (match.actorId || match.organizationId) {
       for (const [hash, entry] of this.entries) {

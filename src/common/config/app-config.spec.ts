@@ -4,11 +4,47 @@ const valid = { DATABASE_URL: 'postgresql://u@h:5432/db', REDIS_URL: 'redis://h:
 
 describe(loadConfig.name, () => {
   it('applies defaults', () => {
-    expect(loadConfig(valid)).toEqual({ databaseUrl: valid.DATABASE_URL, redisUrl: valid.REDIS_URL, port: 3000, logLevel: 'info', authCacheTtlMs: 30000, databasePoolSize: 10, queuePrefix: 'dpa' });
+    expect(loadConfig(valid)).toMatchObject({ databaseUrl: valid.DATABASE_URL, redisUrl: valid.REDIS_URL, port: 3000, logLevel: 'info', authCacheTtlMs: 30000, databasePoolSize: 10, queuePrefix: 'dpa' });
+  });
+
+  it('applies the dependency and HTTP timeout defaults', () => {
+    expect(loadConfig(valid)).toMatchObject({
+      databaseConnectTimeoutMs: 5000,
+      databaseQueryTimeoutMs: 5000,
+      databaseTransactionTimeoutMs: 5000,
+      redisConnectTimeoutMs: 5000,
+      redisCommandTimeoutMs: 2000,
+      httpHeadersTimeoutMs: 10000,
+      httpRequestTimeoutMs: 30000,
+      httpKeepAliveTimeoutMs: 5000,
+    });
+  });
+
+  it('parses timeouts and refuses headers timeouts longer than the request timeout', () => {
+    expect(loadConfig({ ...valid, DATABASE_QUERY_TIMEOUT_MS: '750', REDIS_COMMAND_TIMEOUT_MS: '300' })).toMatchObject({ databaseQueryTimeoutMs: 750, redisCommandTimeoutMs: 300 });
+    expect(() => loadConfig({ ...valid, HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '15000' })).toThrow('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
+  });
+
+  it('applies and parses the request body limits', () => {
+    expect(loadConfig(valid)).toMatchObject({ bodyMaxDepth: 32, bodyMaxKeys: 1000 });
+    expect(loadConfig({ ...valid, BODY_MAX_DEPTH: '8', BODY_MAX_KEYS: '50000' })).toMatchObject({ bodyMaxDepth: 8, bodyMaxKeys: 50000 });
+    expect(() => loadConfig({ ...valid, BODY_MAX_DEPTH: '1000' })).toThrow('Invalid configuration: BODY_MAX_DEPTH must not be greater than 200');
+    expect(() => loadConfig({ ...valid, BODY_MAX_KEYS: 'many' })).toThrow('Invalid configuration: BODY_MAX_KEYS must');
   });
 
   it('parses numbers', () => {
     expect(loadConfig({ ...valid, PORT: '8080', AUTH_CACHE_TTL_MS: '0' })).toMatchObject({ port: 8080, authCacheTtlMs: 0 });
+  });
+
+  it('applies production-sensible rate limits and trusts no proxy by default', () => {
+    expect(loadConfig(valid)).toMatchObject({ trustProxy: false, rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10 } });
+  });
+
+  it('parses rate limits and trust proxy', () => {
+    const config = loadConfig({ ...valid, RATE_LIMIT_WINDOW_MS: '10000', RATE_LIMIT_PER_PRINCIPAL: '5', RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS: '3', RATE_LIMIT_KEY_CREATION: '2', TRUST_PROXY: '1' });
+    expect(config).toMatchObject({ trustProxy: 1, rateLimits: { windowMs: 10_000, perPrincipal: 5, unauthenticatedPerAddress: 3, keyCreation: 2 } });
+    expect(loadConfig({ ...valid, TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ ...valid, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toEqual(['loopback', '10.0.0.0/8']);
   });
 
   it.each([
@@ -16,6 +52,11 @@ describe(loadConfig.name, () => {
     [{ ...valid, DATABASE_URL: 'mysql://x' }, 'Invalid configuration: DATABASE_URL must be a postgresql:// URL'],
     [{ ...valid, REDIS_URL: 'http://x' }, 'Invalid configuration: REDIS_URL must be a redis:// or rediss:// URL'],
     [{ ...valid, PORT: '70000' }, 'Invalid configuration: PORT must not be greater than 65535'],
+    [{ ...valid, DATABASE_QUERY_TIMEOUT_MS: '5s' }, 'Invalid configuration: DATABASE_QUERY_TIMEOUT_MS must'],
+    [{ ...valid, REDIS_COMMAND_TIMEOUT_MS: '10' }, 'Invalid configuration: REDIS_COMMAND_TIMEOUT_MS must not be less than 100'],
+    [{ ...valid, RATE_LIMIT_PER_PRINCIPAL: '0' }, 'Invalid configuration: RATE_LIMIT_PER_PRINCIPAL must not be less than 1'],
+    [{ ...valid, RATE_LIMIT_WINDOW_MS: '1m' }, 'Invalid configuration: RATE_LIMIT_WINDOW_MS must'],
+    [{ ...valid, TRUST_PROXY: 'yes' }, 'Invalid configuration: TRUST_PROXY must be true, false, a number of hops'],
     [{ ...valid, LOG_LEVEL: 'loud' }, 'Invalid configuration: LOG_LEVEL must be one of the following values: fatal, error, warn, info, debug, trace, silent'],
   ])('names the bad variable in one line: %p', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

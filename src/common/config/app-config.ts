@@ -38,6 +38,112 @@ export class EnvironmentVariables {
   @IsString()
   @Matches(/^[a-z][a-z0-9-]{0,30}$/, { message: 'must be a short lower-case prefix' })
   QUEUE_PREFIX?: string;
+
+  // class-transformer recurses per level: far past a few hundred levels it overflows the stack.
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(2)
+  @Max(200)
+  BODY_MAX_DEPTH?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(10)
+  @Max(100_000)
+  BODY_MAX_KEYS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  DATABASE_CONNECT_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  DATABASE_QUERY_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  DATABASE_TRANSACTION_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  REDIS_CONNECT_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  REDIS_COMMAND_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1000)
+  @Max(600000)
+  HTTP_HEADERS_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1000)
+  @Max(3600000)
+  HTTP_REQUEST_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1000)
+  @Max(600000)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS?: number;
+
+  /** Express `trust proxy`: `false`, `true`, a number of hops, or comma-separated addresses/subnets. */
+  @IsOptional()
+  @Matches(/^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/\d{1,3})?))*)$/, {
+    message: 'must be true, false, a number of hops, or comma-separated addresses/subnets (or loopback, linklocal, uniquelocal)',
+  })
+  TRUST_PROXY?: string;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  RATE_LIMIT_WINDOW_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_PER_PRINCIPAL?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_KEY_CREATION?: number;
 }
 
 export interface AppConfig {
@@ -48,6 +154,30 @@ export interface AppConfig {
   authCacheTtlMs: number;
   databasePoolSize: number;
   queuePrefix: string;
+  /** JSON request bodies: deepest nesting, and keys plus array items in all; checked before validation. */
+  bodyMaxDepth: number;
+  bodyMaxKeys: number;
+  /** Opening a Postgres connection, and waiting for one from the pool. */
+  databaseConnectTimeoutMs: number;
+  /** One statement: the server cancels it (statement_timeout), the client gives up shortly after. */
+  databaseQueryTimeoutMs: number;
+  /** An interactive transaction from BEGIN to COMMIT. */
+  databaseTransactionTimeoutMs: number;
+  redisConnectTimeoutMs: number;
+  /** One Redis command; also how long a socket may stay silent after a write before it is dropped. */
+  redisCommandTimeoutMs: number;
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
+  /** Express `trust proxy`; decides which address `req.ip` (and so the per-address limit) sees. */
+  trustProxy: boolean | number | string[];
+  /** Budgets shared by every API process through Redis, each per window of `windowMs`. */
+  rateLimits: {
+    windowMs: number;
+    perPrincipal: number;
+    unauthenticatedPerAddress: number;
+    keyCreation: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -67,6 +197,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     });
     throw new ConfigError(lines.join('\n'));
   }
+  if ((raw.HTTP_HEADERS_TIMEOUT_MS ?? 10_000) > (raw.HTTP_REQUEST_TIMEOUT_MS ?? 30_000)) {
+    throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
+  }
   return {
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL,
@@ -75,7 +208,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     authCacheTtlMs: raw.AUTH_CACHE_TTL_MS ?? 30_000,
     databasePoolSize: raw.DATABASE_POOL_SIZE ?? 10,
     queuePrefix: raw.QUEUE_PREFIX ?? 'dpa',
+    bodyMaxDepth: raw.BODY_MAX_DEPTH ?? 32,
+    bodyMaxKeys: raw.BODY_MAX_KEYS ?? 1_000,
+    databaseConnectTimeoutMs: raw.DATABASE_CONNECT_TIMEOUT_MS ?? 5_000,
+    databaseQueryTimeoutMs: raw.DATABASE_QUERY_TIMEOUT_MS ?? 5_000,
+    databaseTransactionTimeoutMs: raw.DATABASE_TRANSACTION_TIMEOUT_MS ?? 5_000,
+    redisConnectTimeoutMs: raw.REDIS_CONNECT_TIMEOUT_MS ?? 5_000,
+    redisCommandTimeoutMs: raw.REDIS_COMMAND_TIMEOUT_MS ?? 2_000,
+    httpHeadersTimeoutMs: raw.HTTP_HEADERS_TIMEOUT_MS ?? 10_000,
+    httpRequestTimeoutMs: raw.HTTP_REQUEST_TIMEOUT_MS ?? 30_000,
+    httpKeepAliveTimeoutMs: raw.HTTP_KEEP_ALIVE_TIMEOUT_MS ?? 5_000,
+    trustProxy: parseTrustProxy(raw.TRUST_PROXY),
+    rateLimits: {
+      windowMs: raw.RATE_LIMIT_WINDOW_MS ?? 60_000,
+      perPrincipal: raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
+      unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
+      keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
+    },
   };
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string[] {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(',').map((part) => part.trim());
 }
 
 /** For process entry points: a bad environment ends the process with its one-line message (exit 78). */

@@ -5,6 +5,7 @@ import type { ErrorBody } from './error-body';
 import { RequestErrors, AuthErrors, ResourceErrors, ServerErrors } from './common.errors';
 import type { ErrorEntry } from './error-catalogue';
 import { invalidFields } from './invalid-fields';
+import { dependencyUnavailableError } from './dependency-errors';
 
 export interface RenderedError {
   status: number;
@@ -104,6 +105,10 @@ export function renderError(error: unknown, options: { requestId?: string; super
     rendered = fromPrisma(error);
   } else if (error && typeof error === 'object' && 'type' in error) {
     rendered = fromBodyParser(error as { type?: string });
+  }
+  if (!rendered) {
+    const unavailable = dependencyUnavailableError(error);
+    if (unavailable) return renderError(unavailable, options);
   }
   if (!rendered) {
     const err = error instanceof Error ? error : new Error(String(error));

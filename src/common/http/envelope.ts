@@ -37,9 +37,9 @@ function dataSchema(model: ClassType<unknown>, list: boolean): SchemaObject {
 export const ApiDataResponse = (model: ClassType<unknown>, options: { status?: 200 | 201; description?: string } = {}) =>
   applyDecorators(
     ApiExtraModels(model),
-    (options.status === 201 ? ApiCreatedResponse : ApiOkResponse)({ description: options.description, schema: dataSchema(model, false) }),
+    (options.status === 201 ? ApiCreatedResponse : ApiOkResponse)({ description: options.description ?? (options.status === 201 ? 'Created' : 'OK'), schema: dataSchema(model, false) }),
   );
 
 /** Documents a `{data, meta}` list response. */
 export const ApiPageResponse = (model: ClassType<unknown>) =>
-  applyDecorators(ApiExtraModels(model, PageMetaDto), ApiOkResponse({ schema: dataSchema(model, true) }));
+  applyDecorators(ApiExtraModels(model, PageMetaDto), ApiOkResponse({ description: 'One page of the list', schema: dataSchema(model, true) }));

@@ -12,6 +12,14 @@ interface FieldProblem {
   unknown: boolean;
 }
 
+/** Messages without the property name in front. Null gets one message: the others ("must be a string") only confuse. */
+function describe(error: ValidationError, constraints: Record<string, string>): string[] {
+  if ('whitelistValidation' in constraints) return ['is not an accepted field'];
+  if (error.value === null) return ['must not be null'];
+  // Keys come from the request: never build a RegExp from one (a 100,000-character or "a(" key would throw).
+  return Object.values(constraints).map((m) => (m.startsWith(`${error.property} `) ? m.slice(error.property.length + 1) : m));
+}
+
 function flatten(errors: ValidationError[], parent = ''): FieldProblem[] {
   const out: FieldProblem[] = [];
   for (const error of errors) {
@@ -19,7 +27,7 @@ function flatten(errors: ValidationError[], parent = ''): FieldProblem[] {
     if (error.constraints) {
       out.push({
         path,
-        messages: Object.values(error.constraints).map((m) => m.replace(/^property (\S+) should not exist$/, 'is not an accepted field').replace(new RegExp(`^${error.property} `), '')),
+        messages: describe(error, error.constraints),
         unknown: 'whitelistValidation' in error.constraints,
       });
     }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { AppError } from '@/common/errors/app-error';
 import { PaginationErrors } from '@/common/errors/common.errors';
@@ -20,8 +20,9 @@ export class PaginationQueryDto {
 
   @ApiPropertyOptional({ description: 'Page size', type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  // Only plain decimal digits (an empty value means the default): Number() would also take '0x10', '1e1' or ' 5'.
+  @Transform(({ value }) => (value === '' ? undefined : typeof value === 'string' && /^[0-9]{1,6}$/.test(value) ? Number(value) : value))
+  @IsInt({ message: 'must be an integer from 1 to 100' })
   @Min(1)
   @Max(MAX_PAGE_SIZE)
   limit?: number;

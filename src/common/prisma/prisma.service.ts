@@ -1,13 +1,49 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '@/generated/prisma/client';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
+import { dependencyStatus, isDependencyUnavailable } from '@/common/errors/dependency-errors';
+
+// The server cancels a slow statement first (statement_timeout) and the connection stays usable;
+// the client-side timeout, a little later, covers a server or network that does not answer at all.
+const CLIENT_QUERY_TIMEOUT_GRACE_MS = 500;
+
+/**
+ * The pool behind Prisma, with every wait bounded by config: connecting and waiting for a free
+ * connection (connectionTimeoutMillis), each statement (statement_timeout, query_timeout).
+ */
+export function createDatabasePool(config: AppConfig): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.databasePoolSize,
+    connectionTimeoutMillis: config.databaseConnectTimeoutMs,
+    statement_timeout: config.databaseQueryTimeoutMs,
+    query_timeout: config.databaseQueryTimeoutMs + CLIENT_QUERY_TIMEOUT_GRACE_MS,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+  });
+  pool.on('connect', () => dependencyStatus.up('postgres'));
+  pool.on('error', (error) => dependencyStatus.down('postgres', error));
+  pool.on('release', (error: Error | undefined, client: pg.PoolClient) => {
+    // A connection handed back while a statement is still in flight (a client-side timeout inside
+    // a transaction, which Prisma releases without an error) is in an unknown state: drop it, or
+    // the next request would queue behind a statement that may never answer.
+    if ((client as unknown as { _getActiveQuery?: () => unknown })._getActiveQuery?.()) void client.end().catch(() => undefined);
+    if (error && isDependencyUnavailable(error)) dependencyStatus.down('postgres', error);
+    else dependencyStatus.up('postgres');
+  });
+  return pool;
+}
 
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    super({ adapter: new PrismaPg({ connectionString: config.databaseUrl, max: config.databasePoolSize }) });
+    super({
+      adapter: new PrismaPg(createDatabasePool(config), { disposeExternalPool: true }),
+      transactionOptions: { maxWait: config.databaseConnectTimeoutMs, timeout: config.databaseTransactionTimeoutMs },
+    });
   }
 
   async onModuleInit(): Promise<void> {

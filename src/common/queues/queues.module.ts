@@ -1,10 +1,28 @@
-import { BullModule } from '@nestjs/bullmq';
-import { Module } from '@nestjs/common';
+import type { EventEmitter } from 'node:events';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import { Injectable, Module, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { Queue } from 'bullmq';
+import { dependencyStatus } from '@/common/errors/dependency-errors';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { QueueName } from './queue-names';
 
 const queues = BullModule.registerQueue(...Object.values(QueueName).map((name) => ({ name })));
+
+/** Without an error listener BullMQ prints a stack trace per reconnect attempt; log outages once instead. */
+@Injectable()
+class QueueConnectionWatch implements OnModuleInit {
+  constructor(private readonly moduleRef: ModuleRef) {}
+
+  onModuleInit(): void {
+    for (const name of Object.values(QueueName)) {
+      const queue = this.moduleRef.get<Queue>(getQueueToken(name), { strict: false });
+      queue.on('error', (error: Error) => dependencyStatus.down(`redis (queue ${name})`, error));
+      (queue.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up(`redis (queue ${name})`));
+    }
+  }
+}
 
 /** BullMQ on the configured Redis, with the default job options every queue uses. */
 @Module({
@@ -24,6 +42,7 @@ const queues = BullModule.registerQueue(...Object.values(QueueName).map((name) =
     }),
     queues,
   ],
+  providers: [QueueConnectionWatch],
   exports: [queues],
 })
 export class QueuesModule {}

@@ -2,14 +2,14 @@ import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
 import type { Principal } from '@/common/auth/principal';
-import { ApiErrorResponses } from '@/common/errors/api-error-responses';
+import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { CreateExecutionEnvironmentRequest, ExecutionEnvironmentDto } from './dto/execution-environment.dto';
+import { ExecutionEnvironmentErrors } from './execution-environments.errors';
 import { ExecutionEnvironmentsService } from './execution-environments.service';
 
 @ApiTags('execution-environments')
-@ApiErrorResponses()
 @Controller('execution-environments')
 export class ExecutionEnvironmentsController {
   constructor(private readonly environments: ExecutionEnvironmentsService) {}
@@ -25,6 +25,7 @@ export class ExecutionEnvironmentsController {
   @RequireRole('ADMIN')
   @ApiOperation({ summary: 'Register an execution environment' })
   @ApiDataResponse(ExecutionEnvironmentDto, { status: 201 })
+  @ApiErrors(ExecutionEnvironmentErrors.GIVEN_ID_TAKEN)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExecutionEnvironmentRequest) {
     return { data: await this.environments.create(principal, body.data) };
   }
@@ -32,6 +33,7 @@ export class ExecutionEnvironmentsController {
   @Get(':id')
   @ApiOperation({ summary: 'Get an execution environment' })
   @ApiDataResponse(ExecutionEnvironmentDto)
+  @ApiErrors(ExecutionEnvironmentErrors.NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.environments.get(principal, id) };
   }

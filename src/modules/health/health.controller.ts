@@ -1,17 +1,21 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { Public } from '@/common/auth/auth.decorators';
 import { AppError } from '@/common/errors/app-error';
-import { ErrorBodyDto } from '@/common/errors/error-body';
+import { ApiErrors } from '@/common/errors/api-error-responses';
+import { DEPENDENCY_RETRY_AFTER_SECONDS } from '@/common/errors/dependency-errors';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
+import { SkipRateLimit } from '@/common/throttling/rate-limit.decorators';
 import { HealthErrors } from './health.errors';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
 @ApiTags('health')
 @Public()
+// Probes come often from a few addresses (a balancer's, a node's): they must not spend or hit those addresses' budgets.
+@SkipRateLimit()
 @Controller('health')
 export class HealthController {
   constructor(
@@ -23,7 +27,7 @@ export class HealthController {
 
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process serves requests' })
-  @ApiOkResponse({ schema: { type: 'object', properties: { data: { type: 'object', properties: { status: { type: 'string', example: 'ok' } } } } } })
+  @ApiOkResponse({ description: 'Alive', schema: { type: 'object', required: ['data'], properties: { data: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } } } })
   live() {
     return { data: { status: 'ok' } };
   }
@@ -31,8 +35,24 @@ export class HealthController {
   @Get('ready')
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({ summary: 'Readiness: Postgres and Redis answer' })
-  @ApiOkResponse({ schema: { type: 'object', properties: { data: { type: 'object', additionalProperties: true } } } })
-  @ApiServiceUnavailableResponse({ type: ErrorBodyDto })
+  @ApiOkResponse({
+    description: 'Ready: every dependency answers',
+    schema: {
+      type: 'object',
+      required: ['data'],
+      properties: {
+        data: {
+          type: 'object',
+          required: ['status', 'checks'],
+          properties: {
+            status: { type: 'string', example: 'ok' },
+            checks: { type: 'object', description: 'Per dependency, as @nestjs/terminus reports it', additionalProperties: { type: 'object', required: ['status'], properties: { status: { type: 'string', example: 'up' } }, additionalProperties: true } },
+          },
+        },
+      },
+    },
+  })
+  @ApiErrors(HealthErrors.SERVICE_UNAVAILABLE)
   async ready() {
     try {
       const result = await this.health.check([
@@ -47,6 +67,7 @@ export class HealthController {
       throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, {
         message: `Not ready: ${down.join(', ')} unavailable.`,
         details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(details).map(([k, v]) => [k, v.status])) }],
+        headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
       });
     }
   }

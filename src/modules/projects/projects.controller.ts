@@ -2,14 +2,14 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
 import type { Principal } from '@/common/auth/principal';
-import { ApiErrorResponses } from '@/common/errors/api-error-responses';
+import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { CreateProjectRequest, ProjectDto, UpdateProjectRequest } from './dto/project.dto';
+import { ProjectErrors } from './projects.errors';
 import { ProjectsService } from './projects.service';
 
 @ApiTags('projects')
-@ApiErrorResponses()
 @Controller('projects')
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
@@ -25,6 +25,7 @@ export class ProjectsController {
   @RequireRole('MEMBER')
   @ApiOperation({ summary: 'Create a project' })
   @ApiDataResponse(ProjectDto, { status: 201 })
+  @ApiErrors(ProjectErrors.GIVEN_ID_TAKEN)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateProjectRequest) {
     return { data: await this.projects.create(principal, body.data) };
   }
@@ -32,6 +33,7 @@ export class ProjectsController {
   @Get(':id')
   @ApiOperation({ summary: 'Get a project' })
   @ApiDataResponse(ProjectDto)
+  @ApiErrors(ProjectErrors.NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.projects.get(principal, id) };
   }
@@ -40,6 +42,7 @@ export class ProjectsController {
   @RequireRole('MEMBER')
   @ApiOperation({ summary: 'Update a project', description: 'Only the fields present change.' })
   @ApiDataResponse(ProjectDto)
+  @ApiErrors(ProjectErrors.NOT_FOUND, ProjectErrors.GIVEN_ID_TAKEN)
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateProjectRequest) {
     return { data: await this.projects.update(principal, id, body.data) };
   }
@@ -48,7 +51,8 @@ export class ProjectsController {
   @HttpCode(204)
   @RequireRole('MEMBER')
   @ApiOperation({ summary: 'Delete a project and its pipelines' })
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(ProjectErrors.NOT_FOUND)
   async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
     await this.projects.remove(principal, id);
   }

@@ -1,14 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsISO8601, IsString, Length, MaxLength } from 'class-validator';
+import { IsOptionalNonNull } from '@/common/http/optional';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { ApiKey } from '@/generated/prisma/client';
 
 export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'ci' }) @IsString() @Length(1, 200) name: string;
   @ApiProperty({ description: 'A member or service account of your organization' }) @IsString() @Length(1, 64) ownerId: string;
-  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future; absent means the key does not expire' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
   expiresAt?: string;
 }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsIn, IsString, Length, Matches } from 'class-validator';
+import { IsOptionalNonNull } from '@/common/http/optional';
 import { GIVEN_ID_PATTERN } from '@/common/http/given-id';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { ExecutionEnvironment } from '@/generated/prisma/client';
@@ -9,7 +10,7 @@ const CLOUD_ID = /^[A-Za-z0-9._:\/-]{1,128}$/;
 
 export class CreateExecutionEnvironmentDto {
   @ApiPropertyOptional({ pattern: GIVEN_ID_PATTERN.source, description: 'Slug unique in the organization; derived from name when absent' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @Matches(GIVEN_ID_PATTERN, { message: 'must be a lower-case slug (a-z, 0-9, -), 1 to 63 characters' })
   givenId?: string;

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsOptionalNonNull } from '@/common/http/optional';
 import { ErrorBodyDto } from '@/common/errors/error-body';
 import { GIVEN_ID_PATTERN } from '@/common/http/given-id';
 import { RequestEnvelope } from '@/common/http/envelope';
@@ -9,7 +10,7 @@ export const PROJECT_STATUSES = ['ACTIVE', 'PROVISIONING', 'ERROR', 'ARCHIVED'] 
 
 export class CreateProjectDto {
   @ApiPropertyOptional({ description: 'Slug unique in the organization; derived from name when absent', pattern: GIVEN_ID_PATTERN.source, example: 'checkout-service' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @Matches(GIVEN_ID_PATTERN, { message: 'must be a lower-case slug (a-z, 0-9, -), 1 to 63 characters' })
   givenId?: string;
@@ -19,16 +20,17 @@ export class CreateProjectDto {
   @Length(1, 200)
   name: string;
 
-  @ApiPropertyOptional({ maxLength: 2000 })
+  @ApiPropertyOptional({ type: String, maxLength: 2000, nullable: true, description: '`null` means no description; on update it clears the description' })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
-  description?: string;
+  description?: string | null;
 }
 
-export class UpdateProjectDto extends PartialType(CreateProjectDto) {
+// skipNullProperties: false keeps `null` out of the fields that cannot hold it (name, givenId, status).
+export class UpdateProjectDto extends PartialType(CreateProjectDto, { skipNullProperties: false }) {
   @ApiPropertyOptional({ enum: ['ACTIVE', 'ARCHIVED'], description: 'Archive or re-activate the project' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsIn(['ACTIVE', 'ARCHIVED'])
   status?: 'ACTIVE' | 'ARCHIVED';
 }

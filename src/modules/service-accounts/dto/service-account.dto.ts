@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsIn, IsString, Length, MaxLength } from 'class-validator';
+import { IsOptionalNonNull } from '@/common/http/optional';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { ServiceAccount } from '@/generated/prisma/client';
 
@@ -7,8 +8,8 @@ export const ROLES = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'] as const;
 
 export class CreateServiceAccountDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'ci-deployer' }) @IsString() @Length(1, 200) name: string;
-  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional({ enum: ROLES, default: 'MEMBER' }) @IsOptional() @IsIn(ROLES) role?: (typeof ROLES)[number];
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
+  @ApiPropertyOptional({ enum: ROLES, default: 'MEMBER' }) @IsOptionalNonNull() @IsIn(ROLES) role?: (typeof ROLES)[number];
 }
 
 export class CreateServiceAccountRequest extends RequestEnvelope(CreateServiceAccountDto) {}

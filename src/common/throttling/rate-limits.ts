@@ -1,0 +1,58 @@
+/**
+ * The rate-limit policy as data: which budgets exist, what each counts, and how they are described
+ * to callers (README, OpenAPI). No Nest or Redis here.
+ */
+import type { AppConfig } from '@/common/config/app-config';
+
+/** Budgets every request may be counted against; the guard picks by whether a principal is known. */
+export const BASE_RATE_LIMITS = ['principal', 'address'] as const;
+
+/** Tighter budgets a route opts into with `@RateLimit(name)`, per principal, on top of its base budget. */
+export const NAMED_RATE_LIMITS = {
+  keyCreation: { what: 'creating API keys', limit: (config: AppConfig) => config.rateLimits.keyCreation },
+} as const;
+
+export type NamedRateLimit = keyof typeof NAMED_RATE_LIMITS;
+export type RateLimitName = (typeof BASE_RATE_LIMITS)[number] | NamedRateLimit;
+
+export function isNamedRateLimit(name: string): name is NamedRateLimit {
+  return Object.hasOwn(NAMED_RATE_LIMITS, name);
+}
+
+export function limitOf(name: RateLimitName, config: AppConfig): number {
+  if (name === 'principal') return config.rateLimits.perPrincipal;
+  if (name === 'address') return config.rateLimits.unauthenticatedPerAddress;
+  return NAMED_RATE_LIMITS[name].limit(config);
+}
+
+/** The Redis key (before the storage's `{…:<name>}:hits` wrapping) of one caller's counters. */
+export function rateLimitKey(prefix: string, tracker: string): string {
+  return `${prefix}:rate-limit:${tracker}`;
+}
+
+/** Where an address that spent its unauthenticated budget is marked blocked, read before authenticating. */
+export function addressBlockKey(prefix: string, tracker: string): string {
+  return `${rateLimitKey(prefix, tracker)}:auth-blocked`;
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** A Markdown paragraph stating the configured limits, for the OpenAPI document's description. */
+export function describeRateLimits(config: AppConfig): string {
+  const window = seconds(config.rateLimits.windowMs);
+  const named = Object.entries(NAMED_RATE_LIMITS)
+    .map(([name, spec]) => `\`${name}\` (${spec.what}): ${spec.limit(config)} per ${window} per API key`)
+    .join('; ');
+  return [
+    `**Rate limits.** Budgets are shared by every API process (counted in Redis) over fixed windows of ${window}.`,
+    `Each API key may make ${config.rateLimits.perPrincipal} requests per window.`,
+    `Requests without a valid key (a missing, malformed, unknown, expired or revoked token, and public routes) count ${config.rateLimits.unauthenticatedPerAddress} per window per client address;`,
+    'an address over that budget cannot authenticate until its block ends, so a flood of bad tokens costs no database lookups.',
+    `Named limits, on top: ${named}.`,
+    'Over a budget the caller is refused for one window: `429` with the error body (`dpa:Request:RATE_LIMITED`) and `Retry-After` in seconds.',
+    'Limited responses carry `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy` for the budget closest to running out.',
+    'If Redis is unreachable, requests are not limited (fail open) rather than refused.',
+  ].join(' ');
+}

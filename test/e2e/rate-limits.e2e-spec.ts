@@ -1,0 +1,289 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { encodeApiKeyToken } from '@/common/auth/api-key-token';
+import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { loadConfig, type AppConfig } from '@/common/config/app-config';
+import { describeRateLimits } from '@/common/throttling/rate-limits';
+import { buildIfStale } from '../../src/ops/build';
+import { createTestApp } from '../support/app';
+import { createTenant } from '../support/factories';
+import { TcpProxy } from '../support/tcp-proxy';
+
+const ROOT = join(__dirname, '..', '..');
+const WINDOW_MS = 60_000;
+const PER_KEY = 12;
+const PER_ADDRESS = 6;
+const KEY_CREATION = 3;
+const LOW_LIMITS = {
+  RATE_LIMIT_WINDOW_MS: String(WINDOW_MS),
+  RATE_LIMIT_PER_PRINCIPAL: String(PER_KEY),
+  RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS: String(PER_ADDRESS),
+  RATE_LIMIT_KEY_CREATION: String(KEY_CREATION),
+};
+
+/** A key prefix of this run's own: the per-address budget of 127.0.0.1 must not be shared with other suites. */
+function freshPrefix(): string {
+  return `rl-${randomUUID().slice(0, 8)}`;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface ApiProcess {
+  base: string;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+async function startApi(env: NodeJS.ProcessEnv): Promise<ApiProcess> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 30_000;
+  while (!output.includes('api listening') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (!output.includes('api listening')) throw new Error(`the API did not start:\n${output}`);
+  return {
+    base: `http://127.0.0.1:${port}`,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function bootstrapTenant(): { token: string; memberId: string } {
+  const result = spawnSync(process.execPath, ['dist/cli.js', 'bootstrap', '--org', `rate-limits-${randomUUID()}`, '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8', timeout: 60_000 });
+  if (result.status !== 0) throw new Error(result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(process.env.REDIS_URL as string);
+  try {
+    // The storage wraps keys in a hash tag: {<prefix>:rate-limit:…:<name>}:hits
+    for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
+      const keys = await redis.keys(pattern);
+      if (keys.length) await redis.del(...keys);
+    }
+  } finally {
+    await redis.quit();
+  }
+}
+
+/** Asserts the 429 with our error body and headers; returns the body. */
+async function expectRateLimited(response: Response, limit: number): Promise<Record<string, unknown>> {
+  const body = (await response.json()) as Record<string, unknown>;
+  expect(response.status).toBe(429);
+  expect(body).toMatchObject({ code: 'dpa:Request:RATE_LIMITED', message: expect.any(String), requestId: expect.any(String) });
+  const retryAfter = Number(response.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(WINDOW_MS / 1000);
+  expect(response.headers.get('ratelimit-limit')).toBe(String(limit));
+  expect(response.headers.get('ratelimit-remaining')).toBe('0');
+  expect(Number(response.headers.get('ratelimit-reset'))).toBe(retryAfter);
+  return body;
+}
+
+describe('Rate limits across two API processes', () => {
+  const prefix = freshPrefix();
+  let a: ApiProcess;
+  let b: ApiProcess;
+
+  beforeAll(async () => {
+    buildIfStale();
+    const env = { ...LOW_LIMITS, QUEUE_PREFIX: prefix };
+    [a, b] = await Promise.all([startApi(env), startApi(env)]);
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await deleteKeys(prefix);
+  });
+
+  it('one API key has one budget, whichever process serves it', async () => {
+    const tenant = bootstrapTenant();
+    const headers = { Authorization: `Bearer ${tenant.token}` };
+    const remaining: string[] = [];
+    for (let i = 0; i < PER_KEY; i++) {
+      const response = await fetch(`${(i % 2 ? b : a).base}/projects`, { headers });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('ratelimit-limit')).toBe(String(PER_KEY));
+      expect(response.headers.get('ratelimit-policy')).toBe(`${PER_KEY};w=${WINDOW_MS / 1000}`);
+      remaining.push(response.headers.get('ratelimit-remaining') as string);
+    }
+    // Counted once across both processes: 11, 10, ..., 0, not two budgets of 12.
+    expect(remaining).toEqual(Array.from({ length: PER_KEY }, (_, i) => String(PER_KEY - 1 - i)));
+
+    const over = await fetch(`${a.base}/projects`, { headers: { ...headers, 'X-Request-Id': 'rate-limit-over' } });
+    const body = await expectRateLimited(over, PER_KEY);
+    expect(body.requestId).toBe('rate-limit-over');
+    const onB = await fetch(`${b.base}/projects`, { headers });
+    await expectRateLimited(onB, PER_KEY);
+
+    // Per key, not per address: another key from the same address is served.
+    const other = bootstrapTenant();
+    expect((await fetch(`${b.base}/projects`, { headers: { Authorization: `Bearer ${other.token}` } })).status).toBe(200);
+  }, 60_000);
+
+  it('key creation has its tighter budget, and its response is never cached', async () => {
+    const tenant = bootstrapTenant();
+    const headers = { Authorization: `Bearer ${tenant.token}`, 'Content-Type': 'application/json' };
+    const create = (base: string, i: number) => fetch(`${base}/api-keys`, { method: 'POST', headers, body: JSON.stringify({ data: { name: `k${i}`, ownerId: tenant.memberId } }) });
+    for (let i = 0; i < KEY_CREATION; i++) {
+      const response = await create((i % 2 ? b : a).base, i);
+      expect(response.status).toBe(201);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('ratelimit-limit')).toBe(String(KEY_CREATION));
+      expect(response.headers.get('ratelimit-remaining')).toBe(String(KEY_CREATION - 1 - i));
+    }
+    const over = await create(b.base, KEY_CREATION);
+    const body = await expectRateLimited(over, KEY_CREATION);
+    expect(body.metadata).toMatchObject({ limit: 'keyCreation' });
+
+    // The key's general budget is not spent (4 of 12): reads go on, with that budget's headers.
+    const read = await fetch(`${a.base}/api-keys`, { headers });
+    expect(read.status).toBe(200);
+    expect(read.headers.get('ratelimit-limit')).toBe(String(PER_KEY));
+    expect(read.headers.get('ratelimit-remaining')).toBe(String(PER_KEY - KEY_CREATION - 2));
+  }, 60_000);
+
+  // Last in this file: it blocks 127.0.0.1 for a window under this run's prefix.
+  it('bad tokens from one address are refused after the unauthenticated budget, before any lookup', async () => {
+    const good = bootstrapTenant();
+    const statuses: number[] = [];
+    for (let i = 0; i < PER_ADDRESS; i++) {
+      // Well-formed (right checksum), unknown: each of these costs a database lookup.
+      const response = await fetch(`${(i % 2 ? b : a).base}/projects`, { headers: { Authorization: `Bearer ${encodeApiKeyToken(randomBytes(32))}` } });
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual(Array(PER_ADDRESS).fill(401));
+
+    const over = await fetch(`${b.base}/projects`, { headers: { Authorization: `Bearer ${encodeApiKeyToken(randomBytes(32))}` } });
+    await expectRateLimited(over, PER_ADDRESS);
+
+    // While blocked the address cannot authenticate at all, so no token is looked up: even a
+    // valid key (never used before, so in no process's cache) is refused, on either process.
+    for (const api of [a, b]) {
+      const refused = await fetch(`${api.base}/projects`, { headers: { Authorization: `Bearer ${good.token}` } });
+      await expectRateLimited(refused, PER_ADDRESS);
+    }
+    const noToken = await fetch(`${a.base}/projects`);
+    await expectRateLimited(noToken, PER_ADDRESS);
+  }, 60_000);
+});
+
+describe('Failed authentication in one process', () => {
+  it('looks tokens up only until the address budget is spent', async () => {
+    const prefix = freshPrefix();
+    const base = loadConfig();
+    const config: AppConfig = { ...base, queuePrefix: prefix, rateLimits: { ...base.rateLimits, unauthenticatedPerAddress: 5 } };
+    const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    try {
+      const lookups = jest.spyOn(app.get(ApiKeyAuthenticator), 'authenticate');
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const response = await request(app.getHttpServer()).get('/projects').set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+        statuses.push(response.status);
+      }
+      expect(statuses).toEqual([...Array(5).fill(401), ...Array(25).fill(429)]);
+      // The sixth attempt was looked up (and tipped the budget); the other 24 never reached the authenticator.
+      expect(lookups).toHaveBeenCalledTimes(6);
+    } finally {
+      await app.close();
+      await deleteKeys(prefix);
+    }
+  });
+
+  it.each([
+    ['ignores X-Forwarded-For by default', false, [401, 401, 429, 429]],
+    ['believes X-Forwarded-For from a trusted proxy (TRUST_PROXY=1)', 1, [401, 401, 429, 401]],
+  ])('%s', async (_what, trustProxy, expected) => {
+    const prefix = freshPrefix();
+    const base = loadConfig();
+    const config: AppConfig = { ...base, trustProxy, queuePrefix: prefix, rateLimits: { ...base.rateLimits, unauthenticatedPerAddress: 2 } };
+    const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    try {
+      const statuses: number[] = [];
+      for (const client of ['203.0.113.1', '203.0.113.1', '203.0.113.1', '203.0.113.2']) {
+        const response = await request(app.getHttpServer()).get('/projects').set('X-Forwarded-For', client).set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+        statuses.push(response.status);
+      }
+      expect(statuses).toEqual(expected);
+    } finally {
+      await app.close();
+      await deleteKeys(prefix);
+    }
+  });
+
+  it('describes the configured limits for the OpenAPI document', () => {
+    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10 } });
+    expect(text).toContain('600 requests per window');
+    expect(text).toContain('60 per window per client address');
+    expect(text).toContain('`keyCreation` (creating API keys): 10 per 60 s per API key');
+    expect(text).toContain('Retry-After');
+  });
+});
+
+describe('When Redis fails under a running API process', () => {
+  let proxy: TcpProxy;
+  let api: ApiProcess;
+  const prefix = freshPrefix();
+
+  beforeAll(async () => {
+    buildIfStale();
+    proxy = await TcpProxy.start(process.env.REDIS_URL as string);
+    api = await startApi({ ...LOW_LIMITS, RATE_LIMIT_PER_PRINCIPAL: '1000', QUEUE_PREFIX: prefix, REDIS_URL: proxy.rewrite(process.env.REDIS_URL as string) });
+  }, 180_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    await proxy?.close();
+    await deleteKeys(prefix);
+  });
+
+  it('requests are served without limits (fail open, one warning), quickly, and limits return with Redis', async () => {
+    const tenant = bootstrapTenant();
+    const get = () => fetch(`${api.base}/projects`, { headers: { Authorization: `Bearer ${tenant.token}` }, signal: AbortSignal.timeout(5_000) });
+    const before = await get();
+    expect(before.status).toBe(200);
+    expect(before.headers.get('ratelimit-remaining')).toBe('999');
+
+    for (const outage of ['pause', 'refuse'] as const) {
+      if (outage === 'pause') proxy.pause();
+      else await proxy.refuse();
+      const started = Date.now();
+      const responses = [];
+      for (let i = 0; i < 10; i++) responses.push(await get());
+      expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(responses.every((r) => r.headers.get('ratelimit-limit') === null)).toBe(true);
+      // A black-holed Redis costs at most one short timeout per second, not one per request.
+      expect(Date.now() - started).toBeLessThan(3_000);
+      await proxy.resume();
+      let back: Response | undefined;
+      for (let i = 0; i < 50 && !back?.headers.get('ratelimit-limit'); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        back = await get();
+      }
+      expect(back?.status).toBe(200);
+      expect(back?.headers.get('ratelimit-limit')).toBe('1000');
+    }
+    const warnings = api.output().split('\n').filter((line) => line.includes('rate limits are not enforced'));
+    expect(warnings).toHaveLength(2);
+  }, 90_000);
+});
