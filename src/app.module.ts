@@ -13,13 +13,16 @@ import { HealthModule } from '@/modules/health/health.module';
 import { OrganizationsModule } from '@/modules/organizations/organizations.module';
 import { ProjectsModule } from '@/modules/projects/projects.module';
 import { ServiceAccountsModule } from '@/modules/service-accounts/service-accounts.module';
+import { AuditModule } from '@/modules/audit/audit.module';
+import { MembersModule } from '@/modules/members/members.module';
+import { ReportsModule } from '@/modules/reports/reports.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
 
 /** The API process: infrastructure, auth, and one module per domain. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

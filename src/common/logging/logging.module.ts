@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { LoggerModule } from 'nestjs-pino';
 import { destination } from 'pino';
 import { APP_CONFIG } from '@/common/config/config.module';
+import { runInRequestContext } from '@/common/http/request-context';
 import type { AppConfig } from '@/common/config/app-config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -18,7 +19,7 @@ export function requestIdMiddleware(req: Request & { id?: string }, res: Respons
   const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   req.id = id;
   res.setHeader('X-Request-Id', id);
-  next();
+  runInRequestContext(id, next);
 }
 
 /** Structured JSON logs with the request id; credentials are removed before anything is written. */

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
+import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
+import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import { ApiErrorResponses } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
@@ -15,6 +16,7 @@ export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
   @Get()
+  @RequirePermission(Permission.ProjectsRead)
   @ApiOperation({ summary: "List the organization's projects", description: 'Newest first; paginated with `cursor` and `limit`.' })
   @ApiPageResponse(ProjectDto)
   list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
@@ -22,7 +24,7 @@ export class ProjectsController {
   }
 
   @Post()
-  @RequireRole('MEMBER')
+  @RequirePermission(Permission.ProjectsWrite)
   @ApiOperation({ summary: 'Create a project' })
   @ApiDataResponse(ProjectDto, { status: 201 })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateProjectRequest) {
@@ -30,6 +32,7 @@ export class ProjectsController {
   }
 
   @Get(':id')
+  @RequirePermission(Permission.ProjectsRead)
   @ApiOperation({ summary: 'Get a project' })
   @ApiDataResponse(ProjectDto)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
@@ -37,7 +40,7 @@ export class ProjectsController {
   }
 
   @Patch(':id')
-  @RequireRole('MEMBER')
+  @RequirePermission(Permission.ProjectsWrite)
   @ApiOperation({ summary: 'Update a project', description: 'Only the fields present change.' })
   @ApiDataResponse(ProjectDto)
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateProjectRequest) {
@@ -45,8 +48,8 @@ export class ProjectsController {
   }
 
   @Delete(':id')
+  @RequirePermission(Permission.ProjectsWrite)
   @HttpCode(204)
-  @RequireRole('MEMBER')
   @ApiOperation({ summary: 'Delete a project and its pipelines' })
   @ApiNoContentResponse()
   async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
