@@ -14,6 +14,9 @@ import { OrganizationsModule } from '@/modules/organizations/organizations.modul
 import { ProjectsModule } from '@/modules/projects/projects.module';
 import { ServiceAccountsModule } from '@/modules/service-accounts/service-accounts.module';
 import { ThrottlingModule } from '@/common/throttling/throttling.module';
+import { AuditModule } from '@/modules/audit/audit.module';
+import { MembersModule } from '@/modules/members/members.module';
+import { ReportsModule } from '@/modules/reports/reports.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
@@ -24,7 +27,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

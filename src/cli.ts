@@ -19,6 +19,10 @@ Commands:
   bootstrap --org <name> [--json] [--superadmin] [--key-name <name>]
       Create the organization (if missing) with an OWNER member and issue that member an API key.
       Prints {"organizationId","memberId","apiKeyId","token"} with --json.
+  superadmin grant <memberId>
+  superadmin revoke <memberId>
+      Make a member a superadmin (reads bug reports of every organization, sees internal error
+      details) or take it back. Only this command sets the flag; it is recorded in the audit trail.
   migrate
       Apply pending database migrations (same as npm run db:migrate).
 `;
@@ -51,6 +55,25 @@ async function run(argv: string[]): Promise<number> {
       const result = await app.get(OrganizationsService).bootstrap(org, { superadmin: args.includes('--superadmin'), keyName: option(args, '--key-name') });
       if (args.includes('--json')) process.stdout.write(`${JSON.stringify(result)}\n`);
       else process.stdout.write(`organization ${result.organizationId}\nmember       ${result.memberId}\napi key      ${result.apiKeyId}\ntoken        ${result.token}\n`);
+    } finally {
+      await app.close();
+    }
+    return 0;
+  }
+  if (command === 'superadmin') {
+    const [action, memberId] = args;
+    if ((action !== 'grant' && action !== 'revoke') || !memberId) {
+      process.stderr.write('usage: superadmin grant|revoke <memberId>\n');
+      return 64;
+    }
+    const app = await NestFactory.createApplicationContext(CliModule, { logger: false });
+    try {
+      const changed = await app.get(OrganizationsService).setSuperadmin(memberId, action === 'grant');
+      if (!changed) {
+        process.stderr.write(`no member ${memberId}\n`);
+        return 1;
+      }
+      process.stdout.write(`member ${memberId} ${action === 'grant' ? 'is now' : 'is no longer'} a superadmin\n`);
     } finally {
       await app.close();
     }

@@ -119,10 +119,11 @@ describe('OpenAPI document and Swagger UI', () => {
   it.each([
     ['post /projects', { 403: [AuthErrors.FORBIDDEN], 409: [ProjectErrors.GIVEN_ID_TAKEN] }],
     ['patch /projects/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ProjectErrors.NOT_FOUND], 409: [ProjectErrors.GIVEN_ID_TAKEN] }],
-    ['get /projects/{id}', { 403: undefined, 404: [ProjectErrors.NOT_FOUND], 409: undefined }],
+    // Every route states a permission, so every protected route can answer 403 (a VIEWER reading is allowed, but the route still declares it).
+    ['get /projects/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ProjectErrors.NOT_FOUND], 409: undefined }],
     ['post /execution-environments', { 403: [AuthErrors.FORBIDDEN], 409: [ExecutionEnvironmentErrors.GIVEN_ID_TAKEN] }],
     ['post /service-accounts', { 403: [AuthErrors.FORBIDDEN], 409: [ServiceAccountErrors.NAME_TAKEN] }],
-    ['post /api-keys', { 403: [AuthErrors.FORBIDDEN], 404: undefined, 422: [ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST] }],
+    ['post /api-keys', { 403: [AuthErrors.FORBIDDEN], 404: undefined, 422: [ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, ApiKeyErrors.EXPIRY_AFTER_CREATOR] }],
     ['delete /api-keys/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ApiKeyErrors.NOT_FOUND] }],
     ['get /projects', { 400: [RequestErrors.VALIDATION_FAILED, RequestErrors.MALFORMED_JSON, RequestErrors.READ_ONLY_FIELD, PaginationErrors.INVALID_CURSOR], 404: undefined }],
   ])('%s declares exactly the codes it can throw', (name, expected) => {

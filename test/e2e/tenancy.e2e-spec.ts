@@ -15,11 +15,13 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
     .expect(201);
   const serviceAccount = await http().post('/service-accounts').set(owner.auth).send({ data: { name: 'secret-sa' } }).expect(201);
   const apiKey = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'secret key', ownerId: owner.memberId } }).expect(201);
+  const member = await http().post('/members').set(owner.auth).send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } }).expect(201);
   return {
     '/projects': project.body.data.id,
     '/execution-environments': environment.body.data.id,
     '/service-accounts': serviceAccount.body.data.id,
     '/api-keys': apiKey.body.data.id,
+    '/members': member.body.data.id,
   };
 }
 
@@ -59,7 +61,7 @@ describe('Tenant isolation', () => {
     }
   });
 
-  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys'])('lists only the caller organization on %s', async (collection) => {
+  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events'])('lists only the caller organization on %s', async (collection) => {
     const mine = await request(app.getHttpServer()).get(collection).set(intruder.auth).expect(200);
     expect(mine.body.data.every((item: { organizationId: string }) => item.organizationId === intruder.organizationId)).toBe(true);
     expect(mine.body.data.map((item: { id: string }) => item.id)).not.toContain(ids[collection]);

@@ -8,3 +8,4 @@ process.env.LOG_LEVEL ??= 'silent';
 process.env.RATE_LIMIT_PER_PRINCIPAL ??= '1000000';
 process.env.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ??= '1000000';
 process.env.RATE_LIMIT_KEY_CREATION ??= '1000000';
+process.env.RATE_LIMIT_REPORTS ??= '1000000';

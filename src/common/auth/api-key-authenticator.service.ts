@@ -127,6 +127,7 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
       role: owner.role,
       isSuperadmin: 'isSuperadmin' in owner ? owner.isSuperadmin : false,
       apiKeyId: key.id,
+      ...(key.expiresAt && { apiKeyExpiresAt: key.expiresAt.toISOString() }),
     };
     this.cache.set(tokenHash, principal, key.expiresAt ? key.expiresAt.getTime() : null, now, epoch);
     this.touch(key.id, now);

@@ -2,8 +2,9 @@ import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { AppError } from '@/common/errors/app-error';
 import { ApiKeyAuthenticator } from './api-key-authenticator.service';
-import { IS_PUBLIC, MINIMUM_ROLE } from './auth.decorators';
-import { Principal, Role, roleAtLeast } from './principal';
+import { IS_PUBLIC, REQUIRED_PERMISSION, SUPERADMIN_ONLY, SUPERADMIN_PERMISSION } from './auth.decorators';
+import { hasPermission, Permission } from './permissions';
+import type { Principal } from './principal';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { AuthAttemptLimiter } from '@/common/throttling/auth-attempt-limiter';
 
@@ -30,9 +31,12 @@ export class BearerAuthGuard implements CanActivate {
       throw error;
     });
     request.principal = principal;
-    const minimum = this.reflector.getAllAndOverride<Role | undefined>(MINIMUM_ROLE, targets);
-    if (minimum && !roleAtLeast(principal.role, minimum)) {
-      throw new AppError(AuthErrors.FORBIDDEN, { metadata: { requiredRole: minimum } });
+    const permission = this.reflector.getAllAndOverride<Permission | undefined>(REQUIRED_PERMISSION, targets);
+    if (permission && !hasPermission(principal.role, permission)) {
+      throw new AppError(AuthErrors.FORBIDDEN, { message: `This operation needs the permission ${permission}, which the role ${principal.role} does not hold.`, metadata: { permission, role: principal.role } });
+    }
+    if (this.reflector.getAllAndOverride<boolean>(SUPERADMIN_ONLY, targets) && !principal.isSuperadmin) {
+      throw new AppError(AuthErrors.FORBIDDEN, { message: 'Only superadmins may do this.', metadata: { permission: SUPERADMIN_PERMISSION } });
     }
     return true;
   }

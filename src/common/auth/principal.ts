@@ -10,6 +10,8 @@ export interface Principal {
   role: Role;
   isSuperadmin: boolean;
   apiKeyId: string;
+  /** When the key in use expires (ISO 8601); keys it creates may not outlive it. */
+  apiKeyExpiresAt?: string;
 }
 
 const ROLE_RANK: Record<Role, number> = { VIEWER: 0, MEMBER: 1, ADMIN: 2, OWNER: 3 };

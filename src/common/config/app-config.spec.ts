@@ -37,7 +37,7 @@ describe(loadConfig.name, () => {
   });
 
   it('applies production-sensible rate limits and trusts no proxy by default', () => {
-    expect(loadConfig(valid)).toMatchObject({ trustProxy: false, rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10 } });
+    expect(loadConfig(valid)).toMatchObject({ trustProxy: false, rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10 } });
   });
 
   it('parses rate limits and trust proxy', () => {

@@ -144,6 +144,13 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(10_000_000)
   RATE_LIMIT_KEY_CREATION?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_REPORTS?: number;
 }
 
 export interface AppConfig {
@@ -177,6 +184,7 @@ export interface AppConfig {
     perPrincipal: number;
     unauthenticatedPerAddress: number;
     keyCreation: number;
+    reports: number;
   };
 }
 
@@ -224,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       perPrincipal: raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
       unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
+      reports: raw.RATE_LIMIT_REPORTS ?? 10,
     },
   };
 }

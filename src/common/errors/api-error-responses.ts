@@ -26,8 +26,8 @@ export function ApiErrors(...entries: ErrorEntry[]): ClassDecorator & MethodDeco
 export interface RouteFacts {
   /** @Public(): the bearer guard lets it through, so no 401. */
   isPublic: boolean;
-  /** @RequireRole(role): the guard answers 403 below it. */
-  minimumRole?: string;
+  /** @RequirePermission(p) or @RequireSuperadmin(): the guard answers 403 to a caller without it. */
+  requiredPermission?: string;
   /** @SkipRateLimit(): no budget, so no 429. */
   skipsRateLimit: boolean;
   /** The handler validates a body or query DTO (whitelisting names read-only fields). */
@@ -47,7 +47,7 @@ export function routeErrors(route: RouteFacts): ErrorEntry[] {
   if (route.validatesInput) entries.push(RequestErrors.READ_ONLY_FIELD);
   if (route.paginated) entries.push(PaginationErrors.INVALID_CURSOR);
   if (!route.isPublic) entries.push(...Object.values(AuthErrors).filter((e) => e.status === 401));
-  if (route.minimumRole) entries.push(AuthErrors.FORBIDDEN);
+  if (route.requiredPermission) entries.push(AuthErrors.FORBIDDEN);
   if (!route.skipsRateLimit) entries.push(RequestErrors.RATE_LIMITED);
   entries.push(...route.declared, ServerErrors.INTERNAL, ServerErrors.SERVICE_UNAVAILABLE);
   return [...new Map(entries.map((e) => [e.code, e])).values()];

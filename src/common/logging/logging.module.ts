@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { LoggerModule } from 'nestjs-pino';
 import { destination } from 'pino';
 import { APP_CONFIG } from '@/common/config/config.module';
+import { runInRequestContext } from '@/common/http/request-context';
 import type { AppConfig } from '@/common/config/app-config';
 import { API_KEY_TOKEN_SHAPE } from '@/common/auth/api-key-token';
 
@@ -42,7 +43,7 @@ export function requestIdMiddleware(req: Request & { id?: string }, res: Respons
   const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   req.id = id;
   res.setHeader('X-Request-Id', id);
-  next();
+  runInRequestContext(id, next);
 }
 
 /** Structured JSON logs with the request id; credentials are removed before anything is written. */

@@ -4,7 +4,7 @@ import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class
 import { AppError } from '@/common/errors/app-error';
 import { PaginationErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import type { ApiKey, ExecutionEnvironment, Project, ServiceAccount } from '@/generated/prisma/client';
+import type { ApiKey, ExecutionEnvironment, Member, Project, ServiceAccount } from '@/generated/prisma/client';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -141,6 +141,7 @@ export interface OrganizationLists {
   executionEnvironments: ExecutionEnvironment;
   serviceAccounts: ServiceAccount;
   apiKeys: ApiKey;
+  members: Member;
 }
 
 interface OrganizationDelegate {

@@ -2,7 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, PathItemObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { IS_PUBLIC, MINIMUM_ROLE } from '@/common/auth/auth.decorators';
+import { IS_PUBLIC, REQUIRED_PERMISSION, SUPERADMIN_ONLY, SUPERADMIN_PERMISSION } from '@/common/auth/auth.decorators';
+import { rolesHolding, type Permission } from '@/common/auth/permissions';
 import { API_ERRORS, errorResponses, routeErrors, type RouteFacts } from '@/common/errors/api-error-responses';
 import { ErrorBodyDto } from '@/common/errors/error-body';
 import { errorCatalogue, type ErrorEntry } from '@/common/errors/error-catalogue';
@@ -15,11 +16,14 @@ export const BEARER_SCHEME = 'bearer';
 
 /** Every tag a controller uses, with what it groups. A tag missing here is still declared, without a description. */
 const TAGS: Record<string, string> = {
-  'api-keys': 'API keys: issue (the secret is returned once), list, read and revoke bearer tokens',
+  'api-keys': 'API keys: issue (the secret is returned once), list, read, rotate and revoke bearer tokens',
   projects: 'Projects of the organization',
   'execution-environments': 'Execution environments (cloud environments) that run sandboxes',
   'service-accounts': 'Non-human identities; issue them tokens with POST /api-keys',
   health: 'Liveness and readiness probes (public)',
+  members: 'People of the organization; they act through API keys issued to them',
+  'audit-events': 'The audit trail of security-relevant actions (ADMIN)',
+  reports: 'Bug reports and feedback; superadmins read them',
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -50,7 +54,7 @@ function factsOf(reflector: Reflector, { controller, handler }: Handler, operati
   const query = (operation.parameters ?? []).filter((p): p is ParameterObject => 'in' in p && p.in === 'query');
   return {
     isPublic: reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets) === true,
-    minimumRole: reflector.getAllAndOverride<string | undefined>(MINIMUM_ROLE, targets),
+    requiredPermission: reflector.getAllAndOverride<boolean>(SUPERADMIN_ONLY, targets) ? SUPERADMIN_PERMISSION : reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets),
     skipsRateLimit: reflector.getAllAndOverride<boolean>(SKIP_RATE_LIMIT, targets) === true,
     validatesInput: operation.requestBody !== undefined || query.length > 0,
     paginated: query.some((p) => p.name === 'cursor'),
@@ -80,7 +84,12 @@ function declareErrors(app: INestApplication, document: OpenAPIObject): void {
       const entries = routeErrors(facts);
       const statuses = new Set(entries.map((e) => String(e.status)));
       const lead: Record<number, string> = {};
-      if (facts.minimumRole) lead[403] = `Requires role ${facts.minimumRole} or higher`;
+      if (facts.requiredPermission) {
+        const holders = facts.requiredPermission === SUPERADMIN_PERMISSION ? 'superadmins only' : `roles ${rolesHolding(facts.requiredPermission as Permission).join(', ')}`;
+        lead[403] = `Requires the permission \`${facts.requiredPermission}\` (${holders})`;
+        // The requirement in words too, for readers of Swagger UI.
+        operation.description = `${operation.description ? `${operation.description}\n\n` : ''}Requires \`${facts.requiredPermission}\` (${holders}).`;
+      }
       for (const [status, response] of Object.entries(existing)) {
         if (Number(status) < 400) continue;
         if (!statuses.has(status)) throw new Error(`OpenAPI: ${where} declares ${status} outside @ApiErrors; declare the catalogue entries it throws with @ApiErrors(...)`);

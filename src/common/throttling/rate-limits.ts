@@ -9,7 +9,8 @@ export const BASE_RATE_LIMITS = ['principal', 'address'] as const;
 
 /** Tighter budgets a route opts into with `@RateLimit(name)`, per principal, on top of its base budget. */
 export const NAMED_RATE_LIMITS = {
-  keyCreation: { what: 'creating API keys', limit: (config: AppConfig) => config.rateLimits.keyCreation },
+  keyCreation: { what: 'creating and rotating API keys', limit: (config: AppConfig) => config.rateLimits.keyCreation },
+  reports: { what: 'sending bug reports', limit: (config: AppConfig) => config.rateLimits.reports },
 } as const;
 
 export type NamedRateLimit = keyof typeof NAMED_RATE_LIMITS;

@@ -1,15 +1,15 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal } from '@/common/auth/auth.decorators';
+import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
+import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
-import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RateLimit } from '@/common/throttling/rate-limit.decorators';
 import { ApiKeyErrors } from './api-keys.errors';
 import { ApiKeysService } from './api-keys.service';
-import { ApiKeyDto, CreateApiKeyRequest, CreatedApiKeyDto } from './dto/api-key.dto';
+import { ApiKeyDto, ApiKeyQueryDto, CreateApiKeyRequest, CreatedApiKeyDto } from './dto/api-key.dto';
 
 @ApiTags('api-keys')
 @Controller('api-keys')
@@ -17,33 +17,53 @@ export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Post()
+  @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
   // The response carries the secret: no cache on the way may keep it.
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Create an API key', description: 'The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need ADMIN.' })
+  @ApiOperation({
+    summary: 'Create an API key',
+    description:
+      'The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need `apiKeys:manageOthers` and an owner whose role is not above yours; a key cannot outlive the key that creates it.',
+  })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
-  @ApiErrors(ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, AuthErrors.FORBIDDEN)
+  @ApiErrors(ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, ApiKeyErrors.EXPIRY_AFTER_CREATOR, AuthErrors.FORBIDDEN)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyRequest) {
     return { data: await this.apiKeys.create(principal, body.data) };
   }
 
   @Get()
-  @ApiOperation({ summary: "List the organization's API keys (without tokens)" })
+  @RequirePermission(Permission.ApiKeysOwn)
+  @ApiOperation({ summary: 'List API keys (without tokens)', description: 'Your own keys; with `apiKeys:manageOthers`, also those of members and service accounts whose role is not above yours. Filter with `ownerId`.' })
   @ApiPageResponse(ApiKeyDto)
-  list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
+  @ApiErrors(AuthErrors.FORBIDDEN)
+  list(@CurrentPrincipal() principal: Principal, @Query() query: ApiKeyQueryDto) {
     return this.apiKeys.list(principal, query);
   }
 
   @Get(':id')
+  @RequirePermission(Permission.ApiKeysOwn)
   @ApiOperation({ summary: 'Get an API key (without its token)' })
   @ApiDataResponse(ApiKeyDto)
-  @ApiErrors(ApiKeyErrors.NOT_FOUND)
+  @ApiErrors(ApiKeyErrors.NOT_FOUND, AuthErrors.FORBIDDEN)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.apiKeys.get(principal, id) };
   }
 
+  @Post(':id/rotate')
+  @RequirePermission(Permission.ApiKeysOwn)
+  @RateLimit('keyCreation')
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Rotate an API key', description: 'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token.' })
+  @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
+  @ApiErrors(ApiKeyErrors.NOT_FOUND, ApiKeyErrors.NOT_ROTATABLE, AuthErrors.FORBIDDEN)
+  async rotate(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.apiKeys.rotate(principal, id) };
+  }
+
   @Delete(':id')
   @HttpCode(204)
+  @RequirePermission(Permission.ApiKeysOwn)
   @ApiOperation({ summary: 'Revoke an API key', description: 'Takes effect at once in every API process.' })
   @ApiNoContentResponse({ description: 'Revoked (also when it already was)' })
   @ApiErrors(ApiKeyErrors.NOT_FOUND, AuthErrors.FORBIDDEN)

@@ -4,4 +4,6 @@ export const ApiKeyErrors = defineErrors('ApiKey', {
   NOT_FOUND: [404, 'The API key does not exist.'],
   OWNER_NOT_FOUND: [422, 'The owner of the API key does not exist in this organization.'],
   EXPIRY_IN_PAST: [422, 'expiresAt must be in the future.'],
+  EXPIRY_AFTER_CREATOR: [422, 'A key cannot outlive the key that creates it.'],
+  NOT_ROTATABLE: [422, 'The API key is revoked or expired and cannot be rotated.'],
 });

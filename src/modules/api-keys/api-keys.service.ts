@@ -2,18 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service';
 import { hashToken } from '@/common/auth/api-key-hash';
-import type { Principal, Role } from '@/common/auth/principal';
-import { roleAtLeast } from '@/common/auth/principal';
-import { AppError } from '@/common/errors/app-error';
-import { fromOrganization, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
-import { PrismaService } from '@/common/prisma/prisma.service';
-import type { ApiKeyOwnerType } from '@/generated/prisma/client';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
-import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto, toApiKeyDto } from './dto/api-key.dto';
-import { invalidFields } from '@/common/errors/invalid-fields';
+import { hasPermission, Permission } from '@/common/auth/permissions';
+import { roleAtLeast, type Principal, type Role } from '@/common/auth/principal';
+import { AppError } from '@/common/errors/app-error';
 import { AuthErrors } from '@/common/errors/common.errors';
+import { invalidFields } from '@/common/errors/invalid-fields';
+import { fromOrganization, newestFirst, Page, paginate } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import type { ApiKey, ApiKeyOwnerType, Prisma } from '@/generated/prisma/client';
+import { AuditAction } from '@/modules/audit/audit-actions';
+import { AuditService, type SystemActor } from '@/modules/audit/audit.service';
 import { ApiKeyErrors } from './api-keys.errors';
-import type { ApiKey } from '@/generated/prisma/client';
+import { ApiKeyDto, ApiKeyQueryDto, CreateApiKeyDto, CreatedApiKeyDto, toApiKeyDto } from './dto/api-key.dto';
 
 /** The list's keyset: newest first; its cursors carry the tag 'apiKeys'. */
 const LIST = newestFirst<ApiKey>('apiKeys');
@@ -28,55 +29,153 @@ export interface NewApiKey {
   expiresAt?: Date;
 }
 
+interface KeyOwner {
+  id: string;
+  type: ApiKeyOwnerType;
+  role: Role;
+}
+
+function mintToken(): { token: string; tokenHash: string; keySuffix: string } {
+  const token = encodeApiKeyToken(randomBytes(32));
+  return { token, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) };
+}
+
+/**
+ * API keys. A key acts with its owner's role, so a key can never do more than its creator: no key
+ * for (and no reading, rotating or revoking the keys of) an owner above the caller's role; keys of
+ * others need `apiKeys:manageOthers`; and a key created by an expiring key cannot outlive it.
+ */
 @Injectable()
 export class ApiKeysService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly audit: AuditService,
   ) {}
 
   /** Mints a token and stores only its hash; the token is in the result and nowhere else. */
-  async issue(key: NewApiKey): Promise<CreatedApiKeyDto> {
-    const token = encodeApiKeyToken(randomBytes(32));
-    const row = await this.prisma.apiKey.create({ data: { ...key, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) } });
+  async issue(key: NewApiKey, actor: Principal | SystemActor): Promise<CreatedApiKeyDto> {
+    const { token, tokenHash, keySuffix } = mintToken();
+    const row = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.apiKey.create({ data: { ...key, tokenHash, keySuffix } });
+      await this.audit.record(tx, actor, { organizationId: key.organizationId, action: AuditAction.ApiKeyCreated, targetType: 'apiKey', targetId: created.id, metadata: { name: created.name, ownerId: created.ownerId, ownerType: created.ownerType, ...(created.expiresAt && { expiresAt: created.expiresAt.toISOString() }) } });
+      return created;
+    });
     return { ...toApiKeyDto(row), token };
   }
 
   async create(principal: Principal, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
-    const expiresAt = dto.expiresAt ? new Date(dto.expiresAt) : undefined;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) {
-      throw new AppError(ApiKeyErrors.EXPIRY_IN_PAST, { details: [invalidFields(['data.expiresAt: must be in the future'])] });
-    }
+    const expiresAt = this.expiryFor(principal, dto.expiresAt);
     const owner = await this.findOwner(principal.organizationId, dto.ownerId);
     if (!owner) throw new AppError(ApiKeyErrors.OWNER_NOT_FOUND, { metadata: { ownerId: dto.ownerId }, details: [invalidFields(['data.ownerId: is not a member or service account of your organization'])] });
-    const forSelf = owner.id === principal.actorId;
-    // A key acts with its owner's role: only admins issue keys for others, and never above their own role.
-    if (!forSelf && (!roleAtLeast(principal.role, 'ADMIN') || !roleAtLeast(principal.role, owner.role))) {
-      throw new AppError(AuthErrors.FORBIDDEN, { message: 'You may issue keys for yourself; issuing for others needs ADMIN and at least the owner\'s role.' });
-    }
-    return this.issue({ organizationId: principal.organizationId, ownerId: owner.id, ownerType: owner.type, createdById: principal.actorId, name: dto.name, description: dto.description, expiresAt });
+    this.assertMayManageKeysOf(principal, owner);
+    return this.issue({ organizationId: principal.organizationId, ownerId: owner.id, ownerType: owner.type, createdById: principal.actorId, name: dto.name, description: dto.description, expiresAt }, principal);
   }
 
-  list(principal: Principal, query: PaginationQueryDto): Promise<Page<ApiKeyDto>> {
-    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'apiKeys'), LIST, query, toApiKeyDto);
+  async list(principal: Principal, query: ApiKeyQueryDto): Promise<Page<ApiKeyDto>> {
+    const where: Prisma.ApiKeyWhereInput = {};
+    if (!hasPermission(principal.role, Permission.ApiKeysManageOthers)) {
+      if (query.ownerId && query.ownerId !== principal.actorId) throw this.forbiddenOthers();
+      where.ownerId = principal.actorId;
+    } else {
+      if (query.ownerId) where.ownerId = query.ownerId;
+      const hidden = await this.ownersAbove(principal);
+      if (hidden.length) where.AND = [{ ownerId: { notIn: hidden } }];
+    }
+    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'apiKeys', where), LIST, query, toApiKeyDto);
   }
 
   async get(principal: Principal, id: string): Promise<ApiKeyDto> {
-    const row = await this.prisma.apiKey.findFirst({ where: { id, organizationId: principal.organizationId } });
-    if (!row) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
-    return toApiKeyDto(row);
+    return toApiKeyDto(await this.findManageable(this.prisma, principal, id));
   }
 
   /** Revokes at once in every API process: the hash is announced on the invalidation channel. */
   async revoke(principal: Principal, id: string): Promise<void> {
-    const row = await this.prisma.apiKey.findFirst({ where: { id, organizationId: principal.organizationId } });
-    if (!row) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
-    if (row.ownerId !== principal.actorId && !roleAtLeast(principal.role, 'ADMIN')) throw new AppError(AuthErrors.FORBIDDEN);
-    if (!row.revokedAt) await this.prisma.apiKey.updateMany({ where: { id: row.id, organizationId: principal.organizationId }, data: { revokedAt: new Date() } });
+    const row = await this.prisma.$transaction(async (tx) => {
+      const key = await this.findManageable(tx, principal, id);
+      if (!key.revokedAt) {
+        await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId }, data: { revokedAt: new Date() } });
+        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRevoked, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
+      }
+      return key;
+    });
     await this.authenticator.invalidate({ tokenHash: row.tokenHash });
   }
 
-  private async findOwner(organizationId: string, ownerId: string): Promise<{ id: string; type: ApiKeyOwnerType; role: Role } | undefined> {
+  /**
+   * A new token for the same key record (returned once); the old token stops working at once in
+   * every API process. For a leaked token: the key keeps its id, name, owner and expiry.
+   */
+  async rotate(principal: Principal, id: string): Promise<CreatedApiKeyDto> {
+    const { token, tokenHash, keySuffix } = mintToken();
+    const { before, after } = await this.prisma.$transaction(async (tx) => {
+      const key = await this.findManageable(tx, principal, id);
+      if (key.revokedAt) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'A revoked key cannot be rotated; create a new one.', metadata: { id } });
+      if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'An expired key cannot be rotated; create a new one.', metadata: { id } });
+      const { count } = await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, tokenHash: key.tokenHash }, data: { tokenHash, keySuffix } });
+      if (count === 0) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
+      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRotated, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
+      return { before: key, after: (await tx.apiKey.findUniqueOrThrow({ where: { id: key.id } })) };
+    });
+    await this.authenticator.invalidate({ tokenHash: before.tokenHash });
+    return { ...toApiKeyDto(after), token };
+  }
+
+  /** Revokes every key of one owner inside the caller's transaction (the owner is being removed); returns how many. */
+  async revokeAllOf(tx: Prisma.TransactionClient, organizationId: string, ownerId: string): Promise<number> {
+    const { count } = await tx.apiKey.updateMany({ where: { organizationId, ownerId, revokedAt: null }, data: { revokedAt: new Date() } });
+    return count;
+  }
+
+  /** The expiry of a new key: never later than the expiry of the key creating it (which is also the default). */
+  private expiryFor(principal: Principal, requested: string | undefined): Date | undefined {
+    const ceiling = principal.apiKeyExpiresAt ? new Date(principal.apiKeyExpiresAt) : undefined;
+    if (!requested) return ceiling;
+    const expiresAt = new Date(requested);
+    if (expiresAt.getTime() <= Date.now()) throw new AppError(ApiKeyErrors.EXPIRY_IN_PAST, { details: [invalidFields(['data.expiresAt: must be in the future'])] });
+    if (ceiling && expiresAt > ceiling) {
+      throw new AppError(ApiKeyErrors.EXPIRY_AFTER_CREATOR, {
+        message: `A key cannot outlive the key that creates it: expiresAt must be at most ${ceiling.toISOString()}.`,
+        details: [invalidFields([`data.expiresAt: must be at most ${ceiling.toISOString()}, when the key you are using expires`])],
+        metadata: { maxExpiresAt: ceiling.toISOString() },
+      });
+    }
+    return expiresAt;
+  }
+
+  /** A key the caller may see and manage: their own, or, with apiKeys:manageOthers, one whose owner is not above them. */
+  private async findManageable(client: Prisma.TransactionClient, principal: Principal, id: string): Promise<ApiKey> {
+    const key = await client.apiKey.findFirst({ where: { id, organizationId: principal.organizationId } });
+    if (!key) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
+    if (key.ownerId === principal.actorId) return key;
+    const owner = await this.findOwner(principal.organizationId, key.ownerId);
+    // A key whose owner is gone acts for nobody; managing it needs the same permission as any other's.
+    this.assertMayManageKeysOf(principal, owner ?? { id: key.ownerId, type: key.ownerType, role: 'VIEWER' });
+    return key;
+  }
+
+  private assertMayManageKeysOf(principal: Principal, owner: KeyOwner): void {
+    if (owner.id === principal.actorId) return;
+    if (!hasPermission(principal.role, Permission.ApiKeysManageOthers)) throw this.forbiddenOthers();
+    if (!roleAtLeast(principal.role, owner.role)) {
+      throw new AppError(AuthErrors.FORBIDDEN, { message: `Your role ${principal.role} cannot manage the keys of an owner with the role ${owner.role}.`, metadata: { permission: Permission.ApiKeysManageOthers, ownerRole: owner.role } });
+    }
+  }
+
+  private forbiddenOthers(): AppError {
+    return new AppError(AuthErrors.FORBIDDEN, { message: `Managing the keys of others needs the permission ${Permission.ApiKeysManageOthers}.`, metadata: { permission: Permission.ApiKeysManageOthers } });
+  }
+
+  /** Ids of the members and service accounts whose role is above the caller's: their keys are hidden from the caller. */
+  private async ownersAbove(principal: Principal): Promise<string[]> {
+    const above = (['OWNER', 'ADMIN', 'MEMBER'] as Role[]).filter((role) => !roleAtLeast(principal.role, role));
+    if (!above.length) return [];
+    const where = { organizationId: principal.organizationId, role: { in: above } };
+    const [members, serviceAccounts] = await Promise.all([this.prisma.member.findMany({ where, select: { id: true } }), this.prisma.serviceAccount.findMany({ where, select: { id: true } })]);
+    return [...members, ...serviceAccounts].map((o) => o.id);
+  }
+
+  private async findOwner(organizationId: string, ownerId: string): Promise<KeyOwner | undefined> {
     const [member, serviceAccount] = await Promise.all([
       this.prisma.member.findFirst({ where: { id: ownerId, organizationId }, select: { id: true, role: true } }),
       this.prisma.serviceAccount.findFirst({ where: { id: ownerId, organizationId }, select: { id: true, role: true } }),

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
+import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
+import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
@@ -15,6 +16,7 @@ export class ExecutionEnvironmentsController {
   constructor(private readonly environments: ExecutionEnvironmentsService) {}
 
   @Get()
+  @RequirePermission(Permission.ExecutionEnvironmentsRead)
   @ApiOperation({ summary: "List the organization's execution environments (cloud environments)" })
   @ApiPageResponse(ExecutionEnvironmentDto)
   list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
@@ -22,7 +24,7 @@ export class ExecutionEnvironmentsController {
   }
 
   @Post()
-  @RequireRole('ADMIN')
+  @RequirePermission(Permission.ExecutionEnvironmentsWrite)
   @ApiOperation({ summary: 'Register an execution environment' })
   @ApiDataResponse(ExecutionEnvironmentDto, { status: 201 })
   @ApiErrors(ExecutionEnvironmentErrors.GIVEN_ID_TAKEN)
@@ -31,6 +33,7 @@ export class ExecutionEnvironmentsController {
   }
 
   @Get(':id')
+  @RequirePermission(Permission.ExecutionEnvironmentsRead)
   @ApiOperation({ summary: 'Get an execution environment' })
   @ApiDataResponse(ExecutionEnvironmentDto)
   @ApiErrors(ExecutionEnvironmentErrors.NOT_FOUND)

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service';
 import { ApiKeysService } from '@/modules/api-keys/api-keys.service';
+import { AuditAction } from '@/modules/audit/audit-actions';
+import { AuditService } from '@/modules/audit/audit.service';
 
 export interface BootstrapResult {
   organizationId: string;
@@ -14,7 +17,24 @@ export class OrganizationsService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly apiKeys: ApiKeysService,
+    private readonly audit: AuditService,
+    private readonly authenticator: ApiKeyAuthenticator,
   ) {}
+
+  /** Sets or clears a member's superadmin flag (CLI only); false when there is no such member. */
+  async setSuperadmin(memberId: string, superadmin: boolean): Promise<boolean> {
+    const changed = await this.prisma.$transaction(async (tx) => {
+      const member = await tx.member.findUnique({ where: { id: memberId } });
+      if (!member) return false;
+      if (member.isSuperadmin !== superadmin) {
+        await tx.member.update({ where: { id: memberId }, data: { isSuperadmin: superadmin } });
+        await this.audit.record(tx, { system: 'cli superadmin' }, { organizationId: member.organizationId, action: superadmin ? AuditAction.SuperadminGranted : AuditAction.SuperadminRevoked, targetType: 'member', targetId: memberId, metadata: { name: member.name } });
+      }
+      return true;
+    });
+    if (changed) await this.authenticator.invalidate({ actorId: memberId });
+    return changed;
+  }
 
   /**
    * Makes sure the organization exists with an OWNER member and issues that member a new key.
@@ -35,7 +55,7 @@ export class OrganizationsService {
       ownerType: 'MEMBERSHIP',
       createdById: owner.id,
       name: options.keyName ?? 'bootstrap',
-    });
+    }, { system: 'cli bootstrap' });
     return { organizationId: organization.id, memberId: owner.id, apiKeyId: key.id, token: key.token };
   }
 }

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
+import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
+import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
@@ -15,6 +16,7 @@ export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
   @Get()
+  @RequirePermission(Permission.ProjectsRead)
   @ApiOperation({ summary: "List the organization's projects", description: 'Newest first; paginated with `cursor` and `limit`.' })
   @ApiPageResponse(ProjectDto)
   list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
@@ -22,7 +24,7 @@ export class ProjectsController {
   }
 
   @Post()
-  @RequireRole('MEMBER')
+  @RequirePermission(Permission.ProjectsWrite)
   @ApiOperation({ summary: 'Create a project' })
   @ApiDataResponse(ProjectDto, { status: 201 })
   @ApiErrors(ProjectErrors.GIVEN_ID_TAKEN)
@@ -31,6 +33,7 @@ export class ProjectsController {
   }
 
   @Get(':id')
+  @RequirePermission(Permission.ProjectsRead)
   @ApiOperation({ summary: 'Get a project' })
   @ApiDataResponse(ProjectDto)
   @ApiErrors(ProjectErrors.NOT_FOUND)
@@ -39,7 +42,7 @@ export class ProjectsController {
   }
 
   @Patch(':id')
-  @RequireRole('MEMBER')
+  @RequirePermission(Permission.ProjectsWrite)
   @ApiOperation({ summary: 'Update a project', description: 'Only the fields present change.' })
   @ApiDataResponse(ProjectDto)
   @ApiErrors(ProjectErrors.NOT_FOUND, ProjectErrors.GIVEN_ID_TAKEN)
@@ -48,8 +51,8 @@ export class ProjectsController {
   }
 
   @Delete(':id')
+  @RequirePermission(Permission.ProjectsWrite)
   @HttpCode(204)
-  @RequireRole('MEMBER')
   @ApiOperation({ summary: 'Delete a project and its pipelines' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors(ProjectErrors.NOT_FOUND)

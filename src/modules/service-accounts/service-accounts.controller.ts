@@ -1,12 +1,13 @@
-import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, RequireRole } from '@/common/auth/auth.decorators';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
+import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
-import { CreateServiceAccountRequest, ServiceAccountDto } from './dto/service-account.dto';
+import { CreateServiceAccountRequest, ServiceAccountDto, UpdateServiceAccountRequest } from './dto/service-account.dto';
 import { ServiceAccountErrors } from './service-accounts.errors';
 import { ServiceAccountsService } from './service-accounts.service';
 
@@ -16,6 +17,7 @@ export class ServiceAccountsController {
   constructor(private readonly serviceAccounts: ServiceAccountsService) {}
 
   @Get()
+  @RequirePermission(Permission.ServiceAccountsRead)
   @ApiOperation({ summary: "List the organization's service accounts" })
   @ApiPageResponse(ServiceAccountDto)
   list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
@@ -23,7 +25,7 @@ export class ServiceAccountsController {
   }
 
   @Post()
-  @RequireRole('ADMIN')
+  @RequirePermission(Permission.ServiceAccountsWrite)
   @ApiOperation({ summary: 'Create a service account', description: 'Issue it a token with POST /api-keys (ownerId = the service account id).' })
   @ApiDataResponse(ServiceAccountDto, { status: 201 })
   @ApiErrors(AuthErrors.FORBIDDEN, ServiceAccountErrors.NAME_TAKEN)
@@ -32,10 +34,30 @@ export class ServiceAccountsController {
   }
 
   @Get(':id')
+  @RequirePermission(Permission.ServiceAccountsRead)
   @ApiOperation({ summary: 'Get a service account' })
   @ApiDataResponse(ServiceAccountDto)
   @ApiErrors(ServiceAccountErrors.NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.serviceAccounts.get(principal, id) };
+  }
+
+  @Patch(':id')
+  @RequirePermission(Permission.ServiceAccountsWrite)
+  @ApiErrors(ServiceAccountErrors.NOT_FOUND, ServiceAccountErrors.NAME_TAKEN, AuthErrors.FORBIDDEN)
+  @ApiOperation({ summary: 'Change a service account', description: 'Name, description, role. You cannot manage a service account above your role or grant a role above yours; a new role applies to its keys on their next request in every API process.' })
+  @ApiDataResponse(ServiceAccountDto)
+  async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateServiceAccountRequest) {
+    return { data: await this.serviceAccounts.update(principal, id, body.data) };
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequirePermission(Permission.ServiceAccountsWrite)
+  @ApiErrors(ServiceAccountErrors.NOT_FOUND, AuthErrors.FORBIDDEN)
+  @ApiOperation({ summary: 'Delete a service account', description: 'Revokes its keys at once in every API process.' })
+  @ApiNoContentResponse()
+  async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
+    await this.serviceAccounts.remove(principal, id);
   }
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsString, Length, MaxLength } from 'class-validator';
+import { IsISO8601, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { IsOptionalNonNull } from '@/common/http/optional';
+import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { ApiKey } from '@/generated/prisma/client';
 
@@ -8,13 +9,22 @@ export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'ci' }) @IsString() @Length(1, 200) name: string;
   @ApiProperty({ description: 'A member or service account of your organization' }) @IsString() @Length(1, 64) ownerId: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future; absent means the key does not expire' })
+  @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future, and no later than the expiry of the key making the request (which is the default); absent with a non-expiring key means the new key does not expire' })
   @IsOptionalNonNull()
   @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
   expiresAt?: string;
 }
 
 export class CreateApiKeyRequest extends RequestEnvelope(CreateApiKeyDto) {}
+
+export class ApiKeyQueryDto extends PaginationQueryDto {
+  @ApiPropertyOptional({ description: "Only the keys of this member or service account (without `apiKeys:manageOthers`, only your own id is allowed)", maxLength: 64 })
+  @IsOptionalNonNull()
+  @IsString()
+  @Length(1, 64)
+  @Matches(/^[0-9A-Za-z_-]+$/, { message: 'must be an id' })
+  ownerId?: string;
+}
 
 export class ApiKeyDto {
   @ApiProperty() id: string;

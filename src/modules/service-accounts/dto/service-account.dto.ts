@@ -12,7 +12,14 @@ export class CreateServiceAccountDto {
   @ApiPropertyOptional({ enum: ROLES, default: 'MEMBER' }) @IsOptionalNonNull() @IsIn(ROLES) role?: (typeof ROLES)[number];
 }
 
+export class UpdateServiceAccountDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 }) @IsOptionalNonNull() @IsString() @Length(1, 200) name?: string;
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
+  @ApiPropertyOptional({ enum: ROLES, description: 'At most your own role; takes effect on the next request of its keys' }) @IsOptionalNonNull() @IsIn(ROLES) role?: (typeof ROLES)[number];
+}
+
 export class CreateServiceAccountRequest extends RequestEnvelope(CreateServiceAccountDto) {}
+export class UpdateServiceAccountRequest extends RequestEnvelope(UpdateServiceAccountDto) {}
 
 export class ServiceAccountDto {
   @ApiProperty() id: string;

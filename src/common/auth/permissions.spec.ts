@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { hasPermission, Permission, permissionTableMarkdown, PERMISSION_FLOOR, ROLE_ORDER, rolesHolding } from './permissions';
+
+describe('the permission table', () => {
+  it('gives every permission a floor, and every role above the floor holds it', () => {
+    for (const permission of Object.values(Permission)) {
+      const floor = PERMISSION_FLOOR[permission];
+      expect(floor).toBeDefined();
+      expect(rolesHolding(permission)).toEqual(ROLE_ORDER.slice(ROLE_ORDER.indexOf(floor)));
+    }
+  });
+
+  it('follows the floor the product asks for', () => {
+    expect(rolesHolding(Permission.ProjectsRead)).toEqual(['VIEWER', 'MEMBER', 'ADMIN', 'OWNER']);
+    expect(hasPermission('VIEWER', Permission.ProjectsWrite)).toBe(false);
+    expect(hasPermission('MEMBER', Permission.ProjectsWrite)).toBe(true);
+    expect(hasPermission('MEMBER', Permission.ApiKeysManageOthers)).toBe(false);
+    expect(hasPermission('ADMIN', Permission.ApiKeysManageOthers)).toBe(true);
+    expect(hasPermission('MEMBER', Permission.MergeQueuesOperate)).toBe(false);
+    expect(hasPermission('MEMBER', Permission.MergeQueueEntriesWrite)).toBe(true);
+  });
+
+  it('is the table README shows', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+    expect(readme).toContain(permissionTableMarkdown());
+  });
+});
