@@ -36,7 +36,7 @@ export async function seedDemo(databaseUrl: string, tokenFile = DEFAULT_TOKEN_FI
     ]) {
       await prisma.executionEnvironment.upsert({
         where: { organizationId_givenId: { organizationId, givenId } },
-        create: { organizationId, givenId, name, type: 'CLOUD_VPC', region, vpcId: `vpc-${givenId}`, subnetId: `subnet-${givenId}`, securityGroupId: `sg-${givenId}`, cloudAccountId: '123456789012' },
+        create: { organizationId, givenId, name, type: 'AWS', region, vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012' },
         update: {},
       });
     }

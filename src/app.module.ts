@@ -11,6 +11,7 @@ import { ApiKeysModule } from '@/modules/api-keys/api-keys.module';
 import { ExecutionEnvironmentsModule } from '@/modules/execution-environments/execution-environments.module';
 import { HealthModule } from '@/modules/health/health.module';
 import { OrganizationsModule } from '@/modules/organizations/organizations.module';
+import { PipelinesModule } from '@/modules/pipelines/pipelines.module';
 import { ProjectsModule } from '@/modules/projects/projects.module';
 import { ServiceAccountsModule } from '@/modules/service-accounts/service-accounts.module';
 import { ThrottlingModule } from '@/common/throttling/throttling.module';
@@ -27,7 +28,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

@@ -11,8 +11,20 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
   const environment = await http()
     .post('/execution-environments')
     .set(owner.auth)
-    .send({ data: { name: 'Secret env', type: 'CLOUD_VPC', region: 'eu-central-1', vpcId: 'vpc-1', subnetId: 'subnet-1', securityGroupId: 'sg-1', cloudAccountId: '123456789012' } })
+    .send({ data: { name: 'Secret env', type: 'AWS', region: 'eu-central-1', vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012' } })
     .expect(201);
+  const unusedEnvironment = await http()
+    .post('/execution-environments')
+    .set(owner.auth)
+    .send({ data: { name: 'Secret unused env', type: 'GCP', region: 'europe-west1', vpcId: 'secret-net', subnetId: 'secret-subnet', securityGroupId: 'allow-secret', cloudAccountId: 'secret-project' } })
+    .expect(201);
+  const pipeline = await http().post('/pipelines').set(owner.auth).send({ data: { projectId: project.body.data.id, name: 'Secret pipeline' } }).expect(201);
+  const version = await http()
+    .post(`/pipelines/${pipeline.body.data.id}/versions`)
+    .set(owner.auth)
+    .send({ data: { steps: [{ name: 'secret-step', executionEnvironmentId: environment.body.data.id, cpu: 1, memoryGiB: 1, diskGiB: 1 }] } })
+    .expect(201);
+  const run = await http().post(`/pipelines/${pipeline.body.data.id}/runs`).set(owner.auth).send({ data: { pipelineVersionId: version.body.data.id } }).expect(201);
   const serviceAccount = await http().post('/service-accounts').set(owner.auth).send({ data: { name: 'secret-sa' } }).expect(201);
   const apiKey = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'secret key', ownerId: owner.memberId } }).expect(201);
   const member = await http().post('/members').set(owner.auth).send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } }).expect(201);
@@ -22,7 +34,20 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
     '/service-accounts': serviceAccount.body.data.id,
     '/api-keys': apiKey.body.data.id,
     '/members': member.body.data.id,
+    '/pipelines': pipeline.body.data.id,
+    '/pipeline-versions': version.body.data.id,
+    '/pipeline-runs': run.body.data.id,
+    // The environment DELETE would 409 for its owner (a version uses it); the intruder must see a 404 either way.
+    '/execution-environments/unused': unusedEnvironment.body.data.id,
   };
+}
+
+/** A valid body for routes whose payload is not a name, so that only tenancy can refuse the call. */
+function bodyFor(method: string, path: string, ids: Record<string, string>): object {
+  if (method === 'post' && path.endsWith('/versions')) return { data: { steps: [{ name: 'hijack', executionEnvironmentId: ids['/execution-environments'], cpu: 1, memoryGiB: 1, diskGiB: 1 }] } };
+  if (method === 'post' && path.endsWith('/runs')) return { data: { pipelineVersionId: ids['/pipeline-versions'] } };
+  if (method === 'patch' && path.startsWith('/pipeline-runs')) return { data: { status: 'CANCELED' } };
+  return { data: { name: 'hijacked' } };
 }
 
 describe('Tenant isolation', () => {
@@ -48,20 +73,22 @@ describe('Tenant isolation', () => {
       const collection = route.path.replace(/\/:id.*$/, '');
       const id = ids[collection];
       expect({ route: route.path, hasFixture: id !== undefined }).toEqual({ route: route.path, hasFixture: true });
-      const response = await request(app.getHttpServer())[route.method as 'get'](route.path.replace(':id', id)).set(intruder.auth).send({ data: { name: 'hijacked' } });
+      const response = await request(app.getHttpServer())[route.method as 'get'](route.path.replace(':id', id)).set(intruder.auth).send(bodyFor(route.method, route.path, ids));
       expect({ route: `${route.method} ${route.path}`, status: response.status }).toEqual({ route: `${route.method} ${route.path}`, status: 404 });
       expect(response.body.code).toMatch(/^dpa:[A-Za-z]+:NOT_FOUND$/);
       expect(JSON.stringify(response.body)).not.toContain('Secret');
     }
     // Still there, unchanged, for its owner.
-    for (const [collection, id] of Object.entries(ids)) {
+    for (const [key, id] of Object.entries(ids)) {
+      const collection = key.replace('/unused', '');
       const response = await request(app.getHttpServer()).get(`${collection}/${id}`).set(owner.auth).expect(200);
       expect(response.body.data.name).not.toBe('hijacked');
       expect(response.body.data.revokedAt).toBeUndefined();
+      expect(response.body.data.status).not.toBe('CANCELED');
     }
   });
 
-  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events'])('lists only the caller organization on %s', async (collection) => {
+  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines'])('lists only the caller organization on %s', async (collection) => {
     const mine = await request(app.getHttpServer()).get(collection).set(intruder.auth).expect(200);
     expect(mine.body.data.every((item: { organizationId: string }) => item.organizationId === intruder.organizationId)).toBe(true);
     expect(mine.body.data.map((item: { id: string }) => item.id)).not.toContain(ids[collection]);

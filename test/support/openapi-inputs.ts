@@ -64,6 +64,8 @@ export class OpenApi {
     }
     if (schema.allOf?.length) {
       const parts = schema.allOf.map((s) => this.resolve(s, seen + 1));
+      // allOf around a scalar (an enum declared once and referenced): the field is that scalar.
+      if (parts.every((p) => !p.properties && p.type !== 'object')) return Object.assign({}, ...parts, { ...schema, allOf: undefined });
       return {
         ...schema,
         allOf: undefined,

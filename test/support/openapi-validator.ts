@@ -42,6 +42,14 @@ export function toJsonSchema(schema: unknown): unknown {
       else if (SCHEMA_VALUES.has(key)) out[key] = typeof value === 'object' ? toJsonSchema(value) : value;
       else out[key] = value;
     }
+    // OpenAPI 3.0 spells exclusive bounds as booleans beside minimum/maximum; JSON Schema as numbers.
+    for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+      if (typeof out[flag] !== 'boolean') continue;
+      if (out[flag] === true && typeof out[bound] === 'number') {
+        out[flag] = out[bound];
+        delete out[bound];
+      } else delete out[flag];
+    }
   }
   if (source.nullable !== true) return out;
   if (out.$ref || out.type === undefined) return { anyOf: [out, { type: 'null' }] };

@@ -24,6 +24,7 @@ const TAGS: Record<string, string> = {
   members: 'People of the organization; they act through API keys issued to them',
   'audit-events': 'The audit trail of security-relevant actions (ADMIN)',
   reports: 'Bug reports and feedback; superadmins read them',
+  pipelines: 'Deployment pipelines, their immutable versions, runs, and the sandbox host plan of a version',
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
