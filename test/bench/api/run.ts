@@ -1,10 +1,16 @@
 /**
  * `npm run bench:api`: the full stack (built API: auth, scoping, validation, envelope, logging,
- * Prisma) against a bare node:http + pg server answering the same page of the same query.
- * Seeds 10,000 projects over 10 organizations, then drives both with autocannon (50 connections,
- * 10 s after a warm-up), alternating, twice each, and prints req/s, p99 and the ratio.
+ * Prisma) against a plain NestJS + Prisma server as many teams ship it (plain-server.ts) and a bare
+ * node:http + pg server (bare-server.cjs), all answering the same page of the same query.
+ * Seeds 10,000 projects over 10 organizations, then drives the three with autocannon (50
+ * connections, 10 s after a warm-up), alternating, three rounds, and prints req/s, p99 and ratios.
+ * BENCH_CPU_PROFILE=<dir> instead profiles each server under the same load (boot and warm-up
+ * excluded) and prints where its CPU time went (cpu-profile-summary.ts); its req/s carry the
+ * profiler's overhead and are not comparable with a plain run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -15,15 +21,23 @@ import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-toke
 import { randomBytes } from 'node:crypto';
 import { buildIfStale } from '../../../src/ops/build';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
+import { summariseProfile } from './cpu-profile-summary';
 
 const ORGANIZATIONS = 10;
 const PROJECTS_PER_ORGANIZATION = 1_000;
 const CONNECTIONS = 50;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = 3;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const API_PORT = 3901;
-const BARE_PORT = 3902;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+
+const SERVERS = {
+  api: { label: 'full stack (NestJS + Prisma, everything on)', port: 3901 },
+  plain: { label: 'plain NestJS + Prisma (findMany + count)', port: 3903 },
+  bare: { label: 'bare node:http + pg', port: 3902 },
+} as const;
+type ServerName = keyof typeof SERVERS;
+const NAMES = Object.keys(SERVERS) as ServerName[];
 
 async function seed(databaseUrl: string): Promise<{ organizationId: string; token: string }> {
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
@@ -54,12 +68,31 @@ async function seed(databaseUrl: string): Promise<{ organizationId: string; toke
   }
 }
 
-function startProcess(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+function startProcess(name: ServerName, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const profiling = PROFILE_DIR ? ['--require', join(__dirname, 'cpu-profile-preload.cjs')] : [];
+  const child = spawn(process.execPath, [...profiling, ...args], { cwd: ROOT, env: { ...env, CPU_PROFILE_FILE: profileFile(name) }, stdio: PROFILE_DIR ? ['ignore', 'ignore', 'inherit', 'ipc'] : ['ignore', 'ignore', 'inherit'] });
+  child.once('exit', (code, signal) => {
+    if (!stopping.has(child)) process.stderr.write(`the ${name} server exited early (${signal ?? code})\n`);
+  });
+  return child;
+}
+
+const stopping = new WeakSet<ChildProcess>();
+const profileFile = (name: ServerName) => join(PROFILE_DIR ?? '', `${name}.cpuprofile`);
+
+/** Stops a server; a profiled one writes its profile first. */
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    stopping.add(child);
+    child.once('exit', () => done());
+    if (child.connected) child.send('stop-profile');
+    else child.kill('SIGTERM');
+  });
 }
 
 async function waitForOk(url: string, headers: Record<string, string> = {}): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 300; i++) {
     try {
       if ((await fetch(url, { headers })).ok) return;
     } catch {
@@ -74,56 +107,81 @@ interface Measurement {
   rps: number;
   p99: number;
   non2xx: number;
+  requests: number;
+  /** The machine's 1-minute load average at the end of the run: other work competes for the cores. */
+  load: number;
 }
 
 async function drive(url: string, headers: Record<string, string>, durationS: number): Promise<Measurement> {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: durationS, headers });
-  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
+  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx + result.errors, requests: result.requests.total, load: loadavg()[0] };
 }
 
 runOrExplain(async () => {
   const services = await provideServices();
-  const processes: ChildProcess[] = [];
+  const processes = new Map<ServerName, ChildProcess>();
   try {
     const databaseUrl = await ensureDatabase(services.postgresServerUrl, 'delivery_platform_bench', { fresh: true });
     await migrate(databaseUrl);
     const { organizationId, token } = await seed(databaseUrl);
     buildIfStale();
-    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(API_PORT), NODE_ENV: 'production' };
-    processes.push(startProcess(['dist/main.js'], env));
-    processes.push(startProcess([join(__dirname, 'bare-server.cjs'), String(BARE_PORT), databaseUrl, organizationId], env));
+    if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+    // The per-key rate limit is counted in Redis on every request as in production; its budget is
+    // raised so that the bench measures the counting, not 429s.
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(SERVERS.api.port), NODE_ENV: 'production', RATE_LIMIT_PER_PRINCIPAL: '10000000' };
+    processes.set('api', startProcess('api', ['dist/main.js'], env));
+    // tsconfig.json covers src/ only; the check config also covers test/ (decorators, paths).
+    const plainEnv = { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.check.json') };
+    processes.set('plain', startProcess('plain', ['--import', 'tsx', join(__dirname, 'plain-server.ts'), String(SERVERS.plain.port), databaseUrl, organizationId], plainEnv));
+    processes.set('bare', startProcess('bare', [join(__dirname, 'bare-server.cjs'), String(SERVERS.bare.port), databaseUrl, organizationId], env));
     const auth = { Authorization: `Bearer ${token}` };
-    const targets = {
-      api: { url: `http://127.0.0.1:${API_PORT}/projects`, headers: auth },
-      bare: { url: `http://127.0.0.1:${BARE_PORT}/projects`, headers: {} },
-    };
-    await waitForOk(targets.api.url, auth);
-    await waitForOk(targets.bare.url);
-    const [apiBody, bareBody] = (await Promise.all([fetch(targets.api.url, { headers: auth }).then((r) => r.json()), fetch(targets.bare.url).then((r) => r.json())])) as { meta: { totalCount: number } }[];
-    if (JSON.stringify(apiBody) !== JSON.stringify(bareBody)) throw new Error('the two servers do not answer the same page; the comparison would be meaningless');
-    process.stdout.write(`› both servers answer the same page (20 of ${apiBody.meta.totalCount} projects); warming up ${WARMUP_S}s each…\n`);
-    await drive(targets.api.url, targets.api.headers, WARMUP_S);
-    await drive(targets.bare.url, targets.bare.headers, WARMUP_S);
-    const results: Record<'api' | 'bare', Measurement[]> = { api: [], bare: [] };
+    const targets = Object.fromEntries(NAMES.map((name) => [name, { url: `http://127.0.0.1:${SERVERS[name].port}/projects`, headers: name === 'api' ? auth : {} }])) as Record<ServerName, { url: string; headers: Record<string, string> }>;
+    for (const name of NAMES) await waitForOk(targets[name].url, targets[name].headers);
+    const bodies = await Promise.all(NAMES.map((name) => fetch(targets[name].url, { headers: targets[name].headers }).then((r) => r.text())));
+    for (const [i, body] of bodies.entries()) {
+      if (body === bodies[0]) continue;
+      let at = 0;
+      while (body[at] === bodies[0][at]) at++;
+      throw new Error(`${NAMES[i]} and ${NAMES[0]} do not answer the same page byte for byte (from character ${at}: …${body.slice(at, at + 60)}… against …${bodies[0].slice(at, at + 60)}…); the comparison would be meaningless`);
+    }
+    const totalCount = (JSON.parse(bodies[0]) as { meta: { totalCount: number } }).meta.totalCount;
+    process.stdout.write(`› the three servers answer the same page, byte for byte (20 of ${totalCount} projects); warming up ${WARMUP_S}s each…\n`);
+    for (const name of NAMES) await drive(targets[name].url, targets[name].headers, WARMUP_S);
+
+    if (PROFILE_DIR) {
+      for (const name of NAMES) {
+        const child = processes.get(name) as ChildProcess;
+        child.send('start-profile');
+        process.stdout.write(`› profiling ${name}, ${CONNECTIONS} connections, ${DURATION_S}s…\n`);
+        const measured = await drive(targets[name].url, targets[name].headers, DURATION_S);
+        await stop(child);
+        process.stdout.write(`\n## ${SERVERS[name].label}: ${measured.rps.toFixed(0)} req/s under the profiler, p99 ${measured.p99} ms (${profileFile(name)})\n`);
+        process.stdout.write(`${summariseProfile(JSON.parse(readFileSync(profileFile(name), 'utf8')), measured.requests)}\n\n`);
+      }
+      return;
+    }
+
+    const results: Record<ServerName, Measurement[]> = { api: [], plain: [], bare: [] };
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const name of ['api', 'bare'] as const) {
+      for (const name of NAMES) {
         process.stdout.write(`› round ${round}/${ROUNDS}: ${name}, ${CONNECTIONS} connections, ${DURATION_S}s…\n`);
         results[name].push(await drive(targets[name].url, targets[name].headers, DURATION_S));
       }
     }
     const mean = (list: Measurement[], key: keyof Measurement) => list.reduce((s, m) => s + m[key], 0) / list.length;
-    const rows = (['api', 'bare'] as const).map((name) => ({
-      server: name === 'api' ? 'full stack (NestJS + Prisma)' : 'bare node:http + pg',
-      runs: results[name].map((m) => m.rps.toFixed(0)).join(' / '),
-      rps: mean(results[name], 'rps'),
-      p99: mean(results[name], 'p99'),
-      errors: results[name].reduce((s, m) => s + m.non2xx, 0),
-    }));
-    process.stdout.write('\n| server | req/s per run | mean req/s | mean p99 (ms) | non-2xx |\n|---|---|---|---|---|\n');
-    for (const row of rows) process.stdout.write(`| ${row.server} | ${row.runs} | ${row.rps.toFixed(0)} | ${row.p99.toFixed(1)} | ${row.errors} |\n`);
-    process.stdout.write(`\nfull stack / bare = ${((rows[0].rps / rows[1].rps) * 100).toFixed(1)}% of req/s (target >= 50%)\n`);
+    const rps = Object.fromEntries(NAMES.map((name) => [name, mean(results[name], 'rps')])) as Record<ServerName, number>;
+    process.stdout.write(`\n${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds alternating ${NAMES.join(', ')}; ${cpus().length} cores\n`);
+    process.stdout.write('\n| server | req/s per run | mean req/s | mean p99 (ms) | non-2xx | load avg per run |\n|---|---|---|---|---|---|\n');
+    for (const name of NAMES) {
+      const runs = results[name].map((m) => m.rps.toFixed(0)).join(' / ');
+      const errors = results[name].reduce((s, m) => s + m.non2xx, 0);
+      const loads = results[name].map((m) => m.load.toFixed(1)).join(' / ');
+      process.stdout.write(`| ${SERVERS[name].label} | ${runs} | ${rps[name].toFixed(0)} | ${mean(results[name], 'p99').toFixed(1)} | ${errors} | ${loads} |\n`);
+    }
+    const ratio = (a: ServerName, b: ServerName) => `${((rps[a] / rps[b]) * 100).toFixed(1)}%`;
+    process.stdout.write(`\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (target >= 100%, p99 < 60 ms)\n`);
   } finally {
-    for (const child of processes) child.kill('SIGTERM');
+    await Promise.all([...processes.values()].map(stop));
     await services.stop();
   }
 });
