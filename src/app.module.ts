@@ -16,13 +16,14 @@ import { ServiceAccountsModule } from '@/modules/service-accounts/service-accoun
 import { AuditModule } from '@/modules/audit/audit.module';
 import { MembersModule } from '@/modules/members/members.module';
 import { ReportsModule } from '@/modules/reports/reports.module';
+import { ModuleVersionsModule } from '@/modules/module-versions/module-versions.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
 
 /** The API process: infrastructure, auth, and one module per domain. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, ModuleVersionsModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

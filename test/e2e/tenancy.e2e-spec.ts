@@ -15,11 +15,15 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
     .expect(201);
   const serviceAccount = await http().post('/service-accounts').set(owner.auth).send({ data: { name: 'secret-sa' } }).expect(201);
   const apiKey = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'secret key', ownerId: owner.memberId } }).expect(201);
+  const member = await http().post('/members').set(owner.auth).send({ data: { name: 'Secret member', email: 'secret@example.com', role: 'MEMBER' } }).expect(201);
+  const moduleDefinition = await http().post('/module-definitions').set(owner.auth).send({ data: { name: 'Secret module' } }).expect(201);
   return {
     '/projects': project.body.data.id,
     '/execution-environments': environment.body.data.id,
     '/service-accounts': serviceAccount.body.data.id,
     '/api-keys': apiKey.body.data.id,
+    '/members': member.body.data.id,
+    '/module-definitions': moduleDefinition.body.data.id,
   };
 }
 
