@@ -18,6 +18,7 @@ import { ThrottlingModule } from '@/common/throttling/throttling.module';
 import { AuditModule } from '@/modules/audit/audit.module';
 import { MembersModule } from '@/modules/members/members.module';
 import { ReportsModule } from '@/modules/reports/reports.module';
+import { ModuleVersionsModule } from '@/modules/module-versions/module-versions.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
@@ -28,7 +29,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

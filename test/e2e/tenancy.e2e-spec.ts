@@ -28,6 +28,7 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
   const serviceAccount = await http().post('/service-accounts').set(owner.auth).send({ data: { name: 'secret-sa' } }).expect(201);
   const apiKey = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'secret key', ownerId: owner.memberId } }).expect(201);
   const member = await http().post('/members').set(owner.auth).send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } }).expect(201);
+  const moduleDefinition = await http().post('/module-definitions').set(owner.auth).send({ data: { name: 'Secret module' } }).expect(201);
   return {
     '/projects': project.body.data.id,
     '/execution-environments': environment.body.data.id,
@@ -39,6 +40,7 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
     '/pipeline-runs': run.body.data.id,
     // The environment DELETE would 409 for its owner (a version uses it); the intruder must see a 404 either way.
     '/execution-environments/unused': unusedEnvironment.body.data.id,
+    '/module-definitions': moduleDefinition.body.data.id,
   };
 }
 

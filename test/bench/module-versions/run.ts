@@ -1,0 +1,223 @@
+/**
+ * `npm run bench:module-versions`: the module-version lists against the plain GET /projects list,
+ * over HTTP with autocannon, on the built API, in the same run. Seeds 100,000 versions over 1,000
+ * definitions (700 of the measured organization, 200 global, 100 of another organization; one busy
+ * definition with 6,000 versions; a mix of releases, rc and beta prereleases and build metadata),
+ * then measures each target (50 connections, 10 s after a warm-up) and prints req/s, p99, the ratio
+ * to the projects list, and EXPLAIN (ANALYZE, BUFFERS) of each module-version query.
+ * Environment: BENCH_DURATION_S, BENCH_ROUNDS, BENCH_PORT, BENCH_DATABASE (a database of its own, dropped and re-created).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { hashToken } from '@/common/auth/api-key-hash';
+import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
+import { decodeCursor } from '@/common/pagination/pagination';
+import { migrate } from '@/common/prisma/migration-runner';
+import type { PrismaService } from '@/common/prisma/prisma.service';
+import { PrismaClient, type Prisma } from '@/generated/prisma/client';
+import { MODULE_VERSION_KEYSET } from '@/modules/module-versions/module-versions.keyset';
+import { ModuleVersionsRepository, type VersionListFilter } from '@/modules/module-versions/module-versions.repository';
+import { parseVersion } from '@/modules/module-versions/semver-key';
+import { buildIfStale } from '../../../src/ops/build';
+import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
+
+const DEFINITIONS = { own: 700, global: 200, other: 100 };
+const TOTAL_VERSIONS = 100_000;
+const BUSY_DEFINITION_VERSIONS = 6_000;
+const DEEP_OFFSET = 5_000;
+const PROJECTS = 1_000;
+const CONNECTIONS = 50;
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const WARMUP_S = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const API_PORT = Number(process.env.BENCH_PORT ?? 3911);
+const DATABASE = process.env.BENCH_DATABASE ?? 'delivery_platform_bench_module_versions';
+
+/** The i-th version of a definition: distinct per i; 60% releases, 20% rc, 20% beta, some with build metadata. */
+function versionAt(i: number): string {
+  const base = `${Math.floor(i / 100)}.${Math.floor(i / 10) % 10}.${i % 10}`;
+  switch (i % 5) {
+    case 3:
+      return `${base}-rc.${(i % 7) + 1}`;
+    case 4:
+      return `${base}-beta.${(i % 11) + 1}.${i % 2 ? 'linux' : '2'}`;
+    default:
+      return i % 13 === 0 ? `${base}+build.${i}` : base;
+  }
+}
+
+interface Seeded {
+  token: string;
+  organizationId: string;
+  typicalDefinition: string;
+  busyDefinition: string;
+  fiftyDefinitions: string[];
+}
+
+async function seed(databaseUrl: string): Promise<Seeded> {
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+  try {
+    const [own, other] = [await prisma.organization.create({ data: { name: 'bench-modules' } }), await prisma.organization.create({ data: { name: 'bench-other' } })];
+    const owner = await prisma.member.create({ data: { organizationId: own.id, name: 'bench owner', role: 'OWNER' } });
+    const token = encodeApiKeyToken(randomBytes(32));
+    await prisma.apiKey.create({ data: { organizationId: own.id, name: 'bench', ownerId: owner.id, ownerType: 'MEMBERSHIP', createdById: owner.id, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) } });
+    const base = Date.now() - PROJECTS * 1000;
+    await prisma.project.createMany({ data: Array.from({ length: PROJECTS }, (_, i) => ({ organizationId: own.id, givenId: `project-${i}`, name: `Project ${i}`, createdAt: new Date(base + i * 1000) })) });
+
+    const owners = [...Array(DEFINITIONS.own).fill(own.id), ...Array(DEFINITIONS.global).fill(null), ...Array(DEFINITIONS.other).fill(other.id)] as (string | null)[];
+    const definitions = [];
+    for (let d = 0; d < owners.length; d++) definitions.push(await prisma.moduleDefinition.create({ data: { organizationId: owners[d], name: `module-${d}` } }));
+    // One busy definition; the rest share the remainder, between about half and one and a half times the mean.
+    const rest = TOTAL_VERSIONS - BUSY_DEFINITION_VERSIONS;
+    const mean = rest / (definitions.length - 1);
+    const counts = definitions.map((_, d) => (d === 0 ? BUSY_DEFINITION_VERSIONS : Math.round(mean * (0.5 + ((d * 37) % 100) / 100))));
+    counts[counts.length - 1] += TOTAL_VERSIONS - counts.reduce((s, c) => s + c, 0);
+    let batch: Prisma.ModuleVersionCreateManyInput[] = [];
+    let written = 0;
+    const flush = async () => {
+      await prisma.moduleVersion.createMany({ data: batch });
+      written += batch.length;
+      batch = [];
+      process.stdout.write(`\r› seeding: ${written} / ${TOTAL_VERSIONS} module versions`);
+    };
+    for (let d = 0; d < definitions.length; d++) {
+      for (let i = 0; i < counts[d]; i++) {
+        const version = versionAt(i);
+        const parsed = parseVersion(version);
+        if (!parsed.ok) throw new Error(`${version}: ${parsed.reason}`);
+        batch.push({ moduleDefinitionId: definitions[d].id, organizationId: definitions[d].organizationId, version, description: `module-${d} ${version}`, config: { image: `registry/module-${d}:${version}`, replicas: i % 5, env: { LOG: 'info' } }, createdById: owner.id, ...parsed.version.columns });
+        if (batch.length === 5_000) await flush();
+      }
+    }
+    if (batch.length) await flush();
+    process.stdout.write('\n');
+    // As autovacuum leaves a settled catalogue: statistics and the visibility map (index-only scans).
+    await prisma.$executeRawUnsafe('VACUUM ANALYZE');
+    // 40 of the organization's definitions and 10 global ones.
+    const fiftyDefinitions = [...definitions.slice(1, 41), ...definitions.slice(DEFINITIONS.own, DEFINITIONS.own + 10)].map((d) => d.id);
+    return { token, organizationId: own.id, typicalDefinition: definitions[7].id, busyDefinition: definitions[0].id, fiftyDefinitions };
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+async function waitForOk(url: string, headers: Record<string, string>): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(url, { headers })).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+interface Measurement {
+  rps: number;
+  p99: number;
+  non2xx: number;
+}
+
+async function drive(url: string, headers: Record<string, string>, durationS: number): Promise<Measurement> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: durationS, headers });
+  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
+}
+
+/** The cursor after `offset` rows of a list, walked over HTTP as a client would. */
+async function cursorAfter(url: string, headers: Record<string, string>, offset: number): Promise<string> {
+  let cursor: string | undefined;
+  for (let read = 0; read < offset; read += 100) {
+    const page = (await (await fetch(`${url}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers })).json()) as { meta: { nextCursor?: string } };
+    cursor = page.meta.nextCursor;
+    if (!cursor) throw new Error(`${url} has fewer than ${offset} rows`);
+  }
+  return cursor as string;
+}
+
+async function explain(databaseUrl: string, queries: { name: string; sql: Prisma.Sql }[]): Promise<void> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (const { name, sql } of queries) {
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql.text}`, sql.values as unknown[]);
+      process.stdout.write(`\n-- ${name}\n${rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')}\n`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+runOrExplain(async () => {
+  const services = await provideServices();
+  let api: ChildProcess | undefined;
+  try {
+    const databaseUrl = await ensureDatabase(services.postgresServerUrl, DATABASE, { fresh: true });
+    await migrate(databaseUrl);
+    const seeded = await seed(databaseUrl);
+    buildIfStale();
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(API_PORT), QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? 'dpa-bench-mv', NODE_ENV: 'production' };
+    api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const headers = { Authorization: `Bearer ${seeded.token}` };
+    const origin = `http://127.0.0.1:${API_PORT}`;
+    await waitForOk(`${origin}/projects`, headers);
+    const minVersion = '0.5.0';
+    const deepBase = `${origin}/module-versions/summaries?moduleDefinitionId=${seeded.busyDefinition}`;
+    const deepCursor = await cursorAfter(deepBase, headers, DEEP_OFFSET);
+    const targets: { name: string; url: string }[] = [
+      { name: 'GET /projects (baseline)', url: `${origin}/projects` },
+      { name: 'summaries?moduleDefinitionId&minVersion', url: `${origin}/module-versions/summaries?moduleDefinitionId=${seeded.typicalDefinition}&minVersion=${minVersion}` },
+      { name: 'summaries?moduleDefinitionIds (50 ids)', url: `${origin}/module-versions/summaries?moduleDefinitionIds=${seeded.fiftyDefinitions.join(',')}` },
+      { name: `summaries deep page (cursor after ${DEEP_OFFSET} rows)`, url: `${deepBase}&cursor=${deepCursor}` },
+      { name: 'GET /module-versions (with config, 50 ids)', url: `${origin}/module-versions?moduleDefinitionIds=${seeded.fiftyDefinitions.join(',')}` },
+    ];
+    for (const target of targets) {
+      const response = await fetch(target.url, { headers });
+      const body = (await response.json()) as { data: unknown[]; meta: { totalCount: number } };
+      if (!response.ok || body.data.length === 0) throw new Error(`${target.name} answered ${response.status} with ${body.data?.length} rows`);
+      process.stdout.write(`› ${target.name}: ${body.data.length} rows of ${body.meta.totalCount}\n`);
+    }
+    process.stdout.write(`› warming up ${WARMUP_S}s each…\n`);
+    for (const target of targets) await drive(target.url, headers, WARMUP_S);
+    const results = new Map<string, Measurement[]>(targets.map((t) => [t.name, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const target of targets) {
+        process.stdout.write(`› round ${round}/${ROUNDS}: ${target.name}, ${CONNECTIONS} connections, ${DURATION_S}s…\n`);
+        results.get(target.name)!.push(await drive(target.url, headers, DURATION_S));
+      }
+    }
+    const mean = (list: Measurement[], key: keyof Measurement) => list.reduce((s, m) => s + m[key], 0) / list.length;
+    const baseline = mean(results.get(targets[0].name)!, 'rps');
+    process.stdout.write('\n| request | req/s per run | mean req/s | mean p99 (ms) | vs projects | non-2xx |\n|---|---|---|---|---|---|\n');
+    for (const target of targets) {
+      const runs = results.get(target.name)!;
+      const rps = mean(runs, 'rps');
+      process.stdout.write(`| ${target.name} | ${runs.map((m) => m.rps.toFixed(0)).join(' / ')} | ${rps.toFixed(0)} | ${mean(runs, 'p99').toFixed(1)} | ${((rps / baseline) * 100).toFixed(0)}% | ${runs.reduce((s, m) => s + m.non2xx, 0)} |\n`);
+    }
+    process.stdout.write('\nTarget: every module-version request at least 50% of the projects list\'s req/s (within 2x).\n');
+
+    // The exact SQL the API runs for each request (from the repository), explained on the seeded data.
+    const repository = new ModuleVersionsRepository(undefined as unknown as PrismaService);
+    const organizationId = seeded.organizationId;
+    const minColumns = (parseVersion(minVersion) as { ok: true; version: { columns: VersionListFilter['minVersion'] } }).version.columns;
+    const byMin: VersionListFilter = { organizationId, definitionIds: [seeded.typicalDefinition], minVersion: minColumns, releasesOnly: false };
+    const fifty: VersionListFilter = { organizationId, definitionIds: seeded.fiftyDefinitions, releasesOnly: false };
+    const busy: VersionListFilter = { organizationId, definitionIds: [seeded.busyDefinition], releasesOnly: false };
+    const deepAfter = MODULE_VERSION_KEYSET.after(decodeCursor(MODULE_VERSION_KEYSET as never, deepCursor)) as { below: [number, number, number, string, string] };
+    await explain(databaseUrl, [
+      { name: 'summaries?moduleDefinitionId&minVersion: page', sql: repository.pageSql(byMin, false, undefined, 21) },
+      { name: 'summaries?moduleDefinitionId&minVersion: count', sql: repository.countSql(byMin) },
+      { name: 'summaries?moduleDefinitionIds (50): page', sql: repository.pageSql(fifty, false, undefined, 21) },
+      { name: 'summaries?moduleDefinitionIds (50): count', sql: repository.countSql(fifty) },
+      { name: `deep page after ${DEEP_OFFSET} rows: page`, sql: repository.pageSql(busy, false, deepAfter, 21) },
+      { name: `deep page after ${DEEP_OFFSET} rows: count`, sql: repository.countSql(busy) },
+      { name: 'every visible version (no definition filter), page after the deep cursor', sql: repository.pageSql({ organizationId, releasesOnly: false }, false, deepAfter, 21) },
+    ]);
+  } finally {
+    api?.kill('SIGTERM');
+    await services.stop();
+  }
+});
