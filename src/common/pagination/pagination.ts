@@ -4,7 +4,7 @@ import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class
 import { AppError } from '@/common/errors/app-error';
 import { PaginationErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import type { ApiKey, ExecutionEnvironment, Member, Project, ServiceAccount } from '@/generated/prisma/client';
+import { Prisma } from '@/generated/prisma/client';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -117,7 +117,8 @@ export function newestFirst<Row extends { createdAt: Date; id: string }>(list: s
 
 /** Where a list's rows come from: one page under an "after" condition in an order, and the total under the list's filter. */
 export interface ListSource<Row> {
-  fetch(after: object | undefined, take: number, orderBy: readonly object[]): Promise<{ rows: Row[]; totalCount: number }>;
+  /** `after` is the keyset's condition (for Prisma sources); `position` the decoded cursor itself (for SQL sources). */
+  fetch(after: object | undefined, take: number, orderBy: readonly object[], position?: readonly unknown[]): Promise<{ rows: Row[]; totalCount: number }>;
 }
 
 interface FindManyDelegate<Row> {
@@ -135,36 +136,33 @@ export function fromModel<Row>(delegate: FindManyDelegate<Row>, where: object): 
   };
 }
 
-/** The organization relations listed through `fromOrganization`, with their row types. */
-export interface OrganizationLists {
-  projects: Project;
-  executionEnvironments: ExecutionEnvironment;
-  serviceAccounts: ServiceAccount;
-  apiKeys: ApiKey;
-  members: Member;
-}
-
-interface OrganizationDelegate {
-  findUnique(args: object): Promise<object | null>;
+interface RawQueryClient {
+  $queryRaw<T>(query: Prisma.Sql): Promise<T>;
 }
 
 /**
- * An organization's rows of one relation. Page and count are one Prisma call (a select of the
- * relation and its filtered `_count` on the organization): bench:api measured half the client CPU
- * of two calls, which is most of what the full stack spends per list request.
+ * One organization's rows of one table, newest first, with the page and the total in ONE SQL
+ * statement: the count as a subquery, the page joined to it LATERAL. bench:api profiled the list
+ * path and found the Prisma client's work per query its largest cost; this reads in one round trip
+ * and one query what `findMany` + `count` read in two (`fromModel`). `columns` must give every
+ * field of `Row` under its Prisma name (enums cast to text). For lists whose `newestFirst` keyset
+ * is the hot path; others use `fromModel`.
  */
-export function fromOrganization<R extends keyof OrganizationLists>(organizations: OrganizationDelegate, organizationId: string, relation: R, where: object = {}): ListSource<OrganizationLists[R]> {
-  type Row = OrganizationLists[R];
+export function newestFirstFromSql<Row>(client: RawQueryClient, table: 'Project', columns: Prisma.Sql, organizationId: string): ListSource<Row> {
+  const from = Prisma.raw(`"${table}"`);
   return {
-    async fetch(after, take, orderBy) {
-      const parent = (await organizations.findUnique({
-        where: { id: organizationId },
-        select: {
-          _count: { select: { [relation]: { where } } },
-          [relation]: { where: after ? { AND: [where, after] } : where, orderBy, take },
-        },
-      })) as ({ _count: Record<string, number> } & Record<string, Row[]>) | null;
-      return parent ? { rows: parent[relation], totalCount: parent._count[relation] } : { rows: [], totalCount: 0 };
+    async fetch(_after, take, _orderBy, position) {
+      const [createdAt, id] = (position ?? []) as [string | undefined, string | undefined];
+      const after = createdAt && id ? Prisma.sql`AND ("createdAt", "id") < (${createdAt}::timestamp(3), ${id})` : Prisma.empty;
+      const rows = await client.$queryRaw<(Row & { __total: number; id: string | null })[]>(Prisma.sql`
+        SELECT total.n AS "__total", page.* FROM (SELECT count(*)::int AS n FROM ${from} WHERE "organizationId" = ${organizationId}) AS total
+        LEFT JOIN LATERAL (
+          SELECT ${columns} FROM ${from} WHERE "organizationId" = ${organizationId} ${after}
+          ORDER BY "createdAt" DESC, "id" DESC LIMIT ${take}
+        ) AS page ON true`);
+      const totalCount = rows[0]?.__total ?? 0;
+      // An empty page is one row of NULLs beside the count.
+      return { rows: rows.filter((row) => row.id !== null).map(({ __total: _total, ...row }) => row as unknown as Row), totalCount };
     },
   };
 }
@@ -180,8 +178,8 @@ export async function paginate<Row, Position extends readonly unknown[], Out>(
   toDto: (row: Row) => Out,
 ): Promise<Page<Out>> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-  const after = query.cursor ? keyset.after(decodeCursor(keyset as Keyset<never, Position>, query.cursor)) : undefined;
-  const { rows, totalCount } = await source.fetch(after, limit + 1, keyset.orderBy);
+  const position = query.cursor ? decodeCursor(keyset as Keyset<never, Position>, query.cursor) : undefined;
+  const { rows, totalCount } = await source.fetch(position && keyset.after(position), limit + 1, keyset.orderBy, position);
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const meta: PageMetaDto = { limit, totalCount };

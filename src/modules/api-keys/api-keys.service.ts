@@ -8,7 +8,7 @@ import { roleAtLeast, type Principal, type Role } from '@/common/auth/principal'
 import { AppError } from '@/common/errors/app-error';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import { fromOrganization, newestFirst, Page, paginate } from '@/common/pagination/pagination';
+import { fromModel, newestFirst, Page, paginate } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ApiKey, ApiKeyOwnerType, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
@@ -82,7 +82,7 @@ export class ApiKeysService {
       const hidden = await this.ownersAbove(principal);
       if (hidden.length) where.AND = [{ ownerId: { notIn: hidden } }];
     }
-    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'apiKeys', where), LIST, query, toApiKeyDto);
+    return paginate(fromModel(this.prisma.apiKey, { ...where, organizationId: principal.organizationId }), LIST, query, toApiKeyDto);
   }
 
   async get(principal: Principal, id: string): Promise<ApiKeyDto> {

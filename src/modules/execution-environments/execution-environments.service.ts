@@ -3,7 +3,7 @@ import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { capList, invalidFields } from '@/common/errors/invalid-fields';
 import { createWithGivenId, isUniqueViolation } from '@/common/http/given-id';
-import { fromOrganization, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { Prisma, type ExecutionEnvironment } from '@/generated/prisma/client';
 import { CreateExecutionEnvironmentDto, ExecutionEnvironmentDto, toExecutionEnvironmentDto, UpdateExecutionEnvironmentDto } from './dto/execution-environment.dto';
@@ -18,7 +18,7 @@ export class ExecutionEnvironmentsService {
   constructor(private readonly prisma: PrismaService) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ExecutionEnvironmentDto>> {
-    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'executionEnvironments'), LIST, query, toExecutionEnvironmentDto);
+    return paginate(fromModel(this.prisma.executionEnvironment, { organizationId: principal.organizationId }), LIST, query, toExecutionEnvironmentDto);
   }
 
   async get(principal: Principal, id: string): Promise<ExecutionEnvironmentDto> {

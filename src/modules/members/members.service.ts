@@ -5,7 +5,7 @@ import { assertMayGrant, assertMayManage } from '@/common/auth/role-rules';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/http/given-id';
-import { fromOrganization, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { Member, Prisma } from '@/generated/prisma/client';
 import { ApiKeysService } from '@/modules/api-keys/api-keys.service';
@@ -30,7 +30,7 @@ export class MembersService {
   ) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<MemberDto>> {
-    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'members'), LIST, query, toMemberDto);
+    return paginate(fromModel(this.prisma.member, { organizationId: principal.organizationId }), LIST, query, toMemberDto);
   }
 
   async get(principal: Principal, id: string): Promise<MemberDto> {

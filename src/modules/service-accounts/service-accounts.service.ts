@@ -4,7 +4,7 @@ import type { Principal } from '@/common/auth/principal';
 import { assertMayGrant, assertMayManage } from '@/common/auth/role-rules';
 import { AppError } from '@/common/errors/app-error';
 import { isUniqueViolation } from '@/common/http/given-id';
-import { fromOrganization, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { Prisma, ServiceAccount } from '@/generated/prisma/client';
 import { ApiKeysService } from '@/modules/api-keys/api-keys.service';
@@ -26,7 +26,7 @@ export class ServiceAccountsService {
   ) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ServiceAccountDto>> {
-    return paginate(fromOrganization(this.prisma.organization, principal.organizationId, 'serviceAccounts'), LIST, query, toServiceAccountDto);
+    return paginate(fromModel(this.prisma.serviceAccount, { organizationId: principal.organizationId }), LIST, query, toServiceAccountDto);
   }
 
   async get(principal: Principal, id: string): Promise<ServiceAccountDto> {
