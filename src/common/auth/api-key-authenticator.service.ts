@@ -99,6 +99,14 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /** True when this process holds the token as a verified, unexpired credential: using it costs no lookup. */
+  holds(token: string): boolean {
+    if (!isWellFormedApiKeyToken(token)) return false;
+    const now = Date.now();
+    const cached = this.cache.get(hashToken(token), now);
+    return cached !== undefined && (cached.expiresAt === null || cached.expiresAt > now);
+  }
+
   async authenticate(token: string): Promise<Principal> {
     if (!isWellFormedApiKeyToken(token)) throw new AppError(AuthErrors.INVALID_TOKEN);
     const tokenHash = hashToken(token);

@@ -24,8 +24,11 @@ export class BearerAuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined>; ip?: string; principal?: Principal }>();
-    // An address that spent its budget of failed attempts is refused before any token lookup.
-    await this.attempts?.assertMayAuthenticate(request);
+    // An address that spent its budget of failed attempts is refused before any token lookup. A
+    // token this process already verified costs no lookup, so it skips that Redis read (it is
+    // still counted against its own per-key budget by the rate-limit guard).
+    const token = request.headers.authorization ? BEARER.exec(request.headers.authorization)?.[1] : undefined;
+    if (!(token && this.authenticator.holds(token))) await this.attempts?.assertMayAuthenticate(request);
     const principal = await this.authenticate(request.headers.authorization).catch(async (error: unknown) => {
       if (error instanceof AppError && error.status === 401) await this.attempts?.recordFailure(request);
       throw error;

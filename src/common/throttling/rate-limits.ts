@@ -50,7 +50,7 @@ export function describeRateLimits(config: AppConfig): string {
     `**Rate limits.** Budgets are shared by every API process (counted in Redis) over fixed windows of ${window}.`,
     `Each API key may make ${config.rateLimits.perPrincipal} requests per window.`,
     `Requests without a valid key (a missing, malformed, unknown, expired or revoked token, and public routes) count ${config.rateLimits.unauthenticatedPerAddress} per window per client address;`,
-    'an address over that budget cannot authenticate until its block ends, so a flood of bad tokens costs no database lookups.',
+    'an address over that budget cannot have a token looked up until its block ends (keys a process has already verified are still served), so a flood of bad tokens costs no database lookups.',
     `Named limits, on top: ${named}.`,
     'Over a budget the caller is refused for one window: `429` with the error body (`dpa:Request:RATE_LIMITED`) and `Retry-After` in seconds.',
     'Limited responses carry `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy` for the budget closest to running out.',
