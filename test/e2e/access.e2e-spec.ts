@@ -4,6 +4,7 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import { ApiKeysService } from '@/modules/api-keys/api-keys.service';
 import { AuditService } from '@/modules/audit/audit.service';
 import { createTestApp } from '../support/app';
+import { statusEventually } from '../support/eventually';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
@@ -196,21 +197,12 @@ describe('Demotion and removal across processes', () => {
     await Promise.all([first.close(), second.close()]);
   });
 
-  async function eventually(check: () => Promise<number>, status: number): Promise<number> {
-    let seen = 0;
-    for (let i = 0; i < 50 && seen !== status; i++) {
-      seen = await check();
-      if (seen !== status) await new Promise((r) => setTimeout(r, 20));
-    }
-    return seen;
-  }
-
   it('a member demoted through one process acts with the new role on the next request to the other', async () => {
     const owner = await createTenant(first, 'demote');
     const member = await createMember(first, owner, 'MEMBER');
     await request(second.getHttpServer()).post('/projects').set(member.auth).send({ data: { name: 'before' } }).expect(201);
     await request(first.getHttpServer()).patch(`/members/${member.memberId}`).set(owner.auth).send({ data: { role: 'VIEWER' } }).expect(200);
-    expect(await eventually(async () => (await request(second.getHttpServer()).post('/projects').set(member.auth).send({ data: { name: 'after' } })).status, 403)).toBe(403);
+    expect(await statusEventually(async () => (await request(second.getHttpServer()).post('/projects').set(member.auth).send({ data: { name: 'after' } })).status, 403)).toBe(403);
   });
 
   it('a removed member and a deleted service account are refused by the other process', async () => {
@@ -222,7 +214,7 @@ describe('Demotion and removal across processes', () => {
     await request(second.getHttpServer()).get('/projects').set(bearer(key.body.data.token)).expect(200);
     await request(first.getHttpServer()).delete(`/members/${member.memberId}`).set(owner.auth).expect(204);
     await request(first.getHttpServer()).delete(`/service-accounts/${account.body.data.id}`).set(owner.auth).expect(204);
-    expect(await eventually(async () => (await request(second.getHttpServer()).get('/projects').set(member.auth)).status, 401)).toBe(401);
-    expect(await eventually(async () => (await request(second.getHttpServer()).get('/projects').set(bearer(key.body.data.token))).status, 401)).toBe(401);
+    expect(await statusEventually(async () => (await request(second.getHttpServer()).get('/projects').set(member.auth)).status, 401)).toBe(401);
+    expect(await statusEventually(async () => (await request(second.getHttpServer()).get('/projects').set(bearer(key.body.data.token))).status, 401)).toBe(401);
   });
 });

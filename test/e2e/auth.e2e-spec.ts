@@ -3,6 +3,7 @@ import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { createTestApp } from '../support/app';
+import { statusEventually } from '../support/eventually';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { concretePath, listRoutes, type RouteInfo } from '../support/routes';
 
@@ -102,11 +103,6 @@ describe('Revocation across processes', () => {
     const member = await createMember(first, tenant, 'MEMBER');
     await request(second.getHttpServer()).get('/projects').set(member.auth).expect(200);
     await request(first.getHttpServer()).delete(`/api-keys/${member.apiKeyId}`).set(tenant.auth).expect(204);
-    let status = 0;
-    for (let i = 0; i < 50 && status !== 401; i++) {
-      status = (await request(second.getHttpServer()).get('/projects').set(member.auth)).status;
-      if (status !== 401) await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(status).toBe(401);
+    expect(await statusEventually(async () => (await request(second.getHttpServer()).get('/projects').set(member.auth)).status, 401)).toBe(401);
   });
 });

@@ -12,7 +12,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { migrate } from '@/common/prisma/migration-runner';
 import { PrismaClient } from '@/generated/prisma/client';
@@ -20,12 +19,12 @@ import { hashToken } from '@/common/auth/api-key-hash';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { randomBytes } from 'node:crypto';
 import { buildIfStale } from '../../../src/ops/build';
+import { CONNECTIONS, drive, waitForOk, type Measurement } from '../http-drive';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
 import { summariseProfile } from './cpu-profile-summary';
 
 const ORGANIZATIONS = 10;
 const PROJECTS_PER_ORGANIZATION = 1_000;
-const CONNECTIONS = 50;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = 3;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -91,31 +90,8 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-async function waitForOk(url: string, headers: Record<string, string> = {}): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(url, { headers })).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not answer`);
-}
 
-interface Measurement {
-  rps: number;
-  p99: number;
-  non2xx: number;
-  requests: number;
-  /** The machine's 1-minute load average at the end of the run: other work competes for the cores. */
-  load: number;
-}
 
-async function drive(url: string, headers: Record<string, string>, durationS: number): Promise<Measurement> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: durationS, headers });
-  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx + result.errors, requests: result.requests.total, load: loadavg()[0] };
-}
 
 runOrExplain(async () => {
   const services = await provideServices();

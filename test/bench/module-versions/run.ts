@@ -9,7 +9,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { hashToken } from '@/common/auth/api-key-hash';
@@ -22,6 +21,7 @@ import { MODULE_VERSION_KEYSET } from '@/modules/module-versions/module-versions
 import { ModuleVersionsRepository, type VersionListFilter } from '@/modules/module-versions/module-versions.repository';
 import { parseVersion } from '@/modules/module-versions/semver-key';
 import { buildIfStale } from '../../../src/ops/build';
+import { CONNECTIONS, drive, waitForOk, type Measurement } from '../http-drive';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
 
 const DEFINITIONS = { own: 700, global: 200, other: 100 };
@@ -29,7 +29,6 @@ const TOTAL_VERSIONS = 100_000;
 const BUSY_DEFINITION_VERSIONS = 6_000;
 const DEEP_OFFSET = 5_000;
 const PROJECTS = 1_000;
-const CONNECTIONS = 50;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = 3;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
@@ -104,28 +103,8 @@ async function seed(databaseUrl: string): Promise<Seeded> {
   }
 }
 
-async function waitForOk(url: string, headers: Record<string, string>): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(url, { headers })).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not answer`);
-}
 
-interface Measurement {
-  rps: number;
-  p99: number;
-  non2xx: number;
-}
 
-async function drive(url: string, headers: Record<string, string>, durationS: number): Promise<Measurement> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: durationS, headers });
-  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
-}
 
 /** The cursor after `offset` rows of a list, walked over HTTP as a client would. */
 async function cursorAfter(url: string, headers: Record<string, string>, offset: number): Promise<string> {

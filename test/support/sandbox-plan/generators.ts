@@ -1,16 +1,9 @@
 import type { InstanceCatalogue, PlanEnvironment, PlanStep, SandboxOverheads } from '@/modules/pipelines/sandbox-plan';
 
-/** A small deterministic PRNG (mulberry32) so that generated pipelines are reproducible from a seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../bench/merge-queue/prng';
+
+/** Seeded so that generated pipelines are reproducible (the simulator's generator). */
+export const prng = mulberry32;
 
 export interface PipelineShape {
   steps: number;
