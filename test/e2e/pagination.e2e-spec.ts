@@ -1,5 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
+import { PrismaService } from '@/common/prisma/prisma.service';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 
@@ -47,6 +48,22 @@ describe('Pagination', () => {
     const ids = [...first.body.data, ...second.body.data].map((p: { id: string }) => p.id);
     expect(new Set(ids).size).toBe(4);
     expect(second.body.meta.totalCount).toBe(6);
+  });
+
+  it('orders rows created at the same instant by id and walks them without a gap or a repeat', async () => {
+    const tied = await createTenant(app, 'tied');
+    const at = new Date('2026-06-01T12:00:00.123Z');
+    await app.get(PrismaService).project.createMany({ data: Array.from({ length: 7 }, (_, i) => ({ organizationId: tied.organizationId, givenId: `tied-${i}`, name: `Tied ${i}`, createdAt: at })) });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const response = await request(app.getHttpServer()).get('/projects').query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(tied.auth).expect(200);
+      expect(response.body.meta.totalCount).toBe(7);
+      seen.push(...response.body.data.map((p: { id: string }) => p.id));
+      cursor = response.body.meta.nextCursor;
+    } while (cursor);
+    expect(seen).toHaveLength(7);
+    expect(seen).toEqual([...seen].sort().reverse());
   });
 
   it('applies the default page size of 20', async () => {
