@@ -24,11 +24,11 @@ const isVersionNumber = (value: unknown): value is number => typeof value === 'n
  * Both version lists' keyset: semver precedence, newest first, then id, i.e.
  * (versionMajor, versionMinor, versionPatch, versionPrereleaseSortKey COLLATE "C", id) descending.
  * The order is written in SQL by the repository (Prisma's orderBy cannot name a collation; the
- * column's own collation is "C"); `orderBy` states it for readers. Cursors carry the tag
- * 'module-versions' and are valid on both lists (the same order).
+ * column's own collation is "C"); `orderBy` states it for readers. Each list has its own tag
+ * ('module-versions', 'module-version-summaries'): like every list, it refuses the other's cursors.
  */
-export const MODULE_VERSION_KEYSET: Keyset<OrderedRow, VersionPosition> = {
-  list: 'module-versions',
+const keyset = (list: string): Keyset<OrderedRow, VersionPosition> => ({
+  list,
   orderBy: [{ versionMajor: 'desc' }, { versionMinor: 'desc' }, { versionPatch: 'desc' }, { versionPrereleaseSortKey: 'desc' }, { id: 'desc' }],
   position: (row) => [row.versionMajor, row.versionMinor, row.versionPatch, row.versionPrereleaseSortKey, row.id],
   parse: (values) => {
@@ -39,4 +39,7 @@ export const MODULE_VERSION_KEYSET: Keyset<OrderedRow, VersionPosition> = {
     return rowId ? [major, minor, patch, key, rowId] : undefined;
   },
   after: (position): VersionsAfter => ({ below: position }),
-};
+});
+
+export const MODULE_VERSION_KEYSET = keyset('module-versions');
+export const MODULE_VERSION_SUMMARY_KEYSET = keyset('module-version-summaries');

@@ -10,7 +10,7 @@ import type { ModuleDefinition, Prisma } from '@/generated/prisma/client';
 import { CreateModuleDefinitionDto, ModuleDefinitionDto, toModuleDefinitionDto } from './dto/module-definition.dto';
 import { CreateModuleVersionDto, ModuleVersionDto, ModuleVersionQueryDto, ModuleVersionRow, ModuleVersionSummaryDto, toModuleVersionDto, toModuleVersionSummaryDto } from './dto/module-version.dto';
 import { ModuleDefinitionErrors, ModuleVersionErrors } from './module-versions.errors';
-import { MODULE_VERSION_KEYSET } from './module-versions.keyset';
+import { MODULE_VERSION_KEYSET, MODULE_VERSION_SUMMARY_KEYSET } from './module-versions.keyset';
 import { ModuleVersionsRepository, VersionListFilter } from './module-versions.repository';
 import { parseVersion, type ParsedVersion } from './semver-key';
 
@@ -98,7 +98,7 @@ export class ModuleVersionsService {
       minVersion: query.minVersion ? this.parse(query.minVersion, 'minVersion').columns : undefined,
       releasesOnly: query.includePrereleases === false,
     };
-    return paginate(this.versions.source(filter, withConfig), MODULE_VERSION_KEYSET, query, toDto);
+    return paginate(this.versions.source(filter, withConfig), withConfig ? MODULE_VERSION_KEYSET : MODULE_VERSION_SUMMARY_KEYSET, query, toDto);
   }
 
   private parse(text: string, field: string): ParsedVersion {
