@@ -21,7 +21,7 @@ export class TestDnsServer {
       if (answer === 'timeout') return;
       if (answer === 'servfail') response.header.rcode = 2;
       else if (question && answer && question.type === Packet.TYPE.TXT) {
-        for (const value of answer) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: value });
+        for (const value of answer) response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: value }));
       }
       send(response);
     },
