@@ -4,10 +4,12 @@ import { INFRASTRUCTURE_MODULES } from '@/app.module';
 import { JobHandlerCheck } from '@/common/queues/job-handlers';
 import { MaintenanceModule } from '@/modules/maintenance/maintenance.module';
 import { MaintenanceProcessor } from '@/modules/maintenance/maintenance.processor';
+import { DomainVerificationModule } from '@/modules/domains/domain-verification.module';
+import { DomainsProcessor } from '@/modules/domains/domains.processor';
 
 /** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule],
-  providers: [JobHandlerCheck, MaintenanceProcessor],
+  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule],
+  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor],
 })
 export class WorkerModule {}

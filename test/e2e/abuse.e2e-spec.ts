@@ -127,7 +127,7 @@ describe('Abuse: bad input on every route', () => {
     // Two resources in every collection that can be created from its schema alone (plus known ids
     // and values whose shape a vendor checks).
     const known = knownValues;
-    Object.assign(known, { ownerId: tenant.memberId, type: 'AWS', region: 'eu-central-1', vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012' });
+    Object.assign(known, { ownerId: tenant.memberId, type: 'AWS', region: 'eu-central-1', vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012', apex: `abuse-${Date.now().toString(36)}.example.com` });
     for (const route of routes.filter((r) => r.method === 'post' && !r.path.includes(':') && hasBodySchema(r))) {
       for (let i = 0; i < 2; i++) {
         const body = api.example(api.bodySchema(route) as Schema, known) as { data?: Record<string, unknown> };

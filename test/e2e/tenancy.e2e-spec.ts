@@ -1,4 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
@@ -29,6 +30,7 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
   const apiKey = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'secret key', ownerId: owner.memberId } }).expect(201);
   const member = await http().post('/members').set(owner.auth).send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } }).expect(201);
   const moduleDefinition = await http().post('/module-definitions').set(owner.auth).send({ data: { name: 'Secret module' } }).expect(201);
+  const domain = await http().post('/domains').set(owner.auth).send({ data: { apex: `secret-${randomUUID().slice(0, 8)}.example` } }).expect(201);
   return {
     '/projects': project.body.data.id,
     '/execution-environments': environment.body.data.id,
@@ -41,6 +43,7 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
     // The environment DELETE would 409 for its owner (a version uses it); the intruder must see a 404 either way.
     '/execution-environments/unused': unusedEnvironment.body.data.id,
     '/module-definitions': moduleDefinition.body.data.id,
+    '/domains': domain.body.data.id,
   };
 }
 
@@ -49,6 +52,8 @@ function bodyFor(method: string, path: string, ids: Record<string, string>): obj
   if (method === 'post' && path.endsWith('/versions')) return { data: { steps: [{ name: 'hijack', executionEnvironmentId: ids['/execution-environments'], cpu: 1, memoryGiB: 1, diskGiB: 1 }] } };
   if (method === 'post' && path.endsWith('/runs')) return { data: { pipelineVersionId: ids['/pipeline-versions'] } };
   if (method === 'patch' && path.startsWith('/pipeline-runs')) return { data: { status: 'CANCELED' } };
+  if (method === 'post' && path.endsWith('/grants')) return { data: { organizationId: ids['/intruder-organization'] } };
+  if (method === 'post' && path.endsWith('/dependents')) return { data: { hostname: 'hijack.example.com', kind: 'OTHER', resourceId: 'hijack' } };
   return { data: { name: 'hijacked' } };
 }
 
@@ -61,8 +66,10 @@ describe('Tenant isolation', () => {
   beforeAll(async () => {
     app = await createTestApp();
     [owner, intruder] = await Promise.all([createTenant(app, 'owner'), createTenant(app, 'intruder')]);
-    ids = await createResources(app, owner);
+    ids = { ...(await createResources(app, owner)), '/intruder-organization': intruder.organizationId };
   });
+
+  const resourceIds = () => Object.entries(ids).filter(([key]) => !key.startsWith('/intruder'));
 
   afterAll(async () => {
     await app.close();
@@ -81,7 +88,7 @@ describe('Tenant isolation', () => {
       expect(JSON.stringify(response.body)).not.toContain('Secret');
     }
     // Still there, unchanged, for its owner.
-    for (const [key, id] of Object.entries(ids)) {
+    for (const [key, id] of resourceIds()) {
       const collection = key.replace('/unused', '');
       const response = await request(app.getHttpServer()).get(`${collection}/${id}`).set(owner.auth).expect(200);
       expect(response.body.data.name).not.toBe('hijacked');
@@ -90,7 +97,7 @@ describe('Tenant isolation', () => {
     }
   });
 
-  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines'])('lists only the caller organization on %s', async (collection) => {
+  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines', '/domains'])('lists only the caller organization on %s', async (collection) => {
     const mine = await request(app.getHttpServer()).get(collection).set(intruder.auth).expect(200);
     expect(mine.body.data.every((item: { organizationId: string }) => item.organizationId === intruder.organizationId)).toBe(true);
     expect(mine.body.data.map((item: { id: string }) => item.id)).not.toContain(ids[collection]);

@@ -151,6 +151,34 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(10_000_000)
   RATE_LIMIT_REPORTS?: number;
+
+  /** Comma-separated resolver addresses, `ip` or `ip:port` (`[ipv6]:port`); empty means the system's. */
+  @IsOptional()
+  @Matches(/^\s*(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+)(\s*,\s*(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+))*\s*$/, {
+    message: 'must be comma-separated IP addresses, each with an optional :port (IPv6 with a port as [addr]:port)',
+  })
+  DNS_SERVERS?: string;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  DNS_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(60_000)
+  @Max(7 * 86_400_000)
+  DOMAIN_REVERIFY_INTERVAL_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(30 * 86_400_000)
+  DOMAIN_VERIFICATION_GRACE_MS?: number;
 }
 
 export interface AppConfig {
@@ -185,6 +213,16 @@ export interface AppConfig {
     unauthenticatedPerAddress: number;
     keyCreation: number;
     reports: number;
+  };
+  /** Managed domains: the resolver verification uses, and periodic re-verification. */
+  domains: {
+    /** Empty: the system's resolvers. */
+    dnsServers: string[];
+    /** Per attempt of one lookup. */
+    dnsTimeoutMs: number;
+    reverifyIntervalMs: number;
+    /** How long an ACTIVE domain's record may be missing before it lapses. */
+    verificationGraceMs: number;
   };
 }
 
@@ -233,6 +271,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
       reports: raw.RATE_LIMIT_REPORTS ?? 10,
+    },
+    domains: {
+      dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),
+      dnsTimeoutMs: raw.DNS_TIMEOUT_MS ?? 5_000,
+      reverifyIntervalMs: raw.DOMAIN_REVERIFY_INTERVAL_MS ?? 3_600_000,
+      verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
     },
   };
 }

@@ -24,6 +24,7 @@ const TAGS: Record<string, string> = {
   members: 'People of the organization; they act through API keys issued to them',
   'audit-events': 'The audit trail of security-relevant actions (ADMIN)',
   reports: 'Bug reports and feedback; superadmins read them',
+  domains: 'Managed wildcard apexes: registration, DNS (TXT) verification, nesting grants, dependents and the apex status',
   'module-versions': 'Module definitions and their semantic versions, ordered by semver precedence in the database',
   pipelines: 'Deployment pipelines, their immutable versions, runs, and the sandbox host plan of a version',
 };

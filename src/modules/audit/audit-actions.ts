@@ -13,6 +13,14 @@ export const AuditAction = {
   ServiceAccountRemoved: 'serviceAccount.removed',
   SuperadminGranted: 'member.superadminGranted',
   SuperadminRevoked: 'member.superadminRevoked',
+  DomainRegistered: 'domain.registered',
+  DomainVerified: 'domain.verified',
+  DomainLapsed: 'domain.lapsed',
+  DomainDeleted: 'domain.deleted',
+  DomainGrantCreated: 'domain.grantCreated',
+  DomainGrantRevoked: 'domain.grantRevoked',
+  DomainDependentAdded: 'domain.dependentAdded',
+  DomainDependentRemoved: 'domain.dependentRemoved',
 } as const;
 
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];

@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { APP_CONFIG } from '@/common/config/config.module';
+import type { AppConfig } from '@/common/config/app-config';
+import { AuditModule } from '@/modules/audit/audit.module';
+import { DnsResolver, NodeDnsResolver } from './dns-resolver';
+import { DomainReverificationService } from './domain-reverification.service';
+import { DomainVerifier } from './domain-verifier';
+import { DomainsRepository } from './domains.repository';
+
+/** What both processes need: the resolver port, the verifier, the repository and re-verification. */
+@Module({
+  imports: [AuditModule],
+  providers: [
+    { provide: DnsResolver, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new NodeDnsResolver(config.domains.dnsServers, config.domains.dnsTimeoutMs) },
+    DomainVerifier,
+    DomainsRepository,
+    DomainReverificationService,
+  ],
+  exports: [DnsResolver, DomainVerifier, DomainsRepository, DomainReverificationService, AuditModule],
+})
+export class DomainVerificationModule {}

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@/common/auth/principal';
+import { AppError } from '@/common/errors/app-error';
+import { RequestErrors, ServerErrors } from '@/common/errors/common.errors';
+import { capList, invalidFields, MAX_LISTED_PROBLEMS } from '@/common/errors/invalid-fields';
+import { isUniqueViolation } from '@/common/http/given-id';
+import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import type { ManagedDomain } from '@/generated/prisma/client';
+import { AuditAction } from '@/modules/audit/audit-actions';
+import { AuditService } from '@/modules/audit/audit.service';
+import { normalizeApex } from './apex-name';
+import { mayNestUnder } from './apex-status.rules';
+import { DnsUnavailableError } from './dns-resolver';
+import { DomainVerifier } from './domain-verifier';
+import { DomainErrors } from './domains.errors';
+import { DomainsRepository } from './domains.repository';
+import { CreateDomainDto, DomainDto, toDomainDto } from './dto/domain.dto';
+
+const LIST = newestFirst<ManagedDomain>('domains');
+/** Seconds a client should wait before verifying again after the resolver did not answer. */
+const DNS_RETRY_AFTER_SECONDS = 30;
+
+/** Registers, verifies, lists and deletes an organization's managed wildcard apexes. */
+@Injectable()
+export class DomainsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly repository: DomainsRepository,
+    private readonly verifier: DomainVerifier,
+    private readonly audit: AuditService,
+  ) {}
+
+  list(principal: Principal, query: PaginationQueryDto): Promise<Page<DomainDto>> {
+    return paginate(fromModel(this.prisma.managedDomain, { organizationId: principal.organizationId }), LIST, query, toDomainDto);
+  }
+
+  async get(principal: Principal, id: string): Promise<DomainDto> {
+    return toDomainDto(await this.repository.find(this.prisma, principal.organizationId, id));
+  }
+
+  /**
+   * Registers an apex as PENDING_VERIFICATION with a fresh random TXT value. Refused when another
+   * registration holds the apex (409), or when the nearest ACTIVE apex above it belongs to another
+   * organization that has not granted the caller's (403).
+   */
+  async register(principal: Principal, dto: CreateDomainDto): Promise<DomainDto> {
+    const apex = this.apexOf(dto.apex);
+    const organizationId = principal.organizationId;
+    try {
+      const row = await this.prisma.$transaction(async (tx) => {
+        await this.assertMayNest(tx, apex, organizationId);
+        const domain = await tx.managedDomain.create({ data: { organizationId, apex, verificationToken: `dpa-verification=${randomBytes(24).toString('base64url')}` } });
+        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainRegistered, targetType: 'domain', targetId: domain.id, metadata: { apex } });
+        return domain;
+      });
+      return toDomainDto(row);
+    } catch (error) {
+      if (!isUniqueViolation(error, 'apex')) throw error;
+      // Whether the holder is the caller's own organization is the caller's business; anyone else's is not.
+      const own = await this.prisma.managedDomain.findFirst({ where: { apex, organizationId }, select: { id: true } });
+      throw new AppError(DomainErrors.APEX_TAKEN, {
+        message: own ? `${apex} is already registered by your organization.` : `${apex} is already registered.`,
+        metadata: own ? { apex, domainId: own.id } : { apex },
+        details: [invalidFields([`data.apex: ${apex} is already registered`])],
+      });
+    }
+  }
+
+  /**
+   * Looks the TXT record up: found -> ACTIVE (the wildcard is live and managed); not found -> 422
+   * naming the record expected and what was seen; a resolver that does not answer -> 503. A
+   * PENDING domain under an apex that went live for another organization since it was registered
+   * needs that organization's grant first (403).
+   */
+  async verify(principal: Principal, id: string): Promise<DomainDto> {
+    const organizationId = principal.organizationId;
+    const domain = await this.repository.find(this.prisma, organizationId, id);
+    // An ACTIVE domain stays live whatever went live above it later; a new activation needs the right to nest.
+    if (domain.status !== 'ACTIVE') await this.assertMayNest(this.prisma, domain.apex, organizationId);
+    let check;
+    try {
+      check = await this.verifier.check(domain);
+    } catch (error) {
+      if (!(error instanceof DnsUnavailableError)) throw error;
+      throw new AppError(ServerErrors.SERVICE_UNAVAILABLE, {
+        message: `The DNS resolver did not answer for ${error.recordName} (${error.reason}); try again shortly.`,
+        headers: { 'Retry-After': String(DNS_RETRY_AFTER_SECONDS) },
+        metadata: { dependency: 'dns', record: error.recordName },
+      });
+    }
+    const expected = `TXT ${check.name} "${domain.verificationToken}"`;
+    if (!check.found) {
+      throw new AppError(DomainErrors.VERIFICATION_RECORD_NOT_FOUND, {
+        message: check.seen.length === 0 ? `No TXT record was found at ${check.name}; expected ${expected}.` : `The TXT records at ${check.name} do not include the expected value; expected ${expected}.`,
+        details: [
+          { title: 'Expected record', render: 'list', items: [expected] },
+          { title: `TXT records seen at ${check.name}`, render: 'list', items: check.seen.length === 0 ? ['(none)'] : capList(check.seen.map((value) => `"${value}"`)) },
+        ],
+        metadata: { recordName: check.name, expected: domain.verificationToken, seen: capList(check.seen) },
+      });
+    }
+    const now = new Date();
+    const row = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.managedDomain.updateMany({ where: { id, organizationId }, data: { status: 'ACTIVE', verifiedAt: now, lastCheckedAt: now, recordMissingSince: null } });
+      if (!count) throw new AppError(DomainErrors.NOT_FOUND, { metadata: { id } });
+      if (domain.status !== 'ACTIVE') {
+        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainVerified, targetType: 'domain', targetId: id, metadata: { apex: domain.apex, from: domain.status } });
+      }
+      return this.repository.find(tx, organizationId, id);
+    });
+    return toDomainDto(row);
+  }
+
+  /** Deletes the domain and its grants; refused while it has dependents (409 listing them). */
+  async remove(principal: Principal, id: string): Promise<void> {
+    const organizationId = principal.organizationId;
+    await this.prisma.$transaction(async (tx) => {
+      const domain = await this.repository.lock(tx, organizationId, id);
+      const dependentCount = await tx.domainDependent.count({ where: { domainId: id } });
+      if (dependentCount > 0) {
+        const listed = await tx.domainDependent.findMany({ where: { domainId: id }, orderBy: [{ hostname: 'asc' }, { id: 'asc' }], take: MAX_LISTED_PROBLEMS });
+        const items = listed.map((d) => `${d.hostname}: ${d.kind} ${d.resourceId} (dependent ${d.id})`);
+        if (dependentCount > listed.length) items.push(`… and ${dependentCount - listed.length} more`);
+        throw new AppError(DomainErrors.HAS_DEPENDENTS, {
+          message: `${domain.apex} has ${dependentCount} dependent${dependentCount === 1 ? '' : 's'}; remove them first.`,
+          details: [{ title: 'Dependents', render: 'list', items: capList(items, MAX_LISTED_PROBLEMS + 1) }],
+          metadata: { dependentCount },
+        });
+      }
+      await tx.managedDomain.delete({ where: { id } });
+      await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainDeleted, targetType: 'domain', targetId: id, metadata: { apex: domain.apex, status: domain.status } });
+    });
+  }
+
+  private apexOf(input: string): string {
+    const result = normalizeApex(input);
+    if (!result.ok) throw new AppError(RequestErrors.VALIDATION_FAILED, { message: `Invalid request: data.apex: ${result.reason}`, details: [invalidFields([`data.apex: ${result.reason}`])], metadata: { fields: ['data.apex'] } });
+    return result.name;
+  }
+
+  private async assertMayNest(client: Parameters<DomainsRepository['activeAncestor']>[0], apex: string, organizationId: string): Promise<void> {
+    const above = await this.repository.activeAncestor(client, apex, organizationId);
+    if (above && !mayNestUnder(organizationId, above)) {
+      throw new AppError(DomainErrors.NESTING_NOT_GRANTED, {
+        message: `${apex} is under ${above.apex}, a live apex of another organization that has not granted yours the right to nest under it.`,
+        metadata: { apex, parentApex: above.apex },
+      });
+    }
+  }
+}
