@@ -117,6 +117,10 @@ type Schema = SchemaObject | ReferenceObject;
  */
 function closeObjects(schema: Schema | undefined): void {
   if (!schema || '$ref' in schema) return;
+  // A bare `allOf` of one named schema (Nest's form for a named enum) is that schema.
+  for (const [name, child] of Object.entries(schema.properties ?? {})) {
+    if ('allOf' in child && child.allOf?.length === 1 && Object.keys(child).length === 1) (schema.properties as Record<string, Schema>)[name] = child.allOf[0];
+  }
   if (schema.properties && schema.additionalProperties === undefined) schema.additionalProperties = false;
   for (const child of Object.values(schema.properties ?? {})) closeObjects(child);
   if (schema.items) closeObjects(schema.items);
