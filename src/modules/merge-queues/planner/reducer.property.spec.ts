@@ -1,7 +1,12 @@
 import fc from 'fast-check';
-import { InvariantMonitor } from './merge-queue.invariants';
-import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
-import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState } from './merge-queue.types';
+import {
+  createMergeQueueState,
+  InvariantMonitor,
+  type MergeQueueEvent,
+  type MergeQueueOperation,
+  type MergeQueueState,
+  reduceMergeQueue,
+} from './index';
 
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 

@@ -1,7 +1,5 @@
-import { QueueDriver } from './merge-queue.test-driver';
-import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
-import type { MergeQueueEvent } from './merge-queue.types';
-import { checkStepInvariants } from './merge-queue.invariants';
+import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { checkStepInvariants, createMergeQueueState, type MergeQueueEvent, reduceMergeQueue } from './index';
 
 function landAll(d: QueueDriver): void {
   for (let i = 0; i < 50; i++) {

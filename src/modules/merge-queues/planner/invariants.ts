@@ -1,13 +1,13 @@
-import { batchOutcome, isFinalBatch } from './merge-queue.planner';
-import { isAllowedTransition, isReachable } from './merge-queue.transitions';
+import { batchOutcome, isFinalBatch } from './step';
+import { isAllowedTransition, isReachable } from './transitions';
 import type {
   BatchState,
   EntryState,
   MergeQueueOperation,
   MergeQueueState,
   StatusTransition,
-} from './merge-queue.types';
-import { FINAL_ENTRY_STATUSES } from './merge-queue.types';
+} from './types';
+import { FINAL_ENTRY_STATUSES } from './types';
 
 /** Status a batch or entry has when the reducer creates it (no transition is recorded for that). */
 const INITIAL_STATUS = { queue: 'idle', batch: 'preparing', entry: 'queued' } as const;
