@@ -78,14 +78,21 @@ export function onRemove(ctx: Ctx, entryId: string): void {
   setEntryStatus(ctx, e, 'removed');
 }
 
-/** The entry stays queued and is skipped by planning; a batch holding it that is not yet landing is withdrawn. */
+/**
+ * The entry stays queued and is skipped by planning; a batch holding it that is not yet landing is
+ * withdrawn. Like a removal or a new head: while the batch's land is in flight the land may
+ * finish (the PR is merged), and if it does not happen the batch is withdrawn (the flag itself
+ * is the deferred change, see resolveReadBack); a batch reconciling is withdrawn once the
+ * readBack has answered.
+ */
 export function onSetAside(ctx: Ctx, entryId: string, setAside: boolean): void {
   const e = ctx.entryById.get(entryId);
   if (!e || !LIVE_ENTRY.includes(e.status) || e.setAside === setAside) return;
   e.setAside = setAside;
   ctx.changed = true;
   const b = e.batchId ? ctx.batchById.get(e.batchId) : undefined;
-  if (setAside && b && !isSealed(b)) withdraw(ctx, b, `#${e.number} set aside`);
+  if (!setAside || !b || b.status === 'merging') return;
+  withdraw(ctx, b, `#${e.number} set aside`);
 }
 
 export function onSetPriority(ctx: Ctx, entryId: string, priority: number): void {

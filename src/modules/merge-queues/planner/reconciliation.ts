@@ -1,6 +1,6 @@
 import { markLanded } from './landing';
 import { type Ctx, entriesOf, issue, moveBase, nextId, outcome, setBatchStatus, setEntryStatus } from './step';
-import type { BatchState, MergeQueueOperationKind, ReadBackFacts } from './types';
+import type { BatchState, EntryState, MergeQueueOperationKind, ReadBackFacts } from './types';
 import { withdraw } from './withdrawal';
 
 /*
@@ -28,6 +28,11 @@ export function reissueReadBack(ctx: Ctx, b: BatchState): void {
   });
 }
 
+/** A removal or head update deferred during the land, or a set-aside: the batch may not land as it is. */
+function changedWhileLanding(e: EntryState): boolean {
+  return e.pendingRemoval || e.pendingHeadSha !== null || e.setAside;
+}
+
 /** After a crash the executor's read-back is the truth: resume exactly where the work stopped. */
 export function resolveReadBack(ctx: Ctx, b: BatchState, facts: ReadBackFacts): void {
   const interrupted: MergeQueueOperationKind = b.interruptedKind ?? 'prepare';
@@ -38,11 +43,11 @@ export function resolveReadBack(ctx: Ctx, b: BatchState, facts: ReadBackFacts): 
   switch (interrupted) {
     case 'land':
       if (b.candidateSha !== null && facts.candidateLanded) return markLanded(ctx, b, facts.baseSha);
-      // Not landed: a removal or new head that arrived while the land was in flight must not be
-      // merged by the next land, so the batch is withdrawn and the deferred change applied.
-      if (b.withdrawOnResolve || entriesOf(ctx, b).some((e) => e.pendingRemoval || e.pendingHeadSha !== null)) {
+      // Not landed: a removal, new head or set-aside that arrived while the land was in flight
+      // must not be merged by the next land, so the batch is withdrawn and the change applied.
+      if (b.withdrawOnResolve || entriesOf(ctx, b).some(changedWhileLanding)) {
         b.withdrawOnResolve = false;
-        return withdraw(ctx, b, 'entry removed or updated while landing', true);
+        return withdraw(ctx, b, 'entry removed, updated or set aside while landing', true);
       }
       for (const e of entriesOf(ctx, b)) if (e.status === 'merging') setEntryStatus(ctx, e, 'testing');
       setBatchStatus(ctx, b, 'ready');
