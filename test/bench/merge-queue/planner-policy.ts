@@ -1,15 +1,13 @@
-import { estimateMergeTimes } from '@/modules/merge-queues/planner/eta';
-import { InvariantMonitor } from '@/modules/merge-queues/planner/merge-queue.invariants';
 import {
   createMergeQueueState,
+  estimateMergeTimes,
+  InvariantMonitor,
+  type MergeQueueEvent,
+  type MergeQueueOperation,
+  type MergeQueueState,
+  type PlannerConfig,
   reduceMergeQueue,
-} from '@/modules/merge-queues/planner/merge-queue.planner';
-import type {
-  MergeQueueEvent,
-  MergeQueueOperation,
-  MergeQueueState,
-  PlannerConfig,
-} from '@/modules/merge-queues/planner/merge-queue.types';
+} from '@/modules/merge-queues/planner';
 import { hashInts, mulberry32 } from './prng';
 import type { Policy } from './policy';
 import { MINUTE, type CiRun, type World } from './world';

@@ -1,4 +1,4 @@
-import type { PlannerConfig } from '@/modules/merge-queues/planner/merge-queue.types';
+import type { PlannerConfig } from '@/modules/merge-queues/planner';
 import { BorsPolicy, SequentialPolicy, SpeculativePolicy } from './baselines';
 import { PlannerPolicy } from './planner-policy';
 import type { Policy } from './policy';

@@ -1,5 +1,7 @@
-import { DEFAULT_PLANNER_CONFIG } from './merge-queue.planner';
-import { batchDepthFor, ewma, mayExtendChain, nextBatchSize } from './batch-depth';
+import { batchDepthFor, nextBatchSize } from './batch-depth';
+import { mayExtendChain } from './chain';
+import { DEFAULT_PLANNER_CONFIG } from './config';
+import { ewma } from './ewma';
 
 describe(batchDepthFor.name, () => {
   const config = { ...DEFAULT_PLANNER_CONFIG, minBatch: 1, maxBatch: 16, targetBatchSuccess: 0.6 };

@@ -1,9 +1,9 @@
-import type { PlannerConfig } from './merge-queue.types';
+import type { PlannerConfig } from './types';
 
-/** Exponentially weighted moving average of a 0/1 outcome; stays within [0, 1]. */
-export function ewma(previous: number, alpha: number, observation: number): number {
-  return previous + alpha * (observation - previous);
-}
+/*
+ * Batch depth: how many PRs a chain batch takes. Larger batches need fewer CI runs; a failed
+ * batch costs a bisection round, so the depth shrinks as the learned per-PR failure rate rises.
+ */
 
 /** Probability that a candidate of `size` independent PRs passes, each bad with probability `q`. */
 export function batchSuccessProbability(size: number, q: number): number {
@@ -31,19 +31,6 @@ export function nextBatchSize(waiting: number, freeSlots: number, depth: number,
   return Math.min(waiting, clamp(spread, minBatch, depth));
 }
 
-/**
- * Whether a chain of `chainLength` batches may grow by one: speculation pays only while the
- * chance that every batch ahead passes (so the new candidate can land) stays above the floor.
- */
-export function mayExtendChain(
-  chainLength: number,
-  batchFailureRate: number,
-  config: PlannerConfig,
-): boolean {
-  if (chainLength === 0) return true;
-  return Math.pow(1 - clamp(batchFailureRate, 0, 0.999), chainLength) >= config.minChainSuccess;
-}
-
-function clamp(value: number, low: number, high: number): number {
+export function clamp(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, value));
 }

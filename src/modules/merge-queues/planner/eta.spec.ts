@@ -1,5 +1,5 @@
 import { estimateMergeTimes } from './eta';
-import { QueueDriver } from './merge-queue.test-driver';
+import { QueueDriver } from '../../../../test/support/merge-queue-driver';
 
 describe(estimateMergeTimes.name, () => {
   it('estimates every queued, testing and merging entry, later entries no earlier', () => {
@@ -33,5 +33,19 @@ describe(estimateMergeTimes.name, () => {
     expect(behindTesting).toBeGreaterThanOrEqual(120_000);
     expect(behindReady).toBeGreaterThanOrEqual(d.state.stats.ciDurationMs);
     expect(behindReady).toBeLessThan(2 * d.state.stats.ciDurationMs);
+  });
+
+  it('counts a batch reconciling a step before its CI result as holding a runner, as the planner does', () => {
+    const d = new QueueDriver({ maxParallel: 1, maxBatch: 1, initialCiDurationMs: 60_000 });
+    d.enqueue(1);
+    d.enqueue(2);
+    d.complete(['prepare', 'publish']);
+    const startCi = d.take('startCi');
+    d.send({ type: 'operationUnknown', operationId: startCi.id });
+    const [b] = d.live();
+    expect(b.status).toBe('reconciling');
+    // #2 waits for the runner #1 holds, then for its own run
+    const at2 = estimateMergeTimes(d.state, 0).find((e) => e.number === 2)?.estimatedMergeAt ?? NaN;
+    expect(at2).toBeGreaterThanOrEqual(2 * d.state.stats.ciDurationMs);
   });
 });

@@ -1,6 +1,8 @@
 import { batchSuccessProbability } from './batch-depth';
-import { batchOutcome, isFinalBatch } from './merge-queue.planner';
-import type { BatchState, EntryState, MergeQueueState } from './merge-queue.types';
+import { holdsRunner } from './chain';
+import { byPlanningOrder } from './priority';
+import { batchOutcome, isFinalBatch } from './step';
+import type { BatchState, EntryState, MergeQueueState } from './types';
 
 export interface EntryEstimate {
   entryId: string;
@@ -40,7 +42,7 @@ export function estimateMergeTimes(state: MergeQueueState, now: number): EntryEs
     if (batchOutcome(b, required) === 'pending' && b.status !== 'merging') {
       penalty += (1 - batchSuccessProbability(b.entryIds.length, q)) * ci;
     }
-    lastLand = Math.max(lastLand, ready) ;
+    lastLand = Math.max(lastLand, ready);
     for (const id of b.entryIds) {
       const e = byId.get(id);
       if (e) out.push({ entryId: e.id, number: e.number, estimatedMergeAt: lastLand + penalty });
@@ -49,7 +51,7 @@ export function estimateMergeTimes(state: MergeQueueState, now: number): EntryEs
 
   const waiting = state.entries
     .filter((e) => e.status === 'queued' && !e.setAside)
-    .sort((a, b) => b.priority - a.priority || a.position - b.position);
+    .sort(byPlanningOrder);
   const size = Math.max(
     1,
     Math.min(state.batchDepth, Math.ceil(waiting.length / Math.max(1, state.config.maxParallel))),
@@ -79,10 +81,6 @@ function expectedReady(b: BatchState, now: number, ci: number, required: readonl
     default:
       return now + ci;
   }
-}
-
-function holdsRunner(b: BatchState, required: readonly string[]): boolean {
-  return b.status === 'preparing' || (b.status === 'testing' && batchOutcome(b, required) === 'pending');
 }
 
 function insertSorted(list: number[], value: number): void {

@@ -1,8 +1,4 @@
-import {
-  assertBatchTransition,
-  assertEntryTransition,
-  assertQueueTransition,
-} from './merge-queue.transitions';
+import { assertBatchTransition, assertEntryTransition, assertQueueTransition } from './transitions';
 import type {
   BatchRole,
   BatchState,
@@ -13,12 +9,12 @@ import type {
   MergeQueueState,
   MergeQueueStatus,
   StatusTransition,
-} from './merge-queue.types';
+} from './types';
 
 /*
- * The state one reducer step works on (`Ctx`) and the small helpers every part of the planner
- * shares: ids, the asserting status setters, batch and entry look-ups, issuing operations,
- * releasing entries and withdrawing batches.
+ * One reducer step: the state it works on (`Ctx`, a private copy of the queue) and the few
+ * primitives every rule uses to change it. Status changes go only through the asserting setters,
+ * which record each step; operations go out only through `issue`. Nothing here decides anything.
  */
 
 export interface Ctx {
@@ -53,8 +49,14 @@ export function isFinalBatch(batch: BatchState): boolean {
   return FINAL_BATCH.includes(batch.status);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Small helpers
+/** A batch whose land is in flight, or whose last operation ended unknown: it waits for the truth. */
+export function isSealed(b: BatchState): boolean {
+  return b.status === 'merging' || b.status === 'reconciling';
+}
+
+export function outcome(ctx: Ctx, b: BatchState): 'pending' | 'passed' | 'failed' {
+  return batchOutcome(b, ctx.s.config.requiredChecks);
+}
 
 export function nextId(ctx: Ctx, kind: 'batch' | 'operation' | 'group'): string {
   ctx.s.counters[kind] += 1;
@@ -86,6 +88,13 @@ export function setEntryStatus(ctx: Ctx, e: EntryState, to: MergeQueueEntryStatu
   ctx.changed = true;
 }
 
+/** Records that the base branch's head is now `sha` (a land, an outside push, a readBack). */
+export function moveBase(ctx: Ctx, sha: string): void {
+  if (ctx.s.baseSha === sha) return;
+  ctx.s.baseSha = sha;
+  ctx.changed = true;
+}
+
 export function liveBatches(ctx: Ctx): BatchState[] {
   return ctx.s.batches.filter((b) => !isFinalBatch(b));
 }
@@ -94,81 +103,22 @@ export function childrenOf(ctx: Ctx, b: BatchState): BatchState[] {
   return ctx.s.batches.filter((c) => c.parentId === b.id && !isFinalBatch(c));
 }
 
-export function isSealed(b: BatchState): boolean {
-  return b.status === 'merging' || b.status === 'reconciling';
-}
-
 export function entriesOf(ctx: Ctx, b: BatchState): EntryState[] {
   return b.entryIds.map((id) => ctx.entryById.get(id)).filter((e): e is EntryState => !!e);
 }
 
-export function outcome(ctx: Ctx, b: BatchState): 'pending' | 'passed' | 'failed' {
-  return batchOutcome(b, ctx.s.config.requiredChecks);
+export function findByOperation(ctx: Ctx, operationId: string): BatchState | undefined {
+  return ctx.s.batches.find((b) => b.operation?.id === operationId && !isFinalBatch(b));
 }
 
+/** Sends an operation for `b`; it becomes the batch's current (unfinished) operation. */
 export function issue(ctx: Ctx, b: BatchState, op: MergeQueueOperation): void {
   b.operation = { id: op.id, kind: op.kind, outcome: 'pending' };
   ctx.ops.push(op);
   ctx.changed = true;
 }
 
-export function issueCleanup(ctx: Ctx, b: BatchState): void {
-  const id = nextId(ctx, 'operation');
-  ctx.s.cleanups.push({ operationId: id, batchId: b.id, candidateSha: b.candidateSha });
-  ctx.ops.push({ id, kind: 'cleanup', batchId: b.id, candidateSha: b.candidateSha });
-  ctx.changed = true;
-}
-
-export function resetEvidence(e: EntryState): void {
-  e.failuresAlone = 0;
-  e.suspectGroup = null;
-  e.cleared = false;
-  e.heavyProbability = null;
-}
-
-/** Takes an entry out of its batch, applying a removal or head update deferred while sealed. */
-export function releaseEntry(ctx: Ctx, e: EntryState, to: 'queued' | 'failed'): void {
-  e.batchId = null;
-  ctx.changed = true;
-  if (e.pendingRemoval) {
-    e.pendingRemoval = false;
-    e.pendingHeadSha = null;
-    setEntryStatus(ctx, e, 'removed');
-    return;
-  }
-  if (e.pendingHeadSha !== null) {
-    e.headSha = e.pendingHeadSha;
-    e.pendingHeadSha = null;
-    resetEvidence(e);
-    setEntryStatus(ctx, e, 'queued');
-    return;
-  }
-  setEntryStatus(ctx, e, to);
-}
-
-/** Withdraws a batch and everything built on it; sealed batches are withdrawn once resolved. */
-export function withdraw(ctx: Ctx, b: BatchState, reason: string, resolved = false): void {
-  if (isFinalBatch(b)) return;
-  for (const child of childrenOf(ctx, b)) withdraw(ctx, child, `built on withdrawn ${b.id}`);
-  if (isSealed(b) && !resolved) {
-    if (!b.withdrawOnResolve) {
-      b.withdrawOnResolve = true;
-      ctx.changed = true;
-    }
-    return;
-  }
-  const hadArtifacts = b.operation !== null || b.candidateSha !== null;
-  setBatchStatus(ctx, b, 'withdrawn');
-  b.operation = null;
-  b.failureReason = b.failureReason ?? reason;
-  for (const e of entriesOf(ctx, b)) {
-    if (e.batchId === b.id && (e.status === 'testing' || e.status === 'merging')) {
-      releaseEntry(ctx, e, 'queued');
-    }
-  }
-  if (hadArtifacts) issueCleanup(ctx, b);
-}
-
+/** A new batch in `preparing`, holding `entries` (which become `testing`), built on `parent` or the base. */
 export function createBatch(
   ctx: Ctx,
   role: BatchRole,
@@ -205,6 +155,14 @@ export function createBatch(
   return b;
 }
 
-export function findByOperation(ctx: Ctx, operationId: string): BatchState | undefined {
-  return ctx.s.batches.find((b) => b.operation?.id === operationId && !isFinalBatch(b));
+/** The unlanded batches `b` is built on, nearest the base first. */
+export function liveAncestors(ctx: Ctx, b: BatchState): BatchState[] {
+  const out: BatchState[] = [];
+  for (let id = b.parentId; id !== null; ) {
+    const parent = ctx.batchById.get(id);
+    if (!parent || parent.status === 'landed') break;
+    out.unshift(parent);
+    id = parent.parentId;
+  }
+  return out;
 }

@@ -1,13 +1,13 @@
-import { batchOutcome, isFinalBatch } from './merge-queue.planner';
-import { isAllowedTransition, isReachable } from './merge-queue.transitions';
+import { batchOutcome, isFinalBatch } from './step';
+import { isAllowedTransition, isReachable } from './transitions';
 import type {
   BatchState,
   EntryState,
   MergeQueueOperation,
   MergeQueueState,
   StatusTransition,
-} from './merge-queue.types';
-import { FINAL_ENTRY_STATUSES } from './merge-queue.types';
+} from './types';
+import { FINAL_ENTRY_STATUSES } from './types';
 
 /** Status a batch or entry has when the reducer creates it (no transition is recorded for that). */
 const INITIAL_STATUS = { queue: 'idle', batch: 'preparing', entry: 'queued' } as const;
@@ -69,6 +69,7 @@ export function checkStepInvariants(
   const prevBatches = new Map(prev.batches.map((b) => [b.id, b]));
 
   for (const op of operations) {
+    if (op.kind === 'prepare' || op.kind === 'land') checkCurrentEntries(op, nextBatches, nextEntries, v);
     if (op.kind !== 'land') continue;
     const b = nextBatches.get(op.batchId);
     if (!b) {
@@ -122,6 +123,34 @@ export function checkStepInvariants(
     for (const key of steps.keys()) v.push(`status steps recorded for ${key}, which is not in the state`);
   }
   return v;
+}
+
+/**
+ * A `prepare` or `land` goes out only for PRs as they are now: none set aside, none removed or
+ * updated while its batch was sealed (a land already in flight may still finish, but no new one
+ * may be issued), and a prepare builds each PR's current head.
+ */
+function checkCurrentEntries(
+  op: Extract<MergeQueueOperation, { kind: 'prepare' | 'land' }>,
+  batches: Map<string, BatchState>,
+  entries: Map<string, EntryState>,
+  v: string[],
+): void {
+  const batch = batches.get(op.batchId);
+  const ids = op.kind === 'prepare' ? op.heads.map((h) => h.entryId) : (batch?.entryIds ?? []);
+  for (const id of ids) {
+    const e = entries.get(id);
+    if (!e) continue;
+    if (e.setAside) v.push(`${op.kind} of ${op.batchId} includes #${e.number}, which is set aside`);
+    if (e.pendingRemoval) v.push(`${op.kind} of ${op.batchId} includes #${e.number}, which was removed`);
+    if (e.pendingHeadSha !== null) v.push(`${op.kind} of ${op.batchId} includes #${e.number}, which has a new head`);
+  }
+  if (op.kind === 'prepare') {
+    for (const h of op.heads) {
+      const e = entries.get(h.entryId);
+      if (e && e.headSha !== h.headSha) v.push(`prepare of ${op.batchId} builds an old head of #${e.number}`);
+    }
+  }
 }
 
 function groupSteps(transitions: readonly StatusTransition[] | undefined): Map<string, StatusTransition[]> | null {

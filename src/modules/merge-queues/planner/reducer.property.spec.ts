@@ -1,7 +1,12 @@
 import fc from 'fast-check';
-import { InvariantMonitor } from './merge-queue.invariants';
-import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
-import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState } from './merge-queue.types';
+import {
+  createMergeQueueState,
+  InvariantMonitor,
+  type MergeQueueEvent,
+  type MergeQueueOperation,
+  type MergeQueueState,
+  reduceMergeQueue,
+} from './index';
 
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
@@ -110,9 +115,17 @@ const action = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), a: fc.nat(999), b: fc.nat(99) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('aside' as const), a: fc.nat(999), b: fc.nat(99) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('priority' as const), a: fc.nat(999), b: fc.nat(99) }) },
+  // a set-aside, removal or head update aimed at an entry of a live batch in a chosen status
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('change' as const), a: fc.nat(999), b: fc.nat(99) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('hold' as const), a: fc.nat(999), b: fc.nat(99) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), a: fc.nat(999), b: fc.nat(99) }) },
 );
+
+const LIVE_BATCH_STATUSES = ['preparing', 'testing', 'ready', 'merging', 'reconciling'] as const;
+const ENTRY_CHANGES = ['aside', 'remove', 'head'] as const;
+
+/** Which (entry change, status of the batch holding the entry) pairs the sequences reached. */
+const changeCoverage = new Set<string>();
 
 class Harness {
   state: MergeQueueState;
@@ -211,6 +224,22 @@ class Harness {
         if (e) this.send({ type: 'setAside', entryId: e.id, setAside: b % 2 === 0 });
         return;
       }
+      case 'change': {
+        const wanted = LIVE_BATCH_STATUSES[b % LIVE_BATCH_STATUSES.length];
+        const change = ENTRY_CHANGES[Math.floor(b / LIVE_BATCH_STATUSES.length) % ENTRY_CHANGES.length];
+        const live = this.state.batches.filter((x) => !['landed', 'failed', 'withdrawn'].includes(x.status));
+        const inStatus = live.filter((x) => x.status === wanted);
+        const pool = inStatus.length > 0 ? inStatus : live;
+        if (pool.length === 0) return;
+        const batch = pool[a % pool.length];
+        const e = this.state.entries.find((x) => x.id === batch.entryIds[a % batch.entryIds.length]);
+        if (!e) return;
+        changeCoverage.add(`${change}:${batch.status}`);
+        if (change === 'aside') return this.send({ type: 'setAside', entryId: e.id, setAside: true });
+        if (change === 'remove') return this.send({ type: 'remove', entryId: e.id });
+        this.world.conflicting.delete(e.number);
+        return this.send({ type: 'headUpdated', entryId: e.id, headSha: `${e.headSha}'` });
+      }
       case 'priority': {
         const e = this.entryAt(a);
         if (e) this.send({ type: 'setPriority', entryId: e.id, priority: b < 20 ? 100 : b % 5 });
@@ -284,6 +313,10 @@ describe('merge-queue planner properties', () => {
     // the sequences did exercise the CI-weight rules, not only the rest of the planner
     expect(restarts).toBeGreaterThan(0);
     expect(heavySeen).toBeGreaterThan(0);
+    // set-aside, removal and head updates each met every live batch status, merging and
+    // reconciling included
+    const expected = ENTRY_CHANGES.flatMap((c) => LIVE_BATCH_STATUSES.map((st) => `${c}:${st}`));
+    expect(expected.filter((k) => !changeCoverage.has(k))).toEqual([]);
   });
 
   it('never lets revision decrease and never changes state on a replayed stale event', () => {

@@ -2,7 +2,7 @@ import type {
   MergeQueueBatchStatus,
   MergeQueueEntryStatus,
   MergeQueueStatus,
-} from './merge-queue.types';
+} from './types';
 
 /** Allowed queue status changes; the meaning of each status is in docs/merge-queue.md. */
 export const QUEUE_TRANSITIONS: Readonly<Record<MergeQueueStatus, readonly MergeQueueStatus[]>> = {

@@ -1,12 +1,13 @@
-import { InvariantMonitor } from './merge-queue.invariants';
-import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
-import type {
-  MergeQueueEvent,
-  MergeQueueOperation,
-  MergeQueueOperationKind,
-  MergeQueueState,
-  PlannerConfig,
-} from './merge-queue.types';
+import {
+  createMergeQueueState,
+  InvariantMonitor,
+  type MergeQueueEvent,
+  type MergeQueueOperation,
+  type MergeQueueOperationKind,
+  type MergeQueueState,
+  type PlannerConfig,
+  reduceMergeQueue,
+} from '@/modules/merge-queues/planner';
 
 type EventWithoutTime = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 

@@ -1,7 +1,5 @@
-import { QueueDriver } from './merge-queue.test-driver';
-import { createMergeQueueState, reduceMergeQueue } from './merge-queue.planner';
-import type { MergeQueueEvent } from './merge-queue.types';
-import { checkStepInvariants } from './merge-queue.invariants';
+import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { checkStepInvariants, createMergeQueueState, type MergeQueueEvent, reduceMergeQueue } from './index';
 
 function landAll(d: QueueDriver): void {
   for (let i = 0; i < 50; i++) {
@@ -451,6 +449,115 @@ describe(reduceMergeQueue.name, () => {
       expect(running.map((id) => d.batch(id).status)).toEqual(['withdrawn', 'withdrawn']);
       expect(resumed.filter((o) => o.kind === 'cleanup')).toHaveLength(2);
       expect(d.live()[0].prNumbers).toEqual([9]);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    /** Two PRs in one batch, paused while they are enqueued so that they share it. */
+    function twoInOneBatch(): { d: QueueDriver; b: ReturnType<QueueDriver['batch']> } {
+      const d = new QueueDriver({ maxBatch: 2, minBatch: 2 });
+      d.send({ type: 'pause' });
+      d.enqueue(1);
+      d.enqueue(2);
+      d.send({ type: 'resume' });
+      const [b] = d.live();
+      expect(b.prNumbers).toEqual([1, 2]);
+      return { d, b };
+    }
+
+    function readBack(
+      d: QueueDriver,
+      facts: { candidateSha: string | null; candidateLanded: boolean; baseSha?: string },
+    ): void {
+      const op = d.take('readBack');
+      d.send({
+        type: 'operationSucceeded',
+        operationId: op.id,
+        readBack: {
+          baseSha: facts.baseSha ?? 'base0',
+          candidateSha: facts.candidateSha,
+          candidateLanded: facts.candidateLanded,
+          published: facts.candidateSha !== null,
+          ciStarted: facts.candidateSha !== null,
+        },
+      });
+    }
+
+    it('E: a PR set aside while its prepare is reconciling is not prepared again after the readBack', () => {
+      const { d, b } = twoInOneBatch();
+      const prepare = d.take('prepare');
+      d.send({ type: 'operationUnknown', operationId: prepare.id });
+      expect(d.batch(b.id).status).toBe('reconciling');
+      d.send({ type: 'setAside', entryId: 'e1', setAside: true });
+      expect(d.batch(b.id).status).toBe('reconciling');
+      readBack(d, { candidateSha: null, candidateLanded: false });
+      expect(d.batch(b.id).status).toBe('withdrawn');
+      expect(d.entry(1)).toMatchObject({ status: 'queued', setAside: true, batchId: null });
+      const prepares = d.pending.filter((o) => o.kind === 'prepare');
+      expect(prepares.flatMap((o) => (o.kind === 'prepare' ? o.heads.map((h) => h.number) : []))).toEqual([2]);
+      landAll(d);
+      expect([d.entry(1).status, d.entry(2).status]).toEqual(['queued', 'merged']);
+      expect(d.issued.some((o) => o.kind === 'land' && o.prNumbers.includes(1))).toBe(false);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('E: a PR set aside while its land is in flight is not landed again when the readBack shows no land', () => {
+      const { d, b } = twoInOneBatch();
+      d.complete();
+      d.report(b.id, 'success');
+      const land = d.take('land');
+      d.send({ type: 'setAside', entryId: 'e1', setAside: true });
+      // the land in flight may still happen: nothing is withdrawn yet
+      expect(d.batch(b.id).status).toBe('merging');
+      expect(d.entry(1).status).toBe('merging');
+      d.send({ type: 'operationUnknown', operationId: land.id });
+      readBack(d, { candidateSha: d.batch(b.id).candidateSha, candidateLanded: false });
+      expect(d.batch(b.id).status).toBe('withdrawn');
+      expect(d.entry(1)).toMatchObject({ status: 'queued', setAside: true, batchId: null });
+      landAll(d);
+      expect([d.entry(1).status, d.entry(2).status]).toEqual(['queued', 'merged']);
+      const lands = d.issued.filter((o) => o.kind === 'land');
+      expect(lands.filter((o) => o.kind === 'land' && o.prNumbers.includes(1))).toEqual([land]);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('E: a PR set aside while its land is in flight is merged when the land happened', () => {
+      const { d, b } = twoInOneBatch();
+      d.complete();
+      d.report(b.id, 'success');
+      const land = d.take('land');
+      d.send({ type: 'setAside', entryId: 'e1', setAside: true });
+      d.send({ type: 'operationUnknown', operationId: land.id });
+      const candidate = d.batch(b.id).candidateSha;
+      readBack(d, { candidateSha: candidate, candidateLanded: true, baseSha: candidate ?? '' });
+      expect(d.batch(b.id).status).toBe('landed');
+      expect([d.entry(1).status, d.entry(2).status]).toEqual(['merged', 'merged']);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('E: a PR set aside while its land is in flight is queued, still set aside, when the land is rejected', () => {
+      const { d, b } = twoInOneBatch();
+      d.complete();
+      d.report(b.id, 'success');
+      const land = d.take('land');
+      d.send({ type: 'setAside', entryId: 'e1', setAside: true });
+      d.send({ type: 'operationFailed', operationId: land.id, reason: 'base moved', baseSha: 'other' });
+      expect(d.batch(b.id).status).toBe('withdrawn');
+      expect(d.entry(1)).toMatchObject({ status: 'queued', setAside: true });
+      expect(d.live().map((x) => x.prNumbers)).toEqual([[2]]);
+      expect(d.monitor.violations).toEqual([]);
+    });
+
+    it('E: set aside and taken back while the land is in flight, the batch may land again', () => {
+      const { d, b } = twoInOneBatch();
+      d.complete();
+      d.report(b.id, 'success');
+      const land = d.take('land');
+      d.send({ type: 'setAside', entryId: 'e1', setAside: true });
+      d.send({ type: 'setAside', entryId: 'e1', setAside: false });
+      d.send({ type: 'operationUnknown', operationId: land.id });
+      readBack(d, { candidateSha: d.batch(b.id).candidateSha, candidateLanded: false });
+      expect(d.batch(b.id).status).toBe('merging');
+      expect(d.take('land')).toMatchObject({ batchId: b.id, prNumbers: [1, 2] });
       expect(d.monitor.violations).toEqual([]);
     });
 

@@ -7,12 +7,12 @@ import {
   assertEntryTransition,
   assertQueueTransition,
   isReachable,
-} from './merge-queue.transitions';
+} from './transitions';
 import {
   MERGE_QUEUE_BATCH_STATUSES,
   MERGE_QUEUE_ENTRY_STATUSES,
   MERGE_QUEUE_STATUSES,
-} from './merge-queue.types';
+} from './types';
 
 describe('merge-queue transition tables', () => {
   it('cover exactly the statuses of the spec', () => {

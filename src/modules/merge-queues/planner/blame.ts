@@ -1,0 +1,92 @@
+import { clearAndWithdraw, releaseSiblingSuspects } from './bisection';
+import { recordChainOutcome } from './chain';
+import { ewma } from './ewma';
+import { childrenOf, type Ctx, entriesOf, isFinalBatch, isSealed, nextId, outcome, setBatchStatus } from './step';
+import type { BatchState } from './types';
+import { issueCleanup, releaseEntry, withdraw } from './withdrawal';
+
+/*
+ * Failure and blame: what a candidate's result means. A failed candidate built directly on the
+ * base blames its own PRs; batches built on a failed candidate are withdrawn; a candidate on a
+ * base that moved is stale. A single PR is retried alone within the flaky budget; a larger
+ * blamed batch becomes a suspect group for bisection (bisection.ts).
+ */
+
+/**
+ * Applies one consequence of the batches' results and returns whether it did; the reducer calls
+ * it until nothing is left, so each step sees the state the previous one left.
+ */
+export function settleOnce(ctx: Ctx): boolean {
+  const { s } = ctx;
+  for (const b of s.batches) {
+    if (isFinalBatch(b) || isSealed(b)) continue;
+    const root = b.parentId === null;
+    const stale = root && b.baseSha !== s.baseSha;
+    const result = outcome(ctx, b);
+    if (stale) {
+      // A stale probe still answers for its own PRs (its base passed CI and landed); a stale
+      // chain root is only withdrawn, and its PRs are planned again on the new base.
+      if (b.role === 'part' && b.status === 'testing' && result === 'pending') continue;
+      if (b.role === 'part' && result === 'failed') {
+        blame(ctx, b);
+        return true;
+      }
+      if (b.role === 'part' && result === 'passed') clearAndWithdraw(ctx, b, 'base moved before it could land');
+      else withdraw(ctx, b, 'base moved before it could land');
+      return true;
+    }
+    if (result === 'failed') {
+      const children = childrenOf(ctx, b);
+      for (const child of children) withdraw(ctx, child, `built on failing ${b.id}`);
+      if (root) {
+        blame(ctx, b);
+        return true;
+      }
+      if (children.length > 0) return true;
+    }
+    if (result === 'passed' && b.status === 'testing') {
+      setBatchStatus(ctx, b, 'ready');
+      return true;
+    }
+    if (result === 'passed' && b.role === 'part' && s.batches.some((c) => c.role === 'chain' && !isFinalBatch(c))) {
+      clearAndWithdraw(ctx, b, 'probe passed while the chain was landing');
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A failed candidate built directly on the base: its own PRs are to blame. A single PR is retried
+ * alone until the flaky budget is spent, then `failed`; a larger batch becomes a suspect group
+ * that the planner bisects into parts.
+ */
+function blame(ctx: Ctx, b: BatchState): void {
+  const { s } = ctx;
+  setBatchStatus(ctx, b, 'failed');
+  b.operation = null;
+  s.stats.failedBatches += 1;
+  if (b.role === 'chain') recordChainOutcome(ctx, true);
+  const entries = entriesOf(ctx, b).filter((e) => e.batchId === b.id && e.status === 'testing');
+  if (b.role === 'part') releaseSiblingSuspects(ctx, entries);
+  if (entries.length === 1) {
+    const e = entries[0];
+    e.failuresAlone += 1;
+    e.cleared = false;
+    e.suspectGroup = null;
+    if (e.failuresAlone > s.config.flakyRetries) {
+      s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 1);
+      releaseEntry(ctx, e, 'failed');
+    } else {
+      releaseEntry(ctx, e, 'queued');
+    }
+  } else {
+    const group = nextId(ctx, 'group');
+    for (const e of entries) {
+      e.suspectGroup = group;
+      e.cleared = false;
+      releaseEntry(ctx, e, 'queued');
+    }
+  }
+  issueCleanup(ctx, b);
+}

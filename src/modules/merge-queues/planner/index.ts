@@ -1,0 +1,22 @@
+/*
+ * The merge-queue planner's public surface: a pure reducer over plain-JSON state (see
+ * docs/merge-queue.md for the rules and the map from each rule to the function that holds it).
+ * Code outside planner/ imports from here only.
+ */
+export { createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
+export { estimateMergeTimes, type EntryEstimate } from './eta';
+export { checkStepInvariants, InvariantMonitor } from './invariants';
+export { reduceAll, reduceMergeQueue } from './reducer';
+export { batchOutcome, isFinalBatch } from './step';
+export {
+  assertBatchTransition,
+  assertEntryTransition,
+  assertQueueTransition,
+  BATCH_TRANSITIONS,
+  ENTRY_TRANSITIONS,
+  IllegalTransitionError,
+  isAllowedTransition,
+  isReachable,
+  QUEUE_TRANSITIONS,
+} from './transitions';
+export * from './types';
