@@ -129,7 +129,10 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
           }
           const status = res.statusCode ?? 502;
           const nullBody = status === 204 || status === 304 || (status >= 100 && status < 200);
-          resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: responseHeaders }));
+          const response = new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: responseHeaders });
+          // Clients read `response.url` (Octokit's pagination does); a constructed Response has none.
+          Object.defineProperty(response, 'url', { value: url.toString() });
+          resolve(response);
         });
       });
       const timer = setTimeout(() => req.destroy(new ProviderTimeoutError(`no complete answer from ${url.host} within ${options.timeoutMs} ms`)), options.timeoutMs);

@@ -13,6 +13,15 @@ export const AuditAction = {
   ServiceAccountRemoved: 'serviceAccount.removed',
   SuperadminGranted: 'member.superadminGranted',
   SuperadminRevoked: 'member.superadminRevoked',
+  IntegrationCreated: 'integration.created',
+  IntegrationConnected: 'integration.connected',
+  IntegrationFailed: 'integration.failed',
+  IntegrationStatusChanged: 'integration.statusChanged',
+  IntegrationDeleted: 'integration.deleted',
+  GitServerCreated: 'gitServer.created',
+  GitServerDeleted: 'gitServer.deleted',
+  CodeSourceConnected: 'codeSource.connected',
+  CodeSourceDeleted: 'codeSource.deleted',
 } as const;
 
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];
