@@ -231,7 +231,7 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       await db.connect();
       await db.query(`UPDATE "OAuthState" SET "expiresAt" = now() - interval '1 second' WHERE "integrationId" = $1`, [expired.id]);
       await db.end();
-      for (const query of [{ code: 'x' }, { code: 'x', state: 'unknown-state' }, { code: 'x', state: '' }, { code: emulator.issueCode('octocat'), state: expired.state }]) {
+      for (const query of [{ code: "x" }, { code: "x", state: "unknown-state" }, { code: "x", state: "" }, { code: emulator.issueCode("octocat"), state: expired.state }] as Record<string, string>[]) {
         const response = await callback(query).expect(400);
         expect(response.body.code).toBe('dpa:OAuth:INVALID_STATE');
         expect(response.headers.location).toBeUndefined();

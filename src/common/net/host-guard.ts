@@ -80,7 +80,9 @@ export function guardedLookup(policy: HostPolicy, resolve: Resolve): LookupFunct
 }
 
 // Never connected to, even with private hosts allowed: link-local (metadata), multicast, "this network".
-const ALWAYS_DENIED = ['169.254.0.0/16', 'fe80::/10', '224.0.0.0/4', 'ff00::/8', '0.0.0.0/8', '::/128', '240.0.0.0/4'];
+// IPv4 only: request-filtering-agent matches each list entry against the address's own family and
+// warns on the others; IPv6 names go through `guardedLookup`, which applies the whole policy.
+const ALWAYS_DENIED = ['169.254.0.0/16', '224.0.0.0/4', '0.0.0.0/8', '240.0.0.0/4'];
 
 export interface ProviderFetchOptions {
   /** Connection to last byte of the body. */
@@ -103,10 +105,10 @@ export class ProviderTimeoutError extends Error {
 export function providerFetch(options: ProviderFetchOptions): typeof fetch {
   const agents = options.guard
     ? {
-        http: new RequestFilteringHttpAgent({ keepAlive: true, allowPrivateIPAddress: options.guard.policy.allowPrivateHosts, denyIPAddressList: ALWAYS_DENIED }),
-        https: new RequestFilteringHttpsAgent({ keepAlive: true, allowPrivateIPAddress: options.guard.policy.allowPrivateHosts, denyIPAddressList: ALWAYS_DENIED }),
+        http: new RequestFilteringHttpAgent({ keepAlive: false, allowPrivateIPAddress: options.guard.policy.allowPrivateHosts, denyIPAddressList: ALWAYS_DENIED }),
+        https: new RequestFilteringHttpsAgent({ keepAlive: false, allowPrivateIPAddress: options.guard.policy.allowPrivateHosts, denyIPAddressList: ALWAYS_DENIED }),
       }
-    : { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+    : { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
   const lookup = options.guard ? guardedLookup(options.guard.policy, options.guard.resolve) : systemLookup;
   return (async (input: string | URL | Request, init: RequestInit = {}) => {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
