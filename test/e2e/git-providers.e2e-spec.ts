@@ -25,7 +25,7 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     emulator.browserUser = 'octocat';
     app = await createGitTestApp(emulator, { timeoutMs: 1000 });
     tenant = await createTenant(app, 'git');
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await app?.close();

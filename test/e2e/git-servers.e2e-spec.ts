@@ -30,7 +30,7 @@ describe('Self-hosted git servers: SSRF refusals (DNS on loopback) and self-host
     onPremises = await createGitTestApp(emulator, { allowHttp: true, allowPrivateHosts: true, dnsServers: [dns.server] });
     tenant = await createTenant(strict, 'ssrf');
     onPremisesTenant = await createTenant(onPremises, 'onprem');
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await strict?.close();
