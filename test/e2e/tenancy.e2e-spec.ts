@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { listRoutes } from '../support/routes';
+import { PrismaService } from '@/common/prisma/prisma.service';
 
 /** One resource of each kind that has an {id} route, created by `owner`. */
 async function createResources(app: NestExpressApplication, owner: TestTenant): Promise<Record<string, string>> {
@@ -31,6 +32,11 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
   const member = await http().post('/members').set(owner.auth).send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } }).expect(201);
   const moduleDefinition = await http().post('/module-definitions').set(owner.auth).send({ data: { name: 'Secret module' } }).expect(201);
   const domain = await http().post('/domains').set(owner.auth).send({ data: { apex: `secret-${randomUUID().slice(0, 8)}.example` } }).expect(201);
+  // Git resources straight through the services' tables: no provider is reachable from this suite.
+  const prisma = app.get(PrismaService, { strict: false });
+  const gitServer = await prisma.gitServer.create({ data: { organizationId: owner.organizationId, provider: 'GITLAB', hostUrl: 'https://secret-git.example.com' } });
+  const integration = await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: 'Secret integration' } }).expect(201);
+  const codeSource = await prisma.codeSource.create({ data: { organizationId: owner.organizationId, provider: 'LOCAL_GIT', foreignId: '/srv/secret.git', nameWithOwner: '/srv/secret.git', url: 'file:///srv/secret.git' } });
   return {
     '/projects': project.body.data.id,
     '/execution-environments': environment.body.data.id,
@@ -44,6 +50,11 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
     '/execution-environments/unused': unusedEnvironment.body.data.id,
     '/module-definitions': moduleDefinition.body.data.id,
     '/domains': domain.body.data.id,
+    '/integrations': integration.body.data.id,
+    '/git/self-hosted': gitServer.id,
+    '/code-sources': codeSource.id,
+    // GET /code-source/{id}/repository (singular, as the spec writes it).
+    '/code-source': codeSource.id,
   };
 }
 
@@ -89,6 +100,7 @@ describe('Tenant isolation', () => {
     }
     // Still there, unchanged, for its owner.
     for (const [key, id] of resourceIds()) {
+      if (key === '/code-source') continue;
       const collection = key.replace('/unused', '');
       const response = await request(app.getHttpServer()).get(`${collection}/${id}`).set(owner.auth).expect(200);
       expect(response.body.data.name).not.toBe('hijacked');
@@ -97,7 +109,7 @@ describe('Tenant isolation', () => {
     }
   });
 
-  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines', '/domains'])('lists only the caller organization on %s', async (collection) => {
+  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines', '/domains', '/integrations', '/git/self-hosted', '/code-sources'])('lists only the caller organization on %s', async (collection) => {
     const mine = await request(app.getHttpServer()).get(collection).set(intruder.auth).expect(200);
     expect(mine.body.data.every((item: { organizationId: string }) => item.organizationId === intruder.organizationId)).toBe(true);
     expect(mine.body.data.map((item: { id: string }) => item.id)).not.toContain(ids[collection]);

@@ -9,3 +9,11 @@ process.env.RATE_LIMIT_PER_PRINCIPAL ??= '1000000';
 process.env.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ??= '1000000';
 process.env.RATE_LIMIT_KEY_CREATION ??= '1000000';
 process.env.RATE_LIMIT_REPORTS ??= '1000000';
+process.env.RATE_LIMIT_OAUTH_CALLBACK ??= '1000000';
+// A GitHub OAuth app as far as the API can tell without a provider: suites that talk to one point
+// GITHUB_API_URL / GITHUB_WEB_URL at the provider emulator (test/support/git.ts).
+process.env.GITHUB_CLIENT_ID ??= 'Iv1.testclient';
+process.env.GITHUB_CLIENT_SECRET ??= 'test-client-secret';
+process.env.GITHUB_APP_SLUG ??= 'delivery-platform-test';
+process.env.GITHUB_API_URL ??= 'http://127.0.0.1:9';
+process.env.GITHUB_WEB_URL ??= 'http://127.0.0.1:9';

@@ -179,6 +179,85 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(30 * 86_400_000)
   DOMAIN_VERIFICATION_GRACE_MS?: number;
+
+  @IsOptional()
+  @IsIn(['production', 'development', 'test'])
+  NODE_ENV?: string;
+
+  /** `id:base64-of-32-bytes`, comma-separated: the first encrypts, every one decrypts (key rotation). */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=(\s*,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=)*$/, { message: 'must be comma-separated id:base64 pairs of 32-byte keys' })
+  CREDENTIALS_KEYS?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  GIT_LOCAL_ENABLED?: string;
+
+  @IsOptional()
+  @Matches(/^\/\S*$/, { message: 'must be an absolute path' })
+  GIT_LOCAL_ROOT?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, { message: 'must be an http(s) URL without query or fragment' })
+  GITHUB_API_URL?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, { message: 'must be an http(s) URL without query or fragment' })
+  GITHUB_WEB_URL?: string;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9._-]{1,100}$/, { message: 'must be an OAuth client id' })
+  GITHUB_CLIENT_ID?: string;
+
+  @IsOptional()
+  @Matches(/^\S{1,200}$/, { message: 'must be an OAuth client secret without spaces' })
+  GITHUB_CLIENT_SECRET?: string;
+
+  @IsOptional()
+  @Matches(/^[a-z0-9][a-z0-9-]{0,99}$/, { message: 'must be a GitHub App slug' })
+  GITHUB_APP_SLUG?: string;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  GIT_PROVIDER_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  GIT_REPOSITORY_CACHE_TTL_MS?: number;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  GIT_SERVER_ALLOW_HTTP?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  GIT_SERVER_ALLOW_PRIVATE_HOSTS?: string;
+
+  /** DNS servers for self-hosted git server names, `ip` or `ip:port` comma-separated (default: the system resolver). */
+  @IsOptional()
+  @Matches(/^[0-9A-Fa-f.:\[\]]+(\s*,\s*[0-9A-Fa-f.:\[\]]+)*$/, { message: 'must be comma-separated ip or ip:port' })
+  GIT_DNS_SERVERS?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+$/, { message: 'must be an origin such as https://api.example.com' })
+  PUBLIC_URL?: string;
+
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\s*,\s*https?:\/\/[^\s/?#]+)*$/, { message: 'must be comma-separated origins such as https://app.example.com' })
+  OAUTH_REDIRECT_ALLOWED_ORIGINS?: string;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_OAUTH_CALLBACK?: number;
 }
 
 export interface AppConfig {
@@ -213,6 +292,8 @@ export interface AppConfig {
     unauthenticatedPerAddress: number;
     keyCreation: number;
     reports: number;
+    /** GET /scm/callback per client address. */
+    oauthCallback: number;
   };
   /** Managed domains: the resolver verification uses, and periodic re-verification. */
   domains: {
@@ -224,7 +305,33 @@ export interface AppConfig {
     /** How long an ACTIVE domain's record may be missing before it lapses. */
     verificationGraceMs: number;
   };
+  environment: 'production' | 'development' | 'test';
+  /** Keys for provider credentials at rest; `current` encrypts, all decrypt. */
+  credentialKeys: { current: string; keys: Record<string, Buffer> };
+  git: GitConfig;
 }
+
+export interface GitConfig {
+  /** LOCAL_GIT code sources (bare repositories on this server's disk); on by default outside production. */
+  localEnabled: boolean;
+  /** When set, LOCAL_GIT repositories must live under this directory. */
+  localRoot?: string;
+  github: { apiUrl: string; webUrl: string; clientId?: string; clientSecret?: string; appSlug?: string };
+  /** Each request to a provider, connection to last byte. */
+  timeoutMs: number;
+  repositoryCacheTtlMs: number;
+  /** Self-hosted servers: plain http, and private/loopback/CGNAT/unique-local hosts, both refused unless set. */
+  allowHttp: boolean;
+  allowPrivateHosts: boolean;
+  dnsServers?: string[];
+  /** The API's public origin: the OAuth callback URL given to providers is `${publicUrl}/scm/callback`. */
+  publicUrl: string;
+  /** Origins (besides relative paths) the OAuth callback may redirect to. */
+  redirectAllowedOrigins: string[];
+}
+
+/** The development-only credential key, used when CREDENTIALS_KEYS is unset outside production. Never secret. */
+const DEVELOPMENT_CREDENTIAL_KEY = { id: 'dev', key: Buffer.alloc(32, 'delivery-platform-development-key') };
 
 export class ConfigError extends Error {}
 
@@ -246,6 +353,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if ((raw.HTTP_HEADERS_TIMEOUT_MS ?? 10_000) > (raw.HTTP_REQUEST_TIMEOUT_MS ?? 30_000)) {
     throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
   }
+  const environment = (raw.NODE_ENV ?? 'development') as AppConfig['environment'];
+  if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required when NODE_ENV=production)');
   return {
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL,
@@ -271,6 +380,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
       reports: raw.RATE_LIMIT_REPORTS ?? 10,
+      oauthCallback: raw.RATE_LIMIT_OAUTH_CALLBACK ?? 30,
     },
     domains: {
       dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),
@@ -278,7 +388,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       reverifyIntervalMs: raw.DOMAIN_REVERIFY_INTERVAL_MS ?? 3_600_000,
       verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
     },
+    environment,
+    credentialKeys: parseCredentialKeys(raw.CREDENTIALS_KEYS),
+    git: {
+      localEnabled: raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true',
+      localRoot: raw.GIT_LOCAL_ROOT,
+      github: {
+        apiUrl: (raw.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
+        webUrl: (raw.GITHUB_WEB_URL ?? 'https://github.com').replace(/\/$/, ''),
+        clientId: raw.GITHUB_CLIENT_ID,
+        clientSecret: raw.GITHUB_CLIENT_SECRET,
+        appSlug: raw.GITHUB_APP_SLUG,
+      },
+      timeoutMs: raw.GIT_PROVIDER_TIMEOUT_MS ?? 10_000,
+      repositoryCacheTtlMs: raw.GIT_REPOSITORY_CACHE_TTL_MS ?? 30_000,
+      allowHttp: raw.GIT_SERVER_ALLOW_HTTP === 'true',
+      allowPrivateHosts: raw.GIT_SERVER_ALLOW_PRIVATE_HOSTS === 'true',
+      dnsServers: raw.GIT_DNS_SERVERS?.split(',').map((s) => s.trim()),
+      publicUrl: raw.PUBLIC_URL ?? `http://localhost:${raw.PORT ?? 3000}`,
+      redirectAllowedOrigins: (raw.OAUTH_REDIRECT_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+    },
   };
+}
+
+function parseCredentialKeys(value: string | undefined): AppConfig['credentialKeys'] {
+  if (!value) return { current: DEVELOPMENT_CREDENTIAL_KEY.id, keys: { [DEVELOPMENT_CREDENTIAL_KEY.id]: DEVELOPMENT_CREDENTIAL_KEY.key } };
+  const pairs = value.split(',').map((pair) => pair.trim().split(':') as [string, string]);
+  return { current: pairs[0][0], keys: Object.fromEntries(pairs.map(([id, key]) => [id, Buffer.from(key, 'base64')])) };
 }
 
 function parseTrustProxy(value: string | undefined): boolean | number | string[] {

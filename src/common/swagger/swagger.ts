@@ -26,6 +26,9 @@ const TAGS: Record<string, string> = {
   reports: 'Bug reports and feedback; superadmins read them',
   domains: 'Managed wildcard apexes: registration, DNS (TXT) verification, nesting grants, dependents and the apex status',
   'module-versions': 'Module definitions and their semantic versions, ordered by semver precedence in the database',
+  integrations: 'Connections to git provider accounts (API token, OAuth, app installation) and the OAuth callback; credentials are stored encrypted and never returned',
+  'git servers': 'Self-hosted git servers (GitHub Enterprise Server, GitLab), checked against the outgoing request policy',
+  'code sources': 'Repositories connected through an integration, or LOCAL_GIT bare repositories, and their provider repository information',
   pipelines: 'Deployment pipelines, their immutable versions, runs, and the sandbox host plan of a version',
 };
 

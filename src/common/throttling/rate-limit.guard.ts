@@ -9,7 +9,7 @@ import { AuthAttemptLimiter } from './auth-attempt-limiter';
 import { FAIL_OPEN, RateLimitStore } from './rate-limit.store';
 import { RATE_LIMIT_NAMES, SKIP_RATE_LIMIT } from './rate-limit.decorators';
 import { budgetState, rateLimited, rateLimitHeaders, type BudgetState } from './rate-limit-headers';
-import { isNamedRateLimit, type RateLimitName } from './rate-limits';
+import { isNamedRateLimit, NAMED_RATE_LIMITS, type RateLimitName } from './rate-limits';
 
 type LimitedRequest = { principal?: Principal; ip?: string; rateLimitTightest?: BudgetState };
 
@@ -60,8 +60,8 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   private applies(name: RateLimitName, req: LimitedRequest, context: ExecutionContext): boolean {
     if (name === 'address') return !req.principal;
-    if (!req.principal) return false;
-    if (!isNamedRateLimit(name)) return true;
+    if (!isNamedRateLimit(name)) return Boolean(req.principal);
+    if (NAMED_RATE_LIMITS[name].per === 'principal' && !req.principal) return false;
     const named = this.reflector.getAllAndOverride<string[] | undefined>(RATE_LIMIT_NAMES, [context.getHandler(), context.getClass()]);
     return named?.includes(name) === true;
   }

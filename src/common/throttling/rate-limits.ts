@@ -7,10 +7,11 @@ import type { AppConfig } from '@/common/config/app-config';
 /** Budgets every request may be counted against; the guard picks by whether a principal is known. */
 export const BASE_RATE_LIMITS = ['principal', 'address'] as const;
 
-/** Tighter budgets a route opts into with `@RateLimit(name)`, per principal, on top of its base budget. */
+/** Tighter budgets a route opts into with `@RateLimit(name)`, per API key or per client address, on top of its base budget. */
 export const NAMED_RATE_LIMITS = {
-  keyCreation: { what: 'creating and rotating API keys', limit: (config: AppConfig) => config.rateLimits.keyCreation },
-  reports: { what: 'sending bug reports', limit: (config: AppConfig) => config.rateLimits.reports },
+  keyCreation: { what: 'creating and rotating API keys', per: 'principal', limit: (config: AppConfig) => config.rateLimits.keyCreation },
+  reports: { what: 'sending bug reports', per: 'principal', limit: (config: AppConfig) => config.rateLimits.reports },
+  oauthCallback: { what: 'the git provider OAuth callback', per: 'address', limit: (config: AppConfig) => config.rateLimits.oauthCallback },
 } as const;
 
 export type NamedRateLimit = keyof typeof NAMED_RATE_LIMITS;
@@ -44,7 +45,7 @@ function seconds(ms: number): string {
 export function describeRateLimits(config: AppConfig): string {
   const window = seconds(config.rateLimits.windowMs);
   const named = Object.entries(NAMED_RATE_LIMITS)
-    .map(([name, spec]) => `\`${name}\` (${spec.what}): ${spec.limit(config)} per ${window} per API key`)
+    .map(([name, spec]) => `\`${name}\` (${spec.what}): ${spec.limit(config)} per ${window} per ${spec.per === 'address' ? 'client address' : 'API key'}`)
     .join('; ');
   return [
     `**Rate limits.** Budgets are shared by every API process (counted in Redis) over fixed windows of ${window}.`,

@@ -7,7 +7,7 @@ import type { Principal } from '@/common/auth/principal';
 import { addressTracker, AuthAttemptLimiter } from './auth-attempt-limiter';
 import { RateLimitGuard } from './rate-limit.guard';
 import { RateLimitStore } from './rate-limit.store';
-import { BASE_RATE_LIMITS, limitOf, NAMED_RATE_LIMITS, rateLimitKey, type RateLimitName } from './rate-limits';
+import { BASE_RATE_LIMITS, isNamedRateLimit, limitOf, NAMED_RATE_LIMITS, rateLimitKey, type RateLimitName } from './rate-limits';
 
 @Global()
 @Module({ providers: [RateLimitStore], exports: [RateLimitStore] })
@@ -23,7 +23,7 @@ function throttlers(config: AppConfig): ThrottlerOptions[] {
     name,
     limit: limitOf(name, config),
     ttl: config.rateLimits.windowMs,
-    getTracker: name === 'address' ? addressTracker : principalTracker,
+    getTracker: name === 'address' || (isNamedRateLimit(name) && NAMED_RATE_LIMITS[name].per === 'address') ? addressTracker : principalTracker,
   }));
 }
 

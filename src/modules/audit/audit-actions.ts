@@ -21,6 +21,15 @@ export const AuditAction = {
   DomainGrantRevoked: 'domain.grantRevoked',
   DomainDependentAdded: 'domain.dependentAdded',
   DomainDependentRemoved: 'domain.dependentRemoved',
+  IntegrationCreated: 'integration.created',
+  IntegrationConnected: 'integration.connected',
+  IntegrationFailed: 'integration.failed',
+  IntegrationStatusChanged: 'integration.statusChanged',
+  IntegrationDeleted: 'integration.deleted',
+  GitServerCreated: 'gitServer.created',
+  GitServerDeleted: 'gitServer.deleted',
+  CodeSourceConnected: 'codeSource.connected',
+  CodeSourceDeleted: 'codeSource.deleted',
 } as const;
 
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];

@@ -1,0 +1,67 @@
+import { addressRefusal, checkHostUrl } from './host-policy';
+
+const strict = { allowHttp: false, allowPrivateHosts: false };
+const onPremises = { allowHttp: true, allowPrivateHosts: true };
+
+describe(addressRefusal.name, () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['169.254.169.254', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'carrier-grade NAT'],
+    ['fc00::1', 'unique-local'],
+    ['fd12:3456::1', 'unique-local'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:169.254.169.254', 'link-local'],
+  ])('refuses %s (%s)', (address, why) => {
+    expect(addressRefusal(address, strict)).toContain(why);
+  });
+
+  it('accepts public unicast addresses', () => {
+    expect(addressRefusal('140.82.112.3', strict)).toBeUndefined();
+    expect(addressRefusal('2606:4700::1111', strict)).toBeUndefined();
+  });
+
+  it('opens private ranges only when configured, never link-local or unspecified', () => {
+    expect(addressRefusal('127.0.0.1', onPremises)).toBeUndefined();
+    expect(addressRefusal('10.0.0.1', onPremises)).toBeUndefined();
+    expect(addressRefusal('169.254.169.254', onPremises)).toContain('link-local');
+    expect(addressRefusal('0.0.0.0', onPremises)).toContain('unspecified');
+  });
+});
+
+describe(checkHostUrl.name, () => {
+  it.each([
+    ['http://git.example.com', 'https'],
+    ['ftp://git.example.com', 'https'],
+    ['https://user:pw@git.example.com', 'user name'],
+    ['https://user@git.example.com', 'user name'],
+    ['https://git.example.com/?a=1', 'query'],
+    ['https://git.example.com/?', 'query'],
+    ['https://git.example.com/#x', 'fragment'],
+    ['https://127.0.0.1', 'loopback'],
+    ['https://[::1]', 'loopback'],
+    ['https://169.254.169.254', 'link-local'],
+    ['https://0x7f.1', 'loopback'],
+    ['https://2130706433', 'loopback'],
+    ['https://[::ffff:7f00:1]', 'loopback'],
+    ['not a url', 'absolute URL'],
+  ])('refuses %s', (raw, why) => {
+    const result = checkHostUrl(raw, strict);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toContain(why);
+  });
+
+  it('normalizes an accepted URL', () => {
+    expect(checkHostUrl('https://Git.Example.com/gitlab/', strict)).toMatchObject({ ok: true, normalized: 'https://git.example.com/gitlab', ipLiteral: false });
+    expect(checkHostUrl('http://127.0.0.1:8080', onPremises)).toMatchObject({ ok: true, normalized: 'http://127.0.0.1:8080', ipLiteral: true });
+  });
+});

@@ -1,0 +1,10 @@
+import { defineErrors } from '@/common/errors/error-catalogue';
+
+export const CodeSourceErrors = defineErrors('CodeSource', {
+  NOT_FOUND: [404, 'The code source does not exist.'],
+  ALREADY_CONNECTED: [409, 'This repository is already connected in the organization.'],
+  INTEGRATION_REQUIRED: [422, 'Give integrationId, or provider LOCAL_GIT with the path of a bare repository.'],
+  INTEGRATION_NOT_FOUND: [422, 'The integration does not exist in this organization.'],
+  INTEGRATION_NOT_ACTIVE: [422, 'The integration is not ACTIVE.'],
+  INVALID_REPOSITORY: [422, 'repository must be owner/name (LOCAL_GIT: an absolute path).'],
+});

@@ -1,0 +1,115 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { AppError } from '@/common/errors/app-error';
+import { makeResolve, providerFetch, resolveAllowed, type Resolve } from '@/common/net/host-guard';
+import { checkHostUrl, type HostPolicy } from '@/common/net/host-policy';
+import { ProviderFailure, type GitProviderAuthorization, type GitProviderClient, type ProviderKind } from './git-provider.port';
+import { GitProviderErrors, providerError } from './git-providers.errors';
+import { GitHubAuthorization, GitHubClient, type GitHubEndpoints } from './github.provider';
+import { GitLabClient } from './gitlab.provider';
+import { LocalGitClient } from './local-git.provider';
+import { classifyTransportFailure } from './provider-failures';
+
+/** Where a provider account lives: the cloud provider, or a self-hosted server's URL. */
+export interface ProviderTarget {
+  provider: ProviderKind;
+  /** Self-hosted server URL (GITHUB_ENTERPRISE, GITLAB), already checked when the server was added. */
+  hostUrl?: string;
+}
+
+/**
+ * The one place that builds provider clients. Calls to the configured cloud provider URLs go out
+ * as they are (the operator chose them); calls to a self-hosted server a caller registered go
+ * through the connection guard (host-guard.ts) with the SSRF policy from config, on every request.
+ */
+@Injectable()
+export class GitProviders {
+  private readonly policy: HostPolicy;
+  private readonly resolve: Resolve;
+  private readonly cloudFetch: typeof fetch;
+  private readonly serverFetch: typeof fetch;
+  private readonly localGit: LocalGitClient;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.policy = { allowHttp: config.git.allowHttp, allowPrivateHosts: config.git.allowPrivateHosts };
+    this.resolve = makeResolve(config.git.dnsServers, config.git.timeoutMs);
+    this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs });
+    this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, guard: { policy: this.policy, resolve: this.resolve } });
+    this.localGit = new LocalGitClient({ root: config.git.localRoot, timeoutMs: config.git.timeoutMs });
+  }
+
+  /** A client for an account at `target` with `token` (LOCAL_GIT needs none). */
+  client(target: ProviderTarget, token?: string): GitProviderClient {
+    switch (target.provider) {
+      case 'LOCAL_GIT':
+        return this.local();
+      case 'GITHUB':
+        return new GitHubClient(this.githubCloud(), token ?? '');
+      case 'GITHUB_ENTERPRISE':
+        return new GitHubClient(this.githubServer(target.hostUrl), token ?? '');
+      case 'GITLAB':
+        return new GitLabClient({ hostUrl: this.serverUrl(target.hostUrl), token: token ?? '', fetch: this.serverFetch });
+    }
+  }
+
+  /** The web flow of a provider: only GitHub cloud, and only when an app is configured. */
+  authorization(provider: ProviderKind): GitProviderAuthorization {
+    const { clientId, clientSecret, appSlug } = this.config.git.github;
+    if (provider !== 'GITHUB' || !clientId || !clientSecret) {
+      throw new AppError(GitProviderErrors.NOT_CONFIGURED, { message: provider === 'GITHUB' ? 'No GitHub app is configured on this server (GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET); use authMethod API_TOKEN.' : `${provider} integrations connect with authMethod API_TOKEN.`, metadata: { provider } });
+    }
+    return new GitHubAuthorization(this.githubCloud(), { clientId, clientSecret, appSlug });
+  }
+
+  local(): LocalGitClient {
+    if (!this.config.git.localEnabled) throw new AppError(GitProviderErrors.LOCAL_GIT_DISABLED, { message: 'LOCAL_GIT repositories are disabled on this server (GIT_LOCAL_ENABLED).' });
+    return this.localGit;
+  }
+
+  /** The OAuth callback URL providers redirect the browser to. */
+  callbackUrl(): string {
+    return `${this.config.git.publicUrl}/scm/callback`;
+  }
+
+  /**
+   * Checks a self-hosted server URL a caller gives (scheme, userinfo, query, fragment, and every
+   * address its name resolves to) and returns it normalized; a refusal is a 422 saying why.
+   */
+  async checkServerUrl(hostUrl: string): Promise<string> {
+    const checked = checkHostUrl(hostUrl, this.policy);
+    if (!checked.ok) throw new AppError(GitProviderErrors.HOST_REFUSED, { message: `data.hostUrl ${checked.reason}.`, metadata: { reason: checked.reason } });
+    try {
+      await resolveAllowed(checked.url.hostname, this.policy, this.resolve);
+    } catch (error) {
+      throw providerError(classifyTransportFailure(error), 'checking');
+    }
+    return checked.normalized;
+  }
+
+  /** Asks the server something every instance of the product answers (through the guard). */
+  async probeServer(provider: 'GITHUB_ENTERPRISE' | 'GITLAB', hostUrl: string): Promise<void> {
+    const url = provider === 'GITLAB' ? `${hostUrl}/api/v4/version` : `${hostUrl}/api/v3/meta`;
+    try {
+      const response = await this.serverFetch(url, { method: 'GET', headers: { accept: 'application/json' } });
+      await response.arrayBuffer();
+      if (response.status >= 500) throw new ProviderFailure('unavailable', `the server answered ${response.status}`);
+    } catch (error) {
+      throw providerError(classifyTransportFailure(error), 'checking');
+    }
+  }
+
+  private githubCloud(): GitHubEndpoints {
+    return { apiUrl: this.config.git.github.apiUrl, webUrl: this.config.git.github.webUrl, fetch: this.cloudFetch };
+  }
+
+  private githubServer(hostUrl: string | undefined): GitHubEndpoints {
+    const base = this.serverUrl(hostUrl);
+    return { apiUrl: `${base}/api/v3`, webUrl: base, fetch: this.serverFetch };
+  }
+
+  private serverUrl(hostUrl: string | undefined): string {
+    if (!hostUrl) throw new AppError(GitProviderErrors.REQUEST_REJECTED, { message: 'This provider needs a self-hosted git server (gitServerId).' });
+    return hostUrl;
+  }
+}

@@ -1,0 +1,136 @@
+import { Octokit } from '@octokit/rest';
+import { ProviderFailure, type GitProviderAuthorization, type GitProviderClient, type ProviderAccount, type ProviderTokens, type RepositoryInfo } from './git-provider.port';
+import { classifyHttpFailure, classifyTransportFailure } from './provider-failures';
+
+export interface GitHubEndpoints {
+  /** REST API root: https://api.github.com, or https://<host>/api/v3 for GitHub Enterprise Server. */
+  apiUrl: string;
+  /** Web root, for the OAuth pages: https://github.com or https://<host>. */
+  webUrl: string;
+  fetch: typeof fetch;
+}
+
+export interface GitHubApp {
+  clientId: string;
+  clientSecret: string;
+  appSlug?: string;
+}
+
+const SILENT = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+function octokit(endpoints: GitHubEndpoints, token?: string): Octokit {
+  return new Octokit({ auth: token, baseUrl: endpoints.apiUrl, userAgent: 'delivery-platform-api', log: SILENT, request: { fetch: endpoints.fetch } });
+}
+
+/** Runs an Octokit call, turning whatever it throws into a ProviderFailure. */
+async function call<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const e = error as { name?: string; status?: number; message?: string; response?: { headers?: Record<string, string | undefined>; data?: { message?: string } } };
+    // Octokit reports "no answer at all" (fetch threw) as status 500 with the cause attached.
+    if (e.name === 'HttpError' && e.response) return Promise.reject(classifyHttpFailure({ status: e.status ?? 500, message: e.response.data?.message ?? e.message ?? '', headers: e.response.headers ?? {} }));
+    throw classifyTransportFailure(error);
+  }
+}
+
+/** The last page number of a `Link` header (GitHub's way to count without listing). */
+export function lastPage(link: string | undefined): number | undefined {
+  const match = link?.split(',').find((part) => /rel="last"/.test(part))?.match(/[?&]page=(\d+)/);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** GitHub (cloud or Enterprise Server) with a user, OAuth or API token. */
+export class GitHubClient implements GitProviderClient {
+  private readonly api: Octokit;
+
+  constructor(endpoints: GitHubEndpoints, token: string) {
+    this.api = octokit(endpoints, token);
+  }
+
+  async currentAccount(): Promise<ProviderAccount> {
+    const { data } = await call(() => this.api.rest.users.getAuthenticated());
+    return { id: String(data.id), login: data.login };
+  }
+
+  async repository(nameWithOwner: string, context: { accountLogin?: string }): Promise<RepositoryInfo> {
+    const [owner, repo] = nameWithOwner.split('/');
+    const { data } = await call(() => this.api.rest.repos.get({ owner, repo }));
+    // One collaborator per page: the Link header's last page is the count. Listing collaborators
+    // needs push access; without it the count is 0 rather than a failure of the whole object.
+    let collaborators = 0;
+    try {
+      const page = await call(() => this.api.rest.repos.listCollaborators({ owner, repo, per_page: 1 }));
+      collaborators = lastPage(page.headers.link) ?? page.data.length;
+    } catch (error) {
+      if (!(error instanceof ProviderFailure) || (error.kind !== 'forbidden' && error.kind !== 'not_found')) throw error;
+    }
+    return {
+      collaborators: { totalCount: collaborators },
+      defaultBranch: { name: data.default_branch },
+      defaultBranchRef: { name: data.default_branch },
+      description: data.description ?? '',
+      foreignId: String(data.id),
+      isInNamespace: context.accountLogin !== undefined && data.owner.login.toLowerCase() === context.accountLogin.toLowerCase(),
+      isPrivate: data.private,
+      name: data.name,
+      nameWithOwner: data.full_name,
+      owner: { login: data.owner.login },
+      pushedAt: data.pushed_at ?? data.updated_at ?? data.created_at ?? '',
+      url: data.html_url,
+    };
+  }
+
+  async userInstallationIds(): Promise<string[]> {
+    const installations = await call(() => this.api.paginate('GET /user/installations', { per_page: 100 }));
+    return installations.map((installation) => String(installation.id));
+  }
+}
+
+interface TokenAnswer {
+  access_token?: string;
+  refresh_token?: string;
+  expires_in?: number;
+  error?: string;
+  error_description?: string;
+}
+
+/** GitHub's web flow: the app install page or the OAuth authorize page, and the code exchange. */
+export class GitHubAuthorization implements GitProviderAuthorization {
+  private readonly api: Octokit;
+
+  constructor(
+    private readonly endpoints: GitHubEndpoints,
+    private readonly app: GitHubApp,
+  ) {
+    this.api = octokit(endpoints);
+  }
+
+  authorizeUrl({ state, redirectUri, mode }: { state: string; redirectUri: string; mode: 'OAUTH' | 'APP_INSTALLATION' }): string {
+    if (mode === 'APP_INSTALLATION' && this.app.appSlug) {
+      return `${this.endpoints.webUrl}/apps/${encodeURIComponent(this.app.appSlug)}/installations/new?${new URLSearchParams({ state })}`;
+    }
+    return `${this.endpoints.webUrl}/login/oauth/authorize?${new URLSearchParams({ client_id: this.app.clientId, redirect_uri: redirectUri, state })}`;
+  }
+
+  exchangeCode(code: string, redirectUri: string): Promise<ProviderTokens> {
+    return this.token({ code, redirect_uri: redirectUri });
+  }
+
+  refresh(refreshToken: string): Promise<ProviderTokens> {
+    return this.token({ grant_type: 'refresh_token', refresh_token: refreshToken });
+  }
+
+  private async token(params: Record<string, string>): Promise<ProviderTokens> {
+    const { data } = await call(() =>
+      this.api.request('POST {+url}', { url: `${this.endpoints.webUrl}/login/oauth/access_token`, headers: { accept: 'application/json' }, client_id: this.app.clientId, client_secret: this.app.clientSecret, ...params }),
+    );
+    const answer = data as TokenAnswer;
+    // GitHub answers 200 with an `error` member when the code is bad, expired or used.
+    if (!answer.access_token) throw new ProviderFailure('rejected', answer.error_description ?? answer.error ?? 'the provider issued no token');
+    const tokens: ProviderTokens = { accessToken: answer.access_token };
+    if (answer.refresh_token) tokens.refreshToken = answer.refresh_token;
+    if (answer.expires_in) tokens.expiresAt = new Date(Date.now() + answer.expires_in * 1000).toISOString();
+    return tokens;
+  }
+}

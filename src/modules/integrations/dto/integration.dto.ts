@@ -1,0 +1,109 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { RequestEnvelope } from '@/common/http/envelope';
+import { GIVEN_ID_PATTERN } from '@/common/http/given-id';
+import { IsOptionalNonNull } from '@/common/http/optional';
+import { IntegrationAuthMethod, IntegrationProvider, IntegrationStatus } from '@/generated/prisma/enums';
+import type { Integration } from '@/generated/prisma/client';
+
+const PROVIDERS = Object.values(IntegrationProvider);
+const AUTH_METHODS = Object.values(IntegrationAuthMethod);
+const STATUSES = Object.values(IntegrationStatus);
+
+export const STATUS_DESCRIPTION =
+  'INITIATED (authorization started) -> ACTIVE (connected) or FAILED (the provider reported an error, the code exchange failed, or the installation is not the user\'s); ACTIVE -> NEEDS_ATTENTION when the provider refuses the credentials, back to ACTIVE when they validate again; -> REVOKED when the app installation is gone.';
+
+export class CreateIntegrationDto {
+  @ApiProperty({ enum: PROVIDERS, example: 'GITHUB', description: 'GITHUB (github.com), GITHUB_ENTERPRISE and GITLAB (self-hosted: give gitServerId)' })
+  @IsIn(PROVIDERS)
+  provider: IntegrationProvider;
+
+  @ApiProperty({ enum: AUTH_METHODS, example: 'OAUTH', description: 'API_TOKEN: validated against the provider now. OAUTH / APP_INSTALLATION (GitHub only): the response carries `authorizeUrl`; the integration becomes ACTIVE at the callback.' })
+  @IsIn(AUTH_METHODS)
+  authMethod: IntegrationAuthMethod;
+
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'GitHub (acme)' }) @IsString() @Length(1, 200) name: string;
+
+  @ApiPropertyOptional({ pattern: GIVEN_ID_PATTERN.source, maxLength: 63, description: 'Unique in the organization; derived from the name when absent' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(63)
+  @Matches(GIVEN_ID_PATTERN, { message: 'must be lower-case letters, digits and inner hyphens' })
+  givenId?: string;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 1000, writeOnly: true, description: 'The provider token (API_TOKEN). Stored encrypted; never returned.' })
+  @IsOptionalNonNull()
+  @IsString()
+  @Length(1, 1000)
+  @Matches(/^[\x21-\x7e]+$/, { message: 'must be printable ASCII without spaces' })
+  token?: string;
+
+  @ApiPropertyOptional({ maxLength: 64, description: 'The self-hosted git server (GITHUB_ENTERPRISE, GITLAB)' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(64)
+  gitServerId?: string;
+
+  @ApiPropertyOptional({ maxLength: 2048, example: '/settings/integrations', description: 'Where the callback sends the browser back: a path on this site or an origin in OAUTH_REDIRECT_ALLOWED_ORIGINS. Default `/`.' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(2048)
+  redirectUrl?: string;
+}
+
+export class CreateIntegrationRequest extends RequestEnvelope(CreateIntegrationDto) {}
+
+export class IntegrationDto {
+  @ApiProperty() id: string;
+  @ApiProperty() givenId: string;
+  @ApiProperty() name: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty({ enum: PROVIDERS }) provider: string;
+  @ApiProperty({ enum: AUTH_METHODS }) authMethod: string;
+  @ApiProperty({ enum: STATUSES, description: STATUS_DESCRIPTION }) status: string;
+  @ApiProperty({ description: "The provider's id of the connected account (empty until connected)" }) externalAccountId: string;
+  @ApiPropertyOptional({ description: "The provider's login of the connected account" }) externalAccountName?: string;
+  @ApiPropertyOptional({ format: 'date-time' }) lastValidatedAt?: string;
+  @ApiPropertyOptional() gitServerId?: string;
+  @ApiPropertyOptional({ description: 'Why the integration failed or needs attention (the provider\'s reason)' }) lastError?: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+}
+
+export class CreatedIntegrationDto extends IntegrationDto {
+  @ApiPropertyOptional({ description: 'OAUTH / APP_INSTALLATION: send the user here; valid for 10 minutes, once' }) authorizeUrl?: string;
+}
+
+export function toIntegrationDto(row: Integration): IntegrationDto {
+  const dto: IntegrationDto = {
+    id: row.id,
+    givenId: row.givenId,
+    name: row.name,
+    organizationId: row.organizationId,
+    provider: row.provider,
+    authMethod: row.authMethod,
+    status: row.status,
+    externalAccountId: row.externalAccountId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+  if (row.externalAccountName !== null) dto.externalAccountName = row.externalAccountName;
+  if (row.lastValidatedAt !== null) dto.lastValidatedAt = row.lastValidatedAt.toISOString();
+  if (row.gitServerId !== null) dto.gitServerId = row.gitServerId;
+  if (row.lastError !== null) dto.lastError = row.lastError;
+  return dto;
+}
+
+export class OAuthCallbackQueryDto {
+  @ApiPropertyOptional({ maxLength: 512, description: 'The OAuth authorization code' }) @IsOptionalNonNull() @IsString() @MaxLength(512) code?: string;
+  @ApiPropertyOptional({ maxLength: 512, description: 'The CSRF state issued when the flow started' }) @IsOptionalNonNull() @IsString() @MaxLength(512) state?: string;
+  @ApiPropertyOptional({ maxLength: 32, pattern: '^[0-9]{1,20}$', description: 'The provider app installation id' })
+  @IsOptionalNonNull()
+  @IsString()
+  @Matches(/^[0-9]{1,20}$/, { message: 'must be a number' })
+  installation_id?: string;
+  @ApiPropertyOptional({ enum: ['install', 'update'] }) @IsOptionalNonNull() @IsIn(['install', 'update']) setup_action?: string;
+  @ApiPropertyOptional({ maxLength: 100, description: 'The provider\'s error code, e.g. access_denied' }) @IsOptionalNonNull() @IsString() @MaxLength(100) error?: string;
+  @ApiPropertyOptional({ maxLength: 1000 }) @IsOptionalNonNull() @IsString() @MaxLength(1000) error_description?: string;
+  @ApiPropertyOptional({ maxLength: 1000, description: 'Sent by some providers alongside an error' }) @IsOptionalNonNull() @IsString() @MaxLength(1000) error_uri?: string;
+}

@@ -1,0 +1,17 @@
+import { defineErrors } from '@/common/errors/error-catalogue';
+
+export const IntegrationErrors = defineErrors('Integration', {
+  NOT_FOUND: [404, 'The integration does not exist.'],
+  GIVEN_ID_TAKEN: [409, 'An integration with this givenId already exists in the organization.'],
+  IN_USE: [409, 'Code sources use this integration; delete them first.'],
+  NOT_CONNECTED: [409, 'The integration has no credentials yet: finish its authorization first.'],
+  TOKEN_REQUIRED: [422, 'authMethod API_TOKEN needs a token.'],
+  SERVER_REQUIRED: [422, 'This provider needs the self-hosted git server the account lives on (gitServerId).'],
+  SERVER_MISMATCH: [422, 'The git server does not exist in this organization or runs another provider.'],
+  REDIRECT_NOT_ALLOWED: [422, 'redirectUrl must be a path on this site or an allowed origin.'],
+});
+
+export const OAuthErrors = defineErrors('OAuth', {
+  INVALID_STATE: [400, 'The authorization state is missing, unknown, expired or already used.'],
+  INVALID_CALLBACK: [400, 'The callback carries neither a code nor an error.'],
+});

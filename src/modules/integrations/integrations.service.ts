@@ -1,0 +1,185 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Principal } from '@/common/auth/principal';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { AppError } from '@/common/errors/app-error';
+import { invalidFields } from '@/common/errors/invalid-fields';
+import { createWithGivenId } from '@/common/http/given-id';
+import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import type { Integration, Prisma } from '@/generated/prisma/client';
+import { AuditAction } from '@/modules/audit/audit-actions';
+import { AuditService } from '@/modules/audit/audit.service';
+import { ProviderFailure, type GitProviderClient, type ProviderKind } from '@/modules/git-providers/git-provider.port';
+import { providerError } from '@/modules/git-providers/git-providers.errors';
+import { GitProviders } from '@/modules/git-providers/git-providers.service';
+import { CreatedIntegrationDto, CreateIntegrationDto, IntegrationDto, toIntegrationDto } from './dto/integration.dto';
+import { IntegrationCredentials } from './integration-credentials';
+import { nextStatus, type IntegrationEvent } from './integration-status';
+import { IntegrationErrors } from './integrations.errors';
+import { allowedRedirect } from './redirect-policy';
+
+const LIST = newestFirst<Integration>('integrations');
+/** How long an authorization `state` stays valid. */
+export const STATE_TTL_MS = 10 * 60_000;
+
+export function hashState(state: string): string {
+  return createHash('sha256').update(state).digest('hex');
+}
+
+/** Integrations: connections to a git provider account, with encrypted credentials. */
+@Injectable()
+export class IntegrationsService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly prisma: PrismaService,
+    private readonly audit: AuditService,
+    private readonly providers: GitProviders,
+    private readonly credentials: IntegrationCredentials,
+  ) {}
+
+  list(principal: Principal, query: PaginationQueryDto): Promise<Page<IntegrationDto>> {
+    return paginate(fromModel(this.prisma.integration, { organizationId: principal.organizationId }), LIST, query, toIntegrationDto);
+  }
+
+  async get(principal: Principal, id: string): Promise<IntegrationDto> {
+    return toIntegrationDto(await this.find(principal.organizationId, id));
+  }
+
+  async create(principal: Principal, dto: CreateIntegrationDto): Promise<CreatedIntegrationDto> {
+    const hostUrl = await this.serverFor(principal.organizationId, dto);
+    return dto.authMethod === 'API_TOKEN' ? this.createWithToken(principal, dto, hostUrl) : this.startAuthorization(principal, dto);
+  }
+
+  /** API_TOKEN: the provider confirms the token before anything is stored. */
+  private async createWithToken(principal: Principal, dto: CreateIntegrationDto, hostUrl: string | undefined): Promise<IntegrationDto> {
+    if (!dto.token) throw new AppError(IntegrationErrors.TOKEN_REQUIRED, { details: [invalidFields(['data.token: is required with authMethod API_TOKEN'])] });
+    const token = dto.token;
+    const account = await this.call(() => this.providers.client({ provider: dto.provider, hostUrl }, token).currentAccount(), 'checking');
+    const row = await createWithGivenId(dto.name, dto.givenId, IntegrationErrors.GIVEN_ID_TAKEN, (givenId) =>
+      this.prisma.$transaction(async (tx) => {
+        const created = await tx.integration.create({
+          data: { organizationId: principal.organizationId, givenId, name: dto.name, provider: dto.provider, authMethod: 'API_TOKEN', status: 'ACTIVE', externalAccountId: account.id, externalAccountName: account.login, lastValidatedAt: new Date(), gitServerId: dto.gitServerId ?? null, createdById: principal.actorId },
+        });
+        const sealed = await tx.integration.update({ where: { id: created.id }, data: this.credentials.seal(created.id, { accessToken: token }) });
+        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationConnected, targetType: 'integration', targetId: created.id, metadata: { provider: dto.provider, authMethod: 'API_TOKEN', account: account.login } });
+        return sealed;
+      }),
+    );
+    return toIntegrationDto(row);
+  }
+
+  /** OAUTH / APP_INSTALLATION: an INITIATED integration and a single-use state bound to it, the member and the redirect. */
+  private async startAuthorization(principal: Principal, dto: CreateIntegrationDto): Promise<CreatedIntegrationDto> {
+    const authorization = this.providers.authorization(dto.provider);
+    const redirectUrl = dto.redirectUrl ?? '/';
+    if (!allowedRedirect(redirectUrl, this.config.git.redirectAllowedOrigins)) {
+      throw new AppError(IntegrationErrors.REDIRECT_NOT_ALLOWED, { details: [invalidFields(['data.redirectUrl: must be a path on this site (/...) or an allowed origin'])] });
+    }
+    if (dto.token) throw new AppError(IntegrationErrors.TOKEN_REQUIRED, { message: 'A token is only accepted with authMethod API_TOKEN.', details: [invalidFields([`data.token: is not accepted with authMethod ${dto.authMethod}`])] });
+    const state = randomBytes(32).toString('base64url');
+    const row = await createWithGivenId(dto.name, dto.givenId, IntegrationErrors.GIVEN_ID_TAKEN, (givenId) =>
+      this.prisma.$transaction(async (tx) => {
+        const created = await tx.integration.create({
+          data: { organizationId: principal.organizationId, givenId, name: dto.name, provider: dto.provider, authMethod: dto.authMethod, status: 'INITIATED', externalAccountId: '', createdById: principal.actorId },
+        });
+        await tx.oAuthState.create({ data: { organizationId: principal.organizationId, integrationId: created.id, memberId: principal.actorId, stateHash: hashState(state), redirectUrl, expiresAt: new Date(Date.now() + STATE_TTL_MS) } });
+        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationCreated, targetType: 'integration', targetId: created.id, metadata: { provider: dto.provider, authMethod: dto.authMethod } });
+        return created;
+      }),
+    );
+    const mode = dto.authMethod === 'APP_INSTALLATION' ? 'APP_INSTALLATION' : 'OAUTH';
+    return { ...toIntegrationDto(row), authorizeUrl: authorization.authorizeUrl({ state, redirectUri: this.providers.callbackUrl(), mode }) };
+  }
+
+  /** Asks the provider again; the status follows the answer (ACTIVE, NEEDS_ATTENTION, REVOKED). */
+  async validate(principal: Principal, id: string): Promise<IntegrationDto> {
+    const integration = await this.find(principal.organizationId, id);
+    if (!integration.encryptedCredentials) throw new AppError(IntegrationErrors.NOT_CONNECTED, { metadata: { id, status: integration.status } });
+    const client = await this.clientFor(integration);
+    let event: IntegrationEvent = 'validated';
+    let reason: string | null = null;
+    try {
+      const account = await client.currentAccount();
+      if (integration.installationId && !(await client.userInstallationIds()).includes(integration.installationId)) {
+        event = 'installationGone';
+        reason = `installation ${integration.installationId} is no longer accessible`;
+      } else if (account.id !== integration.externalAccountId) {
+        event = 'credentialsRefused';
+        reason = 'the credentials now belong to another account';
+      }
+    } catch (error) {
+      const failure = error instanceof ProviderFailure ? error : undefined;
+      if (!failure || (failure.kind !== 'unauthorized' && failure.kind !== 'forbidden')) throw failure ? providerError(failure, 'in-use') : error;
+      event = 'credentialsRefused';
+      reason = failure.reason;
+    }
+    return toIntegrationDto(await this.transition(principal, integration, event, reason, { lastValidatedAt: new Date() }));
+  }
+
+  async remove(principal: Principal, id: string): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const integration = await this.find(principal.organizationId, id, tx);
+      const users = await tx.codeSource.findMany({ where: { organizationId: principal.organizationId, integrationId: id }, select: { id: true, nameWithOwner: true }, take: 50, orderBy: { createdAt: 'asc' } });
+      if (users.length > 0) {
+        throw new AppError(IntegrationErrors.IN_USE, { metadata: { id, codeSourceIds: users.map((u) => u.id) }, details: [{ title: 'Code sources using the integration', render: 'list', items: users.map((u) => `${u.id} (${u.nameWithOwner})`) }] });
+      }
+      await tx.integration.deleteMany({ where: { id, organizationId: principal.organizationId } });
+      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationDeleted, targetType: 'integration', targetId: id, metadata: { provider: integration.provider, name: integration.name } });
+    });
+  }
+
+  /** A provider client with the integration's credentials (refreshed if needed). */
+  async clientFor(integration: Integration): Promise<GitProviderClient> {
+    const hostUrl = integration.gitServerId ? (await this.prisma.gitServer.findFirst({ where: { id: integration.gitServerId, organizationId: integration.organizationId } }))?.hostUrl : undefined;
+    const token = await this.call(() => this.credentials.accessToken(integration), 'in-use');
+    return this.providers.client({ provider: integration.provider, hostUrl }, token);
+  }
+
+  /** Records that the provider refused the integration's credentials while in use. */
+  async credentialsRefused(organizationId: string, integration: Integration, reason: string): Promise<void> {
+    await this.transition({ system: 'git provider' }, integration, 'credentialsRefused', reason, {});
+  }
+
+  async find(organizationId: string, id: string, client: Prisma.TransactionClient = this.prisma): Promise<Integration> {
+    const row = await client.integration.findFirst({ where: { id, organizationId } });
+    if (!row) throw new AppError(IntegrationErrors.NOT_FOUND, { metadata: { id } });
+    return row;
+  }
+
+  /** Applies a status event (audited when the status changes) and extra fields. */
+  async transition(actor: Principal | { system: string }, integration: Integration, event: IntegrationEvent, reason: string | null, data: Prisma.IntegrationUpdateManyMutationInput): Promise<Integration> {
+    const status = nextStatus(integration.status, event) ?? integration.status;
+    return this.prisma.$transaction(async (tx) => {
+      await tx.integration.updateMany({ where: { id: integration.id, organizationId: integration.organizationId }, data: { ...data, status, lastError: reason } });
+      if (status !== integration.status) {
+        await this.audit.record(tx, actor, { organizationId: integration.organizationId, action: AuditAction.IntegrationStatusChanged, targetType: 'integration', targetId: integration.id, metadata: { from: integration.status, to: status, ...(reason ? { reason } : {}) } });
+      }
+      return this.find(integration.organizationId, integration.id, tx);
+    });
+  }
+
+  private async serverFor(organizationId: string, dto: CreateIntegrationDto): Promise<string | undefined> {
+    const selfHosted = dto.provider === 'GITHUB_ENTERPRISE' || dto.provider === 'GITLAB';
+    if (!selfHosted) {
+      if (dto.gitServerId) throw new AppError(IntegrationErrors.SERVER_MISMATCH, { message: `${dto.provider} is not self-hosted: leave gitServerId out.`, details: [invalidFields(['data.gitServerId: is not accepted for this provider'])] });
+      return undefined;
+    }
+    if (!dto.gitServerId) throw new AppError(IntegrationErrors.SERVER_REQUIRED, { details: [invalidFields(['data.gitServerId: is required for this provider'])] });
+    const server = await this.prisma.gitServer.findFirst({ where: { id: dto.gitServerId, organizationId } });
+    if (!server || server.provider !== dto.provider) throw new AppError(IntegrationErrors.SERVER_MISMATCH, { metadata: { gitServerId: dto.gitServerId }, details: [invalidFields(['data.gitServerId: is not a git server of this provider in the organization'])] });
+    return server.hostUrl;
+  }
+
+  private async call<T>(run: () => Promise<T>, credentials: 'checking' | 'in-use'): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof ProviderFailure) throw providerError(error, credentials);
+      throw error;
+    }
+  }
+}
+
+export type { ProviderKind };

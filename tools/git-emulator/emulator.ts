@@ -1,0 +1,357 @@
+/**
+ * A local git provider emulator: an HTTP server speaking the subset of GitHub's REST API (and of
+ * GitLab's v4 API) the Delivery Platform API calls, written from their public documentation:
+ * paths, status codes, `Link` pagination, rate-limit headers, the OAuth code exchange and the
+ * app installation endpoints. Its repositories are real bare git repositories on disk.
+ *
+ * Tests point the real Octokit / gitbeaker clients at it; `npm start` runs it as the demo provider.
+ * Knobs (`down`, `delayMs`, `rateLimited`) let tests make it fail the ways a provider fails.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface EmulatedUser {
+  id: number;
+  login: string;
+}
+
+export interface EmulatedRepository {
+  id: number;
+  owner: string;
+  name: string;
+  private: boolean;
+  description: string | null;
+  defaultBranch: string;
+  collaborators: string[];
+  /** The bare repository on disk. */
+  path: string;
+}
+
+export interface EmulatedInstallation {
+  id: number;
+  account: string;
+  /** Logins of the users who may access it. */
+  users: string[];
+}
+
+interface Knobs {
+  /** Every API call answers 503. */
+  down: boolean;
+  /** Every API call waits this long before answering. */
+  delayMs: number;
+  /** Every API call answers 403 with x-ratelimit-remaining: 0 and retry-after. */
+  rateLimited: boolean;
+}
+
+const PER_PAGE_DEFAULT = 30;
+
+export class GitProviderEmulator {
+  readonly clientId = 'Iv1.emulatorclient';
+  readonly clientSecret = 'emulator-client-secret';
+  readonly appSlug = 'delivery-platform-demo';
+  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false };
+  /** Where the app install and authorize pages send the browser back (the API's /scm/callback). */
+  callbackUrl = '';
+  /** The user the authorize/install pages act as (there is no login page). */
+  browserUser = '';
+  readonly requests: { method: string; path: string }[] = [];
+
+  private readonly users = new Map<string, EmulatedUser>();
+  private readonly tokens = new Map<string, string>();
+  private readonly codes = new Map<string, { login: string; used: boolean }>();
+  private readonly repos = new Map<string, EmulatedRepository>();
+  private readonly installations = new Map<number, EmulatedInstallation>();
+  private readonly root = mkdtempSync(join(tmpdir(), 'git-emulator-'));
+  private server?: http.Server;
+  private nextId = 1000;
+
+  get url(): string {
+    const address = this.server?.address() as AddressInfo;
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  async start(port = 0, host = '127.0.0.1'): Promise<this> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server?.listen(port, host, resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    rmSync(this.root, { recursive: true, force: true });
+  }
+
+  addUser(login: string): { user: EmulatedUser; token: string } {
+    const user = this.users.get(login) ?? { id: this.nextId++, login };
+    this.users.set(login, user);
+    return { user, token: this.issueToken(login) };
+  }
+
+  issueToken(login: string): string {
+    const token = `ghp_${randomBytes(18).toString('base64url')}`;
+    this.tokens.set(token, login);
+    return token;
+  }
+
+  revokeToken(token: string): void {
+    this.tokens.delete(token);
+  }
+
+  /** A repository backed by a real bare git repository with one commit on its default branch. */
+  addRepository(owner: string, name: string, options: Partial<Pick<EmulatedRepository, 'private' | 'description' | 'defaultBranch' | 'collaborators'>> = {}): EmulatedRepository {
+    const path = join(this.root, owner, `${name}.git`);
+    mkdirSync(path, { recursive: true });
+    const repo: EmulatedRepository = { id: this.nextId++, owner, name, private: options.private ?? false, description: options.description ?? null, defaultBranch: options.defaultBranch ?? 'main', collaborators: options.collaborators ?? [owner], path };
+    initBareRepository(path, repo.defaultBranch, repo.description ?? undefined);
+    this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
+    return repo;
+  }
+
+  addInstallation(account: string, users: string[]): EmulatedInstallation {
+    const installation = { id: this.nextId++, account, users };
+    this.installations.set(installation.id, installation);
+    return installation;
+  }
+
+  /** What the provider's authorize page would hand back to the callback for `login`. */
+  issueCode(login: string): string {
+    const code = randomBytes(10).toString('hex');
+    this.codes.set(code, { login, used: false });
+    return code;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname });
+    const body = await readBody(req);
+    // GitHub Enterprise Server serves the same API under /api/v3.
+    const path = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
+    if (url.pathname.startsWith('/login/') || url.pathname.startsWith('/apps/')) return this.web(req.method ?? 'GET', url, body, res);
+    if (this.knobs.delayMs) await new Promise((r) => setTimeout(r, this.knobs.delayMs));
+    if (res.destroyed) return;
+    if (this.knobs.down) return send(res, 503, { message: 'Service Unavailable' });
+    const reset = Math.floor(Date.now() / 1000) + 3600;
+    if (this.knobs.rateLimited) {
+      res.setHeader('x-ratelimit-limit', '5000');
+      res.setHeader('x-ratelimit-remaining', '0');
+      res.setHeader('x-ratelimit-reset', String(reset));
+      res.setHeader('retry-after', '42');
+      return send(res, 403, { message: 'API rate limit exceeded', documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting' });
+    }
+    res.setHeader('x-ratelimit-limit', '5000');
+    res.setHeader('x-ratelimit-remaining', '4999');
+    res.setHeader('x-ratelimit-reset', String(reset));
+    if (path.startsWith('/api/v4/')) return this.gitlab(req, url, path.slice('/api/v4'.length), res);
+    return this.github(req, url, path, res);
+  }
+
+  private github(req: http.IncomingMessage, url: URL, path: string, res: http.ServerResponse): void {
+    const method = req.method ?? 'GET';
+    if (method === 'GET' && path === '/meta') return send(res, 200, { verifiable_password_authentication: false, installed_version: '3.14.0' });
+    const appInstallation = path.match(/^\/app\/installations\/(\d+)(\/access_tokens)?$/);
+    if (appInstallation) {
+      // App endpoints authenticate with the app's JWT; the emulator accepts any Bearer value.
+      if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) return send(res, 401, { message: 'A JSON web token could not be decoded' });
+      const installation = this.installations.get(Number(appInstallation[1]));
+      if (!installation) return send(res, 404, { message: 'Not Found' });
+      if (appInstallation[2] && method === 'POST') return send(res, 201, { token: `ghs_${randomBytes(18).toString('base64url')}`, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+      if (!appInstallation[2] && method === 'GET') return send(res, 200, installationJson(installation, this.users.get(installation.account)));
+      return send(res, 404, { message: 'Not Found' });
+    }
+    const login = this.authenticate(req);
+    if (!login) return send(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
+    const user = this.users.get(login) as EmulatedUser;
+    if (method === 'GET' && path === '/user') return send(res, 200, { login: user.login, id: user.id, type: 'User', name: user.login });
+    if (method === 'GET' && path === '/user/installations') {
+      const mine = [...this.installations.values()].filter((i) => i.users.includes(login));
+      const page = paginate(mine, url, res);
+      return send(res, 200, { total_count: mine.length, installations: page.map((i) => installationJson(i, this.users.get(i.account))) });
+    }
+    const repoPath = path.match(/^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/);
+    if (method === 'GET' && repoPath) {
+      const repo = this.repos.get(`${decodeURIComponent(repoPath[1])}/${decodeURIComponent(repoPath[2])}`.toLowerCase());
+      // Private repositories the user cannot see are a 404, as on GitHub.
+      if (!repo || (repo.private && !repo.collaborators.includes(login))) return send(res, 404, { message: 'Not Found' });
+      if (repoPath[3]) {
+        if (!repo.collaborators.includes(login)) return send(res, 403, { message: 'Must have push access to view repository collaborators.' });
+        return send(res, 200, paginate(repo.collaborators, url, res).map((c) => ({ login: c, id: this.users.get(c)?.id ?? 0, type: 'User' })));
+      }
+      return send(res, 200, this.repositoryJson(repo));
+    }
+    return send(res, 404, { message: 'Not Found' });
+  }
+
+  private gitlab(req: http.IncomingMessage, url: URL, path: string, res: http.ServerResponse): void {
+    if (path === '/version') return send(res, 200, { version: '17.5.0', revision: 'emulator' });
+    const token = req.headers['private-token'] ?? req.headers.authorization?.replace(/^Bearer /, '');
+    const login = typeof token === 'string' ? this.tokens.get(token) : undefined;
+    if (!login) return send(res, 401, { message: '401 Unauthorized' });
+    const user = this.users.get(login) as EmulatedUser;
+    if (path === '/user') return send(res, 200, { id: user.id, username: user.login, name: user.login, state: 'active' });
+    const project = path.match(/^\/projects\/([^/]+)(\/members\/all)?$/);
+    if (project) {
+      const key = decodeURIComponent(project[1]).toLowerCase();
+      const repo = [...this.repos.values()].find((r) => `${r.owner}/${r.name}`.toLowerCase() === key || String(r.id) === key);
+      if (!repo || (repo.private && !repo.collaborators.includes(login))) return send(res, 404, { message: '404 Project Not Found' });
+      if (project[2]) {
+        const page = paginate(repo.collaborators, url, res);
+        res.setHeader('x-total', String(repo.collaborators.length));
+        res.setHeader('x-total-pages', String(Math.max(1, Math.ceil(repo.collaborators.length / perPage(url)))));
+        res.setHeader('x-page', url.searchParams.get('page') ?? '1');
+        res.setHeader('x-per-page', String(perPage(url)));
+        return send(res, 200, page.map((c) => ({ id: this.users.get(c)?.id ?? 0, username: c, access_level: 30 })));
+      }
+      return send(res, 200, {
+        id: repo.id,
+        name: repo.name,
+        path: repo.name,
+        path_with_namespace: `${repo.owner}/${repo.name}`,
+        description: repo.description,
+        default_branch: repo.defaultBranch,
+        visibility: repo.private ? 'private' : 'public',
+        namespace: { full_path: repo.owner, kind: 'user' },
+        last_activity_at: lastCommitDate(repo.path),
+        web_url: `${this.url}/${repo.owner}/${repo.name}`,
+      });
+    }
+    return send(res, 404, { message: '404 Not Found' });
+  }
+
+  /** The browser pages and the token endpoint on the web host. */
+  private web(method: string, url: URL, body: string, res: http.ServerResponse): void {
+    if (method === 'POST' && url.pathname === '/login/oauth/access_token') {
+      const params = parseForm(body);
+      if (params.client_id !== this.clientId || params.client_secret !== this.clientSecret) return send(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' });
+      if (params.grant_type === 'refresh_token') {
+        const login = this.tokens.get(params.refresh_token ?? '');
+        if (!login) return send(res, 200, { error: 'bad_refresh_token', error_description: 'The refresh token passed is incorrect or expired.' });
+        this.tokens.delete(params.refresh_token ?? '');
+        return send(res, 200, this.tokenAnswer(login));
+      }
+      const code = this.codes.get(params.code ?? '');
+      if (!code || code.used) return send(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+      code.used = true;
+      return send(res, 200, this.tokenAnswer(code.login));
+    }
+    // The authorize and install pages: the emulated user always agrees (tests call the callback themselves).
+    const state = url.searchParams.get('state') ?? '';
+    if (method === 'GET' && url.pathname === '/login/oauth/authorize') {
+      const target = new URL(url.searchParams.get('redirect_uri') || this.callbackUrl);
+      target.search = new URLSearchParams({ code: this.issueCode(this.browserUser), state }).toString();
+      return redirect(res, target.toString());
+    }
+    if (method === 'GET' && /^\/apps\/[^/]+\/installations\/new$/.test(url.pathname)) {
+      const installation = [...this.installations.values()].find((i) => i.users.includes(this.browserUser)) ?? this.addInstallation(this.browserUser, [this.browserUser]);
+      const target = new URL(this.callbackUrl);
+      target.search = new URLSearchParams({ code: this.issueCode(this.browserUser), installation_id: String(installation.id), setup_action: 'install', state }).toString();
+      return redirect(res, target.toString());
+    }
+    return send(res, 404, { message: 'Not Found' });
+  }
+
+  private tokenAnswer(login: string): object {
+    const refresh = this.issueToken(login);
+    return { access_token: this.issueToken(login), token_type: 'bearer', scope: '', expires_in: 28_800, refresh_token: refresh, refresh_token_expires_in: 15_897_600 };
+  }
+
+  private authenticate(req: http.IncomingMessage): string | undefined {
+    const match = (req.headers.authorization ?? '').match(/^(?:token|bearer) (\S+)$/i);
+    return match ? this.tokens.get(match[1]) : undefined;
+  }
+
+  private repositoryJson(repo: EmulatedRepository): object {
+    const owner = this.users.get(repo.owner);
+    const pushedAt = lastCommitDate(repo.path);
+    return {
+      id: repo.id,
+      node_id: Buffer.from(`Repository:${repo.id}`).toString('base64'),
+      name: repo.name,
+      full_name: `${repo.owner}/${repo.name}`,
+      private: repo.private,
+      owner: { login: repo.owner, id: owner?.id ?? 0, type: 'User' },
+      html_url: `${this.url}/${repo.owner}/${repo.name}`,
+      description: repo.description,
+      default_branch: repo.defaultBranch,
+      visibility: repo.private ? 'private' : 'public',
+      created_at: pushedAt,
+      updated_at: pushedAt,
+      pushed_at: pushedAt,
+    };
+  }
+}
+
+function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined): object {
+  return { id: installation.id, account: { login: installation.account, id: account?.id ?? 0, type: 'User' }, target_type: 'User', repository_selection: 'all', permissions: { contents: 'read', metadata: 'read' } };
+}
+
+function perPage(url: URL): number {
+  return Math.min(100, Math.max(1, Number(url.searchParams.get('per_page') ?? PER_PAGE_DEFAULT) || PER_PAGE_DEFAULT));
+}
+
+/** One page of `items`, with GitHub's `Link` header (next, last, first, prev) when there are more pages. */
+function paginate<T>(items: T[], url: URL, res: http.ServerResponse): T[] {
+  const size = perPage(url);
+  const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+  const last = Math.max(1, Math.ceil(items.length / size));
+  const link = (p: number, rel: string) => {
+    const target = new URL(url.toString());
+    target.searchParams.set('page', String(p));
+    target.searchParams.set('per_page', String(size));
+    return `<${target.pathname}${target.search}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (page > 1) links.push(link(page - 1, 'prev'), link(1, 'first'));
+  if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
+  if (links.length) res.setHeader('link', links.join(', '));
+  return items.slice((page - 1) * size, page * size);
+}
+
+function initBareRepository(path: string, branch: string, description?: string): void {
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'Emulator', GIT_AUTHOR_EMAIL: 'emulator@example.com', GIT_COMMITTER_NAME: 'Emulator', GIT_COMMITTER_EMAIL: 'emulator@example.com' };
+  const git = (...args: string[]) => execFileSync('git', ['--git-dir', path, ...args], { env, input: '' }).toString().trim();
+  execFileSync('git', ['init', '--bare', '--quiet', path]);
+  git('symbolic-ref', 'HEAD', `refs/heads/${branch}`);
+  const tree = git('mktree');
+  const commit = git('commit-tree', tree, '-m', 'Initial commit');
+  git('update-ref', `refs/heads/${branch}`, commit);
+  if (description !== undefined) writeFileSync(join(path, 'description'), `${description}\n`);
+}
+
+function lastCommitDate(path: string): string {
+  const out = execFileSync('git', ['--git-dir', path, 'for-each-ref', '--sort=-committerdate', '--count=1', '--format=%(committerdate:iso-strict)', 'refs/heads']).toString().trim();
+  return (out ? new Date(out) : new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => resolve(''));
+  });
+}
+
+function parseForm(body: string): Record<string, string | undefined> {
+  try {
+    return JSON.parse(body) as Record<string, string>;
+  } catch {
+    return Object.fromEntries(new URLSearchParams(body));
+  }
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+function redirect(res: http.ServerResponse, location: string): void {
+  res.writeHead(302, { location });
+  res.end();
+}
