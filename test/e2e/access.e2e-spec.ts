@@ -44,6 +44,24 @@ describe('Identity and access', () => {
       await http().get('/projects').set(bearer(key.body.data.token)).expect(200);
     });
 
+    it("a fellow OWNER who is no superadmin can neither issue nor rotate a superadmin's key (which would act as superadmin)", async () => {
+      const platform = await createTenant(app, 'superadmin-keys', { superadmin: true });
+      const coOwner = await createMember(app, platform, 'OWNER');
+      const issued = await http().post('/api-keys').set(coOwner.auth).send({ data: { name: 'borrowed', ownerId: platform.memberId } });
+      expect(issued.status).toBe(403);
+      expect(issued.body).toMatchObject({ code: 'dpa:Auth:FORBIDDEN', metadata: { permission: 'platform:superadmin' } });
+      const rotated = await http().post(`/api-keys/${platform.apiKeyId}/rotate`).set(coOwner.auth);
+      expect(rotated.status).toBe(403);
+      expect(rotated.body).toMatchObject({ code: 'dpa:Auth:FORBIDDEN', metadata: { permission: 'platform:superadmin' } });
+      // The superadmin's own token still works, and the co-owner still manages everyone else's keys.
+      await http().get('/reports').set(platform.auth).expect(200);
+      await http().get('/reports').set(coOwner.auth).expect(403);
+      const viewerOfPlatform = await createMember(app, platform, 'VIEWER');
+      await http().post('/api-keys').set(coOwner.auth).send({ data: { name: 'for-viewer', ownerId: viewerOfPlatform.memberId } }).expect(201);
+      // A superadmin may still manage another superadmin's keys.
+      await http().post('/api-keys').set(platform.auth).send({ data: { name: 'own', ownerId: platform.memberId } }).expect(201);
+    });
+
     it('a VIEWER lists only its own keys and may not ask for anyone else', async () => {
       const mine = await http().get('/api-keys').set(viewer.auth).expect(200);
       expect(mine.body.data.map((k: { ownerId: string }) => k.ownerId)).toEqual([viewer.memberId]);
