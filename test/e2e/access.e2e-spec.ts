@@ -62,6 +62,25 @@ describe('Identity and access', () => {
       await http().post('/api-keys').set(platform.auth).send({ data: { name: 'own', ownerId: platform.memberId } }).expect(201);
     });
 
+    it('rotation with an expiring key cannot turn a longer-lived key into a fresh token that outlives it', async () => {
+      const tenant = await createTenant(app, 'rotate-ceiling');
+      const member = await createMember(app, tenant, 'MEMBER');
+      const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+      const shortLived = await http().post('/api-keys').set(tenant.auth).send({ data: { name: 'short', ownerId: tenant.memberId, expiresAt } }).expect(201);
+      const forever = await http().post('/api-keys').set(tenant.auth).send({ data: { name: 'forever', ownerId: member.memberId } }).expect(201);
+      for (const id of [forever.body.data.id, tenant.apiKeyId]) {
+        const refused = await http().post(`/api-keys/${id}/rotate`).set(bearer(shortLived.body.data.token));
+        expect(refused.status).toBe(422);
+        expect(refused.body).toMatchObject({ code: 'dpa:ApiKey:EXPIRY_AFTER_CREATOR', metadata: { maxExpiresAt: expiresAt } });
+      }
+      await http().get('/projects').set(bearer(forever.body.data.token)).expect(200);
+      await http().get('/projects').set(tenant.auth).expect(200);
+      // A key expiring no later than the one in use rotates as before, the one in use included.
+      const sooner = await http().post('/api-keys').set(bearer(shortLived.body.data.token)).send({ data: { name: 'sooner', ownerId: member.memberId } }).expect(201);
+      await http().post(`/api-keys/${sooner.body.data.id}/rotate`).set(bearer(shortLived.body.data.token)).expect(201);
+      await http().post(`/api-keys/${shortLived.body.data.id}/rotate`).set(bearer(shortLived.body.data.token)).expect(201);
+    });
+
     it('a VIEWER lists only its own keys and may not ask for anyone else', async () => {
       const mine = await http().get('/api-keys').set(viewer.auth).expect(200);
       expect(mine.body.data.map((k: { ownerId: string }) => k.ownerId)).toEqual([viewer.memberId]);

@@ -54,9 +54,9 @@ export class ApiKeysController {
   @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Rotate an API key', description: 'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token. Only a superadmin rotates the key of another superadmin.' })
+  @ApiOperation({ summary: 'Rotate an API key', description: 'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token. The key keeps its expiry, so a caller whose key expires earlier cannot rotate it (422); only a superadmin rotates the key of another superadmin.' })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
-  @ApiErrors(ApiKeyErrors.NOT_FOUND, ApiKeyErrors.NOT_ROTATABLE, AuthErrors.FORBIDDEN)
+  @ApiErrors(ApiKeyErrors.NOT_FOUND, ApiKeyErrors.NOT_ROTATABLE, ApiKeyErrors.EXPIRY_AFTER_CREATOR, AuthErrors.FORBIDDEN)
   async rotate(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.apiKeys.rotate(principal, id) };
   }

@@ -115,6 +115,7 @@ export class ApiKeysService {
       const key = await this.findManageable(tx, principal, id, { mintsToken: true });
       if (key.revokedAt) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'A revoked key cannot be rotated; create a new one.', metadata: { id } });
       if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'An expired key cannot be rotated; create a new one.', metadata: { id } });
+      this.assertWithinExpiryCeiling(principal, key.expiresAt);
       const { count } = await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, tokenHash: key.tokenHash }, data: { tokenHash, keySuffix } });
       if (count === 0) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
       await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRotated, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
@@ -144,6 +145,20 @@ export class ApiKeysService {
       });
     }
     return expiresAt;
+  }
+
+  /**
+   * Rotation keeps the key's expiry, so the new token may not outlive the key making the request
+   * either: otherwise an expiring key would trade itself for a token of a longer-lived one.
+   */
+  private assertWithinExpiryCeiling(principal: Principal, expiresAt: Date | null): void {
+    if (!principal.apiKeyExpiresAt) return;
+    const ceiling = new Date(principal.apiKeyExpiresAt);
+    if (expiresAt && expiresAt <= ceiling) return;
+    throw new AppError(ApiKeyErrors.EXPIRY_AFTER_CREATOR, {
+      message: `The key you are using expires at ${ceiling.toISOString()}; it cannot rotate a key that ${expiresAt ? `expires later (${expiresAt.toISOString()})` : 'never expires'}.`,
+      metadata: { maxExpiresAt: ceiling.toISOString(), ...(expiresAt && { expiresAt: expiresAt.toISOString() }) },
+    });
   }
 
   /** A key the caller may see and manage: their own, or, with apiKeys:manageOthers, one whose owner is not above them. */
