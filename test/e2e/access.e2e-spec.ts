@@ -196,6 +196,14 @@ describe('Identity and access', () => {
       expect(byAction.body.data.every((e: { action: string }) => e.action === 'member.roleChanged')).toBe(true);
     });
 
+    it('concurrent revocations of one key record one revocation', async () => {
+      const key = await http().post('/api-keys').set(admin.auth).send({ data: { name: 'revoked-at-once', ownerId: admin.memberId } }).expect(201);
+      const results = await Promise.all(Array.from({ length: 6 }, () => http().delete(`/api-keys/${key.body.data.id}`).set(admin.auth)));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill(204));
+      const events = await app.get(PrismaService).auditEvent.count({ where: { targetId: key.body.data.id, action: 'apiKey.revoked' } });
+      expect(events).toBe(1);
+    });
+
     it('writes in the action transaction: a failed action leaves no record', async () => {
       const prisma = app.get(PrismaService);
       const audit = app.get(AuditService);

@@ -96,8 +96,9 @@ export class ApiKeysService {
   async revoke(principal: Principal, id: string): Promise<void> {
     const row = await this.prisma.$transaction(async (tx) => {
       const key = await this.findManageable(tx, principal, id);
-      if (!key.revokedAt) {
-        await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId }, data: { revokedAt: new Date() } });
+      // Only the revocation that changes the row records it: a concurrent one finds it revoked.
+      const { count } = key.revokedAt ? { count: 0 } : await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, revokedAt: null }, data: { revokedAt: new Date() } });
+      if (count > 0) {
         await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRevoked, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
       }
       return key;
