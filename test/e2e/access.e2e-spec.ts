@@ -44,6 +44,43 @@ describe('Identity and access', () => {
       await http().get('/projects').set(bearer(key.body.data.token)).expect(200);
     });
 
+    it("a fellow OWNER who is no superadmin can neither issue nor rotate a superadmin's key (which would act as superadmin)", async () => {
+      const platform = await createTenant(app, 'superadmin-keys', { superadmin: true });
+      const coOwner = await createMember(app, platform, 'OWNER');
+      const issued = await http().post('/api-keys').set(coOwner.auth).send({ data: { name: 'borrowed', ownerId: platform.memberId } });
+      expect(issued.status).toBe(403);
+      expect(issued.body).toMatchObject({ code: 'dpa:Auth:FORBIDDEN', metadata: { permission: 'platform:superadmin' } });
+      const rotated = await http().post(`/api-keys/${platform.apiKeyId}/rotate`).set(coOwner.auth);
+      expect(rotated.status).toBe(403);
+      expect(rotated.body).toMatchObject({ code: 'dpa:Auth:FORBIDDEN', metadata: { permission: 'platform:superadmin' } });
+      // The superadmin's own token still works, and the co-owner still manages everyone else's keys.
+      await http().get('/reports').set(platform.auth).expect(200);
+      await http().get('/reports').set(coOwner.auth).expect(403);
+      const viewerOfPlatform = await createMember(app, platform, 'VIEWER');
+      await http().post('/api-keys').set(coOwner.auth).send({ data: { name: 'for-viewer', ownerId: viewerOfPlatform.memberId } }).expect(201);
+      // A superadmin may still manage another superadmin's keys.
+      await http().post('/api-keys').set(platform.auth).send({ data: { name: 'own', ownerId: platform.memberId } }).expect(201);
+    });
+
+    it('rotation with an expiring key cannot turn a longer-lived key into a fresh token that outlives it', async () => {
+      const tenant = await createTenant(app, 'rotate-ceiling');
+      const member = await createMember(app, tenant, 'MEMBER');
+      const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+      const shortLived = await http().post('/api-keys').set(tenant.auth).send({ data: { name: 'short', ownerId: tenant.memberId, expiresAt } }).expect(201);
+      const forever = await http().post('/api-keys').set(tenant.auth).send({ data: { name: 'forever', ownerId: member.memberId } }).expect(201);
+      for (const id of [forever.body.data.id, tenant.apiKeyId]) {
+        const refused = await http().post(`/api-keys/${id}/rotate`).set(bearer(shortLived.body.data.token));
+        expect(refused.status).toBe(422);
+        expect(refused.body).toMatchObject({ code: 'dpa:ApiKey:EXPIRY_AFTER_CREATOR', metadata: { maxExpiresAt: expiresAt } });
+      }
+      await http().get('/projects').set(bearer(forever.body.data.token)).expect(200);
+      await http().get('/projects').set(tenant.auth).expect(200);
+      // A key expiring no later than the one in use rotates as before, the one in use included.
+      const sooner = await http().post('/api-keys').set(bearer(shortLived.body.data.token)).send({ data: { name: 'sooner', ownerId: member.memberId } }).expect(201);
+      await http().post(`/api-keys/${sooner.body.data.id}/rotate`).set(bearer(shortLived.body.data.token)).expect(201);
+      await http().post(`/api-keys/${shortLived.body.data.id}/rotate`).set(bearer(shortLived.body.data.token)).expect(201);
+    });
+
     it('a VIEWER lists only its own keys and may not ask for anyone else', async () => {
       const mine = await http().get('/api-keys').set(viewer.auth).expect(200);
       expect(mine.body.data.map((k: { ownerId: string }) => k.ownerId)).toEqual([viewer.memberId]);
@@ -157,6 +194,14 @@ describe('Identity and access', () => {
       expect(JSON.stringify(keyEvents.body)).not.toContain(key.body.data.token);
       const byAction = await http().get('/audit-events').query({ action: 'member.roleChanged' }).set(admin.auth).expect(200);
       expect(byAction.body.data.every((e: { action: string }) => e.action === 'member.roleChanged')).toBe(true);
+    });
+
+    it('concurrent revocations of one key record one revocation', async () => {
+      const key = await http().post('/api-keys').set(admin.auth).send({ data: { name: 'revoked-at-once', ownerId: admin.memberId } }).expect(201);
+      const results = await Promise.all(Array.from({ length: 6 }, () => http().delete(`/api-keys/${key.body.data.id}`).set(admin.auth)));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill(204));
+      const events = await app.get(PrismaService).auditEvent.count({ where: { targetId: key.body.data.id, action: 'apiKey.revoked' } });
+      expect(events).toBe(1);
     });
 
     it('writes in the action transaction: a failed action leaves no record', async () => {

@@ -136,6 +136,16 @@ describe('Managed wildcard domains', () => {
       expect(audit.body.data).toHaveLength(1);
     });
 
+    it('concurrent verifications of one domain record one activation', async () => {
+      const domain = (await register(owner, `at-once.${run}.example`)).data as Domain;
+      publish(domain);
+      const results = await Promise.all(Array.from({ length: 6 }, () => verify(owner, domain)));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
+      const audit = await http().get('/audit-events').query({ action: 'domain.verified', targetId: domain.id }).set(owner.auth).expect(200);
+      expect(audit.body.data).toHaveLength(1);
+      expect(audit.body.data[0].metadata).toMatchObject({ from: 'PENDING_VERIFICATION' });
+    });
+
     it('answers 503 with Retry-After when the resolver times out or fails, and changes nothing', async () => {
       const domain = (await register(owner, `slow.${run}.example`)).data as Domain;
       dns.records.set(domain.verificationRecord.name, 'timeout');

@@ -1,5 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Client } from 'pg';
 import request from 'supertest';
+import { VENDORS, vendorShapeProblems } from '@/modules/execution-environments/vendors';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 
@@ -191,6 +193,35 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
       await http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { ...GCP_ENV } }).expect(200);
       await http().delete(`/execution-environments/${id}`).set(tenant.auth).expect(204);
       await http().get(`/execution-environments/${id}`).set(tenant.auth).expect(404);
+    });
+
+    it('a PATCH checks its fields against the type the row has when it writes, not one a concurrent change replaced', async () => {
+      const id = (await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'raced', ...AWS_ENV } }).expect(201)).body.data.id;
+      const holder = new Client({ connectionString: process.env.DATABASE_URL });
+      await holder.connect();
+      try {
+        // Another writer holds the row while it switches the environment to GCP.
+        await holder.query('BEGIN');
+        await holder.query('SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = $1 FOR UPDATE', [id]);
+        const patch = http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { region: 'eu-west-1' } }).then((r) => r);
+        for (let waited = 0; ; waited += 20) {
+          const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%ExecutionEnvironment%'`);
+          if (rows[0].n > 0) break;
+          if (waited > 5_000) throw new Error('the PATCH never waited for the row');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await holder.query(`UPDATE "ExecutionEnvironment" SET "type" = 'GCP', "region" = $2, "vpcId" = $3, "subnetId" = $4, "securityGroupId" = $5, "cloudAccountId" = $6 WHERE "id" = $1`, [
+          id, GCP_ENV.region, GCP_ENV.vpcId, GCP_ENV.subnetId, GCP_ENV.securityGroupId, GCP_ENV.cloudAccountId,
+        ]);
+        await holder.query('COMMIT');
+        const response = await patch;
+        const row = (await http().get(`/execution-environments/${id}`).set(tenant.auth).expect(200)).body.data;
+        expect(vendorShapeProblems(VENDORS[row.type as 'AWS' | 'GCP'], row)).toEqual([]);
+        expect(response.status).toBe(400);
+        expect(response.body.details[0].items[0]).toMatch(/^data\.region: must be a region of GCP/);
+      } finally {
+        await holder.end();
+      }
     });
   });
 });

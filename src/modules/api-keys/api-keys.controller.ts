@@ -24,7 +24,7 @@ export class ApiKeysController {
   @ApiOperation({
     summary: 'Create an API key',
     description:
-      'The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need `apiKeys:manageOthers` and an owner whose role is not above yours; a key cannot outlive the key that creates it.',
+      'The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need `apiKeys:manageOthers` and an owner whose role is not above yours (and only a superadmin issues keys for another superadmin); a key cannot outlive the key that creates it.',
   })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
   @ApiErrors(ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, ApiKeyErrors.EXPIRY_AFTER_CREATOR, AuthErrors.FORBIDDEN)
@@ -54,9 +54,9 @@ export class ApiKeysController {
   @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Rotate an API key', description: 'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token.' })
+  @ApiOperation({ summary: 'Rotate an API key', description: 'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token. The key keeps its expiry, so a caller whose key expires earlier cannot rotate it (422); only a superadmin rotates the key of another superadmin.' })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
-  @ApiErrors(ApiKeyErrors.NOT_FOUND, ApiKeyErrors.NOT_ROTATABLE, AuthErrors.FORBIDDEN)
+  @ApiErrors(ApiKeyErrors.NOT_FOUND, ApiKeyErrors.NOT_ROTATABLE, ApiKeyErrors.EXPIRY_AFTER_CREATOR, AuthErrors.FORBIDDEN)
   async rotate(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.apiKeys.rotate(principal, id) };
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service';
+import { SUPERADMIN_PERMISSION } from '@/common/auth/auth.decorators';
 import { hashToken } from '@/common/auth/api-key-hash';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { hasPermission, Permission } from '@/common/auth/permissions';
@@ -33,6 +34,7 @@ interface KeyOwner {
   id: string;
   type: ApiKeyOwnerType;
   role: Role;
+  isSuperadmin: boolean;
 }
 
 function mintToken(): { token: string; tokenHash: string; keySuffix: string } {
@@ -69,6 +71,7 @@ export class ApiKeysService {
     const owner = await this.findOwner(principal.organizationId, dto.ownerId);
     if (!owner) throw new AppError(ApiKeyErrors.OWNER_NOT_FOUND, { metadata: { ownerId: dto.ownerId }, details: [invalidFields(['data.ownerId: is not a member or service account of your organization'])] });
     this.assertMayManageKeysOf(principal, owner);
+    this.assertMayMintFor(principal, owner);
     return this.issue({ organizationId: principal.organizationId, ownerId: owner.id, ownerType: owner.type, createdById: principal.actorId, name: dto.name, description: dto.description, expiresAt }, principal);
   }
 
@@ -93,8 +96,9 @@ export class ApiKeysService {
   async revoke(principal: Principal, id: string): Promise<void> {
     const row = await this.prisma.$transaction(async (tx) => {
       const key = await this.findManageable(tx, principal, id);
-      if (!key.revokedAt) {
-        await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId }, data: { revokedAt: new Date() } });
+      // Only the revocation that changes the row records it: a concurrent one finds it revoked.
+      const { count } = key.revokedAt ? { count: 0 } : await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, revokedAt: null }, data: { revokedAt: new Date() } });
+      if (count > 0) {
         await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRevoked, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
       }
       return key;
@@ -109,9 +113,10 @@ export class ApiKeysService {
   async rotate(principal: Principal, id: string): Promise<CreatedApiKeyDto> {
     const { token, tokenHash, keySuffix } = mintToken();
     const { before, after } = await this.prisma.$transaction(async (tx) => {
-      const key = await this.findManageable(tx, principal, id);
+      const key = await this.findManageable(tx, principal, id, { mintsToken: true });
       if (key.revokedAt) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'A revoked key cannot be rotated; create a new one.', metadata: { id } });
       if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'An expired key cannot be rotated; create a new one.', metadata: { id } });
+      this.assertWithinExpiryCeiling(principal, key.expiresAt);
       const { count } = await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, tokenHash: key.tokenHash }, data: { tokenHash, keySuffix } });
       if (count === 0) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
       await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRotated, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
@@ -143,15 +148,43 @@ export class ApiKeysService {
     return expiresAt;
   }
 
+  /**
+   * Rotation keeps the key's expiry, so the new token may not outlive the key making the request
+   * either: otherwise an expiring key would trade itself for a token of a longer-lived one.
+   */
+  private assertWithinExpiryCeiling(principal: Principal, expiresAt: Date | null): void {
+    if (!principal.apiKeyExpiresAt) return;
+    const ceiling = new Date(principal.apiKeyExpiresAt);
+    if (expiresAt && expiresAt <= ceiling) return;
+    throw new AppError(ApiKeyErrors.EXPIRY_AFTER_CREATOR, {
+      message: `The key you are using expires at ${ceiling.toISOString()}; it cannot rotate a key that ${expiresAt ? `expires later (${expiresAt.toISOString()})` : 'never expires'}.`,
+      metadata: { maxExpiresAt: ceiling.toISOString(), ...(expiresAt && { expiresAt: expiresAt.toISOString() }) },
+    });
+  }
+
   /** A key the caller may see and manage: their own, or, with apiKeys:manageOthers, one whose owner is not above them. */
-  private async findManageable(client: Prisma.TransactionClient, principal: Principal, id: string): Promise<ApiKey> {
+  private async findManageable(client: Prisma.TransactionClient, principal: Principal, id: string, options: { mintsToken?: boolean } = {}): Promise<ApiKey> {
     const key = await client.apiKey.findFirst({ where: { id, organizationId: principal.organizationId } });
     if (!key) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
     if (key.ownerId === principal.actorId) return key;
     const owner = await this.findOwner(principal.organizationId, key.ownerId);
     // A key whose owner is gone acts for nobody; managing it needs the same permission as any other's.
-    this.assertMayManageKeysOf(principal, owner ?? { id: key.ownerId, type: key.ownerType, role: 'VIEWER' });
+    this.assertMayManageKeysOf(principal, owner ?? { id: key.ownerId, type: key.ownerType, role: 'VIEWER', isSuperadmin: false });
+    if (options.mintsToken && owner) this.assertMayMintFor(principal, owner);
     return key;
+  }
+
+  /**
+   * A token of a superadmin's key acts as a superadmin (every organization's reports, global module
+   * definitions, internal error details), which no organization role grants: only a superadmin may
+   * mint one for another superadmin (by creating or rotating a key).
+   */
+  private assertMayMintFor(principal: Principal, owner: KeyOwner): void {
+    if (owner.id === principal.actorId || !owner.isSuperadmin || principal.isSuperadmin) return;
+    throw new AppError(AuthErrors.FORBIDDEN, {
+      message: "Only a superadmin may issue or rotate a superadmin's key: its token would act as a superadmin.",
+      metadata: { permission: SUPERADMIN_PERMISSION, ownerIsSuperadmin: true },
+    });
   }
 
   private assertMayManageKeysOf(principal: Principal, owner: KeyOwner): void {
@@ -177,11 +210,11 @@ export class ApiKeysService {
 
   private async findOwner(organizationId: string, ownerId: string): Promise<KeyOwner | undefined> {
     const [member, serviceAccount] = await Promise.all([
-      this.prisma.member.findFirst({ where: { id: ownerId, organizationId }, select: { id: true, role: true } }),
+      this.prisma.member.findFirst({ where: { id: ownerId, organizationId }, select: { id: true, role: true, isSuperadmin: true } }),
       this.prisma.serviceAccount.findFirst({ where: { id: ownerId, organizationId }, select: { id: true, role: true } }),
     ]);
     if (member) return { ...member, type: 'MEMBERSHIP' };
-    if (serviceAccount) return { ...serviceAccount, type: 'SERVICE_ACCOUNT' };
+    if (serviceAccount) return { ...serviceAccount, type: 'SERVICE_ACCOUNT', isSuperadmin: false };
     return undefined;
   }
 }

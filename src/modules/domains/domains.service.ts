@@ -103,10 +103,11 @@ export class DomainsService {
     }
     const now = new Date();
     const row = await this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.managedDomain.updateMany({ where: { id, organizationId }, data: { status: 'ACTIVE', verifiedAt: now, lastCheckedAt: now, recordMissingSince: null } });
-      if (!count) throw new AppError(DomainErrors.NOT_FOUND, { metadata: { id } });
-      if (domain.status !== 'ACTIVE') {
-        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainVerified, targetType: 'domain', targetId: id, metadata: { apex: domain.apex, from: domain.status } });
+      // The status as of the write (under the row lock): only the verification that activates the domain records it.
+      const before = await this.repository.lock(tx, organizationId, id);
+      await tx.managedDomain.updateMany({ where: { id, organizationId }, data: { status: 'ACTIVE', verifiedAt: now, lastCheckedAt: now, recordMissingSince: null } });
+      if (before.status !== 'ACTIVE') {
+        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainVerified, targetType: 'domain', targetId: id, metadata: { apex: domain.apex, from: before.status } });
       }
       return this.repository.find(tx, organizationId, id);
     });

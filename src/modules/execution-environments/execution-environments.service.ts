@@ -36,12 +36,16 @@ export class ExecutionEnvironmentsService {
 
   /** Only the fields present change. A new `type` re-checks every vendor field of the result; otherwise the fields sent are checked. */
   async update(principal: Principal, id: string, dto: UpdateExecutionEnvironmentDto): Promise<ExecutionEnvironmentDto> {
-    const current = await this.find(this.prisma, principal.organizationId, id);
-    const type = dto.type ?? current.type;
-    assertVendorShapes(type, type !== current.type ? { ...pickVendorFields(current), ...dto } : dto);
     try {
-      const { count } = await this.prisma.executionEnvironment.updateMany({ where: { id, organizationId: principal.organizationId }, data: dto });
-      if (count === 0) throw new AppError(ExecutionEnvironmentErrors.NOT_FOUND, { metadata: { id } });
+      // The row lock keeps the type and fields checked here from changing before the write.
+      await this.prisma.$transaction(async (tx) => {
+        const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
+        if (locked.length === 0) throw new AppError(ExecutionEnvironmentErrors.NOT_FOUND, { metadata: { id } });
+        const current = await this.find(tx, principal.organizationId, id);
+        const type = dto.type ?? current.type;
+        assertVendorShapes(type, type !== current.type ? { ...pickVendorFields(current), ...dto } : dto);
+        await tx.executionEnvironment.updateMany({ where: { id, organizationId: principal.organizationId }, data: dto });
+      });
     } catch (error) {
       if (isUniqueViolation(error, 'givenId')) throw new AppError(ExecutionEnvironmentErrors.GIVEN_ID_TAKEN, { metadata: { givenId: dto.givenId }, details: [invalidFields(['data.givenId: is already taken'])] });
       throw error;
