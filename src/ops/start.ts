@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { migrate } from '@/common/prisma/migration-runner';
 import { seedDemo } from '../../prisma/seed';
+import { GitProviderEmulator } from '../../tools/git-emulator/emulator';
 import { buildIfStale } from './build';
 import { databaseName, ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
 
@@ -29,7 +30,25 @@ runOrExplain(async () => {
   buildIfStale();
   const { token } = await seedDemo(databaseUrl);
   const port = process.env.PORT ?? '3000';
-  const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: port };
+  // The demo git provider: the GitHub emulator with a user, a repository (a real bare repository)
+  // and an app installation, so the OAuth flow and code sources work without any credentials.
+  const provider = await new GitProviderEmulator().start(Number(process.env.DEMO_PROVIDER_PORT ?? 0));
+  const demo = provider.addUser('demo-user');
+  provider.addRepository('demo-user', 'checkout-service', { description: 'A demo repository served by the local provider emulator' });
+  provider.addInstallation('demo-user', ['demo-user']);
+  provider.browserUser = 'demo-user';
+  provider.callbackUrl = `http://localhost:${port}/scm/callback`;
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: services.redisUrl,
+    PORT: port,
+    GITHUB_API_URL: process.env.GITHUB_API_URL ?? provider.url,
+    GITHUB_WEB_URL: process.env.GITHUB_WEB_URL ?? provider.url,
+    GITHUB_CLIENT_ID: process.env.GITHUB_CLIENT_ID ?? provider.clientId,
+    GITHUB_CLIENT_SECRET: process.env.GITHUB_CLIENT_SECRET ?? provider.clientSecret,
+    GITHUB_APP_SLUG: process.env.GITHUB_APP_SLUG ?? provider.appSlug,
+  };
   const children = ['main.js', 'worker.js'].map((file) => spawn(process.execPath, ['--enable-source-maps', join(ROOT, 'dist', file)], { cwd: ROOT, env, stdio: 'inherit' }));
   let stopping = false;
   const stop = async (code: number) => {
@@ -42,6 +61,7 @@ runOrExplain(async () => {
       child.kill('SIGTERM');
       setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
     })));
+    await provider.stop().catch(() => undefined);
     await services.stop();
     process.exit(code);
   };
@@ -57,6 +77,8 @@ runOrExplain(async () => {
       `  OpenAPI JSON  http://localhost:${port}/docs-json`,
       `  Demo token    ${token}`,
       `  Try           curl -H "Authorization: Bearer ${token}" http://localhost:${port}/projects`,
+      `  Git provider  ${provider.url} (a local GitHub emulator: user demo-user, token ${demo.token},`,
+      '                repository demo-user/checkout-service; POST /integrations with provider GITHUB)',
       '  Stop          Ctrl-C',
       '',
     ].join('\n') + '\n',
