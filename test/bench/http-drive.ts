@@ -1,8 +1,14 @@
 /** What the HTTP benchmarks share: waiting for a server, and driving one URL with autocannon. */
+import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 
 export const CONNECTIONS = 50;
+
+/** What a built API process needs to run as in production (NODE_ENV=production wants real credential keys). */
+export function productionEnv(): NodeJS.ProcessEnv {
+  return { NODE_ENV: 'production', CREDENTIALS_KEYS: `bench:${randomBytes(32).toString('base64')}` };
+}
 
 export interface Measurement {
   rps: number;

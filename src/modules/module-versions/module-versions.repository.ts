@@ -42,20 +42,18 @@ export class ModuleVersionsRepository {
 
   source(filter: VersionListFilter, withConfig: boolean): ListSource<ModuleVersionRow> {
     return {
+      // Page and total in one statement (the count beside the page, joined LATERAL): one round
+      // trip and one client query per list request instead of two.
       fetch: async (after, take) => {
-        const [rows, totalCount] = await Promise.all([this.page(filter, withConfig, after as VersionsAfter | undefined, take), this.count(filter)]);
-        return { rows, totalCount };
+        const rows = await this.prisma.$queryRaw<(ModuleVersionRow & { __total: number; id: string | null })[]>(Prisma.sql`
+          SELECT c."count" AS "__total", p.* FROM (${this.countSql(filter)}) AS c
+          LEFT JOIN LATERAL (${this.pageSql(filter, withConfig, after as VersionsAfter | undefined, take)}) AS p ON true
+          ORDER BY p."versionMajor" DESC, p."versionMinor" DESC, p."versionPatch" DESC, p."versionPrereleaseSortKey" DESC, p."id" DESC`);
+        const totalCount = rows[0]?.__total ?? 0;
+        // An empty page is one row of NULLs beside the count.
+        return { rows: rows.filter((row) => row.id !== null).map(({ __total: _total, ...row }) => row as ModuleVersionRow), totalCount };
       },
     };
-  }
-
-  page(filter: VersionListFilter, withConfig: boolean, after: VersionsAfter | undefined, take: number): Promise<ModuleVersionRow[]> {
-    return this.prisma.$queryRaw<ModuleVersionRow[]>(this.pageSql(filter, withConfig, after, take));
-  }
-
-  async count(filter: VersionListFilter): Promise<number> {
-    const [{ count }] = await this.prisma.$queryRaw<{ count: number }[]>(this.countSql(filter));
-    return count;
   }
 
   /** The count query (exported for the benchmark's EXPLAIN): index-only scans of the order indexes. */

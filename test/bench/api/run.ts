@@ -19,7 +19,7 @@ import { hashToken } from '@/common/auth/api-key-hash';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { randomBytes } from 'node:crypto';
 import { buildIfStale } from '../../../src/ops/build';
-import { CONNECTIONS, drive, waitForOk, type Measurement } from '../http-drive';
+import { CONNECTIONS, drive, productionEnv, waitForOk, type Measurement } from '../http-drive';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
 import { summariseProfile } from './cpu-profile-summary';
 
@@ -104,7 +104,7 @@ runOrExplain(async () => {
     if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
     // The per-key rate limit is counted in Redis on every request as in production; its budget is
     // raised so that the bench measures the counting, not 429s.
-    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(SERVERS.api.port), NODE_ENV: 'production', RATE_LIMIT_PER_PRINCIPAL: '10000000' };
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(SERVERS.api.port), ...productionEnv(), RATE_LIMIT_PER_PRINCIPAL: '10000000' };
     processes.set('api', startProcess('api', ['dist/main.js'], env));
     // tsconfig.json covers src/ only; the check config also covers test/ (decorators, paths).
     const plainEnv = { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.check.json') };
@@ -155,6 +155,8 @@ runOrExplain(async () => {
       process.stdout.write(`| ${SERVERS[name].label} | ${runs} | ${rps[name].toFixed(0)} | ${mean(results[name], 'p99').toFixed(1)} | ${errors} | ${loads} |\n`);
     }
     const ratio = (a: ServerName, b: ServerName) => `${((rps[a] / rps[b]) * 100).toFixed(1)}%`;
+    const failed = NAMES.reduce((sum, name) => sum + results[name].reduce((s, m) => s + m.non2xx, 0), 0);
+    if (failed > 0) throw new Error(`${failed} responses were not 2xx: the figures above measure errors, not the list`);
     process.stdout.write(`\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (target >= 100%, p99 < 60 ms)\n`);
   } finally {
     await Promise.all([...processes.values()].map(stop));
