@@ -20,6 +20,7 @@ import { MembersModule } from '@/modules/members/members.module';
 import { ReportsModule } from '@/modules/reports/reports.module';
 import { ModuleVersionsModule } from '@/modules/module-versions/module-versions.module';
 import { DomainsModule } from '@/modules/domains/domains.module';
+import { MergeQueuesModule } from '@/modules/merge-queues/merge-queues.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
@@ -30,7 +31,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, MergeQueuesModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

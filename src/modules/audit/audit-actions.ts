@@ -21,6 +21,11 @@ export const AuditAction = {
   DomainGrantRevoked: 'domain.grantRevoked',
   DomainDependentAdded: 'domain.dependentAdded',
   DomainDependentRemoved: 'domain.dependentRemoved',
+  MergeQueueCreated: 'mergeQueue.created',
+  MergeQueuePaused: 'mergeQueue.paused',
+  MergeQueueResumed: 'mergeQueue.resumed',
+  MergeQueueDisabled: 'mergeQueue.disabled',
+  MergeQueueEnabled: 'mergeQueue.enabled',
 } as const;
 
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];
