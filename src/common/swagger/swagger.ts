@@ -27,6 +27,7 @@ const TAGS: Record<string, string> = {
   domains: 'Managed wildcard apexes: registration, DNS (TXT) verification, nesting grants, dependents and the apex status',
   'module-versions': 'Module definitions and their semantic versions, ordered by semver precedence in the database',
   pipelines: 'Deployment pipelines, their immutable versions, runs, and the sandbox host plan of a version',
+  'merge-queues': 'Merge queues: admit pull requests, report CI on batch candidates, pause/resume/disable/enable, and the event trail of every transition and operation',
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

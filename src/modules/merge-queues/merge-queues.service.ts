@@ -4,7 +4,7 @@ import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/http/given-id';
-import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { decodeCursor, fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueue, MergeQueueEvent as EventRow, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
@@ -206,6 +206,8 @@ export class MergeQueuesService {
   }
 
   async events(principal: Principal, id: string, query: PaginationQueryDto): Promise<Page<MergeQueueEventDto>> {
+    // A bad cursor is a 400 whether or not the queue exists (as on every list).
+    if (query.cursor !== undefined) decodeCursor(EVENTS, query.cursor);
     await this.findQueue(principal.organizationId, id);
     return paginate(fromModel(this.prisma.mergeQueueEvent, { organizationId: principal.organizationId, queueId: id }), EVENTS, query, toMergeQueueEventDto);
   }
