@@ -45,6 +45,9 @@ interface Queue {
   batches: Batch[];
 }
 
+/** Each case drives real git and the worker through several CI rounds; generous on a busy 2-core machine. */
+const TEST_TIMEOUT_MS = 60_000;
+
 describe('Merge queues (engine, real git, in-process worker)', () => {
   let app: NestExpressApplication;
   let worker: INestApplicationContext;
@@ -102,6 +105,11 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     }
   }
 
+  /** Waits until the executor has answered every operation of the queue. */
+  async function quiet(queueId: string): Promise<void> {
+    for (let i = 0; i < 200 && (await prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } })) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  }
+
   const finalEntries = (q: Queue) => q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
   const firstParentMerges = (repo: string) => git(repo, 'log', '--first-parent', '--format=%s', 'main').split('\n').filter((s) => s.startsWith('Merge #')).reverse();
 
@@ -135,7 +143,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect(types).toContain('checkReported');
     expect(types).toContain('operationSucceeded');
     expect(types[types.length - 1]).toBe('enqueue');
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('finds the bad PR of a batch, fails it and lands the others', async () => {
     const { repo, queue } = await newQueue({ 'README.md': 'hello\n' }, { flakyRetries: 0 });
@@ -151,7 +159,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect(readFile(repo.path, main, 'pr-1.txt')).toBe('one\n');
     expect(readFile(repo.path, main, 'pr-3.txt')).toBe('three\n');
     expect(readFile(repo.path, main, 'bad.txt')).toBeNull();
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('blocks the second of two PRs that edit the same line, with a readable reason, and lands the first', async () => {
     const { repo, queue } = await newQueue({ 'shared.txt': 'line one\n' });
@@ -165,13 +173,16 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect(byNumber[8].status).toBe('blocked');
     expect(byNumber[8].block).toMatch(/^Merge conflict while building candidate b\d+: #8 conflicts with (#7|the base \([0-9a-f]{12}\)) in shared\.txt$/);
     expect(readFile(repo.path, git(repo.path, 'rev-parse', 'main'), 'shared.txt')).toBe('line one, edited by #7\n');
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('pause: running CI finishes and is recorded, nothing lands until resume; the endpoint answers as the spec says', async () => {
     const { repo, queue } = await newQueue();
     const head = commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1');
     await enqueue(queue.id, 1, head);
-    const testing = await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined && b.operation === undefined), { report: () => false });
+    await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined && b.operation === undefined), { report: () => false });
+    // Quiet: the executor has nothing left to answer, so the revision stays what we read.
+    await quiet(queue.id);
+    const testing = await getQueue(queue.id);
 
     const paused = await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).set('If-Match', testing.revision).expect(200);
     expect(paused.body.data.status).toBe('paused');
@@ -204,7 +215,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect((await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(422)).body.code).toBe('dpa:MergeQueue:DISABLED');
     const audit = await http().get(`/audit-events?targetId=${queue.id}&limit=100`).set(owner.auth).expect(200);
     expect((audit.body.data as { action: string }[]).map((e) => e.action).reverse()).toEqual(['mergeQueue.created', 'mergeQueue.paused', 'mergeQueue.resumed', 'mergeQueue.disabled']);
-  });
+  }, TEST_TIMEOUT_MS);
 
   it('reconciles a land whose executor died after the base moved: landed, each PR merged exactly once', async () => {
     const { repo, queue } = await newQueue();
@@ -219,10 +230,11 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect(readFile(repo.path, main, 'pr-2.txt')).toBe('two\n');
     expect(q.batches.filter((b) => b.status === 'landed').length).toBeGreaterThan(0);
     // The orphaned land ended unknown and a readBack found it had happened.
+    await quiet(queue.id);
     const ops = await prisma.mergeQueueOperation.findMany({ where: { queueId: queue.id }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }] });
     const lands = ops.filter((o) => o.kind === 'land');
     expect(lands.map((o) => o.outcome)).toContain('unknown');
     expect(ops.some((o) => o.kind === 'readBack' && o.outcome === 'succeeded')).toBe(true);
     expect(ops.every((o) => o.finishedAt !== null)).toBe(true);
-  });
+  }, TEST_TIMEOUT_MS);
 });
