@@ -6,10 +6,12 @@ import { MaintenanceModule } from '@/modules/maintenance/maintenance.module';
 import { MaintenanceProcessor } from '@/modules/maintenance/maintenance.processor';
 import { DomainVerificationModule } from '@/modules/domains/domain-verification.module';
 import { DomainsProcessor } from '@/modules/domains/domains.processor';
+import { MergeQueueEngineModule } from '@/modules/merge-queues/merge-queue-engine.module';
+import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 
 /** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule],
-  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor],
+  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule, MergeQueueEngineModule],
+  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor],
 })
 export class WorkerModule {}

@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
-import { listRoutes } from '../support/routes';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import { commit, createBareRepo, createLocalCodeSource } from '../support/git-repos';
+import { listRoutes } from '../support/routes';
 
 /** One resource of each kind that has an {id} route, created by `owner`. */
 async function createResources(app: NestExpressApplication, owner: TestTenant): Promise<Record<string, string>> {
@@ -37,7 +38,12 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
   const gitServer = await prisma.gitServer.create({ data: { organizationId: owner.organizationId, provider: 'GITLAB', hostUrl: 'https://secret-git.example.com' } });
   const integration = await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: 'Secret integration' } }).expect(201);
   const codeSource = await prisma.codeSource.create({ data: { organizationId: owner.organizationId, provider: 'LOCAL_GIT', foreignId: '/srv/secret.git', nameWithOwner: '/srv/secret.git', url: 'file:///srv/secret.git' } });
+  const repo = createBareRepo();
+  const source = await createLocalCodeSource(app.get(PrismaService, { strict: false }), owner.organizationId, repo.path);
+  const mergeQueue = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201);
   return {
+    '/merge-queues': mergeQueue.body.data.id,
+    '/merge-queues/head': commit(repo.path, repo.main, { 'x.txt': 'x' }, 'hijack'),
     '/projects': project.body.data.id,
     '/execution-environments': environment.body.data.id,
     '/service-accounts': serviceAccount.body.data.id,
@@ -65,6 +71,9 @@ function bodyFor(method: string, path: string, ids: Record<string, string>): obj
   if (method === 'patch' && path.startsWith('/pipeline-runs')) return { data: { status: 'CANCELED' } };
   if (method === 'post' && path.endsWith('/grants')) return { data: { organizationId: ids['/intruder-organization'] } };
   if (method === 'post' && path.endsWith('/dependents')) return { data: { hostname: 'hijack.example.com', kind: 'OTHER', resourceId: 'hijack' } };
+  if (method === 'post' && path.endsWith('/entries')) return { data: { number: 1, headSha: ids['/merge-queues/head'], url: 'https://example.test/pr/1' } };
+  if (method === 'patch' && path.includes('/entries/')) return { data: { priority: 5 } };
+  if (method === 'post' && path.endsWith('/checks')) return { data: { name: 'ci', state: 'success' } };
   return { data: { name: 'hijacked' } };
 }
 
@@ -80,7 +89,7 @@ describe('Tenant isolation', () => {
     ids = { ...(await createResources(app, owner)), '/intruder-organization': intruder.organizationId };
   });
 
-  const resourceIds = () => Object.entries(ids).filter(([key]) => !key.startsWith('/intruder'));
+  const resourceIds = () => Object.entries(ids).filter(([key]) => !key.startsWith('/intruder') && key !== '/merge-queues/head');
 
   afterAll(async () => {
     await app.close();
@@ -109,7 +118,7 @@ describe('Tenant isolation', () => {
     }
   });
 
-  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines', '/domains', '/integrations', '/git/self-hosted', '/code-sources'])('lists only the caller organization on %s', async (collection) => {
+  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines', '/domains', '/integrations', '/git/self-hosted', '/code-sources', '/merge-queues'])('lists only the caller organization on %s', async (collection) => {
     const mine = await request(app.getHttpServer()).get(collection).set(intruder.auth).expect(200);
     expect(mine.body.data.every((item: { organizationId: string }) => item.organizationId === intruder.organizationId)).toBe(true);
     expect(mine.body.data.map((item: { id: string }) => item.id)).not.toContain(ids[collection]);

@@ -2,6 +2,7 @@
 export enum QueueName {
   Maintenance = 'maintenance',
   Domains = 'domains',
+  MergeQueues = 'merge-queues',
 }
 
 export const MaintenanceJob = {
@@ -12,7 +13,17 @@ export const DomainsJob = {
   ReverifyActiveDomains: 'reverify-active-domains',
 } as const;
 
+export const MergeQueuesJob = {
+  /** Drains one queue's outbox; job id = the queue id, so one executor per queue at a time. */
+  Execute: 'execute-operations',
+  /** Delivers a `tick` to one queue when a check timeout may have passed. */
+  Tick: 'tick',
+  /** Finds queues with unfinished operations and no executor, and starts one. */
+  Sweep: 'sweep',
+} as const;
+
 export const JOB_NAMES: Record<QueueName, readonly string[]> = {
   [QueueName.Maintenance]: Object.values(MaintenanceJob),
   [QueueName.Domains]: Object.values(DomainsJob),
+  [QueueName.MergeQueues]: Object.values(MergeQueuesJob),
 };

@@ -30,6 +30,11 @@ export const AuditAction = {
   GitServerDeleted: 'gitServer.deleted',
   CodeSourceConnected: 'codeSource.connected',
   CodeSourceDeleted: 'codeSource.deleted',
+  MergeQueueCreated: 'mergeQueue.created',
+  MergeQueuePaused: 'mergeQueue.paused',
+  MergeQueueResumed: 'mergeQueue.resumed',
+  MergeQueueDisabled: 'mergeQueue.disabled',
+  MergeQueueEnabled: 'mergeQueue.enabled',
 } as const;
 
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];

@@ -1,0 +1,205 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { RequestEnvelope } from '@/common/http/envelope';
+import { IsOptionalNonNull } from '@/common/http/optional';
+import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEntry, MergeQueueEvent } from '@/generated/prisma/client';
+import { ROW_ID } from '@/modules/pipelines/dto/pipeline.dto';
+import {
+  MERGE_QUEUE_BATCH_STATUSES,
+  MERGE_QUEUE_CHECK_STATES,
+  MERGE_QUEUE_ENTRY_STATUSES,
+  MERGE_QUEUE_OPERATION_KINDS,
+  MERGE_QUEUE_OPERATION_OUTCOMES,
+  MERGE_QUEUE_STATUSES,
+  type MergeQueueCheckState,
+} from '../planner';
+
+const GIT_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+const REF_NAME = /^(?!.*\.\.)(?!.*\/\/)(?!\/)(?!.*\/$)(?!.*\.lock$)[A-Za-z0-9._\/-]{1,200}$/;
+const CHECK_NAME = /^[\x21-\x7e][\x20-\x7e]{0,99}$/;
+
+export class CreateMergeQueueDto {
+  @ApiProperty({ description: 'The code source (repository) whose base ref the queue lands on', pattern: ROW_ID.source }) @IsString() @Matches(ROW_ID, { message: 'must be a code source id' }) codeSourceId: string;
+  @ApiProperty({ description: 'The branch PRs land on, e.g. `main` (or a full `refs/heads/...` ref); it must exist', maxLength: 200, example: 'main' })
+  @IsString()
+  @Matches(REF_NAME, { message: 'must be a git branch name' })
+  baseRef: string;
+  @ApiProperty({ type: [String], minItems: 1, maxItems: 20, description: 'Checks that must all report `success` on a candidate before it lands', example: ['ci'] })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(20)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Matches(CHECK_NAME, { each: true, message: 'each must be a printable check name of at most 100 characters' })
+  requiredChecks: string[];
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64, default: 1 }) @IsOptionalNonNull() @IsInt() @Min(1) @Max(64) minBatch?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64, default: 16, description: 'At least minBatch' }) @IsOptionalNonNull() @IsInt() @Min(1) @Max(64) maxBatch?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 32, default: 4, description: 'Candidates under test at once' }) @IsOptionalNonNull() @IsInt() @Min(1) @Max(32) maxParallel?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 604800, default: 18000, description: 'A required check still pending this long after CI started counts as failed' })
+  @IsOptionalNonNull()
+  @IsInt()
+  @Min(1)
+  @Max(604800)
+  checkTimeoutSeconds?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 5, default: 1, description: 'Extra solo runs a PR gets after failing alone' }) @IsOptionalNonNull() @IsInt() @Min(0) @Max(5) flakyRetries?: number;
+}
+
+export class CreateMergeQueueRequest extends RequestEnvelope(CreateMergeQueueDto) {}
+
+export class CreateMergeQueueEntryDto {
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'The pull request number' }) @IsInt() @Min(1) @Max(2147483647) number: number;
+  @ApiProperty({ description: 'The head commit to merge', pattern: GIT_SHA.source }) @IsString() @Matches(GIT_SHA, { message: 'must be a full commit id' }) headSha: string;
+  @ApiProperty({ maxLength: 2000, description: 'Where people see the pull request' }) @IsString() @Length(1, 2000) url: string;
+  @ApiPropertyOptional({ maxLength: 500 }) @IsOptionalNonNull() @IsString() @MaxLength(500) title?: string;
+  @ApiPropertyOptional({ type: 'integer', minimum: -1000, maximum: 1000, default: 0, description: 'Higher plans first; 100 or more is urgent (jumps the queue)' })
+  @IsOptionalNonNull()
+  @IsInt()
+  @Min(-1000)
+  @Max(1000)
+  priority?: number;
+}
+
+export class CreateMergeQueueEntryRequest extends RequestEnvelope(CreateMergeQueueEntryDto) {}
+
+export class UpdateMergeQueueEntryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: -1000, maximum: 1000 }) @IsOptionalNonNull() @IsInt() @Min(-1000) @Max(1000) priority?: number;
+  @ApiPropertyOptional({ description: 'Keep the entry queued but skip it; a batch holding it that is not landing is withdrawn' }) @IsOptionalNonNull() @IsBoolean() setAside?: boolean;
+  @ApiPropertyOptional({ description: 'A new head commit: the entry is tested again from scratch (and unblocked)', pattern: GIT_SHA.source })
+  @IsOptionalNonNull()
+  @IsString()
+  @Matches(GIT_SHA, { message: 'must be a full commit id' })
+  headSha?: string;
+}
+
+export class UpdateMergeQueueEntryRequest extends RequestEnvelope(UpdateMergeQueueEntryDto) {}
+
+const REPORTABLE_CHECK_STATES = MERGE_QUEUE_CHECK_STATES;
+
+export class ReportCheckDto {
+  @ApiProperty({ description: 'One of the queue\'s required checks', maxLength: 100 }) @IsString() @Length(1, 100) name: string;
+  @ApiProperty({ enum: REPORTABLE_CHECK_STATES }) @IsIn(REPORTABLE_CHECK_STATES) state: MergeQueueCheckState;
+  @ApiPropertyOptional({ maxLength: 2000, description: "The CI run's page; shown as the batch's checksUrl" }) @IsOptionalNonNull() @IsString() @Length(1, 2000) url?: string;
+}
+
+export class ReportCheckRequest extends RequestEnvelope(ReportCheckDto) {}
+
+export class MergeQueueCheckDto {
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: MERGE_QUEUE_CHECK_STATES }) state: string;
+}
+
+export class MergeQueueOperationDto {
+  @ApiProperty({ enum: MERGE_QUEUE_OPERATION_KINDS }) kind: string;
+  @ApiProperty({ enum: MERGE_QUEUE_OPERATION_OUTCOMES }) outcome: string;
+}
+
+export class MergeQueueBatchDto {
+  @ApiProperty({ description: 'Immutable candidate id' }) id: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
+  @ApiProperty({ type: 'integer', format: 'int32', isArray: true }) prNumbers: number[];
+  @ApiProperty({ enum: MERGE_QUEUE_BATCH_STATUSES }) status: string;
+  @ApiProperty({ type: [MergeQueueCheckDto], description: 'Required checks on the candidate commit as the scheduler evaluates them' }) requiredChecks: MergeQueueCheckDto[];
+  @ApiPropertyOptional() checksUrl?: string;
+  @ApiPropertyOptional({ description: 'The candidate commit, once built' }) headSha?: string;
+  @ApiPropertyOptional({ type: MergeQueueOperationDto, description: 'Latest unfinished operation' }) operation?: MergeQueueOperationDto;
+}
+
+export class MergeQueueEntryDto {
+  @ApiProperty({ description: 'Durable admission lifecycle id' }) id: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) number: number;
+  @ApiProperty() headSha: string;
+  @ApiProperty() url: string;
+  @ApiProperty({ enum: MERGE_QUEUE_ENTRY_STATUSES }) status: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
+  @ApiProperty({ type: 'integer', format: 'int32' }) priority: number;
+  @ApiProperty() setAside: boolean;
+  @ApiPropertyOptional() batchId?: string;
+  @ApiPropertyOptional({ description: 'Why the entry is blocked (a merge conflict), readable' }) block?: string;
+  @ApiPropertyOptional() title?: string;
+}
+
+export class MergeQueueDto {
+  @ApiProperty({ description: 'Durable queue id' }) id: string;
+  @ApiProperty() organizationId: string;
+  @ApiProperty() repositoryId: string;
+  @ApiProperty({ description: 'The repository (owner/name)' }) repository: string;
+  @ApiProperty() baseRef: string;
+  @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$', description: 'Counts state changes; never resets' }) revision: string;
+  @ApiProperty({ enum: MERGE_QUEUE_STATUSES }) status: string;
+  @ApiProperty({ type: 'integer', format: 'int32', description: 'Current adaptive batch size' }) batchDepth: number;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty({ type: [MergeQueueEntryDto], description: 'Live entries (queued, testing, blocked, merging) and the 20 most recent final ones (merged, removed, failed)' }) entries: MergeQueueEntryDto[];
+  @ApiProperty({ type: [MergeQueueBatchDto], description: 'Live batches and the 20 most recent final ones (landed, failed, withdrawn)' }) batches: MergeQueueBatchDto[];
+}
+
+export class MergeQueueTransitionDto {
+  @ApiProperty({ enum: ['queue', 'batch', 'entry'] }) subject: string;
+  @ApiProperty({ description: "'queue', or the batch or entry id" }) id: string;
+  @ApiProperty() from: string;
+  @ApiProperty() to: string;
+}
+
+export class MergeQueueIssuedOperationDto {
+  @ApiProperty({ description: "The planner's operation id" }) id: string;
+  @ApiProperty({ enum: MERGE_QUEUE_OPERATION_KINDS }) kind: string;
+  @ApiProperty() batchId: string;
+}
+
+export class MergeQueueEventDto {
+  @ApiProperty() id: string;
+  @ApiProperty() queueId: string;
+  @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$', description: 'The queue revision after the event (unchanged when the event changed nothing)' }) revision: string;
+  @ApiProperty({ description: 'The planner event: enqueue, pause, checkReported, operationSucceeded, ...' }) type: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Facts of the event: ids, the operation answered, the reason' }) detail: Record<string, unknown>;
+  @ApiProperty({ type: [MergeQueueTransitionDto], description: 'Status steps the event caused, in order' }) transitions: MergeQueueTransitionDto[];
+  @ApiProperty({ type: [MergeQueueIssuedOperationDto], description: 'Operations the event issued' }) operations: MergeQueueIssuedOperationDto[];
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+}
+
+/** Final entries and batches shown beside the live ones, newest first. */
+export const RECENT_FINAL = 20;
+
+export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, entries: MergeQueueEntry[], batches: MergeQueueBatch[]): MergeQueueDto {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    repositoryId: row.repositoryId,
+    repository: row.repository.nameWithOwner,
+    baseRef: row.baseRef,
+    revision: row.revision.toString(),
+    status: row.status,
+    batchDepth: row.batchDepth,
+    updatedAt: row.updatedAt.toISOString(),
+    entries: entries.map(toMergeQueueEntryDto),
+    batches: batches.map(toMergeQueueBatchDto),
+  };
+}
+
+export function toMergeQueueEntryDto(row: MergeQueueEntry): MergeQueueEntryDto {
+  const dto: MergeQueueEntryDto = { id: row.id, number: row.number, headSha: row.headSha, url: row.url, status: row.status, position: row.position, priority: row.priority, setAside: row.setAside };
+  if (row.batchId !== null) dto.batchId = row.batchId;
+  if (row.block !== null) dto.block = row.block;
+  if (row.title !== null) dto.title = row.title;
+  return dto;
+}
+
+export function toMergeQueueBatchDto(row: MergeQueueBatch): MergeQueueBatchDto {
+  const dto: MergeQueueBatchDto = { id: row.id, position: row.position, prNumbers: row.prNumbers, status: row.status, requiredChecks: row.requiredChecks as unknown as MergeQueueCheckDto[] };
+  if (row.checksUrl !== null) dto.checksUrl = row.checksUrl;
+  if (row.headSha !== null) dto.headSha = row.headSha;
+  if (row.operationKind !== null && row.operationOutcome !== null) dto.operation = { kind: row.operationKind, outcome: row.operationOutcome };
+  return dto;
+}
+
+export function toMergeQueueEventDto(row: MergeQueueEvent): MergeQueueEventDto {
+  return {
+    id: row.id,
+    queueId: row.queueId,
+    revision: row.revision.toString(),
+    type: row.type,
+    detail: row.detail as Record<string, unknown>,
+    transitions: row.transitions as unknown as MergeQueueTransitionDto[],
+    operations: row.operations as unknown as MergeQueueIssuedOperationDto[],
+    createdAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,145 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
+import { Permission } from '@/common/auth/permissions';
+import type { Principal } from '@/common/auth/principal';
+import { ApiErrors } from '@/common/errors/api-error-responses';
+import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
+import { PaginationQueryDto } from '@/common/pagination/pagination';
+import {
+  CreateMergeQueueEntryRequest,
+  CreateMergeQueueRequest,
+  MergeQueueBatchDto,
+  MergeQueueDto,
+  MergeQueueEntryDto,
+  MergeQueueEventDto,
+  ReportCheckRequest,
+  UpdateMergeQueueEntryRequest,
+} from './dto/merge-queue.dto';
+import { MergeQueueErrors } from './merge-queues.errors';
+import { MergeQueuesService } from './merge-queues.service';
+
+const IF_MATCH = ApiHeader({ name: 'If-Match', required: false, description: 'The revision you last saw; when the queue has moved on since, the request is refused with a 409 and changes nothing' });
+
+@ApiTags('merge-queues')
+@Controller('merge-queues')
+export class MergeQueuesController {
+  constructor(private readonly queues: MergeQueuesService) {}
+
+  @Post()
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @ApiOperation({ summary: 'Create a merge queue', description: 'One queue per repository and base ref. The base ref must exist in the code source.' })
+  @ApiDataResponse(MergeQueueDto, { status: 201 })
+  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS)
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMergeQueueRequest) {
+    return { data: await this.queues.create(principal, body.data) };
+  }
+
+  @Get()
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({ summary: "List the organization's merge queues", description: 'Newest first; paginated with `cursor` and `limit`.' })
+  @ApiPageResponse(MergeQueueDto)
+  list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto) {
+    return this.queues.list(principal, query);
+  }
+
+  @Get(':id')
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({ summary: 'Get a merge queue', description: 'Live entries and batches, plus the 20 most recent final ones of each.' })
+  @ApiDataResponse(MergeQueueDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND)
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.queues.get(principal, id) };
+  }
+
+  @Post(':id/pause')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @IF_MATCH
+  @ApiOperation({ summary: 'Pause a merge queue', description: 'Stops planning and landing; CI runs that already exist finish and their results are recorded. Pausing a paused queue changes nothing.' })
+  @ApiDataResponse(MergeQueueDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.DISABLED, MergeQueueErrors.REVISION_MISMATCH)
+  async pause(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
+    return { data: await this.queues.control(principal, id, 'pause', ifMatch) };
+  }
+
+  @Post(':id/resume')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @IF_MATCH
+  @ApiOperation({ summary: 'Resume a paused merge queue', description: 'Ready batches land in order and planning continues. Resuming a queue that is not paused changes nothing.' })
+  @ApiDataResponse(MergeQueueDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.DISABLED, MergeQueueErrors.REVISION_MISMATCH)
+  async resume(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
+    return { data: await this.queues.control(principal, id, 'resume', ifMatch) };
+  }
+
+  @Post(':id/disable')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @IF_MATCH
+  @ApiOperation({ summary: 'Disable a merge queue', description: 'Withdraws every batch in flight (a land already in flight finishes first); entries stay queued.' })
+  @ApiDataResponse(MergeQueueDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.REVISION_MISMATCH)
+  async disable(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
+    return { data: await this.queues.control(principal, id, 'disable', ifMatch) };
+  }
+
+  @Post(':id/enable')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @IF_MATCH
+  @ApiOperation({ summary: 'Enable a disabled merge queue' })
+  @ApiDataResponse(MergeQueueDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.REVISION_MISMATCH)
+  async enable(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
+    return { data: await this.queues.control(principal, id, 'enable', ifMatch) };
+  }
+
+  @Post(':id/entries')
+  @RequirePermission(Permission.MergeQueueEntriesWrite)
+  @ApiOperation({ summary: 'Add a pull request to the queue', description: 'The same PR number cannot be in the queue twice while live.' })
+  @ApiDataResponse(MergeQueueEntryDto, { status: 201 })
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_EXISTS)
+  async enqueue(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: CreateMergeQueueEntryRequest) {
+    return { data: await this.queues.enqueue(principal, id, body.data) };
+  }
+
+  @Patch(':id/entries/:entryId')
+  @RequirePermission(Permission.MergeQueueEntriesWrite)
+  @ApiOperation({ summary: 'Change an entry', description: '`priority`, `setAside`, or a new `headSha` (tested again from scratch; unblocks a blocked entry). While its batch is landing, a new head applies only if the land does not happen.' })
+  @ApiDataResponse(MergeQueueEntryDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_NOT_FOUND, MergeQueueErrors.ENTRY_FINAL)
+  async updateEntry(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('entryId') entryId: string, @Body() body: UpdateMergeQueueEntryRequest) {
+    return { data: await this.queues.updateEntry(principal, id, entryId, body.data) };
+  }
+
+  @Delete(':id/entries/:entryId')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueueEntriesWrite)
+  @ApiOperation({ summary: 'Remove an entry', description: 'The entry becomes `removed`; while its batch is landing, only if the land does not happen.' })
+  @ApiDataResponse(MergeQueueEntryDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_NOT_FOUND, MergeQueueErrors.ENTRY_FINAL)
+  async removeEntry(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('entryId') entryId: string) {
+    return { data: await this.queues.removeEntry(principal, id, entryId) };
+  }
+
+  @Post(':id/batches/:batchId/checks')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueueEntriesWrite)
+  @ApiOperation({ summary: 'Report a required check on a batch candidate', description: 'A result for a withdrawn or final batch is recorded in the events and changes nothing. `url` becomes the batch\'s `checksUrl`.' })
+  @ApiDataResponse(MergeQueueBatchDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND, MergeQueueErrors.CHECK_NOT_REQUIRED)
+  async reportCheck(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('batchId') batchId: string, @Body() body: ReportCheckRequest) {
+    return { data: await this.queues.reportCheck(principal, id, batchId, body.data) };
+  }
+
+  @Get(':id/events')
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({ summary: "The queue's event trail", description: 'Every event applied (requests, CI results, operation outcomes, ticks that changed something), with the status steps and operations it caused. Newest first; paginated.' })
+  @ApiPageResponse(MergeQueueEventDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND)
+  events(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: PaginationQueryDto) {
+    return this.queues.events(principal, id, query);
+  }
+}

@@ -1,0 +1,17 @@
+import { defineErrors } from '@/common/errors/error-catalogue';
+
+export const MergeQueueErrors = defineErrors('MergeQueue', {
+  NOT_FOUND: [404, 'The merge queue does not exist.'],
+  ENTRY_NOT_FOUND: [404, 'The merge queue entry does not exist.'],
+  BATCH_NOT_FOUND: [404, 'The merge queue batch does not exist.'],
+  ALREADY_EXISTS: [409, 'The repository already has a merge queue for this base ref.'],
+  ENTRY_EXISTS: [409, 'This pull request is already in the queue.'],
+  REVISION_MISMATCH: [409, 'The merge queue has changed since the revision given in If-Match.'],
+  CODE_SOURCE_NOT_FOUND: [422, 'The code source does not exist.'],
+  PROVIDER_NOT_SUPPORTED: [422, 'Merge queues run on LOCAL_GIT code sources for now; the hosted providers come next.'],
+  BASE_REF_NOT_FOUND: [422, 'The base ref does not exist in the repository.'],
+  INVALID_SETTINGS: [422, 'The merge queue settings are not consistent.'],
+  DISABLED: [422, 'The merge queue is disabled.'],
+  ENTRY_FINAL: [422, 'The merge queue entry is merged, removed or failed.'],
+  CHECK_NOT_REQUIRED: [422, 'The check is not one of the queue\'s required checks.'],
+});

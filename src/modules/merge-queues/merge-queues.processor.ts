@@ -1,0 +1,85 @@
+import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Logger, OnApplicationBootstrap } from '@nestjs/common';
+import type { EventEmitter } from 'node:events';
+import type { Job, Queue } from 'bullmq';
+import { dependencyStatus } from '@/common/errors/dependency-errors';
+import type { JobHandlers } from '@/common/queues/job-handlers';
+import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { MergeQueueExecutor } from './engine/merge-queue-executor';
+import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
+import { MergeQueueStore } from './engine/merge-queue-store';
+
+/** How often the worker looks for queues whose operations wait without an executor (a lost kick, a dead worker). */
+export const MERGE_QUEUE_SWEEP_INTERVAL_MS = 10_000;
+
+/**
+ * The merge-queue worker: executors (one per queue at a time), ticks for check timeouts, and the
+ * sweep that restarts executors nobody is running. The sweep also runs at worker start, so an
+ * operation left `running` by a worker that died is reconciled as soon as a worker is back.
+ */
+@Processor(QueueName.MergeQueues, { concurrency: 4 })
+export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger(MergeQueuesProcessor.name);
+
+  readonly handlers: JobHandlers = {
+    [MergeQueuesJob.Execute]: (job) => this.executor.drain((job.data as ExecuteJob).queueId),
+    [MergeQueuesJob.Tick]: (job) => this.tick((job.data as TickJob).queueId),
+    [MergeQueuesJob.Sweep]: () => this.sweep(),
+  };
+
+  constructor(
+    private readonly executor: MergeQueueExecutor,
+    private readonly store: MergeQueueStore,
+    private readonly scheduler: MergeQueueScheduler,
+    private readonly prisma: PrismaService,
+    @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
+  ) {
+    super();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.worker.on('error', (error: Error) => dependencyStatus.down('redis (worker merge-queues)', error));
+    (this.worker.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up('redis (worker merge-queues)'));
+    // An executor that finished may have missed a kick that arrived while it was still active
+    // (BullMQ ignores a job id that exists): look again once its job is gone.
+    this.worker.on('completed', (job: Job) => void this.afterExecutor(job, 0));
+    this.worker.on('failed', (job: Job | undefined, error: Error) => {
+      if (job) this.logger.warn({ err: error, job: job.name, data: job.data as unknown }, 'merge-queue job failed');
+      if (job) void this.afterExecutor(job, EXECUTOR_RETRY_DELAY_MS);
+    });
+    await this.queue.upsertJobScheduler(MergeQueuesJob.Sweep, { every: MERGE_QUEUE_SWEEP_INTERVAL_MS }, { name: MergeQueuesJob.Sweep, opts: { attempts: 1 } });
+    await this.sweep();
+  }
+
+  async process(job: Job): Promise<unknown> {
+    const handler = this.handlers[job.name];
+    if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.MergeQueues}`);
+    return handler(job);
+  }
+
+  /** Starts an executor for every queue with unfinished operations, and ticks queues whose CI may have timed out. */
+  async sweep(): Promise<number> {
+    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null }, distinct: ['queueId'], select: { queueId: true } });
+    for (const { queueId } of unfinished) await this.scheduler.kick(queueId);
+    const testing = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: ['testing', 'reconciling'] } }, distinct: ['queueId'], select: { queueId: true } });
+    for (const { queueId } of testing) await this.tick(queueId);
+    return unfinished.length;
+  }
+
+  private async tick(queueId: string): Promise<void> {
+    const { queue, outcome } = await this.store.apply({ organizationId: null, queueId, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }] });
+    await this.scheduler.afterCommit(queueId, queue.state, outcome.operations.length);
+  }
+
+  private async afterExecutor(job: Job, delayMs: number): Promise<void> {
+    if (job.name !== MergeQueuesJob.Execute) return;
+    const { queueId } = job.data as ExecuteJob;
+    try {
+      const waiting = await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } });
+      if (waiting > 0) await this.scheduler.kick(queueId, delayMs);
+    } catch (error) {
+      this.logger.warn({ err: error, queueId }, 'could not look for unfinished merge-queue operations; the sweep will');
+    }
+  }
+}

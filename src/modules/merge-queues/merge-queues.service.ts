@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@/common/auth/principal';
+import { AppError } from '@/common/errors/app-error';
+import { invalidFields } from '@/common/errors/invalid-fields';
+import { isUniqueViolation } from '@/common/http/given-id';
+import { decodeCursor, fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import type { MergeQueue, MergeQueueEvent as EventRow, Prisma } from '@/generated/prisma/client';
+import { AuditAction } from '@/modules/audit/audit-actions';
+import { AuditService } from '@/modules/audit/audit.service';
+import { MergeQueueGit } from './engine/merge-queue-git';
+import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
+import { type LockedQueue, MergeQueueStore } from './engine/merge-queue-store';
+import {
+  CreateMergeQueueDto,
+  CreateMergeQueueEntryDto,
+  MergeQueueBatchDto,
+  MergeQueueDto,
+  MergeQueueEntryDto,
+  MergeQueueEventDto,
+  RECENT_FINAL,
+  ReportCheckDto,
+  toMergeQueueBatchDto,
+  toMergeQueueDto,
+  toMergeQueueEntryDto,
+  toMergeQueueEventDto,
+  UpdateMergeQueueEntryDto,
+} from './dto/merge-queue.dto';
+import { MergeQueueErrors } from './merge-queues.errors';
+import { createMergeQueueState, FINAL_ENTRY_STATUSES, type MergeQueueEvent } from './planner';
+import { batchRowId } from './engine/merge-queue-ids';
+
+const LIST = newestFirst<MergeQueue>('mergeQueues');
+const EVENTS = newestFirst<EventRow>('mergeQueueEvents');
+const LIVE_ENTRY_STATUSES = ['queued', 'testing', 'blocked', 'merging'] as const;
+const LIVE_BATCH_STATUSES = ['preparing', 'testing', 'ready', 'merging', 'reconciling'] as const;
+
+export type QueueControl = 'pause' | 'resume' | 'disable' | 'enable';
+
+const CONTROL_AUDIT = { pause: AuditAction.MergeQueuePaused, resume: AuditAction.MergeQueueResumed, disable: AuditAction.MergeQueueDisabled, enable: AuditAction.MergeQueueEnabled } as const;
+
+/**
+ * The merge queue's API rules. Every change goes through MergeQueueStore.apply (one transaction
+ * under the queue row's lock); after it commits, the scheduler starts the queue's executor when
+ * the planner issued operations.
+ */
+@Injectable()
+export class MergeQueuesService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly store: MergeQueueStore,
+    private readonly scheduler: MergeQueueScheduler,
+    private readonly git: MergeQueueGit,
+    private readonly audit: AuditService,
+  ) {}
+
+  async create(principal: Principal, dto: CreateMergeQueueDto): Promise<MergeQueueDto> {
+    const organizationId = principal.organizationId;
+    const source = await this.prisma.codeSource.findFirst({ where: { id: dto.codeSourceId, organizationId } });
+    if (!source) throw new AppError(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, { metadata: { codeSourceId: dto.codeSourceId }, details: [invalidFields(['data.codeSourceId: no such code source'])] });
+    // The engine's git operations exist for bare repositories on this server's disk only.
+    if (source.provider !== 'LOCAL_GIT') throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider }, details: [invalidFields([`data.codeSourceId: is a ${source.provider} code source`])] });
+    const baseSha = await this.git.readRef(source.url, dto.baseRef).catch(() => null);
+    if (baseSha === null) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: dto.baseRef }, details: [invalidFields([`data.baseRef: ${dto.baseRef} is not a branch of the repository`])] });
+    let state;
+    try {
+      state = createMergeQueueState({
+        baseSha,
+        config: {
+          requiredChecks: dto.requiredChecks,
+          ...(dto.minBatch !== undefined && { minBatch: dto.minBatch }),
+          ...(dto.maxBatch !== undefined && { maxBatch: dto.maxBatch }),
+          ...(dto.maxParallel !== undefined && { maxParallel: dto.maxParallel }),
+          ...(dto.flakyRetries !== undefined && { flakyRetries: dto.flakyRetries }),
+          ...(dto.checkTimeoutSeconds !== undefined && { checkTimeoutMs: dto.checkTimeoutSeconds * 1000 }),
+        },
+      });
+    } catch (error) {
+      throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data: ${(error as Error).message}`])] });
+    }
+    try {
+      const row = await this.prisma.$transaction(async (tx) => {
+        const queue = await tx.mergeQueue.create({
+          data: {
+            organizationId,
+            repositoryId: source.id,
+            baseRef: dto.baseRef,
+            revision: BigInt(state.revision),
+            status: state.status,
+            batchDepth: state.batchDepth,
+            settings: { ...state.config } as unknown as Prisma.InputJsonObject,
+            plannerState: state as unknown as Prisma.InputJsonObject,
+          },
+        });
+        await this.audit.record(tx, principal, { organizationId, action: AuditAction.MergeQueueCreated, targetType: 'mergeQueue', targetId: queue.id, metadata: { repositoryId: source.id, baseRef: dto.baseRef } });
+        return queue;
+      });
+      return this.get(principal, row.id);
+    } catch (error) {
+      if (isUniqueViolation(error, 'baseRef')) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
+      throw error;
+    }
+  }
+
+  list(principal: Principal, query: PaginationQueryDto): Promise<Page<MergeQueueDto>> {
+    return paginate(fromModel(this.prisma.mergeQueue, { organizationId: principal.organizationId }), LIST, query, (row) => row).then(async (page) => ({
+      ...page,
+      data: await Promise.all(page.data.map((row) => this.render(this.prisma, principal.organizationId, row.id))),
+    }));
+  }
+
+  get(principal: Principal, id: string): Promise<MergeQueueDto> {
+    return this.render(this.prisma, principal.organizationId, id);
+  }
+
+  /** Pause, resume, disable or enable; `ifMatch` (the revision the caller saw) makes a stale request a 409. */
+  async control(principal: Principal, id: string, control: QueueControl, ifMatch: string | undefined): Promise<MergeQueueDto> {
+    const expected = parseIfMatch(ifMatch);
+    const { queue, outcome } = await this.store.apply({
+      organizationId: principal.organizationId,
+      queueId: id,
+      build: ({ row }) => {
+        if (expected !== undefined && row.revision.toString() !== expected) {
+          throw new AppError(MergeQueueErrors.REVISION_MISMATCH, { metadata: { expected, revision: row.revision.toString() } });
+        }
+        if (row.status === 'disabled' && (control === 'pause' || control === 'resume')) throw new AppError(MergeQueueErrors.DISABLED, { metadata: { id } });
+        return [{ type: control, at: Date.now() }];
+      },
+      after: async (tx, { row }, applied) => {
+        if (applied.changed) {
+          await this.audit.record(tx, principal, { organizationId: row.organizationId, action: CONTROL_AUDIT[control], targetType: 'mergeQueue', targetId: row.id, metadata: { from: applied.before.status, to: applied.state.status, revision: String(applied.state.revision) } });
+        }
+      },
+    });
+    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
+    return this.get(principal, id);
+  }
+
+  async enqueue(principal: Principal, id: string, dto: CreateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
+    const entryId = randomUUID();
+    const { queue, outcome } = await this.store.apply({
+      organizationId: principal.organizationId,
+      queueId: id,
+      build: ({ state }) => {
+        const live = state.entries.find((e) => e.number === dto.number && !FINAL_ENTRY_STATUSES.includes(e.status));
+        if (live) throw new AppError(MergeQueueErrors.ENTRY_EXISTS, { metadata: { number: dto.number, entryId: live.id } });
+        return [{ type: 'enqueue', at: Date.now(), entry: { id: entryId, number: dto.number, headSha: dto.headSha, url: dto.url, ...(dto.title !== undefined && { title: dto.title }), ...(dto.priority !== undefined && { priority: dto.priority }) } }];
+      },
+    });
+    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
+    return this.entry(principal.organizationId, id, entryId);
+  }
+
+  async updateEntry(principal: Principal, id: string, entryId: string, dto: UpdateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
+    const { queue, outcome } = await this.store.apply({
+      organizationId: principal.organizationId,
+      queueId: id,
+      build: (locked) => {
+        this.liveEntry(locked, entryId);
+        const at = Date.now();
+        const events: MergeQueueEvent[] = [];
+        if (dto.priority !== undefined) events.push({ type: 'setPriority', entryId, priority: dto.priority, at });
+        if (dto.setAside !== undefined) events.push({ type: 'setAside', entryId, setAside: dto.setAside, at });
+        if (dto.headSha !== undefined) events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at });
+        return events;
+      },
+    });
+    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
+    return this.entry(principal.organizationId, id, entryId);
+  }
+
+  async removeEntry(principal: Principal, id: string, entryId: string): Promise<MergeQueueEntryDto> {
+    const { queue, outcome } = await this.store.apply({
+      organizationId: principal.organizationId,
+      queueId: id,
+      build: (locked) => {
+        this.liveEntry(locked, entryId);
+        return [{ type: 'remove', entryId, at: Date.now() }];
+      },
+    });
+    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
+    return this.entry(principal.organizationId, id, entryId);
+  }
+
+  /** A CI result. A result for a withdrawn or final batch is recorded in the trail and changes nothing. */
+  async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto): Promise<MergeQueueBatchDto> {
+    const { queue, outcome } = await this.store.apply({
+      organizationId: principal.organizationId,
+      queueId: id,
+      build: ({ row, state }) => {
+        const plannerBatch = state.batches.find((b) => batchRowId(row.id, b.id) === batchId);
+        if (!plannerBatch) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: batchId } });
+        if (!state.config.requiredChecks.includes(dto.name)) {
+          throw new AppError(MergeQueueErrors.CHECK_NOT_REQUIRED, { metadata: { name: dto.name, requiredChecks: state.config.requiredChecks }, details: [invalidFields([`data.name: is not a required check (${state.config.requiredChecks.join(', ')})`])] });
+        }
+        return [{ type: 'checkReported', batchId: plannerBatch.id, candidateSha: plannerBatch.candidateSha ?? '', name: dto.name, state: dto.state, at: Date.now() }];
+      },
+      detail: dto.url !== undefined ? { url: dto.url } : undefined,
+      after: async (tx, { row }, applied) => {
+        if (dto.url !== undefined && applied.changed) await tx.mergeQueueBatch.updateMany({ where: { id: batchId, queueId: row.id }, data: { checksUrl: dto.url } });
+      },
+    });
+    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
+    const row = await this.prisma.mergeQueueBatch.findFirst({ where: { id: batchId, queueId: id, organizationId: principal.organizationId } });
+    if (!row) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: batchId } });
+    return toMergeQueueBatchDto(row);
+  }
+
+  async events(principal: Principal, id: string, query: PaginationQueryDto): Promise<Page<MergeQueueEventDto>> {
+    // A bad cursor is a 400 whether or not the queue exists (as on every list).
+    if (query.cursor !== undefined) decodeCursor(EVENTS, query.cursor);
+    await this.findQueue(principal.organizationId, id);
+    return paginate(fromModel(this.prisma.mergeQueueEvent, { organizationId: principal.organizationId, queueId: id }), EVENTS, query, toMergeQueueEventDto);
+  }
+
+  private liveEntry({ state }: LockedQueue, entryId: string) {
+    const entry = state.entries.find((e) => e.id === entryId);
+    if (!entry) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+    if (FINAL_ENTRY_STATUSES.includes(entry.status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: entry.status } });
+    return entry;
+  }
+
+  private async entry(organizationId: string, queueId: string, entryId: string): Promise<MergeQueueEntryDto> {
+    const row = await this.prisma.mergeQueueEntry.findFirst({ where: { id: entryId, queueId, organizationId } });
+    if (!row) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+    return toMergeQueueEntryDto(row);
+  }
+
+  private async findQueue(organizationId: string, id: string) {
+    const row = await this.prisma.mergeQueue.findFirst({ where: { id, organizationId }, include: { repository: true } });
+    if (!row) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
+    return row;
+  }
+
+  /** The spec's MergeQueue: live entries and batches, plus the RECENT_FINAL most recent final ones of each. */
+  private async render(client: Prisma.TransactionClient | PrismaService, organizationId: string, id: string): Promise<MergeQueueDto> {
+    const row = await this.findQueue(organizationId, id);
+    const [liveEntries, finalEntries, liveBatches, finalBatches] = await Promise.all([
+      client.mergeQueueEntry.findMany({ where: { queueId: id, status: { in: [...LIVE_ENTRY_STATUSES] } } }),
+      client.mergeQueueEntry.findMany({ where: { queueId: id, status: { notIn: [...LIVE_ENTRY_STATUSES] } }, orderBy: [{ updatedAt: 'desc' }, { position: 'desc' }], take: RECENT_FINAL }),
+      client.mergeQueueBatch.findMany({ where: { queueId: id, status: { in: [...LIVE_BATCH_STATUSES] } } }),
+      client.mergeQueueBatch.findMany({ where: { queueId: id, status: { notIn: [...LIVE_BATCH_STATUSES] } }, orderBy: [{ updatedAt: 'desc' }, { position: 'desc' }], take: RECENT_FINAL }),
+    ]);
+    const entries = [...liveEntries, ...finalEntries].sort((a, b) => a.position - b.position);
+    const batches = [...liveBatches, ...finalBatches].sort((a, b) => a.position - b.position);
+    return toMergeQueueDto(row, entries, batches);
+  }
+}
+
+/** `If-Match: 12` or `If-Match: "12"`; anything else is not a revision and is refused as stale. */
+function parseIfMatch(header: string | undefined): string | undefined {
+  if (header === undefined || header.trim() === '' || header.trim() === '*') return undefined;
+  return header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+}

@@ -1,0 +1,246 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { LocalMergeQueueGit, MergeQueueGit } from '@/modules/merge-queues/engine/merge-queue-git';
+import { WorkerModule } from '@/worker.module';
+import { createTestApp } from '../support/app';
+import { createMember, createTenant, type TestTenant } from '../support/factories';
+import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
+
+/** LOCAL_GIT with one fault: the process "dies" right after the base ref moved, before anything is recorded. */
+class CrashingGit extends LocalMergeQueueGit {
+  crashAfterNextLand = false;
+
+  async compareAndSwapRef(repository: string, ref: string, newSha: string, expectedSha: string): Promise<boolean> {
+    const swapped = await super.compareAndSwapRef(repository, ref, newSha, expectedSha);
+    if (swapped && this.crashAfterNextLand) {
+      this.crashAfterNextLand = false;
+      throw new Error('simulated executor death right after the base ref moved');
+    }
+    return swapped;
+  }
+}
+
+interface Batch {
+  id: string;
+  status: string;
+  prNumbers: number[];
+  headSha?: string;
+  requiredChecks: { name: string; state: string }[];
+  operation?: { kind: string; outcome: string };
+}
+interface Entry {
+  id: string;
+  number: number;
+  status: string;
+  block?: string;
+}
+interface Queue {
+  id: string;
+  status: string;
+  revision: string;
+  entries: Entry[];
+  batches: Batch[];
+}
+
+/** Each case drives real git and the worker through several CI rounds; generous on a busy 2-core machine. */
+const TEST_TIMEOUT_MS = 60_000;
+
+describe('Merge queues (engine, real git, in-process worker)', () => {
+  let app: NestExpressApplication;
+  let worker: INestApplicationContext;
+  let prisma: PrismaService;
+  let owner: TestTenant;
+  const faultyGit = new CrashingGit();
+  const http = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(MergeQueueGit).useValue(faultyGit).compile();
+    worker = await moduleRef.init();
+    prisma = app.get(PrismaService, { strict: false });
+    owner = await createTenant(app, 'mq');
+  }, 60_000);
+
+  afterAll(async () => {
+    await worker?.close();
+    await app?.close();
+  });
+
+  async function newQueue(files: Record<string, string> = { 'README.md': 'hello\n' }, settings: Record<string, unknown> = {}) {
+    const repo = createBareRepo(files);
+    const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
+    const res = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } }).expect(201);
+    return { repo, queue: res.body.data as Queue };
+  }
+
+  const getQueue = async (id: string): Promise<Queue> => (await http().get(`/merge-queues/${id}`).set(owner.auth).expect(200)).body.data as Queue;
+
+  async function enqueue(queueId: string, number: number, headSha: string) {
+    return (await http().post(`/merge-queues/${queueId}/entries`).set(owner.auth).send({ data: { number, headSha, url: `https://example.test/pr/${number}`, title: `PR ${number}` } }).expect(201)).body.data as Entry;
+  }
+
+  /**
+   * Acts as CI until `done` holds: every candidate under test gets `ci` reported, failure when the
+   * candidate holds `bad.txt`. `report` false leaves CI silent (for pause).
+   */
+  async function runCi(queueId: string, repoPath: string, done: (q: Queue) => boolean, options: { report?: () => boolean; timeoutMs?: number } = {}): Promise<Queue> {
+    const reported = new Set<string>();
+    const deadline = Date.now() + (options.timeoutMs ?? 25_000);
+    for (;;) {
+      const q = await getQueue(queueId);
+      if (done(q)) return q;
+      if (Date.now() > deadline) throw new Error(`timed out; queue: ${JSON.stringify(q, null, 1)}`);
+      if (options.report?.() ?? true) {
+        for (const b of q.batches) {
+          if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
+          const bad = readFile(repoPath, b.headSha, 'bad.txt') !== null;
+          await http().post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: bad ? 'failure' : 'success', url: `https://ci.example.test/${b.id}` } }).expect(200);
+          reported.add(b.id);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Waits until the executor has answered every operation of the queue. */
+  async function quiet(queueId: string): Promise<void> {
+    for (let i = 0; i < 200 && (await prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } })) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  }
+
+  const finalEntries = (q: Queue) => q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
+  const firstParentMerges = (repo: string) => git(repo, 'log', '--first-parent', '--format=%s', 'main').split('\n').filter((s) => s.startsWith('Merge #')).reverse();
+
+  it('refuses a queue on a hosted code source until the engine speaks to hosted providers', async () => {
+    const hosted = await prisma.codeSource.create({ data: { organizationId: owner.organizationId, provider: 'GITHUB', foreignId: '42', nameWithOwner: `acme/hosted-${Date.now()}`, url: 'https://github.example/acme/hosted' } });
+    const res = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: hosted.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(422);
+    expect(res.body).toMatchObject({ code: 'dpa:MergeQueue:PROVIDER_NOT_SUPPORTED', metadata: { provider: 'GITHUB' } });
+  });
+
+  it('lands PRs in order with exactly their content, as fast-forwards of tested candidates', async () => {
+    const { repo, queue } = await newQueue();
+    const heads: string[] = [];
+    for (const n of [1, 2, 3]) {
+      heads.push(commit(repo.path, repo.main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
+      await enqueue(queue.id, n, heads[n - 1]);
+    }
+    const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 3 && x.entries.every((e) => e.status === 'merged'));
+    const main = git(repo.path, 'rev-parse', 'main');
+    for (const n of [1, 2, 3]) expect(readFile(repo.path, main, `pr-${n}.txt`)).toBe(`change ${n}\n`);
+    expect(readFile(repo.path, main, 'README.md')).toBe('hello\n');
+    expect(git(repo.path, 'ls-tree', '--name-only', main).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-3.txt']);
+    expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2', '#3']);
+    // The base only ever moved to candidates that passed CI, each a fast-forward of the one before.
+    const landed = q.batches.filter((b) => b.status === 'landed');
+    expect(landed.length).toBeGreaterThan(0);
+    for (const b of landed) {
+      expect(b.requiredChecks).toEqual([{ name: 'ci', state: 'success' }]);
+      git(repo.path, 'merge-base', '--is-ancestor', b.headSha as string, main);
+    }
+    expect(landed.some((b) => b.headSha === main)).toBe(true);
+    expect(q.status).toBe('idle');
+    expect(BigInt(q.revision) > 0n).toBe(true);
+    // The trail lists the operations and their outcomes, newest first.
+    const events = (await http().get(`/merge-queues/${queue.id}/events?limit=100`).set(owner.auth).expect(200)).body;
+    const types = (events.data as { type: string }[]).map((e) => e.type);
+    expect(types).toContain('enqueue');
+    expect(types).toContain('checkReported');
+    expect(types).toContain('operationSucceeded');
+    expect(types[types.length - 1]).toBe('enqueue');
+  }, TEST_TIMEOUT_MS);
+
+  it('finds the bad PR of a batch, fails it and lands the others', async () => {
+    const { repo, queue } = await newQueue({ 'README.md': 'hello\n' }, { flakyRetries: 0 });
+    const heads = [
+      commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'),
+      commit(repo.path, repo.main, { 'bad.txt': 'breaks the build\n' }, 'PR 2'),
+      commit(repo.path, repo.main, { 'pr-3.txt': 'three\n' }, 'PR 3'),
+    ];
+    for (const [i, head] of heads.entries()) await enqueue(queue.id, i + 1, head);
+    const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 3 && finalEntries(x));
+    expect(Object.fromEntries(q.entries.map((e) => [e.number, e.status]))).toEqual({ 1: 'merged', 2: 'failed', 3: 'merged' });
+    const main = git(repo.path, 'rev-parse', 'main');
+    expect(readFile(repo.path, main, 'pr-1.txt')).toBe('one\n');
+    expect(readFile(repo.path, main, 'pr-3.txt')).toBe('three\n');
+    expect(readFile(repo.path, main, 'bad.txt')).toBeNull();
+  }, TEST_TIMEOUT_MS);
+
+  it('blocks the second of two PRs that edit the same line, with a readable reason, and lands the first', async () => {
+    const { repo, queue } = await newQueue({ 'shared.txt': 'line one\n' });
+    const a = commit(repo.path, repo.main, { 'shared.txt': 'line one, edited by #7\n' }, 'PR 7');
+    const b = commit(repo.path, repo.main, { 'shared.txt': 'line one, edited by #8\n' }, 'PR 8');
+    await enqueue(queue.id, 7, a);
+    await enqueue(queue.id, 8, b);
+    const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 2 && finalEntries(x));
+    const byNumber = Object.fromEntries(q.entries.map((e) => [e.number, e]));
+    expect(byNumber[7].status).toBe('merged');
+    expect(byNumber[8].status).toBe('blocked');
+    expect(byNumber[8].block).toMatch(/^Merge conflict while building candidate b\d+: #8 conflicts with (#7|the base \([0-9a-f]{12}\)) in shared\.txt$/);
+    expect(readFile(repo.path, git(repo.path, 'rev-parse', 'main'), 'shared.txt')).toBe('line one, edited by #7\n');
+  }, TEST_TIMEOUT_MS);
+
+  it('pause: running CI finishes and is recorded, nothing lands until resume; the endpoint answers as the spec says', async () => {
+    const { repo, queue } = await newQueue();
+    const head = commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1');
+    await enqueue(queue.id, 1, head);
+    await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined && b.operation === undefined), { report: () => false });
+    // Quiet: the executor has nothing left to answer, so the revision stays what we read.
+    await quiet(queue.id);
+    const testing = await getQueue(queue.id);
+
+    const paused = await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).set('If-Match', testing.revision).expect(200);
+    expect(paused.body.data.status).toBe('paused');
+    // Pausing again: 200 and no state change.
+    const again = await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    expect(again.body.data.revision).toBe(paused.body.data.revision);
+    // A stale revision, another organization, a caller without mergeQueues:operate.
+    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).set('If-Match', testing.revision).expect(409);
+    const intruder = await createTenant(app, 'mq-intruder');
+    expect((await http().post(`/merge-queues/${queue.id}/pause`).set(intruder.auth).expect(404)).body.code).toBe('dpa:MergeQueue:NOT_FOUND');
+    const member = await createMember(app, owner, 'MEMBER');
+    expect((await http().post(`/merge-queues/${queue.id}/pause`).set(member.auth).expect(403)).body.metadata.permission).toBe('mergeQueues:operate');
+
+    // The CI run that already existed finishes; its result is recorded; nothing lands.
+    const base = git(repo.path, 'rev-parse', 'main');
+    const ready = await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'ready'));
+    await new Promise((r) => setTimeout(r, 1_500));
+    const still = await getQueue(queue.id);
+    expect(still.status).toBe('paused');
+    expect(still.entries[0].status).toBe('testing');
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(base);
+    expect(ready.batches.find((b) => b.status === 'ready')?.requiredChecks).toEqual([{ name: 'ci', state: 'success' }]);
+
+    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
+    await runCi(queue.id, repo.path, (x) => x.entries[0].status === 'merged');
+    expect(readFile(repo.path, git(repo.path, 'rev-parse', 'main'), 'pr-1.txt')).toBe('one\n');
+
+    // Disabled: pause is a 422; the audit trail has the controls.
+    await http().post(`/merge-queues/${queue.id}/disable`).set(owner.auth).expect(200);
+    expect((await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(422)).body.code).toBe('dpa:MergeQueue:DISABLED');
+    const audit = await http().get(`/audit-events?targetId=${queue.id}&limit=100`).set(owner.auth).expect(200);
+    expect((audit.body.data as { action: string }[]).map((e) => e.action).reverse()).toEqual(['mergeQueue.created', 'mergeQueue.paused', 'mergeQueue.resumed', 'mergeQueue.disabled']);
+  }, TEST_TIMEOUT_MS);
+
+  it('reconciles a land whose executor died after the base moved: landed, each PR merged exactly once', async () => {
+    const { repo, queue } = await newQueue();
+    const heads = [commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'), commit(repo.path, repo.main, { 'pr-2.txt': 'two\n' }, 'PR 2')];
+    faultyGit.crashAfterNextLand = true;
+    for (const [i, head] of heads.entries()) await enqueue(queue.id, i + 1, head);
+    const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 2 && x.entries.every((e) => e.status === 'merged'));
+    expect(faultyGit.crashAfterNextLand).toBe(false);
+    expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2']);
+    const main = git(repo.path, 'rev-parse', 'main');
+    expect(readFile(repo.path, main, 'pr-1.txt')).toBe('one\n');
+    expect(readFile(repo.path, main, 'pr-2.txt')).toBe('two\n');
+    expect(q.batches.filter((b) => b.status === 'landed').length).toBeGreaterThan(0);
+    // The orphaned land ended unknown and a readBack found it had happened.
+    await quiet(queue.id);
+    const ops = await prisma.mergeQueueOperation.findMany({ where: { queueId: queue.id }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }] });
+    const lands = ops.filter((o) => o.kind === 'land');
+    expect(lands.map((o) => o.outcome)).toContain('unknown');
+    expect(ops.some((o) => o.kind === 'readBack' && o.outcome === 'succeeded')).toBe(true);
+    expect(ops.every((o) => o.finishedAt !== null)).toBe(true);
+  }, TEST_TIMEOUT_MS);
+});
