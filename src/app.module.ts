@@ -23,6 +23,7 @@ import { DomainsModule } from '@/modules/domains/domains.module';
 import { CodeSourcesModule } from '@/modules/code-sources/code-sources.module';
 import { GitServersModule } from '@/modules/git-servers/git-servers.module';
 import { IntegrationsModule } from '@/modules/integrations/integrations.module';
+import { UsageModule } from '@/modules/usage/usage.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
@@ -33,7 +34,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, IntegrationsModule, GitServersModule, CodeSourcesModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, IntegrationsModule, GitServersModule, CodeSourcesModule, UsageModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

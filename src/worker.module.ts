@@ -6,10 +6,12 @@ import { MaintenanceModule } from '@/modules/maintenance/maintenance.module';
 import { MaintenanceProcessor } from '@/modules/maintenance/maintenance.processor';
 import { DomainVerificationModule } from '@/modules/domains/domain-verification.module';
 import { DomainsProcessor } from '@/modules/domains/domains.processor';
+import { UsageImportWorkerModule } from '@/modules/usage/usage-import-worker.module';
+import { UsageImportsProcessor } from '@/modules/usage/usage-imports.processor';
 
 /** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule],
-  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor],
+  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule, UsageImportWorkerModule],
+  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, UsageImportsProcessor],
 })
 export class WorkerModule {}

@@ -2,6 +2,7 @@
 export enum QueueName {
   Maintenance = 'maintenance',
   Domains = 'domains',
+  UsageImports = 'usage-imports',
 }
 
 export const MaintenanceJob = {
@@ -12,7 +13,12 @@ export const DomainsJob = {
   ReverifyActiveDomains: 'reverify-active-domains',
 } as const;
 
+export const UsageImportsJob = {
+  ImportCodeSource: 'import-code-source',
+} as const;
+
 export const JOB_NAMES: Record<QueueName, readonly string[]> = {
   [QueueName.Maintenance]: Object.values(MaintenanceJob),
   [QueueName.Domains]: Object.values(DomainsJob),
+  [QueueName.UsageImports]: Object.values(UsageImportsJob),
 };
