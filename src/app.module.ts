@@ -24,6 +24,7 @@ import { CodeSourcesModule } from '@/modules/code-sources/code-sources.module';
 import { GitServersModule } from '@/modules/git-servers/git-servers.module';
 import { IntegrationsModule } from '@/modules/integrations/integrations.module';
 import { MergeQueuesModule } from '@/modules/merge-queues/merge-queues.module';
+import { UsageModule } from '@/modules/usage/usage.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
@@ -34,7 +35,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, IntegrationsModule, GitServersModule, CodeSourcesModule, MergeQueuesModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, IntegrationsModule, GitServersModule, CodeSourcesModule, MergeQueuesModule, UsageModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

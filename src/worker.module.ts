@@ -8,10 +8,12 @@ import { DomainVerificationModule } from '@/modules/domains/domain-verification.
 import { DomainsProcessor } from '@/modules/domains/domains.processor';
 import { MergeQueueEngineModule } from '@/modules/merge-queues/merge-queue-engine.module';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
+import { UsageImportWorkerModule } from '@/modules/usage/usage-import-worker.module';
+import { UsageImportsProcessor } from '@/modules/usage/usage-imports.processor';
 
 /** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule, MergeQueueEngineModule],
-  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor],
+  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule, MergeQueueEngineModule, UsageImportWorkerModule],
+  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor, UsageImportsProcessor],
 })
 export class WorkerModule {}

@@ -1,6 +1,7 @@
 /** `npm test`: services, a fresh migrated test database, type-check, then every Jest suite. */
 import { spawnSync } from 'node:child_process';
 import { migrate } from '@/common/prisma/migration-runner';
+import { buildIfStale } from './build';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
 
 const TEST_DATABASE = 'delivery_platform_test';
@@ -20,6 +21,8 @@ runOrExplain(async () => {
     process.stdout.write('› type-checking…\n');
     const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.check.json'], { cwd: ROOT, env, stdio: 'inherit' });
     if (typecheck.status !== 0) throw new Error('type-check failed');
+    // The suites that start built processes (API, worker, CLI) find dist/ fresh instead of building it in parallel.
+    buildIfStale();
     const jestArgs = ['jest', '--maxWorkers=2', ...(process.env.CI ? ['--ci'] : []), ...process.argv.slice(2)];
     status = spawnSync('npx', jestArgs, { cwd: ROOT, env, stdio: 'inherit' }).status ?? 1;
   } finally {

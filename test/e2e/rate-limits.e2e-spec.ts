@@ -232,11 +232,12 @@ describe('Failed authentication in one process', () => {
   });
 
   it('describes the configured limits for the OpenAPI document', () => {
-    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30 } });
+    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5 } });
     expect(text).toContain('600 requests per window');
     expect(text).toContain('60 per window per client address');
     expect(text).toContain('`keyCreation` (creating and rotating API keys): 10 per 60 s per API key');
     expect(text).toContain('`reports` (sending bug reports): 10 per 60 s per API key');
+    expect(text).toContain('`usageImport` (starting CI usage imports): 5 per 60 s per organization');
     expect(text).toContain('Retry-After');
   });
 });

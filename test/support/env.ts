@@ -17,3 +17,4 @@ process.env.GITHUB_CLIENT_SECRET ??= 'test-client-secret';
 process.env.GITHUB_APP_SLUG ??= 'delivery-platform-test';
 process.env.GITHUB_API_URL ??= 'http://127.0.0.1:9';
 process.env.GITHUB_WEB_URL ??= 'http://127.0.0.1:9';
+process.env.RATE_LIMIT_USAGE_IMPORT ??= '1000000';

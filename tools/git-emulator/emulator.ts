@@ -30,6 +30,33 @@ export interface EmulatedRepository {
   collaborators: string[];
   /** The bare repository on disk. */
   path: string;
+  /** GitHub Actions history, newest run first (see addWorkflowRuns). */
+  runs: EmulatedRun[];
+}
+
+export interface EmulatedJob {
+  id: number;
+  runId: number;
+  runAttempt: number;
+  name: string;
+  labels: string[];
+  conclusion: string;
+  startedAt: string;
+  completedAt: string;
+}
+
+export interface EmulatedRun {
+  id: number;
+  workflowId: number;
+  name: string;
+  event: string;
+  runNumber: number;
+  runAttempt: number;
+  conclusion: string;
+  createdAt: string;
+  runStartedAt: string;
+  updatedAt: string;
+  jobs: EmulatedJob[];
 }
 
 export interface EmulatedInstallation {
@@ -46,6 +73,14 @@ interface Knobs {
   delayMs: number;
   /** Every API call answers 403 with x-ratelimit-remaining: 0 and retry-after. */
   rateLimited: boolean;
+  /**
+   * Until this instant (epoch ms) the Actions endpoints answer `rateLimitStatus` (403 or 429) with
+   * `retry-after` and `x-ratelimit-reset` saying when the limit resets (0: not limited).
+   */
+  actionsRateLimitedUntil: number;
+  rateLimitStatus: 403 | 429;
+  /** The next this-many Actions calls answer 502 (a transient provider failure). */
+  actionsFailures: number;
 }
 
 const PER_PAGE_DEFAULT = 30;
@@ -54,12 +89,12 @@ export class GitProviderEmulator {
   readonly clientId = 'Iv1.emulatorclient';
   readonly clientSecret = 'emulator-client-secret';
   readonly appSlug = 'delivery-platform-demo';
-  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false };
+  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0 };
   /** Where the app install and authorize pages send the browser back (the API's /scm/callback). */
   callbackUrl = '';
   /** The user the authorize/install pages act as (there is no login page). */
   browserUser = '';
-  readonly requests: { method: string; path: string }[] = [];
+  readonly requests: { method: string; path: string; query: string }[] = [];
 
   private readonly users = new Map<string, EmulatedUser>();
   private readonly tokens = new Map<string, string>();
@@ -107,10 +142,81 @@ export class GitProviderEmulator {
   addRepository(owner: string, name: string, options: Partial<Pick<EmulatedRepository, 'private' | 'description' | 'defaultBranch' | 'collaborators'>> = {}): EmulatedRepository {
     const path = join(this.root, owner, `${name}.git`);
     mkdirSync(path, { recursive: true });
-    const repo: EmulatedRepository = { id: this.nextId++, owner, name, private: options.private ?? false, description: options.description ?? null, defaultBranch: options.defaultBranch ?? 'main', collaborators: options.collaborators ?? [owner], path };
+    const repo: EmulatedRepository = { id: this.nextId++, owner, name, private: options.private ?? false, description: options.description ?? null, defaultBranch: options.defaultBranch ?? 'main', collaborators: options.collaborators ?? [owner], path, runs: [] };
     initBareRepository(path, repo.defaultBranch, repo.description ?? undefined);
     this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
     return repo;
+  }
+
+  /**
+   * Adds `count` workflow runs of `jobsPerRun` jobs each to a repository, deterministic for a seed:
+   * runs spread over the `days` before `end` (newest first, as GitHub lists them), a few workflows,
+   * jobs of 20 s to 15 min on ubuntu (most), windows, macos and self-hosted runners, and every
+   * tenth run re-run once (its jobs are listed under both attempts). Returns the runs added.
+   */
+  addWorkflowRuns(owner: string, name: string, options: { count: number; jobsPerRun?: number; seed?: number; end?: Date; days?: number }): EmulatedRun[] {
+    const repo = this.repos.get(`${owner}/${name}`.toLowerCase());
+    if (!repo) throw new Error(`no repository ${owner}/${name}`);
+    let state = (options.seed ?? 1) >>> 0 || 1;
+    const random = () => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) / 4294967296;
+    };
+    const end = (options.end ?? new Date()).getTime();
+    const span = (options.days ?? 30) * 86_400_000;
+    const workflows = [
+      { id: 161335, name: 'CI' },
+      { id: 161336, name: 'Deploy' },
+      { id: 161337, name: 'Nightly' },
+      { id: 161338, name: 'Lint' },
+    ];
+    const runners = [['ubuntu-latest'], ['ubuntu-latest'], ['ubuntu-latest'], ['ubuntu-22.04'], ['windows-latest'], ['macos-14'], ['self-hosted', 'linux']];
+    const added: EmulatedRun[] = [];
+    const base = repo.runs.length;
+    for (let i = 0; i < options.count; i++) {
+      const created = end - Math.floor(((i + 1) / (options.count + 1)) * span);
+      const workflow = workflows[Math.floor(random() * workflows.length)];
+      const runAttempt = i % 10 === 9 ? 2 : 1;
+      const run: EmulatedRun = {
+        id: 9_000_000_000 + this.nextId++,
+        workflowId: workflow.id,
+        name: workflow.name,
+        event: random() < 0.7 ? 'push' : 'pull_request',
+        runNumber: base + options.count - i,
+        runAttempt,
+        conclusion: random() < 0.9 ? 'success' : 'failure',
+        createdAt: iso(created),
+        runStartedAt: iso(created + 2_000),
+        updatedAt: iso(created),
+        jobs: [],
+      };
+      let last = created;
+      for (let attempt = 1; attempt <= runAttempt; attempt++) {
+        for (let j = 0; j < (options.jobsPerRun ?? 5); j++) {
+          const started = created + 5_000 + (attempt - 1) * 1_200_000 + Math.floor(random() * 60_000);
+          const completed = started + 20_000 + Math.floor(random() * 880_000);
+          last = Math.max(last, completed);
+          run.jobs.push({ id: 30_000_000_000 + this.nextId++, runId: run.id, runAttempt: attempt, name: `job-${j + 1}`, labels: runners[Math.floor(random() * runners.length)], conclusion: run.conclusion, startedAt: iso(started), completedAt: iso(completed) });
+        }
+      }
+      run.updatedAt = iso(last);
+      added.push(run);
+    }
+    repo.runs.push(...added);
+    repo.runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id - a.id);
+    return added;
+  }
+
+  workflowRuns(owner: string, name: string): EmulatedRun[] {
+    return this.repos.get(`${owner}/${name}`.toLowerCase())?.runs ?? [];
+  }
+
+  /** Requests for one page of a repository's workflow runs, by page number. */
+  runPageRequests(owner: string, name: string): number[] {
+    const path = `/repos/${owner}/${name}/actions/runs`.toLowerCase();
+    return this.requests.filter((r) => r.path.toLowerCase() === path).map((r) => Number(new URLSearchParams(r.query).get('page') ?? 1));
   }
 
   addInstallation(account: string, users: string[]): EmulatedInstallation {
@@ -128,7 +234,7 @@ export class GitProviderEmulator {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname });
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search });
     const body = await readBody(req);
     // GitHub Enterprise Server serves the same API under /api/v3.
     const path = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
@@ -173,6 +279,8 @@ export class GitProviderEmulator {
       const page = paginate(mine, url, res);
       return send(res, 200, { total_count: mine.length, installations: page.map((i) => installationJson(i, this.users.get(i.account))) });
     }
+    const actions = path.match(/^\/repos\/([^/]+)\/([^/]+)\/actions\/runs(?:\/(\d+)\/jobs)?$/);
+    if (method === 'GET' && actions) return this.actions(login, url, actions, res);
     const repoPath = path.match(/^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/);
     if (method === 'GET' && repoPath) {
       const repo = this.repos.get(`${decodeURIComponent(repoPath[1])}/${decodeURIComponent(repoPath[2])}`.toLowerCase());
@@ -185,6 +293,32 @@ export class GitProviderEmulator {
       return send(res, 200, this.repositoryJson(repo));
     }
     return send(res, 404, { message: 'Not Found' });
+  }
+
+  /** GET /repos/{owner}/{repo}/actions/runs and GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs (filter=latest|all). */
+  private actions(login: string, url: URL, match: RegExpMatchArray, res: http.ServerResponse): void {
+    const now = Date.now();
+    if (this.knobs.actionsRateLimitedUntil > now) {
+      res.setHeader('x-ratelimit-remaining', '0');
+      res.setHeader('x-ratelimit-reset', String(Math.ceil(this.knobs.actionsRateLimitedUntil / 1000)));
+      res.setHeader('retry-after', String(Math.ceil((this.knobs.actionsRateLimitedUntil - now) / 1000)));
+      return send(res, this.knobs.rateLimitStatus, { message: 'API rate limit exceeded', documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting' });
+    }
+    if (this.knobs.actionsFailures > 0) {
+      this.knobs.actionsFailures--;
+      return send(res, 502, { message: 'Server Error' });
+    }
+    const repo = this.repos.get(`${decodeURIComponent(match[1])}/${decodeURIComponent(match[2])}`.toLowerCase());
+    if (!repo || (repo.private && !repo.collaborators.includes(login))) return send(res, 404, { message: 'Not Found' });
+    const owner = { login: repo.owner, id: this.users.get(repo.owner)?.id ?? 0, type: 'User' };
+    if (!match[3]) {
+      const page = paginate(repo.runs, url, res);
+      return send(res, 200, { total_count: repo.runs.length, workflow_runs: page.map((run) => runJson(run, repo, owner, this.url)) });
+    }
+    const run = repo.runs.find((r) => r.id === Number(match[3]));
+    if (!run) return send(res, 404, { message: 'Not Found' });
+    const jobs = url.searchParams.get('filter') === 'all' ? run.jobs : run.jobs.filter((j) => j.runAttempt === run.runAttempt);
+    return send(res, 200, { total_count: jobs.length, jobs: paginate(jobs, url, res).map((job) => jobJson(job, run, repo, this.url)) });
   }
 
   private gitlab(req: http.IncomingMessage, url: URL, path: string, res: http.ServerResponse): void {
@@ -288,6 +422,65 @@ export class GitProviderEmulator {
 
 function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined): object {
   return { id: installation.id, account: { login: installation.account, id: account?.id ?? 0, type: 'User' }, target_type: 'User', repository_selection: 'all', permissions: { contents: 'read', metadata: 'read' } };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function runJson(run: EmulatedRun, repo: EmulatedRepository, owner: object, base: string): object {
+  return {
+    id: run.id,
+    name: run.name,
+    node_id: Buffer.from(`WorkflowRun:${run.id}`).toString('base64'),
+    head_branch: repo.defaultBranch,
+    head_sha: run.id.toString(16).padStart(40, '0'),
+    path: `.github/workflows/${run.name.toLowerCase()}.yml`,
+    display_title: `${run.name} #${run.runNumber}`,
+    run_number: run.runNumber,
+    event: run.event,
+    status: 'completed',
+    conclusion: run.conclusion,
+    workflow_id: run.workflowId,
+    url: `${base}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}`,
+    html_url: `${base}/${repo.owner}/${repo.name}/actions/runs/${run.id}`,
+    jobs_url: `${base}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}/jobs`,
+    created_at: run.createdAt,
+    updated_at: run.updatedAt,
+    run_attempt: run.runAttempt,
+    run_started_at: run.runStartedAt,
+    actor: owner,
+    triggering_actor: owner,
+    repository: { id: repo.id, name: repo.name, full_name: `${repo.owner}/${repo.name}`, owner, private: repo.private },
+  };
+}
+
+function jobJson(job: EmulatedJob, run: EmulatedRun, repo: EmulatedRepository, base: string): object {
+  const selfHosted = job.labels.includes('self-hosted');
+  return {
+    id: job.id,
+    run_id: run.id,
+    run_url: `${base}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}`,
+    run_attempt: job.runAttempt,
+    node_id: Buffer.from(`CheckRun:${job.id}`).toString('base64'),
+    head_sha: run.id.toString(16).padStart(40, '0'),
+    url: `${base}/repos/${repo.owner}/${repo.name}/actions/jobs/${job.id}`,
+    html_url: `${base}/${repo.owner}/${repo.name}/actions/runs/${run.id}/job/${job.id}`,
+    status: 'completed',
+    conclusion: job.conclusion,
+    created_at: job.startedAt,
+    started_at: job.startedAt,
+    completed_at: job.completedAt,
+    name: job.name,
+    workflow_name: run.name,
+    head_branch: repo.defaultBranch,
+    labels: job.labels,
+    runner_id: selfHosted ? 7 : 1,
+    runner_name: selfHosted ? 'build-box-1' : 'GitHub Actions 1',
+    runner_group_id: selfHosted ? 2 : 1,
+    runner_group_name: selfHosted ? 'Default' : 'GitHub Actions',
+    steps: [],
+  };
 }
 
 function perPage(url: URL): number {

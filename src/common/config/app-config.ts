@@ -258,6 +258,27 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(10_000_000)
   RATE_LIMIT_OAUTH_CALLBACK?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_USAGE_IMPORT?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  USAGE_IMPORT_COOLDOWN_SECONDS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1_000)
+  @Max(365 * 86_400_000)
+  USAGE_IMPORT_FRESHNESS_MS?: number;
 }
 
 export interface AppConfig {
@@ -294,6 +315,15 @@ export interface AppConfig {
     reports: number;
     /** GET /scm/callback per client address. */
     oauthCallback: number;
+    /** POST /scm/actions/usage/import per organization. */
+    usageImport: number;
+  };
+  /** CI usage imports (POST /scm/actions/usage/import and the worker). */
+  usage: {
+    /** The least `retryAfterSeconds` the import endpoint answers. */
+    cooldownSeconds: number;
+    /** A code source whose newest successful import is older than this makes the usage `stale`. */
+    freshnessMs: number;
   };
   /** Managed domains: the resolver verification uses, and periodic re-verification. */
   domains: {
@@ -381,6 +411,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
       reports: raw.RATE_LIMIT_REPORTS ?? 10,
       oauthCallback: raw.RATE_LIMIT_OAUTH_CALLBACK ?? 30,
+      usageImport: raw.RATE_LIMIT_USAGE_IMPORT ?? 10,
+    },
+    usage: {
+      cooldownSeconds: raw.USAGE_IMPORT_COOLDOWN_SECONDS ?? 60,
+      freshnessMs: raw.USAGE_IMPORT_FRESHNESS_MS ?? 86_400_000,
     },
     domains: {
       dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),

@@ -3,6 +3,7 @@ export enum QueueName {
   Maintenance = 'maintenance',
   Domains = 'domains',
   MergeQueues = 'merge-queues',
+  UsageImports = 'usage-imports',
 }
 
 export const MaintenanceJob = {
@@ -22,8 +23,13 @@ export const MergeQueuesJob = {
   Sweep: 'sweep',
 } as const;
 
+export const UsageImportsJob = {
+  ImportCodeSource: 'import-code-source',
+} as const;
+
 export const JOB_NAMES: Record<QueueName, readonly string[]> = {
   [QueueName.Maintenance]: Object.values(MaintenanceJob),
   [QueueName.Domains]: Object.values(DomainsJob),
   [QueueName.MergeQueues]: Object.values(MergeQueuesJob),
+  [QueueName.UsageImports]: Object.values(UsageImportsJob),
 };

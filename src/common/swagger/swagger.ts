@@ -29,6 +29,7 @@ const TAGS: Record<string, string> = {
   integrations: 'Connections to git provider accounts (API token, OAuth, app installation) and the OAuth callback; credentials are stored encrypted and never returned',
   'git servers': 'Self-hosted git servers (GitHub Enterprise Server, GitLab), checked against the outgoing request policy',
   'code sources': 'Repositories connected through an integration, or LOCAL_GIT bare repositories, and their provider repository information',
+  usage: 'CI usage history of connected repositories: background imports (BullMQ workers, resumable, idempotent) and usage per code source, workflow and day',
   pipelines: 'Deployment pipelines, their immutable versions, runs, and the sandbox host plan of a version',
   'merge-queues': 'Merge queues: admit pull requests, report CI on batch candidates, pause/resume/disable/enable, and the event trail of every transition and operation',
 };

@@ -61,7 +61,7 @@ export class RateLimitGuard extends ThrottlerGuard {
   private applies(name: RateLimitName, req: LimitedRequest, context: ExecutionContext): boolean {
     if (name === 'address') return !req.principal;
     if (!isNamedRateLimit(name)) return Boolean(req.principal);
-    if (NAMED_RATE_LIMITS[name].per === 'principal' && !req.principal) return false;
+    if (NAMED_RATE_LIMITS[name].per !== 'address' && !req.principal) return false;
     const named = this.reflector.getAllAndOverride<string[] | undefined>(RATE_LIMIT_NAMES, [context.getHandler(), context.getClass()]);
     return named?.includes(name) === true;
   }

@@ -7,12 +7,16 @@ import type { AppConfig } from '@/common/config/app-config';
 /** Budgets every request may be counted against; the guard picks by whether a principal is known. */
 export const BASE_RATE_LIMITS = ['principal', 'address'] as const;
 
-/** Tighter budgets a route opts into with `@RateLimit(name)`, per API key or per client address, on top of its base budget. */
+/** Tighter budgets a route opts into with `@RateLimit(name)`, per API key, organization or client address, on top of its base budget. */
 export const NAMED_RATE_LIMITS = {
   keyCreation: { what: 'creating and rotating API keys', per: 'principal', limit: (config: AppConfig) => config.rateLimits.keyCreation },
   reports: { what: 'sending bug reports', per: 'principal', limit: (config: AppConfig) => config.rateLimits.reports },
   oauthCallback: { what: 'the git provider OAuth callback', per: 'address', limit: (config: AppConfig) => config.rateLimits.oauthCallback },
+  // Every key of an organization shares it: an import starts work for the whole organization.
+  usageImport: { what: 'starting CI usage imports', per: 'organization', limit: (config: AppConfig) => config.rateLimits.usageImport },
 } as const;
+
+const PER_LABEL = { principal: 'API key', organization: 'organization', address: 'client address' } as const;
 
 export type NamedRateLimit = keyof typeof NAMED_RATE_LIMITS;
 export type RateLimitName = (typeof BASE_RATE_LIMITS)[number] | NamedRateLimit;
@@ -45,7 +49,7 @@ function seconds(ms: number): string {
 export function describeRateLimits(config: AppConfig): string {
   const window = seconds(config.rateLimits.windowMs);
   const named = Object.entries(NAMED_RATE_LIMITS)
-    .map(([name, spec]) => `\`${name}\` (${spec.what}): ${spec.limit(config)} per ${window} per ${spec.per === 'address' ? 'client address' : 'API key'}`)
+    .map(([name, spec]) => `\`${name}\` (${spec.what}): ${spec.limit(config)} per ${window} per ${PER_LABEL[spec.per]}`)
     .join('; ');
   return [
     `**Rate limits.** Budgets are shared by every API process (counted in Redis) over fixed windows of ${window}.`,

@@ -17,14 +17,20 @@ function principalTracker(req: { principal?: Principal }): string {
   return `key:${req.principal?.apiKeyId}`;
 }
 
+function organizationTracker(req: { principal?: Principal }): string {
+  return `org:${req.principal?.organizationId}`;
+}
+
+function trackerOf(name: RateLimitName): (req: { principal?: Principal; ip?: string }) => string {
+  if (name === 'address') return addressTracker;
+  if (!isNamedRateLimit(name)) return principalTracker;
+  const per = NAMED_RATE_LIMITS[name].per;
+  return per === 'address' ? addressTracker : per === 'organization' ? organizationTracker : principalTracker;
+}
+
 function throttlers(config: AppConfig): ThrottlerOptions[] {
   const names: RateLimitName[] = [...BASE_RATE_LIMITS, ...(Object.keys(NAMED_RATE_LIMITS) as RateLimitName[])];
-  return names.map((name) => ({
-    name,
-    limit: limitOf(name, config),
-    ttl: config.rateLimits.windowMs,
-    getTracker: name === 'address' || (isNamedRateLimit(name) && NAMED_RATE_LIMITS[name].per === 'address') ? addressTracker : principalTracker,
-  }));
+  return names.map((name) => ({ name, limit: limitOf(name, config), ttl: config.rateLimits.windowMs, getTracker: trackerOf(name) as ThrottlerOptions['getTracker'] }));
 }
 
 /**

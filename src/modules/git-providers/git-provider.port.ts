@@ -42,6 +42,42 @@ export interface GitProviderClient {
   repository(nameWithOwner: string, context: { accountLogin?: string }): Promise<RepositoryInfo>;
   /** Ids of the provider app installations the credentials' user can access. */
   userInstallationIds(): Promise<string[]>;
+  /** CI usage history, for providers that have it (GitHub Actions); absent otherwise. */
+  readonly ciUsage?: CiUsageReader;
+}
+
+/** A workflow run as the provider lists it (GitHub Actions' REST shape, mapped). */
+export interface WorkflowRun {
+  id: string;
+  workflowId: string;
+  workflowName: string;
+  event: string;
+  status: string;
+  conclusion: string | null;
+  runAttempt: number;
+  createdAt: string;
+  runStartedAt: string | null;
+  updatedAt: string;
+}
+
+/** One job of one attempt of a workflow run. */
+export interface WorkflowJob {
+  id: string;
+  runId: string;
+  name: string;
+  labels: string[];
+  runnerGroupName: string | null;
+  conclusion: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+}
+
+/** A repository's CI history, page by page, so that an import can checkpoint between pages. */
+export interface CiUsageReader {
+  /** One page of workflow runs, newest first (1-based pages); `hasMore` says whether another page follows. */
+  workflowRunsPage(nameWithOwner: string, page: number, perPage: number): Promise<{ runs: WorkflowRun[]; hasMore: boolean }>;
+  /** Every job of every attempt of a run. */
+  workflowRunJobs(nameWithOwner: string, runId: string): Promise<WorkflowJob[]>;
 }
 
 /** The provider's OAuth / app installation flow. */

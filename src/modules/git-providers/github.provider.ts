@@ -1,5 +1,5 @@
 import { Octokit } from '@octokit/rest';
-import { ProviderFailure, type GitProviderAuthorization, type GitProviderClient, type ProviderAccount, type ProviderTokens, type RepositoryInfo } from './git-provider.port';
+import { ProviderFailure, type CiUsageReader, type GitProviderAuthorization, type GitProviderClient, type ProviderAccount, type ProviderTokens, type RepositoryInfo, type WorkflowJob, type WorkflowRun } from './git-provider.port';
 import { classifyHttpFailure, classifyTransportFailure } from './provider-failures';
 
 export interface GitHubEndpoints {
@@ -43,9 +43,11 @@ export function lastPage(link: string | undefined): number | undefined {
 /** GitHub (cloud or Enterprise Server) with a user, OAuth or API token. */
 export class GitHubClient implements GitProviderClient {
   private readonly api: Octokit;
+  readonly ciUsage: CiUsageReader;
 
   constructor(endpoints: GitHubEndpoints, token: string) {
     this.api = octokit(endpoints, token);
+    this.ciUsage = new GitHubActionsUsage(this.api);
   }
 
   async currentAccount(): Promise<ProviderAccount> {
@@ -84,6 +86,44 @@ export class GitHubClient implements GitProviderClient {
   async userInstallationIds(): Promise<string[]> {
     const installations = await call(() => this.api.paginate('GET /user/installations', { per_page: 100 }));
     return installations.map((installation) => String(installation.id));
+  }
+}
+
+/** GitHub Actions: GET /repos/{owner}/{repo}/actions/runs and .../runs/{run_id}/jobs?filter=all. */
+class GitHubActionsUsage implements CiUsageReader {
+  constructor(private readonly api: Octokit) {}
+
+  async workflowRunsPage(nameWithOwner: string, page: number, perPage: number): Promise<{ runs: WorkflowRun[]; hasMore: boolean }> {
+    const [owner, repo] = nameWithOwner.split('/');
+    const { data, headers } = await call(() => this.api.rest.actions.listWorkflowRunsForRepo({ owner, repo, page, per_page: perPage }));
+    const runs = data.workflow_runs.map((run) => ({
+      id: String(run.id),
+      workflowId: String(run.workflow_id),
+      workflowName: run.name ?? `workflow ${run.workflow_id}`,
+      event: run.event,
+      status: run.status ?? 'unknown',
+      conclusion: run.conclusion ?? null,
+      runAttempt: run.run_attempt ?? 1,
+      createdAt: run.created_at,
+      runStartedAt: run.run_started_at ?? null,
+      updatedAt: run.updated_at,
+    }));
+    return { runs, hasMore: /rel="next"/.test(headers.link ?? '') };
+  }
+
+  async workflowRunJobs(nameWithOwner: string, runId: string): Promise<WorkflowJob[]> {
+    const [owner, repo] = nameWithOwner.split('/');
+    const jobs = await call(() => this.api.paginate(this.api.rest.actions.listJobsForWorkflowRun, { owner, repo, run_id: Number(runId), filter: 'all', per_page: 100 }));
+    return jobs.map((job) => ({
+      id: String(job.id),
+      runId: String(job.run_id),
+      name: job.name,
+      labels: job.labels,
+      runnerGroupName: job.runner_group_name ?? null,
+      conclusion: job.conclusion ?? null,
+      startedAt: job.started_at ?? null,
+      completedAt: job.completed_at ?? null,
+    }));
   }
 }
 

@@ -1,15 +1,12 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '@/modules/audit/audit.module';
-import { GitProvidersModule } from '@/modules/git-providers/git-providers.module';
-import { IntegrationCredentials } from './integration-credentials';
+import { IntegrationAccessModule } from './integration-access.module';
 import { IntegrationsController, OAuthCallbackController } from './integrations.controller';
-import { IntegrationsService } from './integrations.service';
 import { OAuthCallbackService } from './oauth-callback.service';
 
 @Module({
-  imports: [AuditModule, GitProvidersModule],
+  imports: [IntegrationAccessModule],
   controllers: [IntegrationsController, OAuthCallbackController],
-  providers: [IntegrationsService, OAuthCallbackService, IntegrationCredentials],
-  exports: [IntegrationsService],
+  providers: [OAuthCallbackService],
+  exports: [IntegrationAccessModule],
 })
 export class IntegrationsModule {}
