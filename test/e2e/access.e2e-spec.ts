@@ -3,7 +3,7 @@ import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { ApiKeysService } from '@/modules/api-keys/api-keys.service';
 import { AuditService } from '@/modules/audit/audit.service';
-import { createTestApp } from '../support/app';
+import { createTestApp, useTwoApps } from '../support/app';
 import { statusEventually } from '../support/eventually';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 
@@ -231,35 +231,26 @@ describe('Identity and access', () => {
 });
 
 describe('Demotion and removal across processes', () => {
-  let first: NestExpressApplication;
-  let second: NestExpressApplication;
-
-  beforeAll(async () => {
-    [first, second] = await Promise.all([createTestApp(), createTestApp()]);
-  });
-
-  afterAll(async () => {
-    await Promise.all([first.close(), second.close()]);
-  });
+  const apps = useTwoApps();
 
   it('a member demoted through one process acts with the new role on the next request to the other', async () => {
-    const owner = await createTenant(first, 'demote');
-    const member = await createMember(first, owner, 'MEMBER');
-    await request(second.getHttpServer()).post('/projects').set(member.auth).send({ data: { name: 'before' } }).expect(201);
-    await request(first.getHttpServer()).patch(`/members/${member.memberId}`).set(owner.auth).send({ data: { role: 'VIEWER' } }).expect(200);
-    expect(await statusEventually(async () => (await request(second.getHttpServer()).post('/projects').set(member.auth).send({ data: { name: 'after' } })).status, 403)).toBe(403);
+    const owner = await createTenant(apps.first, 'demote');
+    const member = await createMember(apps.first, owner, 'MEMBER');
+    await request(apps.second.getHttpServer()).post('/projects').set(member.auth).send({ data: { name: 'before' } }).expect(201);
+    await request(apps.first.getHttpServer()).patch(`/members/${member.memberId}`).set(owner.auth).send({ data: { role: 'VIEWER' } }).expect(200);
+    expect(await statusEventually(async () => (await request(apps.second.getHttpServer()).post('/projects').set(member.auth).send({ data: { name: 'after' } })).status, 403)).toBe(403);
   });
 
   it('a removed member and a deleted service account are refused by the other process', async () => {
-    const owner = await createTenant(first, 'remove');
-    const member = await createMember(first, owner, 'MEMBER');
-    const account = await request(first.getHttpServer()).post('/service-accounts').set(owner.auth).send({ data: { name: 'ci' } }).expect(201);
-    const key = await request(first.getHttpServer()).post('/api-keys').set(owner.auth).send({ data: { name: 'ci', ownerId: account.body.data.id } }).expect(201);
-    await request(second.getHttpServer()).get('/projects').set(member.auth).expect(200);
-    await request(second.getHttpServer()).get('/projects').set(bearer(key.body.data.token)).expect(200);
-    await request(first.getHttpServer()).delete(`/members/${member.memberId}`).set(owner.auth).expect(204);
-    await request(first.getHttpServer()).delete(`/service-accounts/${account.body.data.id}`).set(owner.auth).expect(204);
-    expect(await statusEventually(async () => (await request(second.getHttpServer()).get('/projects').set(member.auth)).status, 401)).toBe(401);
-    expect(await statusEventually(async () => (await request(second.getHttpServer()).get('/projects').set(bearer(key.body.data.token))).status, 401)).toBe(401);
+    const owner = await createTenant(apps.first, 'remove');
+    const member = await createMember(apps.first, owner, 'MEMBER');
+    const account = await request(apps.first.getHttpServer()).post('/service-accounts').set(owner.auth).send({ data: { name: 'ci' } }).expect(201);
+    const key = await request(apps.first.getHttpServer()).post('/api-keys').set(owner.auth).send({ data: { name: 'ci', ownerId: account.body.data.id } }).expect(201);
+    await request(apps.second.getHttpServer()).get('/projects').set(member.auth).expect(200);
+    await request(apps.second.getHttpServer()).get('/projects').set(bearer(key.body.data.token)).expect(200);
+    await request(apps.first.getHttpServer()).delete(`/members/${member.memberId}`).set(owner.auth).expect(204);
+    await request(apps.first.getHttpServer()).delete(`/service-accounts/${account.body.data.id}`).set(owner.auth).expect(204);
+    expect(await statusEventually(async () => (await request(apps.second.getHttpServer()).get('/projects').set(member.auth)).status, 401)).toBe(401);
+    expect(await statusEventually(async () => (await request(apps.second.getHttpServer()).get('/projects').set(bearer(key.body.data.token))).status, 401)).toBe(401);
   });
 });

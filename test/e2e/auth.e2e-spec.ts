@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
-import { createTestApp } from '../support/app';
+import { createTestApp, useTwoApps } from '../support/app';
 import { statusEventually } from '../support/eventually';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { concretePath, listRoutes, type RouteInfo } from '../support/routes';
@@ -86,23 +86,13 @@ describe('Bearer authentication', () => {
 });
 
 describe('Revocation across processes', () => {
-  // Two application instances share Postgres and Redis but not memory, like two API processes.
-  let first: NestExpressApplication;
-  let second: NestExpressApplication;
-
-  beforeAll(async () => {
-    [first, second] = await Promise.all([createTestApp(), createTestApp()]);
-  });
-
-  afterAll(async () => {
-    await Promise.all([first.close(), second.close()]);
-  });
+  const apps = useTwoApps();
 
   it('a key revoked through one process is refused by the other, whose cache held it', async () => {
-    const tenant = await createTenant(first, 'revoke');
-    const member = await createMember(first, tenant, 'MEMBER');
-    await request(second.getHttpServer()).get('/projects').set(member.auth).expect(200);
-    await request(first.getHttpServer()).delete(`/api-keys/${member.apiKeyId}`).set(tenant.auth).expect(204);
-    expect(await statusEventually(async () => (await request(second.getHttpServer()).get('/projects').set(member.auth)).status, 401)).toBe(401);
+    const tenant = await createTenant(apps.first, 'revoke');
+    const member = await createMember(apps.first, tenant, 'MEMBER');
+    await request(apps.second.getHttpServer()).get('/projects').set(member.auth).expect(200);
+    await request(apps.first.getHttpServer()).delete(`/api-keys/${member.apiKeyId}`).set(tenant.auth).expect(204);
+    expect(await statusEventually(async () => (await request(apps.second.getHttpServer()).get('/projects').set(member.auth)).status, 401)).toBe(401);
   });
 });

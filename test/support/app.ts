@@ -24,3 +24,18 @@ export async function createTestApp(
   validation.use((await request(app.getHttpServer()).get('/docs-json').expect(200)).body);
   return app;
 }
+
+/**
+ * Two application instances on one Postgres and one Redis, sharing no memory, like two API
+ * processes; created before the enclosing describe's tests and closed after them.
+ */
+export function useTwoApps(): { first: NestExpressApplication; second: NestExpressApplication } {
+  const apps = {} as { first: NestExpressApplication; second: NestExpressApplication };
+  beforeAll(async () => {
+    [apps.first, apps.second] = await Promise.all([createTestApp(), createTestApp()]);
+  });
+  afterAll(async () => {
+    await Promise.all([apps.first?.close(), apps.second?.close()]);
+  });
+  return apps;
+}

@@ -103,15 +103,16 @@ export class MergeQueuesService {
     }
   }
 
-  list(principal: Principal, query: PaginationQueryDto): Promise<Page<MergeQueueDto>> {
-    return paginate(fromModel(this.prisma.mergeQueue, { organizationId: principal.organizationId }), LIST, query, (row) => row).then(async (page) => ({
-      ...page,
-      data: await Promise.all(page.data.map((row) => this.render(this.prisma, principal.organizationId, row.id))),
-    }));
+  async list(principal: Principal, query: PaginationQueryDto): Promise<Page<MergeQueueDto>> {
+    const page = await paginate(fromModel(this.prisma.mergeQueue, { organizationId: principal.organizationId }), LIST, query, (row) => row.id);
+    // The page's queues with their repositories in one query, rendered in the page's order.
+    const rows = new Map((await this.prisma.mergeQueue.findMany({ where: { id: { in: page.data }, organizationId: principal.organizationId }, include: { repository: true } })).map((row) => [row.id, row]));
+    const data = await Promise.all(page.data.flatMap((id) => (rows.has(id) ? [this.render(this.prisma, rows.get(id)!)] : [])));
+    return { ...page, data };
   }
 
-  get(principal: Principal, id: string): Promise<MergeQueueDto> {
-    return this.render(this.prisma, principal.organizationId, id);
+  async get(principal: Principal, id: string): Promise<MergeQueueDto> {
+    return this.render(this.prisma, await this.findQueue(principal.organizationId, id));
   }
 
   /** Pause, resume, disable or enable; `ifMatch` (the revision the caller saw) makes a stale request a 409. */
@@ -234,8 +235,8 @@ export class MergeQueuesService {
   }
 
   /** The spec's MergeQueue: live entries and batches, plus the RECENT_FINAL most recent final ones of each. */
-  private async render(client: Prisma.TransactionClient | PrismaService, organizationId: string, id: string): Promise<MergeQueueDto> {
-    const row = await this.findQueue(organizationId, id);
+  private async render(client: Prisma.TransactionClient | PrismaService, row: Awaited<ReturnType<MergeQueuesService['findQueue']>>): Promise<MergeQueueDto> {
+    const id = row.id;
     const [liveEntries, finalEntries, liveBatches, finalBatches] = await Promise.all([
       client.mergeQueueEntry.findMany({ where: { queueId: id, status: { in: [...LIVE_ENTRY_STATUSES] } } }),
       client.mergeQueueEntry.findMany({ where: { queueId: id, status: { notIn: [...LIVE_ENTRY_STATUSES] } }, orderBy: [{ updatedAt: 'desc' }, { position: 'desc' }], take: RECENT_FINAL }),

@@ -1,6 +1,17 @@
 import { QueueDriver } from '../../../../test/support/merge-queue-driver';
 import { checkStepInvariants, createMergeQueueState, type MergeQueueEvent, reduceMergeQueue } from './index';
 
+/** The land's outcome is lost; the readBack then shows the base did not move (the candidate is published and tested). */
+function landUnknownThenNotLanded(d: QueueDriver, batchId: string, landId: string): void {
+  d.send({ type: 'operationUnknown', operationId: landId });
+  const readBack = d.take('readBack');
+  d.send({
+    type: 'operationSucceeded',
+    operationId: readBack.id,
+    readBack: { baseSha: 'base0', candidateSha: d.batch(batchId).candidateSha, candidateLanded: false, published: true, ciStarted: true },
+  });
+}
+
 function landAll(d: QueueDriver): void {
   for (let i = 0; i < 50; i++) {
     d.complete(['prepare', 'publish', 'startCi', 'cleanup']);
@@ -391,13 +402,7 @@ describe(reduceMergeQueue.name, () => {
       d.report(b.id, 'success');
       const land = d.take('land');
       d.send({ type: 'remove', entryId: 'e1' });
-      d.send({ type: 'operationUnknown', operationId: land.id });
-      const readBack = d.take('readBack');
-      d.send({
-        type: 'operationSucceeded',
-        operationId: readBack.id,
-        readBack: { baseSha: 'base0', candidateSha: d.batch(b.id).candidateSha, candidateLanded: false, published: true, ciStarted: true },
-      });
+      landUnknownThenNotLanded(d, b.id, land.id);
       expect(d.batch(b.id).status).toBe('withdrawn');
       expect(d.entry(1).status).toBe('removed');
       landAll(d);
@@ -417,13 +422,7 @@ describe(reduceMergeQueue.name, () => {
       d.report(b.id, 'success');
       const land = d.take('land');
       d.send({ type: 'headUpdated', entryId: 'e1', headSha: 'h1b' });
-      d.send({ type: 'operationUnknown', operationId: land.id });
-      const readBack = d.take('readBack');
-      d.send({
-        type: 'operationSucceeded',
-        operationId: readBack.id,
-        readBack: { baseSha: 'base0', candidateSha: d.batch(b.id).candidateSha, candidateLanded: false, published: true, ciStarted: true },
-      });
+      landUnknownThenNotLanded(d, b.id, land.id);
       expect(d.batch(b.id).status).toBe('withdrawn');
       expect(d.entry(1).headSha).toBe('h1b');
       expect(d.entry(1).batchId).not.toBe(b.id);
