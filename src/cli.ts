@@ -8,6 +8,7 @@ import { migrate } from '@/common/prisma/migration-runner';
 import { PrismaModule } from '@/common/prisma/prisma.module';
 import { RedisModule } from '@/common/redis/redis.module';
 import { OrganizationsModule } from '@/modules/organizations/organizations.module';
+import { drawQueue, type QueuePicture } from '@/modules/merge-queues/queue-picture';
 import { OrganizationsService } from '@/modules/organizations/organizations.service';
 
 @Module({ imports: [ConfigModule, PrismaModule, RedisModule, AuthModule, OrganizationsModule] })
@@ -25,6 +26,10 @@ Commands:
       details) or take it back. Only this command sets the flag; it is recorded in the audit trail.
   migrate
       Apply pending database migrations (same as npm run db:migrate).
+  queue show <mergeQueueId> [--url <api url>] [--json]
+      Draw a merge queue: the chain of batches in landing order (PRs, status, checks, age, expected
+      landing) and the entries waiting with their ETA. Talks to the API: the token is read from
+      DPA_TOKEN (never an argument), the URL from --url or DPA_API_URL (default http://127.0.0.1:3000).
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -38,6 +43,7 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command ? 0 : 64;
   }
+  if (command === 'queue') return queueCommand(args);
   const config = loadConfig();
   if (command === 'migrate') {
     const result = await migrate(config.databaseUrl, (line) => process.stdout.write(`${line}\n`));
@@ -81,6 +87,30 @@ async function run(argv: string[]): Promise<number> {
   }
   process.stderr.write(`unknown command: ${command}\n\n${USAGE}`);
   return 64;
+}
+
+/** `queue show <id>`: asks the API for the queue's chain and draws it. */
+async function queueCommand(args: string[]): Promise<number> {
+  const [action, id] = args;
+  if (action !== 'show' || !id || id.startsWith('--')) {
+    process.stderr.write('usage: queue show <mergeQueueId> [--url <api url>] [--json]\n');
+    return 64;
+  }
+  const token = process.env.DPA_TOKEN;
+  if (!token) {
+    process.stderr.write('queue show needs an API key in DPA_TOKEN\n');
+    return 64;
+  }
+  const base = (option(args, '--url') ?? process.env.DPA_API_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+  const response = await fetch(`${base}/merge-queues/${encodeURIComponent(id)}/chain`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
+  // Success is {data}; an error is the error body itself ({code, message, requestId, ...}).
+  const body = (await response.json().catch(() => null)) as { data?: QueuePicture; code?: string; message?: string; requestId?: string } | null;
+  if (!response.ok || !body?.data) {
+    process.stderr.write(`${response.status} ${body?.code ?? ''} ${body?.message ?? response.statusText}${body?.requestId ? ` (request ${body.requestId})` : ''}\n`);
+    return 1;
+  }
+  process.stdout.write(args.includes('--json') ? `${JSON.stringify(body.data, null, 2)}\n` : drawQueue(body.data));
+  return 0;
 }
 
 run(process.argv.slice(2)).then(

@@ -279,6 +279,13 @@ export class EnvironmentVariables {
   @Min(1_000)
   @Max(365 * 86_400_000)
   USAGE_IMPORT_FRESHNESS_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  MERGE_QUEUE_SWEEP_INTERVAL_MS?: number;
 }
 
 export interface AppConfig {
@@ -324,6 +331,11 @@ export interface AppConfig {
     cooldownSeconds: number;
     /** A code source whose newest successful import is older than this makes the usage `stale`. */
     freshnessMs: number;
+  };
+  /** The merge-queue worker. */
+  mergeQueues: {
+    /** How often a worker looks for queues whose operations wait without an executor (a lost kick, a dead process). */
+    sweepIntervalMs: number;
   };
   /** Managed domains: the resolver verification uses, and periodic re-verification. */
   domains: {
@@ -416,6 +428,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     usage: {
       cooldownSeconds: raw.USAGE_IMPORT_COOLDOWN_SECONDS ?? 60,
       freshnessMs: raw.USAGE_IMPORT_FRESHNESS_MS ?? 86_400_000,
+    },
+    mergeQueues: {
+      sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
     },
     domains: {
       dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),

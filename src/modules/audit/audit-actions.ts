@@ -31,6 +31,7 @@ export const AuditAction = {
   CodeSourceConnected: 'codeSource.connected',
   CodeSourceDeleted: 'codeSource.deleted',
   MergeQueueCreated: 'mergeQueue.created',
+  MergeQueueUpdated: 'mergeQueue.updated',
   MergeQueuePaused: 'mergeQueue.paused',
   MergeQueueResumed: 'mergeQueue.resumed',
   MergeQueueDisabled: 'mergeQueue.disabled',

@@ -9,12 +9,14 @@ import { PaginationQueryDto } from '@/common/pagination/pagination';
 import {
   CreateMergeQueueEntryRequest,
   CreateMergeQueueRequest,
+  MergeQueueChainDto,
   MergeQueueBatchDto,
   MergeQueueDto,
   MergeQueueEntryDto,
   MergeQueueEventDto,
   ReportCheckRequest,
   UpdateMergeQueueEntryRequest,
+  UpdateMergeQueueRequest,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { MergeQueuesService } from './merge-queues.service';
@@ -50,6 +52,36 @@ export class MergeQueuesController {
   @ApiErrors(MergeQueueErrors.NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.queues.get(principal, id) };
+  }
+
+  @Patch(':id')
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @IF_MATCH
+  @ApiOperation({
+    summary: "Change a merge queue's settings or base ref",
+    description:
+      'Settings apply to what is planned next; new `requiredChecks` withdraw the batches that are not already landing and plan their PRs again. ' +
+      'A new `baseRef` must exist: the queue becomes `migrating` (like paused: CI results are recorded, nothing new is planned or landed), a land already in flight finishes on the old ref, ' +
+      'then the worker moves the queue to the new ref and plans everything not yet landed on it again (the event trail shows `migrate` and `migrated`). A disabled queue moves at once.',
+  })
+  @ApiDataResponse(MergeQueueDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, MergeQueueErrors.REVISION_MISMATCH)
+  async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateMergeQueueRequest, @Headers('if-match') ifMatch?: string) {
+    return { data: await this.queues.update(principal, id, body.data, ifMatch) };
+  }
+
+  @Get(':id/chain')
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({
+    summary: 'The chain and the waiting entries, with estimates',
+    description:
+      'What `node dist/cli.js queue show <id>` draws: the live batches in the order they land (role, the batch each is built on, checks, when it was planned and when its CI started, when it is expected to land) ' +
+      'and the entries not yet in a batch in planning order, with their expected merge time. Estimates come from the observed CI duration and failure rate; blocked and set-aside entries have none.',
+  })
+  @ApiDataResponse(MergeQueueChainDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND)
+  async chain(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.queues.chain(principal, id) };
   }
 
   @Post(':id/pause')

@@ -1,5 +1,7 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import type { EventEmitter } from 'node:events';
 import type { Job, Queue } from 'bullmq';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
@@ -10,15 +12,14 @@ import { MergeQueueExecutor } from './engine/merge-queue-executor';
 import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
 import { MergeQueueStore } from './engine/merge-queue-store';
 
-/** How often the worker looks for queues whose operations wait without an executor (a lost kick, a dead worker). */
-export const MERGE_QUEUE_SWEEP_INTERVAL_MS = 10_000;
-
 /**
  * The merge-queue worker: executors (one per queue at a time), ticks for check timeouts, and the
  * sweep that restarts executors nobody is running. The sweep also runs at worker start, so an
  * operation left `running` by a worker that died is reconciled as soon as a worker is back.
  */
-@Processor(QueueName.MergeQueues, { concurrency: 4 })
+// A worker that dies holding an executor job loses its lock after lockDuration; another worker's
+// stalled-job check (every stalledInterval) then runs the job again, and that executor reconciles.
+@Processor(QueueName.MergeQueues, { concurrency: 4, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 100 })
 export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(MergeQueuesProcessor.name);
 
@@ -34,6 +35,7 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     private readonly scheduler: MergeQueueScheduler,
     private readonly prisma: PrismaService,
     @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     super();
   }
@@ -48,7 +50,7 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
       if (job) this.logger.warn({ err: error, job: job.name, data: job.data as unknown }, 'merge-queue job failed');
       if (job) void this.afterExecutor(job, EXECUTOR_RETRY_DELAY_MS);
     });
-    await this.queue.upsertJobScheduler(MergeQueuesJob.Sweep, { every: MERGE_QUEUE_SWEEP_INTERVAL_MS }, { name: MergeQueuesJob.Sweep, opts: { attempts: 1 } });
+    await this.queue.upsertJobScheduler(MergeQueuesJob.Sweep, { every: this.config.mergeQueues.sweepIntervalMs }, { name: MergeQueuesJob.Sweep, opts: { attempts: 1 } });
     await this.sweep();
   }
 
@@ -62,6 +64,9 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
   async sweep(): Promise<number> {
     const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null }, distinct: ['queueId'], select: { queueId: true } });
     for (const { queueId } of unfinished) await this.scheduler.kick(queueId);
+    // Queues moving to a new base ref whose executor has not finished the move yet.
+    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null } }, select: { id: true } });
+    for (const { id } of moving) await this.scheduler.kick(id);
     const testing = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: ['testing', 'reconciling'] } }, distinct: ['queueId'], select: { queueId: true } });
     for (const { queueId } of testing) await this.tick(queueId);
     return unfinished.length;
@@ -77,7 +82,10 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     const { queueId } = job.data as ExecuteJob;
     try {
       const waiting = await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } });
+      const moving = await this.prisma.mergeQueue.count({ where: { id: queueId, pendingBaseRef: { not: null } } });
+      // A move still waiting on a land in flight is retried after a pause, not in a tight loop.
       if (waiting > 0) await this.scheduler.kick(queueId, delayMs);
+      else if (moving > 0) await this.scheduler.kick(queueId, Math.max(delayMs, 5_000));
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'could not look for unfinished merge-queue operations; the sweep will');
     }

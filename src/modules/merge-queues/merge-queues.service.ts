@@ -16,6 +16,7 @@ import {
   CreateMergeQueueDto,
   CreateMergeQueueEntryDto,
   MergeQueueBatchDto,
+  MergeQueueChainDto,
   MergeQueueDto,
   MergeQueueEntryDto,
   MergeQueueEventDto,
@@ -25,10 +26,11 @@ import {
   toMergeQueueDto,
   toMergeQueueEntryDto,
   toMergeQueueEventDto,
+  UpdateMergeQueueDto,
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { createMergeQueueState, FINAL_ENTRY_STATUSES, type MergeQueueEvent } from './planner';
+import { checkedConfig, createMergeQueueState, estimateMergeTimes, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, type QueueSettings } from './planner';
 import { batchRowId } from './engine/merge-queue-ids';
 
 const LIST = newestFirst<MergeQueue>('mergeQueues');
@@ -65,17 +67,7 @@ export class MergeQueuesService {
     if (baseSha === null) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: dto.baseRef }, details: [invalidFields([`data.baseRef: ${dto.baseRef} is not a branch of the repository`])] });
     let state;
     try {
-      state = createMergeQueueState({
-        baseSha,
-        config: {
-          requiredChecks: dto.requiredChecks,
-          ...(dto.minBatch !== undefined && { minBatch: dto.minBatch }),
-          ...(dto.maxBatch !== undefined && { maxBatch: dto.maxBatch }),
-          ...(dto.maxParallel !== undefined && { maxParallel: dto.maxParallel }),
-          ...(dto.flakyRetries !== undefined && { flakyRetries: dto.flakyRetries }),
-          ...(dto.checkTimeoutSeconds !== undefined && { checkTimeoutMs: dto.checkTimeoutSeconds * 1000 }),
-        },
-      });
+      state = createMergeQueueState({ baseSha, config: plannerSettings(dto) });
     } catch (error) {
       throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data: ${(error as Error).message}`])] });
     }
@@ -89,7 +81,7 @@ export class MergeQueuesService {
             revision: BigInt(state.revision),
             status: state.status,
             batchDepth: state.batchDepth,
-            settings: { ...state.config } as unknown as Prisma.InputJsonObject,
+            settings: state.config as unknown as Prisma.InputJsonObject,
             plannerState: state as unknown as Prisma.InputJsonObject,
           },
         });
@@ -113,6 +105,69 @@ export class MergeQueuesService {
 
   async get(principal: Principal, id: string): Promise<MergeQueueDto> {
     return this.render(this.prisma, await this.findQueue(principal.organizationId, id));
+  }
+
+  /**
+   * New settings and/or a new base ref, in one event transaction. Settings apply to what is planned
+   * next (new required checks withdraw the batches not yet landing). A new base ref is checked to
+   * exist, then the queue goes `migrating`; the worker finishes any land in flight on the old ref
+   * and then moves the queue (MergeQueueExecutor.completeMigration). A disabled queue has nothing
+   * in flight and moves at once.
+   */
+  async update(principal: Principal, id: string, dto: UpdateMergeQueueDto, ifMatch: string | undefined): Promise<MergeQueueDto> {
+    const expected = parseIfMatch(ifMatch);
+    const current = await this.findQueue(principal.organizationId, id);
+    const newRef = dto.baseRef !== undefined && dto.baseRef !== (current.pendingBaseRef ?? current.baseRef) ? dto.baseRef : undefined;
+    let newBaseSha: string | undefined;
+    if (newRef !== undefined) {
+      newBaseSha = (await this.git.readRef(current.repository.url, newRef).catch(() => null)) ?? undefined;
+      if (newBaseSha === undefined) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: newRef }, details: [invalidFields([`data.baseRef: ${newRef} is not a branch of the repository`])] });
+      const taken = await this.prisma.mergeQueue.findFirst({ where: { repositoryId: current.repositoryId, id: { not: id }, OR: [{ baseRef: newRef }, { pendingBaseRef: newRef }] }, select: { id: true } });
+      if (taken) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
+    }
+    const settings = plannerSettings(dto);
+    try {
+      const { queue, outcome } = await this.store.apply({
+        organizationId: principal.organizationId,
+        queueId: id,
+        build: ({ row, state }) => {
+          if (expected !== undefined && row.revision.toString() !== expected) {
+            throw new AppError(MergeQueueErrors.REVISION_MISMATCH, { metadata: { expected, revision: row.revision.toString() } });
+          }
+          try {
+            checkedConfig({ ...state.config, ...settings });
+          } catch (error) {
+            throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data: ${(error as Error).message}`])] });
+          }
+          const at = Date.now();
+          const events: MergeQueueEvent[] = [];
+          if (Object.keys(settings).length) events.push({ type: 'configure', config: settings, at });
+          if (newRef !== undefined) events.push(row.status === 'disabled' ? { type: 'baseMoved', baseSha: newBaseSha as string, at } : { type: 'migrate', at });
+          return events;
+        },
+        detail: newRef !== undefined ? { baseRef: newRef } : undefined,
+        after: async (tx, { row }, applied) => {
+          const moveNow = newRef !== undefined && row.status === 'disabled';
+          await tx.mergeQueue.update({
+            where: { id: row.id },
+            data: {
+              settings: applied.state.config as unknown as Prisma.InputJsonObject,
+              ...(newRef !== undefined && (moveNow ? { baseRef: newRef, pendingBaseRef: null } : { pendingBaseRef: newRef })),
+            },
+          });
+          if (applied.changed || newRef !== undefined) {
+            await this.audit.record(tx, principal, { organizationId: row.organizationId, action: AuditAction.MergeQueueUpdated, targetType: 'mergeQueue', targetId: row.id, metadata: { ...dto, revision: String(applied.state.revision) } });
+          }
+        },
+      });
+      await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
+      // The worker finishes a move to a new base ref; start it even though no operation was issued.
+      if (newRef !== undefined) await this.scheduler.kick(id);
+    } catch (error) {
+      if (newRef !== undefined && isUniqueViolation(error, 'baseRef')) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
+      throw error;
+    }
+    return this.get(principal, id);
   }
 
   /** Pause, resume, disable or enable; `ifMatch` (the revision the caller saw) makes a stale request a 409. */
@@ -184,6 +239,59 @@ export class MergeQueuesService {
     return this.entry(principal.organizationId, id, entryId);
   }
 
+  /** The chain in landing order and the waiting entries, with the planner's estimates (what `cli queue show` draws). */
+  async chain(principal: Principal, id: string): Promise<MergeQueueChainDto> {
+    const row = await this.findQueue(principal.organizationId, id);
+    const state = row.plannerState as unknown as MergeQueueState;
+    const now = Date.now();
+    const estimates = new Map(estimateMergeTimes(state, now).map((e) => [e.entryId, e.estimatedMergeAt]));
+    const live = state.batches.filter((b) => !FINAL_BATCH_STATUSES.includes(b.status)).sort((a, b) => a.position - b.position);
+    const rows = new Map((await this.prisma.mergeQueueBatch.findMany({ where: { queueId: id, id: { in: live.map((b) => batchRowId(id, b.id)) } } })).map((b) => [b.id, b]));
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const batches = live.map((b) => {
+      const batchRow = rows.get(batchRowId(id, b.id));
+      const base = batchRow ? toMergeQueueBatchDto(batchRow) : { id: batchRowId(id, b.id), position: b.position, prNumbers: b.prNumbers, status: b.status, requiredChecks: [] };
+      const lands = b.entryIds.map((e) => estimates.get(e)).filter((t): t is number => t !== undefined);
+      return {
+        ...base,
+        role: b.role,
+        ...(b.parentId !== null && { parentId: batchRowId(id, b.parentId) }),
+        createdAt: (batchRow?.createdAt ?? row.updatedAt).toISOString(),
+        ...(b.ciStartedAt !== null && { ciStartedAt: iso(b.ciStartedAt) }),
+        ...(lands.length > 0 && { estimatedLandAt: iso(Math.max(...lands)) }),
+      };
+    });
+    const waiting = state.entries
+      .filter((e) => e.status === 'queued' || e.status === 'blocked')
+      .sort((a, b) => b.priority - a.priority || a.position - b.position)
+      .map((e) => ({
+        id: e.id,
+        number: e.number,
+        ...(e.title !== null && { title: e.title }),
+        status: e.status,
+        priority: e.priority,
+        setAside: e.setAside,
+        ...(e.block !== null && { block: e.block }),
+        enqueuedAt: iso(e.enqueuedAt),
+        ...(estimates.has(e.id) && { estimatedMergeAt: iso(estimates.get(e.id) as number) }),
+      }));
+    return {
+      id: row.id,
+      repository: row.repository.nameWithOwner,
+      baseRef: row.baseRef,
+      ...(row.pendingBaseRef !== null && { pendingBaseRef: row.pendingBaseRef }),
+      baseSha: state.baseSha,
+      status: row.status,
+      revision: row.revision.toString(),
+      batchDepth: row.batchDepth,
+      maxParallel: state.config.maxParallel,
+      ciDurationMs: Math.round(state.stats.ciDurationMs),
+      now: iso(now),
+      batches,
+      waiting,
+    };
+  }
+
   /** A CI result. A result for a withdrawn or final batch is recorded in the trail and changes nothing. */
   async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto): Promise<MergeQueueBatchDto> {
     const { queue, outcome } = await this.store.apply({
@@ -247,6 +355,18 @@ export class MergeQueuesService {
     const batches = [...liveBatches, ...finalBatches].sort((a, b) => a.position - b.position);
     return toMergeQueueDto(row, entries, batches);
   }
+}
+
+/** The settings of a create or update request as planner tunables (seconds become milliseconds). */
+function plannerSettings(dto: Partial<CreateMergeQueueDto>): QueueSettings {
+  return {
+    ...(dto.requiredChecks !== undefined && { requiredChecks: dto.requiredChecks }),
+    ...(dto.minBatch !== undefined && { minBatch: dto.minBatch }),
+    ...(dto.maxBatch !== undefined && { maxBatch: dto.maxBatch }),
+    ...(dto.maxParallel !== undefined && { maxParallel: dto.maxParallel }),
+    ...(dto.flakyRetries !== undefined && { flakyRetries: dto.flakyRetries }),
+    ...(dto.checkTimeoutSeconds !== undefined && { checkTimeoutMs: dto.checkTimeoutSeconds * 1000 }),
+  };
 }
 
 /** `If-Match: 12` or `If-Match: "12"`; anything else is not a revision and is refused as stale. */

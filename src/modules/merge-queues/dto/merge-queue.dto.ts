@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
@@ -45,6 +45,15 @@ export class CreateMergeQueueDto {
 }
 
 export class CreateMergeQueueRequest extends RequestEnvelope(CreateMergeQueueDto) {}
+
+/**
+ * Settings a queue's operator may change. A new `baseRef` sends the queue through `migrating`: a
+ * land already in flight finishes on the old ref, then the worker moves the queue to the new one
+ * and everything not yet landed is planned again on it.
+ */
+export class UpdateMergeQueueDto extends PartialType(OmitType(CreateMergeQueueDto, ['codeSourceId'] as const), { skipNullProperties: false }) {}
+
+export class UpdateMergeQueueRequest extends RequestEnvelope(UpdateMergeQueueDto) {}
 
 export class CreateMergeQueueEntryDto {
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'The pull request number' }) @IsInt() @Min(1) @Max(2147483647) number: number;
@@ -154,6 +163,51 @@ export class MergeQueueEventDto {
   @ApiProperty({ type: [MergeQueueTransitionDto], description: 'Status steps the event caused, in order' }) transitions: MergeQueueTransitionDto[];
   @ApiProperty({ type: [MergeQueueIssuedOperationDto], description: 'Operations the event issued' }) operations: MergeQueueIssuedOperationDto[];
   @ApiProperty({ format: 'date-time' }) createdAt: string;
+}
+
+export class MergeQueueChainBatchDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
+  @ApiProperty({ enum: ['chain', 'part'], description: '`chain`: a speculative candidate built on the batch ahead (or the base); `part`: an isolation probe of a failed batch, on the base' }) role: string;
+  @ApiPropertyOptional({ description: 'The live batch this candidate is built on; absent when it is built on the base' }) parentId?: string;
+  @ApiProperty({ type: 'integer', format: 'int32', isArray: true }) prNumbers: number[];
+  @ApiProperty({ enum: MERGE_QUEUE_BATCH_STATUSES }) status: string;
+  @ApiProperty({ type: [MergeQueueCheckDto] }) requiredChecks: MergeQueueCheckDto[];
+  @ApiPropertyOptional() checksUrl?: string;
+  @ApiPropertyOptional() headSha?: string;
+  @ApiPropertyOptional({ type: MergeQueueOperationDto }) operation?: MergeQueueOperationDto;
+  @ApiProperty({ format: 'date-time', description: 'When the batch was planned' }) createdAt: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'When its CI started' }) ciStartedAt?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'When it is expected to land (from the observed CI duration and failure rate)' }) estimatedLandAt?: string;
+}
+
+export class MergeQueueWaitingEntryDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) number: number;
+  @ApiPropertyOptional() title?: string;
+  @ApiProperty({ enum: MERGE_QUEUE_ENTRY_STATUSES }) status: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) priority: number;
+  @ApiProperty() setAside: boolean;
+  @ApiPropertyOptional() block?: string;
+  @ApiProperty({ format: 'date-time' }) enqueuedAt: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Expected merge time; absent for blocked and set-aside entries (they wait on a person)' }) estimatedMergeAt?: string;
+}
+
+/** A queue as people look at it: the chain in landing order and the entries waiting, with estimates. */
+export class MergeQueueChainDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ description: 'The repository (owner/name)' }) repository: string;
+  @ApiProperty() baseRef: string;
+  @ApiPropertyOptional({ description: 'The base ref the queue is moving to (status `migrating`)' }) pendingBaseRef?: string;
+  @ApiProperty({ description: 'The base commit the planner builds on' }) baseSha: string;
+  @ApiProperty({ enum: MERGE_QUEUE_STATUSES }) status: string;
+  @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$' }) revision: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) batchDepth: number;
+  @ApiProperty({ type: 'integer', format: 'int32' }) maxParallel: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'Observed CI duration (EWMA), milliseconds' }) ciDurationMs: number;
+  @ApiProperty({ format: 'date-time' }) now: string;
+  @ApiProperty({ type: [MergeQueueChainBatchDto], description: 'Live batches, in the order they land' }) batches: MergeQueueChainBatchDto[];
+  @ApiProperty({ type: [MergeQueueWaitingEntryDto], description: 'Entries not in a batch (queued, blocked), in planning order: priority, then arrival' }) waiting: MergeQueueWaitingEntryDto[];
 }
 
 /** Final entries and batches shown beside the live ones, newest first. */

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { failpoint } from '@/common/faults/failpoints';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
@@ -49,11 +50,44 @@ export class MergeQueueExecutor {
       if (!row) break;
       const op = row.payload as unknown as MergeQueueOperation;
       if (!(await this.markRunning(queueId, row, op))) continue;
+      failpoint(`merge-queue.executor.${op.kind}.before`, queueId);
       const event = await this.perform(queueId, repository, queue.baseRef, op);
+      failpoint(`merge-queue.executor.${op.kind}.after`, queueId);
       await this.deliver(queueId, row, event, outcomeOf(event));
       performed++;
     }
+    if (queue.pendingBaseRef !== null) await this.completeMigration(queueId);
     return performed;
+  }
+
+  /**
+   * Moves a `migrating` queue to the base ref PATCH asked for, once nothing is landing on the old
+   * one: reads the new ref's head, then, under the queue lock, re-checks and applies `migrated`
+   * with the new ref in the same transaction. Batches built on the old base go stale and their PRs
+   * are planned again on the new one. Returns false while a land is still in flight.
+   */
+  async completeMigration(queueId: string): Promise<boolean> {
+    const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
+    if (!queue || queue.pendingBaseRef === null) return false;
+    const target = queue.pendingBaseRef;
+    const baseSha = await this.git.readRef(queue.repository.url, target);
+    if (baseSha === null) {
+      this.logger.warn({ queueId, baseRef: target }, 'the new base ref of a migrating merge queue is gone; the queue stays migrating until it is set again');
+      return false;
+    }
+    const { result: moved, queue: after, outcome } = await this.store.apply({
+      organizationId: null,
+      queueId,
+      build: ({ row, state }) => (row.pendingBaseRef === target && state.status === 'migrating' && !state.batches.some(isLanding) ? [{ type: 'migrated', baseSha, at: Date.now() }] : []),
+      detail: { baseRef: target },
+      after: async (tx, { row }, applied) => {
+        if (!applied.changed) return false;
+        await tx.mergeQueue.update({ where: { id: row.id }, data: { baseRef: target, pendingBaseRef: null } });
+        return true;
+      },
+    });
+    await this.scheduler.afterCommit(queueId, after.state, outcome.operations.length);
+    return moved;
   }
 
   /** Every operation still `running` belongs to an executor that is gone: its outcome is unknown. */
@@ -66,16 +100,28 @@ export class MergeQueueExecutor {
     return orphans.length;
   }
 
-  /** Step 1: commits `running` before the side effect; false when the planner no longer waits for it. */
+  /**
+   * Step 1: claims the operation and commits `running` before the side effect. The claim is made
+   * under the queue row's lock and only from `pending`, so of two executors that read the same
+   * pending row (a stalled job re-run while its first run still lives), exactly one performs it.
+   * False when another executor claimed it or the planner no longer waits for it.
+   */
   private async markRunning(queueId: string, row: OperationRow, op: MergeQueueOperation): Promise<boolean> {
     const { result } = await this.store.apply({
       organizationId: null,
       queueId,
-      build: ({ state }) => (isAwaited(state, op) ? [{ type: 'operationStarted', operationId: op.id, at: Date.now() }] : []),
+      build: async ({ state }, tx) => {
+        const current = await tx.mergeQueueOperation.findUnique({ where: { id: row.id }, select: { outcome: true, finishedAt: true } });
+        if (current?.outcome !== 'pending' || current.finishedAt !== null) return [];
+        return isAwaited(state, op) ? [{ type: 'operationStarted', operationId: op.id, at: Date.now() }] : [];
+      },
       after: async (tx, { state }) => {
-        const awaited = isAwaited(state, op);
-        await tx.mergeQueueOperation.update({ where: { id: row.id }, data: awaited ? { outcome: 'running' } : { finishedAt: new Date(), result: { superseded: true } } });
-        return awaited;
+        const claimable = { id: row.id, outcome: 'pending' as const, finishedAt: null };
+        if (!isAwaited(state, op)) {
+          await tx.mergeQueueOperation.updateMany({ where: claimable, data: { finishedAt: new Date(), result: { superseded: true } } });
+          return false;
+        }
+        return (await tx.mergeQueueOperation.updateMany({ where: claimable, data: { outcome: 'running' } })).count === 1;
       },
     });
     return result;
@@ -145,6 +191,11 @@ export class MergeQueueExecutor {
       ciStarted: published,
     };
   }
+}
+
+/** A land is issued or in doubt: the queue cannot change its base ref under it. */
+function isLanding(b: MergeQueueState['batches'][number]): boolean {
+  return b.status === 'merging' || (b.status === 'reconciling' && b.operation?.kind === 'land') || (b.status === 'reconciling' && b.operation?.kind === 'readBack');
 }
 
 /** The planner still waits for this operation: it is its batch's current one, or a pending cleanup. */

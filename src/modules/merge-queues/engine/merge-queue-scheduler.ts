@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
+import { failpoint } from '@/common/faults/failpoints';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { MergeQueueState } from '../planner';
 
@@ -51,6 +52,8 @@ export class MergeQueueScheduler {
 
   /** After a commit: start the executor when operations were issued, and keep the timers. */
   async afterCommit(queueId: string, state: MergeQueueState, operationsIssued: number): Promise<void> {
+    // The event is committed and its operations are in the outbox; dying here loses the kick only.
+    failpoint('merge-queue.after-commit', queueId);
     if (operationsIssued > 0) await this.kick(queueId);
     await this.scheduleTimers(queueId, state);
   }

@@ -33,8 +33,8 @@ export interface ApplyRequest<T> {
   /** Null: any organization (the worker); otherwise the queue must belong to it. */
   organizationId: string | null;
   queueId: string;
-  /** Decides the events from the locked state; may throw an AppError to refuse the request. */
-  build: (queue: LockedQueue) => MergeQueueEvent[];
+  /** Decides the events from the locked state (reading more under the lock through `tx` if needed); may throw an AppError to refuse the request. */
+  build: (queue: LockedQueue, tx: Prisma.TransactionClient) => MergeQueueEvent[] | Promise<MergeQueueEvent[]>;
   /** An event that changed nothing leaves no trail (periodic ticks). */
   quietWhenUnchanged?: boolean;
   /** Small facts for the event trail (the operation answered, the entry, the reason). */
@@ -59,7 +59,7 @@ export class MergeQueueStore {
   async apply<T = void>(request: ApplyRequest<T>): Promise<{ queue: LockedQueue; outcome: ApplyOutcome; result: T }> {
     return this.prisma.$transaction(async (tx) => {
       const locked = await this.lock(tx, request.organizationId, request.queueId);
-      const events = request.build(locked);
+      const events = await request.build(locked, tx);
       let state = locked.state;
       const operations: MergeQueueOperation[] = [];
       const transitions: StatusTransition[] = [];

@@ -34,18 +34,24 @@ export const INITIAL_CHAIN_BATCH_SIZE = 4;
 /** The heavy-run mean starts at this multiple of `initialCiDurationMs`, until heavy runs are seen. */
 export const INITIAL_HEAVY_CI_FACTOR = 2.5;
 
+/** `config` with its own arrays, or an Error saying what the planner cannot honour. */
+export function checkedConfig(input: PlannerConfig): PlannerConfig {
+  const config = { ...input, requiredChecks: [...input.requiredChecks] };
+  if (config.requiredChecks.length === 0) throw new Error('at least one required check is needed');
+  if (new Set(config.requiredChecks).size !== config.requiredChecks.length) throw new Error('required checks must be distinct');
+  if (config.maxParallel < 1) throw new Error('maxParallel must be at least 1');
+  if (config.minBatch < 1 || config.maxBatch < config.minBatch) {
+    throw new Error('batch bounds must satisfy 1 <= minBatch <= maxBatch');
+  }
+  return config;
+}
+
 /** A fresh queue on `baseSha`; throws on a configuration the planner cannot honour. */
 export function createMergeQueueState(input: {
   baseSha: string;
   config?: Partial<PlannerConfig>;
 }): MergeQueueState {
-  const config: PlannerConfig = { ...DEFAULT_PLANNER_CONFIG, ...input.config };
-  config.requiredChecks = [...config.requiredChecks];
-  if (config.requiredChecks.length === 0) throw new Error('at least one required check is needed');
-  if (config.maxParallel < 1) throw new Error('maxParallel must be at least 1');
-  if (config.minBatch < 1 || config.maxBatch < config.minBatch) {
-    throw new Error('batch bounds must satisfy 1 <= minBatch <= maxBatch');
-  }
+  const config = checkedConfig({ ...DEFAULT_PLANNER_CONFIG, ...input.config });
   return {
     revision: 0,
     status: 'idle',

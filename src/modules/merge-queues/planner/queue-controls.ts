@@ -1,5 +1,7 @@
+import { checkedConfig } from './config';
 import { applyUrgentRuleToAll } from './priority';
 import { type Ctx, liveBatches, moveBase, setQueueStatus } from './step';
+import type { QueueSettings } from './types';
 import { withdraw } from './withdrawal';
 
 /*
@@ -27,6 +29,27 @@ export function onDisable(ctx: Ctx): void {
 
 export function onEnable(ctx: Ctx): void {
   if (ctx.s.status === 'disabled') setQueueStatus(ctx, 'active');
+}
+
+/**
+ * New settings (already checked with checkedConfig). Bounds and timeouts apply to what is
+ * planned next. A different set of required checks changes what "tested" means, so every batch
+ * not already landing is withdrawn and its PRs are planned again (a land in flight finishes:
+ * it was tested against the checks that were required when it was issued).
+ */
+export function onConfigure(ctx: Ctx, settings: QueueSettings): void {
+  let next: typeof ctx.s.config;
+  try {
+    next = checkedConfig({ ...ctx.s.config, ...settings });
+  } catch {
+    return; // the API checks settings first; an impossible one changes nothing here
+  }
+  const same = (Object.keys(settings) as (keyof QueueSettings)[]).every((k) => JSON.stringify(ctx.s.config[k]) === JSON.stringify(next[k]));
+  if (same) return;
+  const checksChanged = JSON.stringify([...ctx.s.config.requiredChecks].sort()) !== JSON.stringify([...next.requiredChecks].sort());
+  ctx.s.config = { ...next, requiredChecks: [...next.requiredChecks] };
+  ctx.changed = true;
+  if (checksChanged) for (const b of liveBatches(ctx)) withdraw(ctx, b, 'the required checks changed');
 }
 
 export function onMigrate(ctx: Ctx): void {

@@ -13,7 +13,7 @@ import {
   onOperationUnknown,
 } from './operation-outcomes';
 import { prune } from './pruning';
-import { onDisable, onEnable, onMigrate, onMigrated, onPause, onResume } from './queue-controls';
+import { onConfigure, onDisable, onEnable, onMigrate, onMigrated, onPause, onResume } from './queue-controls';
 import { type Ctx, isFinalBatch, moveBase, setQueueStatus } from './step';
 import type {
   MergeQueueEvent,
@@ -98,6 +98,8 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
       return onEnable(ctx);
     case 'migrate':
       return onMigrate(ctx);
+    case 'configure':
+      return onConfigure(ctx, ev.config);
     case 'migrated':
       return onMigrated(ctx, ev.baseSha);
     case 'baseMoved':

@@ -79,6 +79,9 @@ export interface PlannerConfig {
   speculationTolerance: number;
 }
 
+/** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */
+export type QueueSettings = Partial<Pick<PlannerConfig, 'requiredChecks' | 'maxParallel' | 'minBatch' | 'maxBatch' | 'flakyRetries' | 'checkTimeoutMs'>>;
+
 export interface MergeQueueCheck {
   name: string;
   state: MergeQueueCheckState;
@@ -226,6 +229,7 @@ export type MergeQueueEvent =
   | (At & { type: 'disable' })
   | (At & { type: 'enable' })
   | (At & { type: 'migrate' })
+  | (At & { type: 'configure'; config: QueueSettings })
   | (At & { type: 'migrated'; baseSha: string })
   | (At & { type: 'baseMoved'; baseSha: string })
   | (At & { type: 'tick' })

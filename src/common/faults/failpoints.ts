@@ -1,0 +1,29 @@
+/**
+ * Failpoints: named places where a crash-safety test makes the process die on the spot, the way
+ * a power cut or the OOM killer would (SIGKILL: no `finally`, no shutdown hook, no flush).
+ * `DPA_FAILPOINTS` arms them: a comma-separated list of names, each optionally `name@qualifier`
+ * to fire only for one subject (a queue id). They are never armed when NODE_ENV is production.
+ *
+ *   DPA_FAILPOINTS=merge-queue.executor.land.after   # the base ref moved, nothing recorded yet
+ *
+ * The names in use are listed in docs/merge-queue.md ("Crash safety").
+ */
+const armed = parse(process.env.NODE_ENV === 'production' ? undefined : process.env.DPA_FAILPOINTS);
+
+function parse(spec: string | undefined): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  for (const item of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const at = item.indexOf('@');
+    out.set(at < 0 ? item : item.slice(0, at), at < 0 ? null : item.slice(at + 1));
+  }
+  return out;
+}
+
+/** Kills this process at once when `name` is armed (for `qualifier`, if the failpoint names one). */
+export function failpoint(name: string, qualifier?: string): void {
+  if (armed.size === 0 || !armed.has(name)) return;
+  const only = armed.get(name);
+  if (only !== null && only !== qualifier) return;
+  process.stderr.write(`failpoint ${name} fired: killing process ${process.pid}\n`);
+  process.kill(process.pid, 'SIGKILL');
+}

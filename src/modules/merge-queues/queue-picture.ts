@@ -1,0 +1,127 @@
+/*
+ * A merge queue drawn for a terminal: the chain of batches in landing order, each with its PRs,
+ * status, checks, age and expected landing, then the entries waiting with their ETA. Pure: it
+ * takes the body of GET /merge-queues/{id}/chain and returns text (no I/O, no Nest).
+ */
+
+export interface PictureCheck {
+  name: string;
+  state: string;
+}
+
+export interface PictureBatch {
+  id: string;
+  role: string;
+  parentId?: string;
+  prNumbers: number[];
+  status: string;
+  requiredChecks: PictureCheck[];
+  checksUrl?: string;
+  headSha?: string;
+  operation?: { kind: string; outcome: string };
+  createdAt: string;
+  ciStartedAt?: string;
+  estimatedLandAt?: string;
+}
+
+export interface PictureEntry {
+  number: number;
+  title?: string;
+  status: string;
+  priority: number;
+  setAside: boolean;
+  block?: string;
+  enqueuedAt: string;
+  estimatedMergeAt?: string;
+}
+
+export interface QueuePicture {
+  id: string;
+  repository: string;
+  baseRef: string;
+  pendingBaseRef?: string;
+  baseSha: string;
+  status: string;
+  revision: string;
+  batchDepth: number;
+  maxParallel: number;
+  ciDurationMs: number;
+  now: string;
+  batches: PictureBatch[];
+  waiting: PictureEntry[];
+}
+
+const CHECK_MARK: Record<string, string> = { success: '✓', failure: '✗', pending: '…' };
+
+/** `3m05s`, `2h10m`, `45s`; negative durations (an estimate already past) read as `now`. */
+export function formatDuration(ms: number): string {
+  if (ms <= 0) return 'now';
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${String(m % 60).padStart(2, '0')}m`;
+  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, '0')}h`;
+}
+
+/** Cuts `text` to `width` characters with an ellipsis. */
+function cut(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/** Left-aligned columns, each as wide as its widest cell. */
+function table(rows: string[][], indent: string): string[] {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => `${indent}${r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}`.trimEnd());
+}
+
+export function drawQueue(q: QueuePicture): string {
+  const now = Date.parse(q.now);
+  const since = (iso: string) => formatDuration(now - Date.parse(iso));
+  const until = (iso: string | undefined) => (iso === undefined ? '' : `~${formatDuration(Date.parse(iso) - now)}`);
+  const lines: string[] = [];
+  const moving = q.pendingBaseRef ? ` → ${q.pendingBaseRef}` : '';
+  lines.push(`merge queue ${q.id}`);
+  lines.push(`${q.repository} ⇢ ${q.baseRef}${moving}   ${q.status.toUpperCase()}   revision ${q.revision}   batch depth ${q.batchDepth}   runners ${q.maxParallel}   CI ~${formatDuration(q.ciDurationMs)}`);
+  lines.push('');
+  lines.push(`● ${q.baseRef} @ ${q.baseSha.slice(0, 12)}`);
+  if (q.batches.length === 0) lines.push('  (no batch in flight)');
+  const rows: string[][] = [];
+  for (const [i, b] of q.batches.entries()) {
+    const last = i === q.batches.length - 1;
+    const branch = `${last ? '└─' : '├─'}${b.role === 'part' ? '◇' : '●'}`;
+    const checks = b.requiredChecks.map((c) => `${CHECK_MARK[c.state] ?? '?'} ${c.name}`).join(' ');
+    const op = b.operation ? `${b.operation.kind}:${b.operation.outcome}` : '';
+    rows.push([
+      branch,
+      b.id.slice(0, 8),
+      b.role === 'part' ? 'probe' : 'chain',
+      b.status,
+      cut(b.prNumbers.map((n) => `#${n}`).join(' '), 40),
+      checks || '-',
+      op,
+      `age ${since(b.createdAt)}`,
+      b.ciStartedAt ? `CI ${since(b.ciStartedAt)}` : '',
+      b.estimatedLandAt ? `lands ${until(b.estimatedLandAt)}` : '',
+    ]);
+  }
+  if (rows.length) lines.push(...table(rows, ''));
+  lines.push('');
+  const waiting = q.waiting;
+  lines.push(`waiting (${waiting.length})`);
+  if (waiting.length === 0) lines.push('  (none)');
+  else {
+    const head = [['PR', 'status', 'priority', 'waiting', 'ETA', 'title']];
+    const body = waiting.map((e) => [
+      `#${e.number}`,
+      e.setAside ? 'set aside' : e.status,
+      String(e.priority),
+      since(e.enqueuedAt),
+      e.estimatedMergeAt ? until(e.estimatedMergeAt) : '-',
+      cut(e.block ? `${e.title ?? ''}${e.title ? ' — ' : ''}${e.block}` : (e.title ?? ''), 80),
+    ]);
+    lines.push(...table([...head, ...body], '  '));
+  }
+  return `${lines.join('\n')}\n`;
+}
