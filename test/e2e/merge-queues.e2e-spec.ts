@@ -243,4 +243,93 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect(ops.some((o) => o.kind === 'readBack' && o.outcome === 'succeeded')).toBe(true);
     expect(ops.every((o) => o.finishedAt !== null)).toBe(true);
   }, TEST_TIMEOUT_MS);
+  it('plans by priority, skips a set-aside PR until it is put back, and draws the chain with estimates', async () => {
+    const { repo, queue } = await newQueue({ 'README.md': 'hello\n' }, { maxParallel: 1, maxBatch: 1 });
+    const head = (n: number) => commit(repo.path, repo.main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`);
+    await enqueue(queue.id, 1, head(1));
+    await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
+    const low = await enqueue(queue.id, 2, head(2));
+    const high = (await http().post(`/merge-queues/${queue.id}/entries`).set(owner.auth).send({ data: { number: 3, headSha: head(3), url: 'https://example.test/pr/3', priority: 50 } }).expect(201)).body.data as Entry;
+    const aside = await enqueue(queue.id, 4, head(4));
+    const patched = await http().patch(`/merge-queues/${queue.id}/entries/${aside.id}`).set(owner.auth).send({ data: { setAside: true } }).expect(200);
+    expect(patched.body.data).toMatchObject({ setAside: true, status: 'queued' });
+
+    // The chain view: the batch under test, then the waiting entries in planning order with ETAs.
+    const chain = (await http().get(`/merge-queues/${queue.id}/chain`).set(owner.auth).expect(200)).body.data;
+    expect(chain.batches.map((b: { prNumbers: number[] }) => b.prNumbers)).toEqual([[1]]);
+    expect(chain.batches[0]).toMatchObject({ role: 'chain', status: 'testing' });
+    expect(chain.waiting.map((e: { id: string }) => e.id)).toEqual([high.id, low.id, aside.id]);
+    expect(chain.waiting[0].estimatedMergeAt).toBeDefined();
+    expect(chain.waiting[2]).toMatchObject({ setAside: true });
+    expect(chain.waiting[2].estimatedMergeAt).toBeUndefined();
+
+    await runCi(queue.id, repo.path, (x) => ['#2', '#3'].every((n) => x.entries.find((e) => `#${e.number}` === n)?.status === 'merged'));
+    expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#3', '#2']);
+    await quiet(queue.id);
+    expect((await getQueue(queue.id)).entries.find((e) => e.id === aside.id)?.status).toBe('queued');
+    await http().patch(`/merge-queues/${queue.id}/entries/${aside.id}`).set(owner.auth).send({ data: { setAside: false } }).expect(200);
+    await runCi(queue.id, repo.path, (x) => x.entries.find((e) => e.id === aside.id)?.status === 'merged');
+    expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#3', '#2', '#4']);
+  }, TEST_TIMEOUT_MS);
+
+  it('fails a batch whose required check never reports within checkTimeoutSeconds (a delayed tick job, not an in-process timer)', async () => {
+    const { repo, queue } = await newQueue({ 'README.md': 'hello\n' }, { checkTimeoutSeconds: 1, flakyRetries: 0 });
+    await enqueue(queue.id, 1, commit(repo.path, repo.main, { 'slow.txt': 'slow\n' }, 'PR 1'));
+    const q = await runCi(queue.id, repo.path, (x) => x.entries[0]?.status === 'failed', { report: () => false, timeoutMs: 20_000 });
+    expect(q.batches.find((b) => b.prNumbers.includes(1))?.status).toBe('failed');
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
+    const events = (await http().get(`/merge-queues/${queue.id}/events?limit=100`).set(owner.auth).expect(200)).body.data as { type: string; transitions: { subject: string; to: string }[] }[];
+    expect(events.some((e) => e.type === 'tick' && e.transitions.some((t) => t.subject === 'batch' && t.to === 'failed'))).toBe(true);
+  }, TEST_TIMEOUT_MS);
+
+  it('a new head withdraws the batch under test and re-queues the PR; the new head is what lands', async () => {
+    const { repo, queue } = await newQueue();
+    const oldHead = commit(repo.path, repo.main, { 'pr-1.txt': 'first try\n' }, 'PR 1');
+    const entry = await enqueue(queue.id, 1, oldHead);
+    const testing = await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
+    const oldBatch = testing.batches.find((b) => b.status === 'testing') as Batch;
+    const newHead = commit(repo.path, oldHead, { 'pr-1.txt': 'second try\n' }, 'PR 1, fixed');
+    await http().patch(`/merge-queues/${queue.id}/entries/${entry.id}`).set(owner.auth).send({ data: { headSha: newHead } }).expect(200);
+    const after = await getQueue(queue.id);
+    expect(after.batches.find((b) => b.id === oldBatch.id)?.status).toBe('withdrawn');
+    // A result for the withdrawn batch is recorded and changes nothing.
+    const late = await http().post(`/merge-queues/${queue.id}/batches/${oldBatch.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success' } }).expect(200);
+    expect(late.body.data.status).toBe('withdrawn');
+    const q = await runCi(queue.id, repo.path, (x) => x.entries[0].status === 'merged');
+    expect(q.entries[0].headSha).toBe(newHead);
+    const main = git(repo.path, 'rev-parse', 'main');
+    expect(readFile(repo.path, main, 'pr-1.txt')).toBe('second try\n');
+    git(repo.path, 'merge-base', '--is-ancestor', newHead, main);
+  }, TEST_TIMEOUT_MS);
+
+  it('PATCH: settings apply at once; a new baseRef goes through migrating, waits for nothing landing, and PRs then land on the new branch', async () => {
+    const { repo, queue } = await newQueue();
+    git(repo.path, 'update-ref', 'refs/heads/release', repo.main);
+    const entry = await enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
+    await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
+
+    // Bad settings and refs are refused with the field named; another queue's ref is a 409.
+    expect((await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data: { minBatch: 8, maxBatch: 2 } }).expect(422)).body.code).toBe('dpa:MergeQueue:INVALID_SETTINGS');
+    expect((await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data: { baseRef: 'nope' } }).expect(422)).body.code).toBe('dpa:MergeQueue:BASE_REF_NOT_FOUND');
+    expect((await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data: { requiredChecks: null } }).expect(400)).body.details[0].items.join(' ')).toContain('requiredChecks');
+    const stale = (await getQueue(queue.id)).revision;
+    await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data: { maxParallel: 2 } }).expect(200);
+    await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).set('If-Match', stale).send({ data: { maxParallel: 3 } }).expect(409);
+
+    const moved = await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data: { baseRef: 'release' } }).expect(200);
+    expect(['migrating', 'active', 'idle']).toContain(moved.body.data.status);
+    const done = await runCi(queue.id, repo.path, (x) => x.entries.find((e) => e.id === entry.id)?.status === 'merged');
+    const row = await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } });
+    expect({ baseRef: row.baseRef, pendingBaseRef: row.pendingBaseRef }).toEqual({ baseRef: 'release', pendingBaseRef: null });
+    expect(done.entries.find((e) => e.id === entry.id)?.status).toBe('merged');
+    expect(readFile(repo.path, git(repo.path, 'rev-parse', 'release'), 'pr-1.txt')).toBe('one\n');
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
+    const events = (await http().get(`/merge-queues/${queue.id}/events?limit=100`).set(owner.auth).expect(200)).body.data as { type: string; transitions: { subject: string; to: string }[] }[];
+    const types = events.map((e) => e.type).reverse();
+    expect(types.indexOf('migrate')).toBeGreaterThan(-1);
+    expect(types.indexOf('migrated')).toBeGreaterThan(types.indexOf('migrate'));
+    expect(events.find((e) => e.type === 'migrate')?.transitions).toContainEqual(expect.objectContaining({ subject: 'queue', to: 'migrating' }));
+    const audit = await http().get(`/audit-events?targetId=${queue.id}&limit=100`).set(owner.auth).expect(200);
+    expect((audit.body.data as { action: string }[]).filter((e) => e.action === 'mergeQueue.updated')).toHaveLength(2);
+  }, TEST_TIMEOUT_MS);
 });

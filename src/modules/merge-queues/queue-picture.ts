@@ -119,7 +119,7 @@ export function drawQueue(q: QueuePicture): string {
       String(e.priority),
       since(e.enqueuedAt),
       e.estimatedMergeAt ? until(e.estimatedMergeAt) : '-',
-      cut(e.block ? `${e.title ?? ''}${e.title ? ' — ' : ''}${e.block}` : (e.title ?? ''), 80),
+      cut(e.block ? `${e.title ?? ''}${e.title ? ' — ' : ''}${e.block}` : (e.title ?? ''), 120),
     ]);
     lines.push(...table([...head, ...body], '  '));
   }
