@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '..', '..');
+
+/** A built process (dist/main.js or dist/worker.js) started for a test, with its output kept. */
+export class BuiltProcess {
+  output = '';
+  private readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  /** Starts `script` and waits for `ready` in its output. */
+  static async start(script: 'dist/main.js' | 'dist/worker.js', env: NodeJS.ProcessEnv, ready: string, timeoutMs = 30_000): Promise<BuiltProcess> {
+    const proc = new BuiltProcess(spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const deadline = Date.now() + timeoutMs;
+    while (!proc.output.includes(ready) && proc.running && Date.now() < deadline) await sleep(50);
+    if (!proc.output.includes(ready)) {
+      await proc.stop('SIGKILL');
+      throw new Error(`${script} did not start:\n${proc.output}`);
+    }
+    return proc;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Resolves when the process has exited, with how. */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    return this.exit;
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (this.running) this.child.kill(signal);
+    await this.exit;
+  }
+}
+
+/** The built API on a free port; `base` is its URL. */
+export async function startApi(env: NodeJS.ProcessEnv = {}): Promise<BuiltProcess & { base: string }> {
+  const port = await freePort();
+  const proc = await BuiltProcess.start('dist/main.js', { LOG_LEVEL: 'info', ...env, PORT: String(port) }, 'api listening');
+  return Object.assign(proc, { base: `http://127.0.0.1:${port}` });
+}
+
+/** The built worker. */
+export function startWorker(env: NodeJS.ProcessEnv = {}): Promise<BuiltProcess> {
+  return BuiltProcess.start('dist/worker.js', { LOG_LEVEL: 'info', ...env }, 'worker started');
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns a truthy value (returned), or throws naming `what`. */
+export async function until<T>(what: string, check: () => Promise<T | undefined | false | null>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
