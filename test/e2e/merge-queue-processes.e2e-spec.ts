@@ -74,8 +74,12 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
 
   const getQueue = async (api: string, id: string): Promise<Queue> => (await request(api).get(`/merge-queues/${id}`).set(owner.auth).expect(200)).body.data as Queue;
 
-  /** Acts as CI through `apis` (round robin) until every entry is merged. */
-  async function ciUntilMerged(apis: string[], queueId: string, count: number, timeoutMs = 90_000): Promise<Queue> {
+  /**
+   * Acts as CI through `apis` (round robin) until every entry is merged. `afterStartCi`: a batch
+   * gets its result only once it has no operation left (startCi performed), as a CI system that
+   * startCi starts would; otherwise as soon as its candidate is under test.
+   */
+  async function ciUntilMerged(apis: string[], queueId: string, count: number, options: { timeoutMs?: number; afterStartCi?: boolean } = {}): Promise<Queue> {
     const reported = new Set<string>();
     let turn = 0;
     return until(`${count} PRs merged on ${queueId}`, async () => {
@@ -83,12 +87,12 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
       const q = await getQueue(api, queueId);
       if (q.entries.length === count && q.entries.every((e) => e.status === 'merged')) return q;
       for (const b of q.batches) {
-        if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
+        if (b.status !== 'testing' || !b.headSha || reported.has(b.id) || (options.afterStartCi && b.operation)) continue;
         await request(apis[turn++ % apis.length]).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success' } }).expect(200);
         reported.add(b.id);
       }
       return undefined;
-    }, timeoutMs, 150);
+    }, options.timeoutMs ?? 90_000, 150);
   }
 
   /** Every PR appears exactly once on the base's first-parent line, and the content is all there. */
@@ -174,7 +178,7 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
     }
 
     track(await startWorker(ENV));
-    await ciUntilMerged([api.base], queueId, 2);
+    await ciUntilMerged([api.base], queueId, 2, { afterStartCi: true });
     expectMergedOnce(repo, [1, 2]);
     await expectEachOperationStartedOnce(queueId);
     const after = await prisma.mergeQueueOperation.findUniqueOrThrow({ where: { id: orphan.id } });
@@ -198,7 +202,7 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
     const entry = await prisma.mergeQueueEntry.findFirstOrThrow({ where: { queueId, number: 1 } });
     expect(entry.status).toBe('testing');
     expect(await prisma.mergeQueueOperation.count({ where: { queueId, kind: 'prepare' } })).toBe(1);
-    await ciUntilMerged([witness.base], queueId, 1, 60_000);
+    await ciUntilMerged([witness.base], queueId, 1, { timeoutMs: 60_000 });
     expectMergedOnce(repo, [1]);
     await expectEachOperationStartedOnce(queueId);
   }, 120_000);
