@@ -25,6 +25,16 @@ describe(LocalMergeQueueGit.name, () => {
     expect(result).toEqual({ ok: false, conflictEntryId: 'e8', reason: '#8 conflicts with #7 in shared.txt', paths: ['shared.txt'] });
   });
 
+  it('names the first PR whose head is not a commit of the repository', async () => {
+    const repo = createBareRepo({ 'a.txt': 'a\n' });
+    const good = commit(repo.path, repo.main, { 'pr-1.txt': '1\n' }, 'PR 1');
+    const blob = git(repo.path, 'rev-parse', `${repo.main}:a.txt`);
+    const heads = [{ entryId: 'e1', number: 1, headSha: good }, { entryId: 'e2', number: 2, headSha: blob }, { entryId: 'e3', number: 3, headSha: 'f'.repeat(40) }];
+    expect(await local.buildCandidate(repo.path, repo.main, heads)).toEqual({ ok: false, conflictEntryId: 'e2', reason: `#2 head ${blob} is not in the repository`, paths: [] });
+    expect(await local.buildCandidate(repo.path, repo.main, [heads[0], heads[2]])).toMatchObject({ ok: false, conflictEntryId: 'e3' });
+    expect(await local.buildCandidate(repo.path, repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({ ok: false, conflictEntryId: 'e4' });
+  });
+
   it('compares and swaps a ref: only from the expected commit', async () => {
     const repo = createBareRepo();
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');

@@ -70,9 +70,11 @@ const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
  * absolute path the code source holds in `url` (a plain path or a `file://` URL).
  */
 export class LocalMergeQueueGit extends MergeQueueGit {
-  private async git(repository: string, args: string[], okCodes: number[] = [0]): Promise<{ code: number; stdout: string }> {
+  private async git(repository: string, args: string[], okCodes: number[] = [0], input?: string): Promise<{ code: number; stdout: string }> {
     try {
-      const { stdout } = await run('git', ['--git-dir', localPath(repository), ...args], { env: { ...process.env, ...CANDIDATE_ENV, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 * 1024 * 1024 });
+      const running = run('git', ['--git-dir', localPath(repository), ...args], { env: { ...process.env, ...CANDIDATE_ENV, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 * 1024 * 1024 });
+      if (input !== undefined) running.child.stdin?.end(input);
+      const { stdout } = await running;
       return { code: 0, stdout };
     } catch (error) {
       const e = error as { code?: unknown; stdout?: string; stderr?: string };
@@ -92,11 +94,26 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     return code === 0;
   }
 
+  /** The shas that are not commits of the repository, asked in one `git cat-file --batch-check` (one process per candidate, not per head). */
+  private async missingCommits(repository: string, shas: readonly string[]): Promise<Set<string>> {
+    const missing = new Set(shas.filter((sha) => !SHA.test(sha)));
+    const asked = shas.filter((sha) => SHA.test(sha));
+    if (asked.length === 0) return missing;
+    // One line per input, in order: the type for a commit, "<input> missing" when it is not one.
+    const { stdout } = await this.git(repository, ['cat-file', '--batch-check=%(objecttype)'], [0], asked.map((sha) => `${sha}^{commit}\n`).join(''));
+    const lines = stdout.split('\n');
+    asked.forEach((sha, i) => {
+      if (lines[i] !== 'commit') missing.add(sha);
+    });
+    return missing;
+  }
+
   async buildCandidate(repository: string, baseSha: string, heads: readonly CandidateHead[]): Promise<CandidateResult> {
     let current = baseSha;
+    const missing = await this.missingCommits(repository, heads.map((h) => h.headSha));
     for (let i = 0; i < heads.length; i++) {
       const head = heads[i];
-      if (!(await this.hasCommit(repository, head.headSha))) {
+      if (missing.has(head.headSha)) {
         return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} head ${head.headSha} is not in the repository`, paths: [] };
       }
       const merge = await this.mergeTree(repository, current, head.headSha);
