@@ -13,6 +13,12 @@ type Outcome = 'succeeded' | 'failed' | 'unknown';
 
 /** Safety bound on one executor run; the next run (kicked at completion) continues. */
 export const MAX_OPERATIONS_PER_RUN = 500;
+/**
+ * A run gives its worker slot back after this long; the next run of the queue is kicked at
+ * completion and waits its turn behind other queues' runs, so a busy queue cannot keep a slot
+ * for as long as it has work while other queues wait (bench:merge-queue-engine, 20 x 20).
+ */
+export const RUN_TIME_SLICE_MS = 1_000;
 
 /**
  * The outbox executor of one queue. BullMQ runs at most one per queue (job id per queue), so an
@@ -45,8 +51,9 @@ export class MergeQueueExecutor {
     const repository = queue.repository.url;
     await this.reconcileOrphans(queueId);
     let performed = 0;
-    while (performed < MAX_OPERATIONS_PER_RUN) {
-      const row = await this.prisma.mergeQueueOperation.findFirst({ where: { queueId, finishedAt: null, outcome: 'pending' }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }] });
+    const started = Date.now();
+    while (performed < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
+      const row = await this.nextOperation(queueId);
       if (!row) break;
       const op = row.payload as unknown as MergeQueueOperation;
       if (!(await this.markRunning(queueId, row, op))) continue;
@@ -88,6 +95,21 @@ export class MergeQueueExecutor {
     });
     await this.scheduler.afterCommit(queueId, after.state, outcome.operations.length);
     return moved;
+  }
+
+  /**
+   * The next pending operation: a `land` or `readBack` first, then the rest in the order the
+   * planner issued them. Each batch has one operation at a time, so operations of different
+   * batches are independent, and these two hold everything else up: a land is one compare-and-swap
+   * of the base that the next batches wait on (it should not queue behind a `prepare` of 16
+   * merges), and nothing is planned while a readBack is outstanding.
+   */
+  private async nextOperation(queueId: string): Promise<OperationRow | null> {
+    const order = [{ revision: 'asc' as const }, { ordinal: 'asc' as const }];
+    return (
+      (await this.prisma.mergeQueueOperation.findFirst({ where: { queueId, finishedAt: null, outcome: 'pending', kind: { in: ['land', 'readBack'] } }, orderBy: order })) ??
+      (await this.prisma.mergeQueueOperation.findFirst({ where: { queueId, finishedAt: null, outcome: 'pending' }, orderBy: order }))
+    );
   }
 
   /** Every operation still `running` belongs to an executor that is gone: its outcome is unknown. */
