@@ -212,8 +212,8 @@ export class MergeQueuesService {
     const { queue, outcome } = await this.store.apply({
       organizationId: principal.organizationId,
       queueId: id,
-      build: (locked) => {
-        this.liveEntry(locked, entryId);
+      build: async (locked, tx) => {
+        await this.liveEntry(locked, entryId, tx);
         const at = Date.now();
         const events: MergeQueueEvent[] = [];
         if (dto.priority !== undefined) events.push({ type: 'setPriority', entryId, priority: dto.priority, at });
@@ -230,8 +230,8 @@ export class MergeQueuesService {
     const { queue, outcome } = await this.store.apply({
       organizationId: principal.organizationId,
       queueId: id,
-      build: (locked) => {
-        this.liveEntry(locked, entryId);
+      build: async (locked, tx) => {
+        await this.liveEntry(locked, entryId, tx);
         return [{ type: 'remove', entryId, at: Date.now() }];
       },
     });
@@ -323,9 +323,14 @@ export class MergeQueuesService {
     return paginate(fromModel(this.prisma.mergeQueueEvent, { organizationId: principal.organizationId, queueId: id }), EVENTS, query, toMergeQueueEventDto);
   }
 
-  private liveEntry({ state }: LockedQueue, entryId: string) {
+  /** The entry, live; a final one (even one the planner's history has dropped) is a 422, an unknown one a 404. */
+  private async liveEntry({ row, state }: LockedQueue, entryId: string, tx: Prisma.TransactionClient) {
     const entry = state.entries.find((e) => e.id === entryId);
-    if (!entry) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+    if (!entry) {
+      const stored = await tx.mergeQueueEntry.findFirst({ where: { id: entryId, queueId: row.id }, select: { status: true } });
+      if (stored) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: stored.status } });
+      throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+    }
     if (FINAL_ENTRY_STATUSES.includes(entry.status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: entry.status } });
     return entry;
   }
