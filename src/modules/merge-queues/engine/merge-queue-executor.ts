@@ -3,7 +3,8 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
 import { candidateRef } from './merge-queue-ids';
-import { fullRef, MergeQueueGit } from './merge-queue-git';
+import { fullRef, type MergeQueueGit } from './merge-queue-git';
+import { MergeQueueGits } from './merge-queue-gits';
 import { MergeQueueScheduler } from './merge-queue-scheduler';
 import { MergeQueueStore } from './merge-queue-store';
 
@@ -33,7 +34,7 @@ export class MergeQueueExecutor {
   constructor(
     private readonly prisma: PrismaService,
     private readonly store: MergeQueueStore,
-    private readonly git: MergeQueueGit,
+    private readonly gits: MergeQueueGits,
     private readonly scheduler: MergeQueueScheduler,
   ) {}
 
@@ -41,7 +42,7 @@ export class MergeQueueExecutor {
   async drain(queueId: string): Promise<number> {
     const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
     if (!queue) return 0;
-    const repository = queue.repository.url;
+    const git = await this.gits.forSource(queue.repository);
     await this.reconcileOrphans(queueId);
     let performed = 0;
     while (performed < MAX_OPERATIONS_PER_RUN) {
@@ -49,7 +50,7 @@ export class MergeQueueExecutor {
       if (!row) break;
       const op = row.payload as unknown as MergeQueueOperation;
       if (!(await this.markRunning(queueId, row, op))) continue;
-      const event = await this.perform(queueId, repository, queue.baseRef, op);
+      const event = await this.perform(queueId, git, queue.baseRef, op);
       await this.deliver(queueId, row, event, outcomeOf(event));
       performed++;
     }
@@ -97,49 +98,49 @@ export class MergeQueueExecutor {
   }
 
   /** Step 2: the side effect. Known refusals become `operationFailed`; anything unexpected propagates. */
-  private async perform(queueId: string, repository: string, baseRef: string, op: MergeQueueOperation): Promise<MergeQueueEvent> {
+  private async perform(queueId: string, git: MergeQueueGit, baseRef: string, op: MergeQueueOperation): Promise<MergeQueueEvent> {
     const at = () => Date.now();
     switch (op.kind) {
       case 'prepare': {
-        const built = await this.git.buildCandidate(repository, op.baseSha, op.heads);
+        const built = await git.buildCandidate(op.baseSha, op.heads, candidateRef(queueId, op.batchId));
         if (built.ok) return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.candidateSha, at: at() };
         return { type: 'operationFailed', operationId: op.id, reason: built.reason, conflictEntryId: built.conflictEntryId, at: at() };
       }
       case 'publish':
-        await this.git.publishRef(repository, candidateRef(queueId, op.batchId), op.candidateSha);
+        await git.publishRef(candidateRef(queueId, op.batchId), op.candidateSha);
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
       case 'startCi':
         // CI is started by the published candidate ref (CI systems watch refs/heads/mq/...), and
         // reports through POST /merge-queues/{id}/batches/{batchId}/checks: nothing more to do.
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
       case 'land': {
-        if (await this.git.compareAndSwapRef(repository, fullRef(baseRef), op.candidateSha, op.expectedBaseSha)) {
+        if (await git.compareAndSwapRef(fullRef(baseRef), op.candidateSha, op.expectedBaseSha)) {
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
-        const head = await this.git.readRef(repository, baseRef);
-        if (head !== null && (await this.git.isAncestor(repository, op.candidateSha, head))) {
+        const head = await git.readRef(baseRef);
+        if (head !== null && (await git.isAncestor(op.candidateSha, head))) {
           // Landed already (an earlier attempt of this very operation): the land happened.
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
         return { type: 'operationFailed', operationId: op.id, reason: `the base moved to ${head ?? '(deleted)'}`, baseSha: head ?? undefined, at: at() };
       }
       case 'readBack':
-        return { type: 'operationSucceeded', operationId: op.id, readBack: await this.readBack(queueId, repository, baseRef, op), at: at() };
+        return { type: 'operationSucceeded', operationId: op.id, readBack: await this.readBack(queueId, git, baseRef, op), at: at() };
       case 'cleanup':
-        await this.git.deleteRef(repository, candidateRef(queueId, op.batchId));
+        await git.deleteRef(candidateRef(queueId, op.batchId));
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
     }
   }
 
-  private async readBack(queueId: string, repository: string, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>): Promise<ReadBackFacts> {
-    const baseSha = await this.git.readRef(repository, baseRef);
+  private async readBack(queueId: string, git: MergeQueueGit, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>): Promise<ReadBackFacts> {
+    const baseSha = await git.readRef(baseRef);
     if (baseSha === null) throw new Error(`base ref ${baseRef} is missing; cannot read back`);
-    const candidate = op.candidateSha !== null && (await this.git.hasCommit(repository, op.candidateSha)) ? op.candidateSha : null;
-    const published = candidate !== null && (await this.git.readRef(repository, candidateRef(queueId, op.batchId))) === candidate;
+    const candidate = op.candidateSha !== null && (await git.hasCommit(op.candidateSha)) ? op.candidateSha : null;
+    const published = candidate !== null && (await git.readRef(candidateRef(queueId, op.batchId))) === candidate;
     return {
       baseSha,
       candidateSha: candidate,
-      candidateLanded: candidate !== null && (await this.git.isAncestor(repository, candidate, baseSha)),
+      candidateLanded: candidate !== null && (await git.isAncestor(candidate, baseSha)),
       published,
       // startCi has no side effect of its own (see perform): CI exists once the candidate is published.
       ciStarted: published,
