@@ -287,7 +287,7 @@ export class GitProviderEmulator {
     const actions = path.match(/^\/repos\/([^/]+)\/([^/]+)\/actions\/runs(?:\/(\d+)\/jobs)?$/);
     if (method === 'GET' && actions) return this.actions(login, url, actions, res);
     const gitData = path.match(/^\/repos\/([^/]+)\/([^/]+)\/(git\/ref|git\/refs|git\/commits|compare|merges)(?:\/(.+))?$/);
-    if (gitData) return this.gitData(login, method, gitData, body, res);
+    if (gitData) return this.gitData(login, method, gitData, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
     const repoPath = path.match(/^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/);
     if (method === 'GET' && repoPath) {
       const repo = this.repos.get(`${decodeURIComponent(repoPath[1])}/${decodeURIComponent(repoPath[2])}`.toLowerCase());

@@ -157,7 +157,7 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
 }
 
 /** The branch a candidate is built on (or probed on), derived from its ref: mq-build/mq/<queue>/<batch>. */
-export function scratchBranch(purpose: 'build' | 'probe', candidateRef: string): string {
+function scratchBranch(purpose: 'build' | 'probe', candidateRef: string): string {
   return `mq-${purpose}/${fullRef(candidateRef).slice('refs/heads/'.length)}`;
 }
 
