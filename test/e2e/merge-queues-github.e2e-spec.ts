@@ -159,6 +159,8 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
     const main = git(repo.path, 'rev-parse', 'main');
     expect(git(repo.path, 'ls-tree', '--name-only', main).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-4.txt']);
     expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2', '#4']);
+    await quiet(queue.id);
+    expect(scratchRefs(repo.path)).toBe('');
   }, TEST_TIMEOUT_MS);
 
   it('blocks the PR that conflicts, naming it and the PR it conflicts with, and lands the first', async () => {
