@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import type { MergeQueueOperationKind } from '@/generated/prisma/client';
 import { buildIfStale } from '../../src/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
@@ -145,7 +146,7 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
    * Kill a worker with SIGKILL at a failpoint, start another: the operation left `running` ends
    * `unknown`, a readBack reads git, and the queue carries on to land each PR exactly once.
    */
-  it.each([
+  it.each<[string, MergeQueueOperationKind, string]>([
     ['prepare.after', 'prepare', 'the candidate commit was built, nothing recorded'],
     ['publish.after', 'publish', 'the candidate ref was pushed, nothing recorded'],
     ['startCi.before', 'startCi', 'CI start was marked running, its outcome never recorded'],

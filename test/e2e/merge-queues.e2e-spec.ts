@@ -3,20 +3,21 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { LocalMergeQueueGit, MergeQueueGit } from '@/modules/merge-queues/engine/merge-queue-git';
+import type { CodeSource } from '@/generated/prisma/client';
+import { LocalMergeQueueGit } from '@/modules/merge-queues/engine/merge-queue-git';
+import { MergeQueueGits } from '@/modules/merge-queues/engine/merge-queue-gits';
 import { WorkerModule } from '@/worker.module';
 import { createTestApp } from '../support/app';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
 
 /** LOCAL_GIT with one fault: the process "dies" right after the base ref moved, before anything is recorded. */
+const faults = { crashAfterNextLand: false };
 class CrashingGit extends LocalMergeQueueGit {
-  crashAfterNextLand = false;
-
-  async compareAndSwapRef(repository: string, ref: string, newSha: string, expectedSha: string): Promise<boolean> {
-    const swapped = await super.compareAndSwapRef(repository, ref, newSha, expectedSha);
-    if (swapped && this.crashAfterNextLand) {
-      this.crashAfterNextLand = false;
+  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
+    const swapped = await super.compareAndSwapRef(ref, newSha, expectedSha);
+    if (swapped && faults.crashAfterNextLand) {
+      faults.crashAfterNextLand = false;
       throw new Error('simulated executor death right after the base ref moved');
     }
     return swapped;
@@ -34,6 +35,7 @@ interface Batch {
 interface Entry {
   id: string;
   number: number;
+  headSha: string;
   status: string;
   block?: string;
 }
@@ -53,12 +55,11 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
   let worker: INestApplicationContext;
   let prisma: PrismaService;
   let owner: TestTenant;
-  const faultyGit = new CrashingGit();
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
     app = await createTestApp();
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(MergeQueueGit).useValue(faultyGit).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(MergeQueueGits).useValue({ forSource: async (source: CodeSource) => new CrashingGit(source.url) }).compile();
     worker = await moduleRef.init();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq');
@@ -113,10 +114,10 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
   const finalEntries = (q: Queue) => q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
   const firstParentMerges = (repo: string) => git(repo, 'log', '--first-parent', '--format=%s', 'main').split('\n').filter((s) => s.startsWith('Merge #')).reverse();
 
-  it('refuses a queue on a hosted code source until the engine speaks to hosted providers', async () => {
-    const hosted = await prisma.codeSource.create({ data: { organizationId: owner.organizationId, provider: 'GITHUB', foreignId: '42', nameWithOwner: `acme/hosted-${Date.now()}`, url: 'https://github.example/acme/hosted' } });
+  it('refuses a queue on a GitLab code source (GitHub ones run: merge-queues-github.e2e-spec.ts)', async () => {
+    const hosted = await prisma.codeSource.create({ data: { organizationId: owner.organizationId, provider: 'GITLAB', foreignId: '42', nameWithOwner: `acme/hosted-${Date.now()}`, url: 'https://gitlab.example/acme/hosted' } });
     const res = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: hosted.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(422);
-    expect(res.body).toMatchObject({ code: 'dpa:MergeQueue:PROVIDER_NOT_SUPPORTED', metadata: { provider: 'GITHUB' } });
+    expect(res.body).toMatchObject({ code: 'dpa:MergeQueue:PROVIDER_NOT_SUPPORTED', metadata: { provider: 'GITLAB' } });
   });
 
   it('lands PRs in order with exactly their content, as fast-forwards of tested candidates', async () => {
@@ -226,10 +227,10 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
   it('reconciles a land whose executor died after the base moved: landed, each PR merged exactly once', async () => {
     const { repo, queue } = await newQueue();
     const heads = [commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'), commit(repo.path, repo.main, { 'pr-2.txt': 'two\n' }, 'PR 2')];
-    faultyGit.crashAfterNextLand = true;
+    faults.crashAfterNextLand = true;
     for (const [i, head] of heads.entries()) await enqueue(queue.id, i + 1, head);
     const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 2 && x.entries.every((e) => e.status === 'merged'));
-    expect(faultyGit.crashAfterNextLand).toBe(false);
+    expect(faults.crashAfterNextLand).toBe(false);
     expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2']);
     const main = git(repo.path, 'rev-parse', 'main');
     expect(readFile(repo.path, main, 'pr-1.txt')).toBe('one\n');

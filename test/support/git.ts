@@ -6,10 +6,10 @@ import { createTestApp } from './app';
 
 export { GitProviderEmulator };
 
-/** The app with its GitHub cloud endpoints on the emulator and `git` overrides (SSRF policy, timeouts...). */
-export async function createGitTestApp(emulator: GitProviderEmulator, git: Partial<GitConfig> = {}): Promise<NestExpressApplication> {
+/** The configuration with its GitHub cloud endpoints on the emulator and `git` overrides (SSRF policy, timeouts...). */
+export function gitTestConfig(emulator: GitProviderEmulator, git: Partial<GitConfig> = {}): AppConfig {
   const base = loadConfig();
-  const config: AppConfig = {
+  return {
     ...base,
     git: {
       ...base.git,
@@ -20,5 +20,9 @@ export async function createGitTestApp(emulator: GitProviderEmulator, git: Parti
       ...git,
     },
   };
-  return createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+}
+
+/** The app configured by gitTestConfig. */
+export async function createGitTestApp(emulator: GitProviderEmulator, git: Partial<GitConfig> = {}): Promise<NestExpressApplication> {
+  return createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(gitTestConfig(emulator, git)));
 }

@@ -7,13 +7,16 @@
  * Tests point the real Octokit / gitbeaker clients at it; `npm start` runs it as the demo provider.
  * Knobs (`down`, `delayMs`, `rateLimited`) let tests make it fail the ways a provider fails.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 export interface EmulatedUser {
   id: number;
@@ -81,6 +84,8 @@ interface Knobs {
   rateLimitStatus: 403 | 429;
   /** The next this-many Actions calls answer 502 (a transient provider failure). */
   actionsFailures: number;
+  /** The next this-many git database, compare and merge calls answer 502. */
+  gitFailures: number;
 }
 
 const PER_PAGE_DEFAULT = 30;
@@ -89,7 +94,7 @@ export class GitProviderEmulator {
   readonly clientId = 'Iv1.emulatorclient';
   readonly clientSecret = 'emulator-client-secret';
   readonly appSlug = 'delivery-platform-demo';
-  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0 };
+  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0, gitFailures: 0 };
   /** Where the app install and authorize pages send the browser back (the API's /scm/callback). */
   callbackUrl = '';
   /** The user the authorize/install pages act as (there is no login page). */
@@ -254,10 +259,10 @@ export class GitProviderEmulator {
     res.setHeader('x-ratelimit-remaining', '4999');
     res.setHeader('x-ratelimit-reset', String(reset));
     if (path.startsWith('/api/v4/')) return this.gitlab(req, url, path.slice('/api/v4'.length), res);
-    return this.github(req, url, path, res);
+    return this.github(req, url, path, res, body);
   }
 
-  private github(req: http.IncomingMessage, url: URL, path: string, res: http.ServerResponse): void {
+  private github(req: http.IncomingMessage, url: URL, path: string, res: http.ServerResponse, body: string): void | Promise<void> {
     const method = req.method ?? 'GET';
     if (method === 'GET' && path === '/meta') return send(res, 200, { verifiable_password_authentication: false, installed_version: '3.14.0' });
     const appInstallation = path.match(/^\/app\/installations\/(\d+)(\/access_tokens)?$/);
@@ -281,6 +286,8 @@ export class GitProviderEmulator {
     }
     const actions = path.match(/^\/repos\/([^/]+)\/([^/]+)\/actions\/runs(?:\/(\d+)\/jobs)?$/);
     if (method === 'GET' && actions) return this.actions(login, url, actions, res);
+    const gitData = path.match(/^\/repos\/([^/]+)\/([^/]+)\/(git\/ref|git\/refs|git\/commits|compare|merges)(?:\/(.+))?$/);
+    if (gitData) return this.gitData(login, method, gitData, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
     const repoPath = path.match(/^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/);
     if (method === 'GET' && repoPath) {
       const repo = this.repos.get(`${decodeURIComponent(repoPath[1])}/${decodeURIComponent(repoPath[2])}`.toLowerCase());
@@ -319,6 +326,128 @@ export class GitProviderEmulator {
     if (!run) return send(res, 404, { message: 'Not Found' });
     const jobs = url.searchParams.get('filter') === 'all' ? run.jobs : run.jobs.filter((j) => j.runAttempt === run.runAttempt);
     return send(res, 200, { total_count: jobs.length, jobs: paginate(jobs, url, res).map((job) => jobJson(job, run, repo, this.url)) });
+  }
+
+  /**
+   * The git database, compare and merge endpoints, served from the bare repository with the git
+   * CLI: GET /git/ref/{ref}, POST /git/refs, PATCH and DELETE /git/refs/{ref}, GET
+   * /git/commits/{sha}, GET /compare/{base}...{head} and POST /merges. Reads need a repository the
+   * user can see (else 404); writes need push access (a collaborator; else 403). Every ref update
+   * is a compare-and-swap on the value just read (`git update-ref <ref> <new> <old>`), so a
+   * fast-forward check and the update it allows are one atomic step.
+   */
+  private async gitData(login: string, method: string, match: RegExpMatchArray, rawBody: string, res: http.ServerResponse): Promise<void> {
+    if (this.knobs.gitFailures > 0) {
+      this.knobs.gitFailures--;
+      return send(res, 502, { message: 'Server Error' });
+    }
+    const repo = this.repos.get(`${decodeURIComponent(match[1])}/${decodeURIComponent(match[2])}`.toLowerCase());
+    if (!repo || (repo.private && !repo.collaborators.includes(login))) return send(res, 404, { message: 'Not Found' });
+    if (method !== 'GET' && !repo.collaborators.includes(login)) return send(res, 403, { message: 'Resource not accessible by personal access token' });
+    const [kind, rest] = [match[3], match[4] === undefined ? undefined : decodeURIComponent(match[4])];
+    let body: Record<string, unknown> = {};
+    if (method === 'POST' || method === 'PATCH') {
+      try {
+        body = JSON.parse(rawBody || '{}') as Record<string, unknown>;
+      } catch {
+        return send(res, 400, { message: 'Problems parsing JSON' });
+      }
+    }
+    const git = new BareRepository(repo.path);
+    const links = new GitLinks(this.url, repo);
+    if (kind === 'git/ref' && method === 'GET' && rest) {
+      const sha = await git.resolveRef(`refs/${rest}`);
+      return sha ? send(res, 200, await links.ref(git, `refs/${rest}`, sha)) : send(res, 404, { message: 'Not Found' });
+    }
+    if (kind === 'git/refs' && method === 'POST' && rest === undefined) {
+      const { ref, sha } = body;
+      if (typeof ref !== 'string' || !/^refs\/[^/]+\/.+/.test(ref) || !(await git.validRef(ref))) return send(res, 422, { message: 'Reference name is invalid' });
+      if (typeof sha !== 'string' || !(await git.hasObject(sha))) return send(res, 422, { message: 'Object does not exist' });
+      if (!(await git.updateRef(ref, sha, ''))) return send(res, 422, { message: 'Reference already exists' });
+      res.setHeader('location', links.refUrl(ref));
+      return send(res, 201, await links.ref(git, ref, sha));
+    }
+    if (kind === 'git/refs' && (method === 'PATCH' || method === 'DELETE') && rest) {
+      const ref = `refs/${rest}`;
+      if (!(await git.validRef(ref))) return send(res, 422, { message: 'Reference does not exist' });
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const current = await git.resolveRef(ref);
+        if (!current) return send(res, 422, { message: 'Reference does not exist' });
+        if (method === 'DELETE') {
+          if (await git.deleteRef(ref, current)) return send(res, 204, undefined);
+          continue;
+        }
+        const { sha, force } = body;
+        if (typeof sha !== 'string' || !(await git.hasObject(sha))) return send(res, 422, { message: 'Object does not exist' });
+        if (force !== true && !(await git.isAncestor(current, sha))) return send(res, 422, { message: 'Update is not a fast forward' });
+        if (await git.updateRef(ref, sha, current)) return send(res, 200, await links.ref(git, ref, sha));
+      }
+      return send(res, 409, { message: 'Reference update failed' });
+    }
+    if (kind === 'git/commits' && method === 'GET' && rest) {
+      const commit = SHA_PATTERN.test(rest) ? await git.commit(rest) : null;
+      return commit ? send(res, 200, links.gitCommit(commit)) : send(res, 404, { message: 'Not Found' });
+    }
+    if (kind === 'compare' && method === 'GET' && rest) return this.compare(git, links, rest, res);
+    if (kind === 'merges' && method === 'POST' && rest === undefined) return this.merge(git, links, login, body, res);
+    return send(res, 404, { message: 'Not Found' });
+  }
+
+  /** GET /compare/{base}...{head}: where head stands relative to base (ahead, behind, identical, diverged). */
+  private async compare(git: BareRepository, links: GitLinks, basehead: string, res: http.ServerResponse): Promise<void> {
+    const parts = basehead.split('...');
+    if (parts.length !== 2) return send(res, 404, { message: 'Not Found' });
+    const [base, head] = await Promise.all(parts.map((p) => git.resolveCommitish(p)));
+    if (!base || !head) return send(res, 404, { message: 'Not Found' });
+    const mergeBase = await git.mergeBase(base, head);
+    if (!mergeBase) return send(res, 404, { message: `No common ancestor between ${parts[0]} and ${parts[1]}.` });
+    const ahead = await git.revList(`${base}..${head}`);
+    const behindBy = (await git.revList(`${head}..${base}`)).length;
+    const status = ahead.length === 0 && behindBy === 0 ? 'identical' : behindBy === 0 ? 'ahead' : ahead.length === 0 ? 'behind' : 'diverged';
+    const commits = await Promise.all(ahead.slice(-250).map(async (sha) => links.repoCommit((await git.commit(sha))!)));
+    return send(res, 200, {
+      url: `${links.api}/compare/${basehead}`,
+      html_url: `${links.html}/compare/${basehead}`,
+      permalink_url: `${links.html}/compare/${base}...${head}`,
+      diff_url: `${links.html}/compare/${basehead}.diff`,
+      patch_url: `${links.html}/compare/${basehead}.patch`,
+      base_commit: links.repoCommit((await git.commit(base))!),
+      merge_base_commit: links.repoCommit((await git.commit(mergeBase))!),
+      status,
+      ahead_by: ahead.length,
+      behind_by: behindBy,
+      total_commits: ahead.length,
+      commits,
+      files: [],
+    });
+  }
+
+  /**
+   * POST /merges: merges `head` (a branch or a commit) into the branch `base` with a merge commit
+   * authored by the user, or answers 204 when base already contains head. 409 on a conflict; 404
+   * when base or head does not exist.
+   */
+  private async merge(git: BareRepository, links: GitLinks, login: string, body: Record<string, unknown>, res: http.ServerResponse): Promise<void> {
+    const { base, head, commit_message: message } = body;
+    if (typeof base !== 'string' || typeof head !== 'string') return send(res, 422, { message: 'Invalid request.\n\n"base" and "head" are required.' });
+    const baseRef = `refs/heads/${base}`;
+    if (!(await git.validRef(baseRef))) return send(res, 404, { message: 'Base does not exist' });
+    const headSha = await git.resolveCommitish(head);
+    if (!headSha) return send(res, 404, { message: 'Head does not exist' });
+    const identity = { name: login, email: `${this.users.get(login)?.id ?? 0}+${login}@users.noreply.emulator.test` };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const baseSha = await git.resolveRef(baseRef);
+      if (!baseSha) return send(res, 404, { message: 'Base does not exist' });
+      if (await git.isAncestor(headSha, baseSha)) return send(res, 204, undefined);
+      const tree = await git.mergeTree(baseSha, headSha);
+      if (!tree) return send(res, 409, { message: 'Merge conflict' });
+      const merged = await git.commitTree(tree, [baseSha, headSha], typeof message === 'string' && message ? message : `Merge ${head} into ${base}`, identity);
+      if (await git.updateRef(baseRef, merged, baseSha)) {
+        const user = this.users.get(login);
+        return send(res, 201, { ...links.repoCommit((await git.commit(merged))!), author: { login, id: user?.id ?? 0, type: 'User' }, committer: { login, id: user?.id ?? 0, type: 'User' } });
+      }
+    }
+    return send(res, 409, { message: 'Reference update failed' });
   }
 
   private gitlab(req: http.IncomingMessage, url: URL, path: string, res: http.ServerResponse): void {
@@ -540,6 +669,7 @@ function parseForm(body: string): Record<string, string | undefined> {
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
   if (res.destroyed) return;
+  if (status === 204) return void res.writeHead(204).end();
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify(body));
 }
@@ -548,3 +678,159 @@ function redirect(res: http.ServerResponse, location: string): void {
   res.writeHead(302, { location });
   res.end();
 }
+
+/** A commit id, full or abbreviated (the git data endpoints take either). */
+const SHA_PATTERN = /^[0-9a-f]{7,40}$/;
+
+interface Signature {
+  name: string;
+  email: string;
+  date: string;
+}
+
+interface CommitInfo {
+  sha: string;
+  tree: string;
+  parents: string[];
+  author: Signature;
+  committer: Signature;
+  message: string;
+}
+
+/**
+ * The git CLI on one bare repository, for the git data endpoints. Refs given to it are always full
+ * (`refs/...`) and commits hex, so nothing a caller sends can be read by git as an option.
+ */
+class BareRepository {
+  constructor(private readonly path: string) {}
+
+  async resolveRef(ref: string): Promise<string | null> {
+    const { code, stdout } = await this.git(['rev-parse', '--verify', '--quiet', ref], [1]);
+    return code === 0 ? stdout : null;
+  }
+
+  /** A branch name or a commit id, as the commit it names; null when there is none. */
+  async resolveCommitish(name: string): Promise<string | null> {
+    const rev = SHA_PATTERN.test(name) ? name : `refs/heads/${name}`;
+    if (!SHA_PATTERN.test(name) && !(await this.validRef(rev))) return null;
+    const { code, stdout } = await this.git(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], [1, 128]);
+    return code === 0 ? stdout : null;
+  }
+
+  async validRef(ref: string): Promise<boolean> {
+    return ref.startsWith('refs/') && (await this.git(['check-ref-format', ref], [1])).code === 0;
+  }
+
+  async hasObject(sha: string): Promise<boolean> {
+    return SHA_PATTERN.test(sha) && (await this.git(['cat-file', '-e', sha], [1, 128])).code === 0;
+  }
+
+  async objectType(sha: string): Promise<string> {
+    return (await this.git(['cat-file', '-t', sha])).stdout;
+  }
+
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    return (await this.git(['merge-base', '--is-ancestor', ancestor, descendant], [1])).code === 0;
+  }
+
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    const { code, stdout } = await this.git(['merge-base', a, b], [1]);
+    return code === 0 ? stdout : null;
+  }
+
+  /** Commits in `range` (`a..b`), oldest first. */
+  async revList(range: string): Promise<string[]> {
+    return (await this.git(['rev-list', '--reverse', range])).stdout.split('\n').filter(Boolean);
+  }
+
+  /** Moves `ref` to `sha` only if it is at `old` ('' = must not exist); false when it was not. */
+  async updateRef(ref: string, sha: string, old: string): Promise<boolean> {
+    return (await this.git(['update-ref', ref, sha, old], [1, 128])).code === 0;
+  }
+
+  async deleteRef(ref: string, old: string): Promise<boolean> {
+    return (await this.git(['update-ref', '-d', ref, old], [1, 128])).code === 0;
+  }
+
+  /** The tree of merging `theirs` into `ours`, without a work tree; null on a conflict. */
+  async mergeTree(ours: string, theirs: string): Promise<string | null> {
+    const { code, stdout } = await this.git(['merge-tree', '--write-tree', '--no-messages', ours, theirs], [1]);
+    return code === 0 ? stdout.split('\n')[0] : null;
+  }
+
+  async commitTree(tree: string, parents: string[], message: string, who: { name: string; email: string }): Promise<string> {
+    const env = { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email };
+    return (await this.git(['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message], [], env)).stdout;
+  }
+
+  async commit(sha: string): Promise<CommitInfo | null> {
+    const { code, stdout } = await this.git(['show', '-s', '--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B', `${sha}^{commit}`, '--'], [128]);
+    if (code !== 0) return null;
+    const [full, tree, parents, an, ae, ad, cn, ce, cd, message] = stdout.split('\0');
+    return { sha: full, tree, parents: parents.split(' ').filter(Boolean), author: { name: an, email: ae, date: iso(Date.parse(ad)) }, committer: { name: cn, email: ce, date: iso(Date.parse(cd)) }, message: message.replace(/\n+$/, '') };
+  }
+
+  private async git(args: string[], okCodes: number[] = [], env: Record<string, string> = {}): Promise<{ code: number; stdout: string }> {
+    try {
+      const { stdout } = await execFileAsync('git', ['--git-dir', this.path, ...args], { env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' } });
+      return { code: 0, stdout: stdout.trim() };
+    } catch (error) {
+      const e = error as { code?: unknown; stdout?: string };
+      if (typeof e.code === 'number' && okCodes.includes(e.code)) return { code: e.code, stdout: (e.stdout ?? '').trim() };
+      throw error;
+    }
+  }
+}
+
+/** The URLs and JSON shapes GitHub gives refs and commits of one repository. */
+class GitLinks {
+  readonly api: string;
+  readonly html: string;
+
+  constructor(base: string, repo: EmulatedRepository) {
+    this.api = `${base}/repos/${repo.owner}/${repo.name}`;
+    this.html = `${base}/${repo.owner}/${repo.name}`;
+  }
+
+  refUrl(ref: string): string {
+    return `${this.api}/git/${ref}`;
+  }
+
+  async ref(git: BareRepository, ref: string, sha: string): Promise<object> {
+    const type = await git.objectType(sha);
+    return { ref, node_id: Buffer.from(`Ref:${ref}`).toString('base64'), url: this.refUrl(ref), object: { sha, type, url: `${this.api}/git/${type}s/${sha}` } };
+  }
+
+  /** GET /git/commits/{sha}'s shape. */
+  gitCommit(c: CommitInfo): object {
+    return {
+      sha: c.sha,
+      node_id: Buffer.from(`Commit:${c.sha}`).toString('base64'),
+      url: `${this.api}/git/commits/${c.sha}`,
+      html_url: `${this.html}/commit/${c.sha}`,
+      author: c.author,
+      committer: c.committer,
+      message: c.message,
+      tree: { sha: c.tree, url: `${this.api}/git/trees/${c.tree}` },
+      parents: c.parents.map((p) => ({ sha: p, url: `${this.api}/git/commits/${p}`, html_url: `${this.html}/commit/${p}` })),
+      verification: UNSIGNED,
+    };
+  }
+
+  /** The repository commit shape (compare, merges). */
+  repoCommit(c: CommitInfo): object {
+    return {
+      sha: c.sha,
+      node_id: Buffer.from(`Commit:${c.sha}`).toString('base64'),
+      commit: { author: c.author, committer: c.committer, message: c.message, tree: { sha: c.tree, url: `${this.api}/git/trees/${c.tree}` }, url: `${this.api}/git/commits/${c.sha}`, comment_count: 0, verification: UNSIGNED },
+      url: `${this.api}/commits/${c.sha}`,
+      html_url: `${this.html}/commit/${c.sha}`,
+      comments_url: `${this.api}/commits/${c.sha}/comments`,
+      author: null,
+      committer: null,
+      parents: c.parents.map((p) => ({ sha: p, url: `${this.api}/commits/${p}`, html_url: `${this.html}/commit/${p}` })),
+    };
+  }
+}
+
+const UNSIGNED = { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null };

@@ -23,7 +23,7 @@ function octokit(endpoints: GitHubEndpoints, token?: string): Octokit {
 }
 
 /** Runs an Octokit call, turning whatever it throws into a ProviderFailure. */
-async function call<T>(run: () => Promise<T>): Promise<T> {
+export async function call<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
@@ -42,7 +42,8 @@ export function lastPage(link: string | undefined): number | undefined {
 
 /** GitHub (cloud or Enterprise Server) with a user, OAuth or API token. */
 export class GitHubClient implements GitProviderClient {
-  private readonly api: Octokit;
+  /** The REST client with the credentials bound; calls on it go through `call`. */
+  readonly api: Octokit;
   readonly ciUsage: CiUsageReader;
 
   constructor(endpoints: GitHubEndpoints, token: string) {

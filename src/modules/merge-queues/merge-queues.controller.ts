@@ -18,6 +18,8 @@ import {
   UpdateMergeQueueEntryRequest,
   UpdateMergeQueueRequest,
 } from './dto/merge-queue.dto';
+import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
+import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { MergeQueuesService } from './merge-queues.service';
 
@@ -30,9 +32,13 @@ export class MergeQueuesController {
 
   @Post()
   @RequirePermission(Permission.MergeQueuesOperate)
-  @ApiOperation({ summary: 'Create a merge queue', description: 'One queue per repository and base ref. The base ref must exist in the code source.' })
+  @ApiOperation({
+    summary: 'Create a merge queue',
+    description:
+      'One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source\'s integration, whose token needs write access to the repository\'s contents); GITLAB is refused with a 422.',
+  })
   @ApiDataResponse(MergeQueueDto, { status: 201 })
-  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS)
+  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, CodeSourceErrors.INTEGRATION_NOT_FOUND, GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, ...PROVIDER_CALL_ERRORS)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMergeQueueRequest) {
     return { data: await this.queues.create(principal, body.data) };
   }

@@ -8,7 +8,7 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   ENTRY_EXISTS: [409, 'This pull request is already in the queue.'],
   REVISION_MISMATCH: [409, 'The merge queue has changed since the revision given in If-Match.'],
   CODE_SOURCE_NOT_FOUND: [422, 'The code source does not exist.'],
-  PROVIDER_NOT_SUPPORTED: [422, 'Merge queues run on LOCAL_GIT code sources for now; the hosted providers come next.'],
+  PROVIDER_NOT_SUPPORTED: [422, 'Merge queues run on LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources; GITLAB is not supported yet.'],
   BASE_REF_NOT_FOUND: [422, 'The base ref does not exist in the repository.'],
   INVALID_SETTINGS: [422, 'The merge queue settings are not consistent.'],
   DISABLED: [422, 'The merge queue is disabled.'],

@@ -6,10 +6,12 @@ import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/http/given-id';
 import { decodeCursor, fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import type { MergeQueue, MergeQueueEvent as EventRow, Prisma } from '@/generated/prisma/client';
+import type { CodeSource, MergeQueue, MergeQueueEvent as EventRow, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
-import { MergeQueueGit } from './engine/merge-queue-git';
+import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
+import { providerError } from '@/modules/git-providers/git-providers.errors';
+import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from './engine/merge-queue-gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { type LockedQueue, MergeQueueStore } from './engine/merge-queue-store';
 import {
@@ -53,7 +55,7 @@ export class MergeQueuesService {
     private readonly prisma: PrismaService,
     private readonly store: MergeQueueStore,
     private readonly scheduler: MergeQueueScheduler,
-    private readonly git: MergeQueueGit,
+    private readonly gits: MergeQueueGits,
     private readonly audit: AuditService,
   ) {}
 
@@ -61,9 +63,9 @@ export class MergeQueuesService {
     const organizationId = principal.organizationId;
     const source = await this.prisma.codeSource.findFirst({ where: { id: dto.codeSourceId, organizationId } });
     if (!source) throw new AppError(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, { metadata: { codeSourceId: dto.codeSourceId }, details: [invalidFields(['data.codeSourceId: no such code source'])] });
-    // The engine's git operations exist for bare repositories on this server's disk only.
-    if (source.provider !== 'LOCAL_GIT') throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider }, details: [invalidFields([`data.codeSourceId: is a ${source.provider} code source`])] });
-    const baseSha = await this.git.readRef(source.url, dto.baseRef).catch(() => null);
+    // The engine's git operations exist for bare repositories on this server's disk and for GitHub.
+    if (!MERGE_QUEUE_PROVIDERS.includes(source.provider)) throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider }, details: [invalidFields([`data.codeSourceId: is a ${source.provider} code source`])] });
+    const baseSha = await this.readBase(source, dto.baseRef);
     if (baseSha === null) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: dto.baseRef }, details: [invalidFields([`data.baseRef: ${dto.baseRef} is not a branch of the repository`])] });
     let state;
     try {
@@ -120,7 +122,7 @@ export class MergeQueuesService {
     const newRef = dto.baseRef !== undefined && dto.baseRef !== (current.pendingBaseRef ?? current.baseRef) ? dto.baseRef : undefined;
     let newBaseSha: string | undefined;
     if (newRef !== undefined) {
-      newBaseSha = (await this.git.readRef(current.repository.url, newRef).catch(() => null)) ?? undefined;
+      newBaseSha = (await this.readBase(current.repository, newRef)) ?? undefined;
       if (newBaseSha === undefined) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: newRef }, details: [invalidFields([`data.baseRef: ${newRef} is not a branch of the repository`])] });
       const taken = await this.prisma.mergeQueue.findFirst({ where: { repositoryId: current.repositoryId, id: { not: id }, OR: [{ baseRef: newRef }, { pendingBaseRef: newRef }] }, select: { id: true } });
       if (taken) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
@@ -321,6 +323,20 @@ export class MergeQueuesService {
     if (query.cursor !== undefined) decodeCursor(EVENTS, query.cursor);
     await this.findQueue(principal.organizationId, id);
     return paginate(fromModel(this.prisma.mergeQueueEvent, { organizationId: principal.organizationId, queueId: id }), EVENTS, query, toMergeQueueEventDto);
+  }
+
+  /**
+   * The commit the base ref points at, or null when there is none (or the local repository cannot
+   * be read); a provider that fails answers as provider failures do everywhere (502, 503, 424...).
+   */
+  private async readBase(source: CodeSource, baseRef: string): Promise<string | null> {
+    const git = await this.gits.forSource(source);
+    try {
+      return await git.readRef(baseRef);
+    } catch (error) {
+      if (error instanceof ProviderFailure) throw providerError(error, 'in-use');
+      return null;
+    }
   }
 
   /** The entry, live; a final one (even one the planner's history has dropped) is a 422, an unknown one a 404. */

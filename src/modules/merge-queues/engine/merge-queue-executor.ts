@@ -4,7 +4,8 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
 import { candidateRef } from './merge-queue-ids';
-import { fullRef, MergeQueueGit } from './merge-queue-git';
+import { fullRef, type MergeQueueGit } from './merge-queue-git';
+import { MergeQueueGits } from './merge-queue-gits';
 import { MergeQueueScheduler } from './merge-queue-scheduler';
 import { MergeQueueStore } from './merge-queue-store';
 
@@ -18,7 +19,17 @@ export const MAX_OPERATIONS_PER_RUN = 500;
  * completion and waits its turn behind other queues' runs, so a busy queue cannot keep a slot
  * for as long as it has work while other queues wait (bench:merge-queue-engine, 20 x 20).
  */
-export const RUN_TIME_SLICE_MS = 1_000;
+export const RUN_TIME_SLICE_MS = 2_000;
+/**
+ * Operations of one queue (of different batches) performed at once by its executor. Two lets a
+ * land or readBack run beside a long `prepare`; with the worker's 4 executors that is at most 8
+ * transactions at once, within the default DATABASE_POOL_SIZE of 10.
+ */
+export const OPERATIONS_IN_FLIGHT = 2;
+/** How often a running executor looks for operations that arrived while it works. */
+export const OUTBOX_POLL_MS = 25;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * The outbox executor of one queue. BullMQ runs at most one per queue (job id per queue), so an
@@ -40,31 +51,56 @@ export class MergeQueueExecutor {
   constructor(
     private readonly prisma: PrismaService,
     private readonly store: MergeQueueStore,
-    private readonly git: MergeQueueGit,
+    private readonly gits: MergeQueueGits,
     private readonly scheduler: MergeQueueScheduler,
   ) {}
 
-  /** Runs the queue's outbox until it is empty; returns how many operations were performed. */
+  /**
+   * Runs the queue's outbox until it is empty (or the run's time slice is over); returns how many
+   * operations were performed. Up to OPERATIONS_IN_FLIGHT operations run at once: each batch has
+   * one operation at a time, so operations of different batches are independent (the planner
+   * takes their outcomes in any order), and a land need not wait for the next batch's `prepare`
+   * of 16 merges. While operations run, the outbox is looked at again every OUTBOX_POLL_MS for
+   * work that arrived meanwhile (a kick for a queue whose executor is running is ignored).
+   */
   async drain(queueId: string): Promise<number> {
     const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
     if (!queue) return 0;
-    const repository = queue.repository.url;
+    const git = await this.gits.forSource(queue.repository);
     await this.reconcileOrphans(queueId);
-    let performed = 0;
     const started = Date.now();
-    while (performed < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
-      const row = await this.nextOperation(queueId);
-      if (!row) break;
-      const op = row.payload as unknown as MergeQueueOperation;
-      if (!(await this.markRunning(queueId, row, op))) continue;
-      failpoint(`merge-queue.executor.${op.kind}.before`, queueId);
-      const event = await this.perform(queueId, repository, queue.baseRef, op);
-      failpoint(`merge-queue.executor.${op.kind}.after`, queueId);
-      await this.deliver(queueId, row, event, outcomeOf(event));
-      performed++;
+    const inFlight = new Map<string, Promise<void>>();
+    let performed = 0;
+    let failure: { error: unknown } | undefined;
+    for (;;) {
+      const free = OPERATIONS_IN_FLIGHT - inFlight.size;
+      if (!failure && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
+        for (const row of await this.nextOperations(queueId, [...inFlight.keys()], free)) {
+          const run = this.runOne(queueId, git, queue.baseRef, row).then(
+            (done) => void (performed += done ? 1 : 0),
+            (error: unknown) => void (failure ??= { error }),
+          );
+          inFlight.set(row.id, run.finally(() => inFlight.delete(row.id)));
+        }
+      }
+      if (inFlight.size === 0) break;
+      await Promise.race([...inFlight.values(), sleep(OUTBOX_POLL_MS)]);
     }
+    // An operation that threw stays `running`; the next executor reconciles it (as after a crash).
+    if (failure) throw failure.error;
     if (queue.pendingBaseRef !== null) await this.completeMigration(queueId);
     return performed;
+  }
+
+  /** Claims, performs and answers one operation; false when it was not claimed (taken or superseded). */
+  private async runOne(queueId: string, git: MergeQueueGit, baseRef: string, row: OperationRow): Promise<boolean> {
+    const op = row.payload as unknown as MergeQueueOperation;
+    if (!(await this.markRunning(queueId, row, op))) return false;
+    failpoint(`merge-queue.executor.${op.kind}.before`, queueId);
+    const event = await this.perform(queueId, git, baseRef, op);
+    failpoint(`merge-queue.executor.${op.kind}.after`, queueId);
+    await this.deliver(queueId, row, event, outcomeOf(event));
+    return true;
   }
 
   /**
@@ -77,7 +113,7 @@ export class MergeQueueExecutor {
     const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
     if (!queue || queue.pendingBaseRef === null) return false;
     const target = queue.pendingBaseRef;
-    const baseSha = await this.git.readRef(queue.repository.url, target);
+    const baseSha = await (await this.gits.forSource(queue.repository)).readRef(target);
     if (baseSha === null) {
       this.logger.warn({ queueId, baseRef: target }, 'the new base ref of a migrating merge queue is gone; the queue stays migrating until it is set again');
       return false;
@@ -98,18 +134,18 @@ export class MergeQueueExecutor {
   }
 
   /**
-   * The next pending operation: a `land` or `readBack` first, then the rest in the order the
-   * planner issued them. Each batch has one operation at a time, so operations of different
-   * batches are independent, and these two hold everything else up: a land is one compare-and-swap
-   * of the base that the next batches wait on (it should not queue behind a `prepare` of 16
-   * merges), and nothing is planned while a readBack is outstanding.
+   * Up to `limit` pending operations not already running here: `land` and `readBack` first, then
+   * the rest in the order the planner issued them. These two hold everything else up: a land is
+   * the compare-and-swap of the base that the batches behind wait on, and nothing is planned while
+   * a readBack is outstanding.
    */
-  private async nextOperation(queueId: string): Promise<OperationRow | null> {
+  private async nextOperations(queueId: string, running: string[], limit: number): Promise<OperationRow[]> {
     const order = [{ revision: 'asc' as const }, { ordinal: 'asc' as const }];
-    return (
-      (await this.prisma.mergeQueueOperation.findFirst({ where: { queueId, finishedAt: null, outcome: 'pending', kind: { in: ['land', 'readBack'] } }, orderBy: order })) ??
-      (await this.prisma.mergeQueueOperation.findFirst({ where: { queueId, finishedAt: null, outcome: 'pending' }, orderBy: order }))
-    );
+    const where = { queueId, finishedAt: null, outcome: 'pending' as const, id: { notIn: running } };
+    const urgent = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, kind: { in: ['land' as const, 'readBack' as const] } }, orderBy: order, take: limit });
+    if (urgent.length >= limit) return urgent;
+    const rest = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, id: { notIn: [...running, ...urgent.map((r) => r.id)] } }, orderBy: order, take: limit - urgent.length });
+    return [...urgent, ...rest];
   }
 
   /** Every operation still `running` belongs to an executor that is gone: its outcome is unknown. */
@@ -165,49 +201,49 @@ export class MergeQueueExecutor {
   }
 
   /** Step 2: the side effect. Known refusals become `operationFailed`; anything unexpected propagates. */
-  private async perform(queueId: string, repository: string, baseRef: string, op: MergeQueueOperation): Promise<MergeQueueEvent> {
+  private async perform(queueId: string, git: MergeQueueGit, baseRef: string, op: MergeQueueOperation): Promise<MergeQueueEvent> {
     const at = () => Date.now();
     switch (op.kind) {
       case 'prepare': {
-        const built = await this.git.buildCandidate(repository, op.baseSha, op.heads);
+        const built = await git.buildCandidate(op.baseSha, op.heads, candidateRef(queueId, op.batchId));
         if (built.ok) return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.candidateSha, at: at() };
         return { type: 'operationFailed', operationId: op.id, reason: built.reason, conflictEntryId: built.conflictEntryId, at: at() };
       }
       case 'publish':
-        await this.git.publishRef(repository, candidateRef(queueId, op.batchId), op.candidateSha);
+        await git.publishRef(candidateRef(queueId, op.batchId), op.candidateSha);
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
       case 'startCi':
         // CI is started by the published candidate ref (CI systems watch refs/heads/mq/...), and
         // reports through POST /merge-queues/{id}/batches/{batchId}/checks: nothing more to do.
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
       case 'land': {
-        if (await this.git.compareAndSwapRef(repository, fullRef(baseRef), op.candidateSha, op.expectedBaseSha)) {
+        if (await git.compareAndSwapRef(fullRef(baseRef), op.candidateSha, op.expectedBaseSha)) {
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
-        const head = await this.git.readRef(repository, baseRef);
-        if (head !== null && (await this.git.isAncestor(repository, op.candidateSha, head))) {
+        const head = await git.readRef(baseRef);
+        if (head !== null && (await git.isAncestor(op.candidateSha, head))) {
           // Landed already (an earlier attempt of this very operation): the land happened.
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
         return { type: 'operationFailed', operationId: op.id, reason: `the base moved to ${head ?? '(deleted)'}`, baseSha: head ?? undefined, at: at() };
       }
       case 'readBack':
-        return { type: 'operationSucceeded', operationId: op.id, readBack: await this.readBack(queueId, repository, baseRef, op), at: at() };
+        return { type: 'operationSucceeded', operationId: op.id, readBack: await this.readBack(queueId, git, baseRef, op), at: at() };
       case 'cleanup':
-        await this.git.deleteRef(repository, candidateRef(queueId, op.batchId));
+        await git.deleteRef(candidateRef(queueId, op.batchId));
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
     }
   }
 
-  private async readBack(queueId: string, repository: string, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>): Promise<ReadBackFacts> {
-    const baseSha = await this.git.readRef(repository, baseRef);
+  private async readBack(queueId: string, git: MergeQueueGit, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>): Promise<ReadBackFacts> {
+    const baseSha = await git.readRef(baseRef);
     if (baseSha === null) throw new Error(`base ref ${baseRef} is missing; cannot read back`);
-    const candidate = op.candidateSha !== null && (await this.git.hasCommit(repository, op.candidateSha)) ? op.candidateSha : null;
-    const published = candidate !== null && (await this.git.readRef(repository, candidateRef(queueId, op.batchId))) === candidate;
+    const candidate = op.candidateSha !== null && (await git.hasCommit(op.candidateSha)) ? op.candidateSha : null;
+    const published = candidate !== null && (await git.readRef(candidateRef(queueId, op.batchId))) === candidate;
     return {
       baseSha,
       candidateSha: candidate,
-      candidateLanded: candidate !== null && (await this.git.isAncestor(repository, candidate, baseSha)),
+      candidateLanded: candidate !== null && (await git.isAncestor(candidate, baseSha)),
       published,
       // startCi has no side effect of its own (see perform): CI exists once the candidate is published.
       ciStarted: published,

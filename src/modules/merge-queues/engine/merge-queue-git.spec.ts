@@ -3,25 +3,26 @@ import { batchRowId } from './merge-queue-ids';
 import { LocalMergeQueueGit } from './merge-queue-git';
 
 describe(LocalMergeQueueGit.name, () => {
-  const local = new LocalMergeQueueGit();
 
   it('builds the same candidate twice from the same base and heads, holding every head', async () => {
     const repo = createBareRepo({ 'a.txt': 'a\n' });
+    const local = new LocalMergeQueueGit(repo.path);
     const heads = [1, 2].map((n) => ({ entryId: `e${n}`, number: n, headSha: commit(repo.path, repo.main, { [`pr-${n}.txt`]: `${n}\n` }, `PR ${n}`) }));
-    const first = await local.buildCandidate(repo.path, repo.main, heads);
-    const second = await local.buildCandidate(repo.path, repo.main, heads);
+    const first = await local.buildCandidate(repo.main, heads, 'refs/heads/mq/q/b1');
+    const second = await local.buildCandidate(repo.main, heads, 'refs/heads/mq/q/b1');
     expect(first).toEqual(second);
     if (!first.ok) throw new Error('expected a candidate');
     expect(readFile(repo.path, first.candidateSha, 'pr-1.txt')).toBe('1\n');
     expect(readFile(repo.path, first.candidateSha, 'pr-2.txt')).toBe('2\n');
-    expect(await local.isAncestor(repo.path, repo.main, first.candidateSha)).toBe(true);
+    expect(await local.isAncestor(repo.main, first.candidateSha)).toBe(true);
   });
 
   it('names the PR that conflicts, what it conflicts with, and the paths', async () => {
     const repo = createBareRepo({ 'shared.txt': 'one\n' });
+    const local = new LocalMergeQueueGit(repo.path);
     const a = commit(repo.path, repo.main, { 'shared.txt': 'one by 7\n' }, 'PR 7');
     const b = commit(repo.path, repo.main, { 'shared.txt': 'one by 8\n' }, 'PR 8');
-    const result = await local.buildCandidate(repo.path, repo.main, [{ entryId: 'e7', number: 7, headSha: a }, { entryId: 'e8', number: 8, headSha: b }]);
+    const result = await local.buildCandidate(repo.main, [{ entryId: 'e7', number: 7, headSha: a }, { entryId: 'e8', number: 8, headSha: b }], 'refs/heads/mq/q/b1');
     expect(result).toEqual({ ok: false, conflictEntryId: 'e8', reason: '#8 conflicts with #7 in shared.txt', paths: ['shared.txt'] });
   });
 
@@ -30,20 +31,22 @@ describe(LocalMergeQueueGit.name, () => {
     const good = commit(repo.path, repo.main, { 'pr-1.txt': '1\n' }, 'PR 1');
     const blob = git(repo.path, 'rev-parse', `${repo.main}:a.txt`);
     const heads = [{ entryId: 'e1', number: 1, headSha: good }, { entryId: 'e2', number: 2, headSha: blob }, { entryId: 'e3', number: 3, headSha: 'f'.repeat(40) }];
-    expect(await local.buildCandidate(repo.path, repo.main, heads)).toEqual({ ok: false, conflictEntryId: 'e2', reason: `#2 head ${blob} is not in the repository`, paths: [] });
-    expect(await local.buildCandidate(repo.path, repo.main, [heads[0], heads[2]])).toMatchObject({ ok: false, conflictEntryId: 'e3' });
-    expect(await local.buildCandidate(repo.path, repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({ ok: false, conflictEntryId: 'e4' });
+    const local = new LocalMergeQueueGit(repo.path);
+    expect(await local.buildCandidate(repo.main, heads)).toEqual({ ok: false, conflictEntryId: 'e2', reason: `#2 head ${blob} is not in the repository`, paths: [] });
+    expect(await local.buildCandidate(repo.main, [heads[0], heads[2]])).toMatchObject({ ok: false, conflictEntryId: 'e3' });
+    expect(await local.buildCandidate(repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({ ok: false, conflictEntryId: 'e4' });
   });
 
   it('compares and swaps a ref: only from the expected commit', async () => {
     const repo = createBareRepo();
+    const local = new LocalMergeQueueGit(repo.path);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
-    expect(await local.compareAndSwapRef(repo.path, 'main', next, next)).toBe(false);
+    expect(await local.compareAndSwapRef('main', next, next)).toBe(false);
     expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
-    expect(await local.compareAndSwapRef(repo.path, 'main', next, repo.main)).toBe(true);
-    expect(await local.readRef(repo.path, 'main')).toBe(next);
-    await local.deleteRef(repo.path, 'refs/heads/missing');
-    expect(await local.readRef(repo.path, 'refs/heads/missing')).toBeNull();
+    expect(await local.compareAndSwapRef('main', next, repo.main)).toBe(true);
+    expect(await local.readRef('main')).toBe(next);
+    await local.deleteRef('refs/heads/missing');
+    expect(await local.readRef('refs/heads/missing')).toBeNull();
   });
 
   it('derives stable, UUID-shaped batch row ids', () => {

@@ -15,32 +15,36 @@ export type CandidateResult =
   | { ok: false; conflictEntryId: string; reason: string; paths: string[] };
 
 /**
- * The git operations the merge-queue executor needs, and nothing more. `repository` is where the
- * repository lives as the code source names it (see LocalMergeQueueGit). Every method is
- * idempotent: the executor may repeat any of them after a crash.
- *
- * The git-provider layer (issue 12) will implement this over its GitProvider port; until then the
- * LOCAL_GIT implementation below runs the `git` CLI on a bare repository.
+ * The git operations the merge-queue executor needs, and nothing more, on one repository (the
+ * queue's code source: see MergeQueueGits for how one is obtained). Every method is idempotent:
+ * the executor may repeat any of them after a crash. Implementations: LocalMergeQueueGit (the
+ * `git` CLI on a bare repository on this server's disk) and GitHubMergeQueueGit (GitHub and GitHub
+ * Enterprise Server over their REST API). A provider failure (ProviderFailure) propagates as it is.
  */
 export abstract class MergeQueueGit {
   /** The commit `ref` points at, or null when it does not exist. */
-  abstract readRef(repository: string, ref: string): Promise<string | null>;
+  abstract readRef(ref: string): Promise<string | null>;
   /**
-   * Merges `heads` in order onto `baseSha` and returns the candidate commit. Deterministic: the
-   * same base and heads give the same commit, so building again after a crash is harmless. On a
-   * conflict, names the PR that could not be merged and what it conflicts with.
+   * Merges `heads` in order onto `baseSha` and returns the candidate commit, without a work tree.
+   * Building again after a crash is harmless (locally the same base and heads even give the same
+   * commit). `candidateRef` is where the candidate will be published: an implementation that needs
+   * a branch to build on derives its name from it. On a conflict, names the PR that could not be
+   * merged and what it conflicts with.
    */
-  abstract buildCandidate(repository: string, baseSha: string, heads: readonly CandidateHead[]): Promise<CandidateResult>;
+  abstract buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string): Promise<CandidateResult>;
   /** Points `ref` at `sha` whatever it pointed at (candidate refs belong to the queue alone). */
-  abstract publishRef(repository: string, ref: string, sha: string): Promise<void>;
-  /** Moves `ref` from `expectedSha` to `newSha` atomically; false (and nothing changed) when `ref` was elsewhere. */
-  abstract compareAndSwapRef(repository: string, ref: string, newSha: string, expectedSha: string): Promise<boolean>;
+  abstract publishRef(ref: string, sha: string): Promise<void>;
+  /**
+   * Moves `ref` from `expectedSha` to `newSha`; false (and nothing changed) when `ref` was
+   * elsewhere. Atomic locally; on GitHub a fast-forward-only update (see docs/merge-queue.md).
+   */
+  abstract compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean>;
   /** `ancestor` is `descendant` or one of its ancestors. */
-  abstract isAncestor(repository: string, ancestor: string, descendant: string): Promise<boolean>;
+  abstract isAncestor(ancestor: string, descendant: string): Promise<boolean>;
   /** The commit exists in the repository. */
-  abstract hasCommit(repository: string, sha: string): Promise<boolean>;
+  abstract hasCommit(sha: string): Promise<boolean>;
   /** Deletes `ref`; a missing ref is not an error. */
-  abstract deleteRef(repository: string, ref: string): Promise<void>;
+  abstract deleteRef(ref: string): Promise<void>;
 }
 
 export class GitCommandError extends Error {}
@@ -70,9 +74,14 @@ const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
  * absolute path the code source holds in `url` (a plain path or a `file://` URL).
  */
 export class LocalMergeQueueGit extends MergeQueueGit {
-  private async git(repository: string, args: string[], okCodes: number[] = [0], input?: string): Promise<{ code: number; stdout: string }> {
+  /** `repository`: the code source's `url`, the bare repository's absolute path (or its file:// URL). */
+  constructor(private readonly repository: string) {
+    super();
+  }
+
+  private async git(args: string[], okCodes: number[] = [0], input?: string): Promise<{ code: number; stdout: string }> {
     try {
-      const running = run('git', ['--git-dir', localPath(repository), ...args], { env: { ...process.env, ...CANDIDATE_ENV, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 * 1024 * 1024 });
+      const running = run('git', ['--git-dir', localPath(this.repository), ...args], { env: { ...process.env, ...CANDIDATE_ENV, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 * 1024 * 1024 });
       if (input !== undefined) running.child.stdin?.end(input);
       const { stdout } = await running;
       return { code: 0, stdout };
@@ -83,24 +92,24 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     }
   }
 
-  async readRef(repository: string, ref: string): Promise<string | null> {
-    const { code, stdout } = await this.git(repository, ['rev-parse', '--verify', '--quiet', `${fullRef(ref)}^{commit}`], [1]);
+  async readRef(ref: string): Promise<string | null> {
+    const { code, stdout } = await this.git(['rev-parse', '--verify', '--quiet', `${fullRef(ref)}^{commit}`], [1]);
     return code === 0 ? stdout.trim() : null;
   }
 
-  async hasCommit(repository: string, sha: string): Promise<boolean> {
+  async hasCommit(sha: string): Promise<boolean> {
     if (!SHA.test(sha)) return false;
-    const { code } = await this.git(repository, ['cat-file', '-e', `${sha}^{commit}`], [1, 128]);
+    const { code } = await this.git(['cat-file', '-e', `${sha}^{commit}`], [1, 128]);
     return code === 0;
   }
 
   /** The shas that are not commits of the repository, asked in one `git cat-file --batch-check` (one process per candidate, not per head). */
-  private async missingCommits(repository: string, shas: readonly string[]): Promise<Set<string>> {
+  private async missingCommits(shas: readonly string[]): Promise<Set<string>> {
     const missing = new Set(shas.filter((sha) => !SHA.test(sha)));
     const asked = shas.filter((sha) => SHA.test(sha));
     if (asked.length === 0) return missing;
     // One line per input, in order: the type for a commit, "<input> missing" when it is not one.
-    const { stdout } = await this.git(repository, ['cat-file', '--batch-check=%(objecttype)'], [0], asked.map((sha) => `${sha}^{commit}\n`).join(''));
+    const { stdout } = await this.git(['cat-file', '--batch-check=%(objecttype)'], [0], asked.map((sha) => `${sha}^{commit}\n`).join(''));
     const lines = stdout.split('\n');
     asked.forEach((sha, i) => {
       if (lines[i] !== 'commit') missing.add(sha);
@@ -108,57 +117,57 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     return missing;
   }
 
-  async buildCandidate(repository: string, baseSha: string, heads: readonly CandidateHead[]): Promise<CandidateResult> {
+  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], _candidateRef?: string): Promise<CandidateResult> {
     let current = baseSha;
-    const missing = await this.missingCommits(repository, heads.map((h) => h.headSha));
+    const missing = await this.missingCommits(heads.map((h) => h.headSha));
     for (let i = 0; i < heads.length; i++) {
       const head = heads[i];
       if (missing.has(head.headSha)) {
         return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} head ${head.headSha} is not in the repository`, paths: [] };
       }
-      const merge = await this.mergeTree(repository, current, head.headSha);
+      const merge = await this.mergeTree(current, head.headSha);
       if (!merge.clean) {
-        const culprit = await this.firstConflictingPartner(repository, baseSha, heads.slice(0, i), head);
+        const culprit = await this.firstConflictingPartner(baseSha, heads.slice(0, i), head);
         const where = merge.paths.length ? ` in ${merge.paths.join(', ')}` : '';
         return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} conflicts with ${culprit}${where}`, paths: merge.paths };
       }
-      const { stdout } = await this.git(repository, ['commit-tree', merge.tree, '-p', current, '-p', head.headSha, '-m', `Merge #${head.number} (${head.headSha.slice(0, 12)})`]);
+      const { stdout } = await this.git(['commit-tree', merge.tree, '-p', current, '-p', head.headSha, '-m', `Merge #${head.number} (${head.headSha.slice(0, 12)})`]);
       current = stdout.trim();
     }
     return { ok: true, candidateSha: current };
   }
 
-  async publishRef(repository: string, ref: string, sha: string): Promise<void> {
-    await this.git(repository, ['update-ref', fullRef(ref), sha]);
+  async publishRef(ref: string, sha: string): Promise<void> {
+    await this.git(['update-ref', fullRef(ref), sha]);
   }
 
-  async compareAndSwapRef(repository: string, ref: string, newSha: string, expectedSha: string): Promise<boolean> {
-    const { code } = await this.git(repository, ['update-ref', fullRef(ref), newSha, expectedSha], [1, 128]);
+  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
+    const { code } = await this.git(['update-ref', fullRef(ref), newSha, expectedSha], [1, 128]);
     return code === 0;
   }
 
-  async isAncestor(repository: string, ancestor: string, descendant: string): Promise<boolean> {
-    const { code } = await this.git(repository, ['merge-base', '--is-ancestor', ancestor, descendant], [1]);
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    const { code } = await this.git(['merge-base', '--is-ancestor', ancestor, descendant], [1]);
     return code === 0;
   }
 
-  async deleteRef(repository: string, ref: string): Promise<void> {
-    if ((await this.readRef(repository, ref)) === null) return;
-    await this.git(repository, ['update-ref', '-d', fullRef(ref)], [1]);
+  async deleteRef(ref: string): Promise<void> {
+    if ((await this.readRef(ref)) === null) return;
+    await this.git(['update-ref', '-d', fullRef(ref)], [1]);
   }
 
-  private async mergeTree(repository: string, ours: string, theirs: string): Promise<{ clean: boolean; tree: string; paths: string[] }> {
-    const { code, stdout } = await this.git(repository, ['merge-tree', '--write-tree', '--name-only', '--no-messages', ours, theirs], [1]);
+  private async mergeTree(ours: string, theirs: string): Promise<{ clean: boolean; tree: string; paths: string[] }> {
+    const { code, stdout } = await this.git(['merge-tree', '--write-tree', '--name-only', '--no-messages', ours, theirs], [1]);
     const lines = stdout.split('\n').filter(Boolean);
     return { clean: code === 0, tree: lines[0] ?? '', paths: code === 0 ? [] : [...new Set(lines.slice(1))] };
   }
 
   /** Which earlier PR of the candidate the head conflicts with, else the base (something landed meanwhile). */
-  private async firstConflictingPartner(repository: string, baseSha: string, earlier: readonly CandidateHead[], head: CandidateHead): Promise<string> {
+  private async firstConflictingPartner(baseSha: string, earlier: readonly CandidateHead[], head: CandidateHead): Promise<string> {
     for (const other of earlier) {
-      if (!(await this.mergeTree(repository, other.headSha, head.headSha)).clean) return `#${other.number}`;
+      if (!(await this.mergeTree(other.headSha, head.headSha)).clean) return `#${other.number}`;
     }
-    if (!(await this.mergeTree(repository, baseSha, head.headSha)).clean) return `the base (${baseSha.slice(0, 12)})`;
+    if (!(await this.mergeTree(baseSha, head.headSha)).clean) return `the base (${baseSha.slice(0, 12)})`;
     return earlier.length ? `#${earlier.map((e) => e.number).join(', #')} together` : 'the base';
   }
 }

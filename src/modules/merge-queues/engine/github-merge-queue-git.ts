@@ -1,0 +1,176 @@
+import type { Octokit } from '@octokit/rest';
+import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
+import { call } from '@/modules/git-providers/github.provider';
+import { type CandidateHead, type CandidateResult, fullRef, MergeQueueGit } from './merge-queue-git';
+
+const SHA = /^[0-9a-f]{40}$/;
+
+/**
+ * GitHub and GitHub Enterprise Server, over the REST API with the integration's token: the git
+ * database refs and commits, compare, and the merges endpoint. GitHub merges on the server, so a
+ * candidate is built on a scratch branch named after its candidate ref, and GitHub has no
+ * compare-and-swap of a ref: landing is a fast-forward-only update (docs/merge-queue.md says why
+ * that is enough). Provider failures propagate as ProviderFailure.
+ */
+export class GitHubMergeQueueGit extends MergeQueueGit {
+  private readonly repo: { owner: string; repo: string };
+
+  /** `nameWithOwner`: the code source's `owner/name`. */
+  constructor(
+    private readonly api: Octokit,
+    nameWithOwner: string,
+  ) {
+    super();
+    const [owner, repo] = nameWithOwner.split('/');
+    this.repo = { owner, repo };
+  }
+
+  async readRef(ref: string): Promise<string | null> {
+    try {
+      const { data } = await call(() => this.api.rest.git.getRef({ ...this.repo, ref: apiRef(ref) }));
+      return data.object.sha;
+    } catch (error) {
+      if (isFailure(error, 'not_found')) return null;
+      throw error;
+    }
+  }
+
+  async hasCommit(sha: string): Promise<boolean> {
+    if (!SHA.test(sha)) return false;
+    try {
+      await call(() => this.api.rest.git.getCommit({ ...this.repo, commit_sha: sha }));
+      return true;
+    } catch (error) {
+      if (isFailure(error, 'not_found')) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Resets the scratch branch to the base (so a rebuild after a crash starts clean), merges each
+   * head into it with POST /merges, and deletes it. The candidate stays reachable through the
+   * candidate ref once published. GitHub's merge commits carry the time they were made, so a
+   * rebuild gives a different (equivalent) commit.
+   */
+  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string): Promise<CandidateResult> {
+    const branch = scratchBranch('build', candidateRef);
+    await this.forceRef(`refs/heads/${branch}`, baseSha);
+    try {
+      let current = baseSha;
+      for (const [i, head] of heads.entries()) {
+        if (!(await this.hasCommit(head.headSha))) {
+          return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} head ${head.headSha} is not in the repository`, paths: [] };
+        }
+        const merged = await this.merge(branch, head.headSha, `Merge #${head.number} (${head.headSha.slice(0, 12)})`);
+        if (merged === 'conflict') {
+          const culprit = await this.firstConflictingPartner(scratchBranch('probe', candidateRef), baseSha, heads.slice(0, i), head);
+          return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} conflicts with ${culprit} (GitHub does not say in which paths)`, paths: [] };
+        }
+        // 204: the branch already contains the head; nothing was added.
+        if (merged !== 'contained') current = merged;
+      }
+      return { ok: true, candidateSha: current };
+    } finally {
+      await this.deleteQuietly(`refs/heads/${branch}`);
+    }
+  }
+
+  async publishRef(ref: string, sha: string): Promise<void> {
+    await this.forceRef(fullRef(ref), sha);
+  }
+
+  /**
+   * Not a true compare-and-swap (GitHub has none): refuses when `ref` is not at `expectedSha` when
+   * read, then moves it with a fast-forward-only update, which GitHub refuses (422) when `newSha`
+   * does not contain what `ref` points at by then.
+   */
+  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
+    if ((await this.readRef(ref)) !== expectedSha) return false;
+    try {
+      await call(() => this.api.rest.git.updateRef({ ...this.repo, ref: apiRef(ref), sha: newSha, force: false }));
+      return true;
+    } catch (error) {
+      if (isFailure(error, 'rejected')) return false;
+      throw error;
+    }
+  }
+
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    if (ancestor === descendant) return true;
+    const { data } = await call(() => this.api.rest.repos.compareCommitsWithBasehead({ ...this.repo, basehead: `${ancestor}...${descendant}`, per_page: 1 }));
+    return data.status === 'ahead' || data.status === 'identical';
+  }
+
+  async deleteRef(ref: string): Promise<void> {
+    try {
+      await call(() => this.api.rest.git.deleteRef({ ...this.repo, ref: apiRef(ref) }));
+    } catch (error) {
+      if (!isMissingRef(error)) throw error;
+    }
+  }
+
+  /** Points `ref` at `sha`, creating it when missing. */
+  private async forceRef(ref: string, sha: string): Promise<void> {
+    try {
+      await call(() => this.api.rest.git.updateRef({ ...this.repo, ref: apiRef(ref), sha, force: true }));
+    } catch (error) {
+      if (!isMissingRef(error)) throw error;
+      await call(() => this.api.rest.git.createRef({ ...this.repo, ref, sha }));
+    }
+  }
+
+  /** Merges `head` into `branch`: the merge commit, 'contained' when there was nothing to merge, or 'conflict'. */
+  private async merge(branch: string, head: string, message: string): Promise<string | 'contained' | 'conflict'> {
+    try {
+      const response = await call(() => this.api.rest.repos.merge({ ...this.repo, base: branch, head, commit_message: message }));
+      // Octokit's types know only the 201; GitHub answers 204 when there is nothing to merge.
+      return (response.status as number) === 204 ? 'contained' : response.data.sha;
+    } catch (error) {
+      // 409 Merge conflict (classified as a refusal: it is no provider fault).
+      if (isFailure(error, 'rejected') && /merge conflict/i.test(error.reason)) return 'conflict';
+      throw error;
+    }
+  }
+
+  /**
+   * Which earlier PR of the candidate the head conflicts with, else the base, like the local
+   * implementation, by merging pairwise on another scratch branch.
+   */
+  private async firstConflictingPartner(probe: string, baseSha: string, earlier: readonly CandidateHead[], head: CandidateHead): Promise<string> {
+    const conflicts = async (onto: string) => {
+      await this.forceRef(`refs/heads/${probe}`, onto);
+      return (await this.merge(probe, head.headSha, `Probe #${head.number}`)) === 'conflict';
+    };
+    try {
+      for (const other of earlier) if (await conflicts(other.headSha)) return `#${other.number}`;
+      if (await conflicts(baseSha)) return `the base (${baseSha.slice(0, 12)})`;
+      return earlier.length ? `#${earlier.map((e) => e.number).join(', #')} together` : 'the base';
+    } finally {
+      await this.deleteQuietly(`refs/heads/${probe}`);
+    }
+  }
+
+  /** A scratch branch left behind (the provider failed meanwhile) is reset by the next build. */
+  private async deleteQuietly(ref: string): Promise<void> {
+    await this.deleteRef(ref).catch(() => undefined);
+  }
+}
+
+/** The branch a candidate is built on (or probed on), derived from its ref: mq-build/mq/<queue>/<batch>. */
+function scratchBranch(purpose: 'build' | 'probe', candidateRef: string): string {
+  return `mq-${purpose}/${fullRef(candidateRef).slice('refs/heads/'.length)}`;
+}
+
+/** The ref as GitHub's git/refs paths take it: `heads/main`. */
+function apiRef(ref: string): string {
+  return fullRef(ref).slice('refs/'.length);
+}
+
+function isFailure(error: unknown, kind: ProviderFailure['kind']): error is ProviderFailure {
+  return error instanceof ProviderFailure && error.kind === kind;
+}
+
+/** GitHub answers 422 "Reference does not exist" for updating or deleting a missing ref (404 on some versions). */
+function isMissingRef(error: unknown): boolean {
+  return isFailure(error, 'not_found') || (isFailure(error, 'rejected') && /reference does not exist/i.test(error.reason));
+}

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '@/common/errors/app-error';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import type { CodeSource } from '@/generated/prisma/client';
+import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
+import { GitHubClient } from '@/modules/git-providers/github.provider';
+import { IntegrationsService } from '@/modules/integrations/integrations.service';
+import { GitHubMergeQueueGit } from './github-merge-queue-git';
+import { LocalMergeQueueGit, MergeQueueGit } from './merge-queue-git';
+import { MergeQueueErrors } from '../merge-queues.errors';
+
+/** The code source providers merge queues run on. */
+export const MERGE_QUEUE_PROVIDERS: readonly CodeSource['provider'][] = ['LOCAL_GIT', 'GITHUB', 'GITHUB_ENTERPRISE'];
+
+/**
+ * Gives the merge-queue engine a MergeQueueGit bound to a code source: LOCAL_GIT runs the `git`
+ * CLI on the bare repository at its `url`; GITHUB and GITHUB_ENTERPRISE use the integration's
+ * client (its token decrypted and refreshed by IntegrationsService, the API URL of the cloud or of
+ * the integration's server), exactly as the other provider calls get theirs.
+ */
+@Injectable()
+export class MergeQueueGits {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly integrations: IntegrationsService,
+  ) {}
+
+  async forSource(source: CodeSource): Promise<MergeQueueGit> {
+    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(source.url);
+    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') {
+      throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider } });
+    }
+    const integration = source.integrationId ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: source.organizationId } }) : null;
+    if (!integration) throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, { message: 'The code source has lost its integration; connect it again.', metadata: { codeSourceId: source.id } });
+    const client = await this.integrations.clientFor(integration);
+    if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
+    return new GitHubMergeQueueGit(client.api, source.nameWithOwner);
+  }
+}
