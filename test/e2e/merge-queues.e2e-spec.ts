@@ -6,14 +6,33 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import type { CodeSource } from '@/generated/prisma/client';
 import { LocalMergeQueueGit } from '@/modules/merge-queues/engine/merge-queue-git';
 import { MergeQueueGits } from '@/modules/merge-queues/engine/merge-queue-gits';
+import { MergeQueueExecutor } from '@/modules/merge-queues/engine/merge-queue-executor';
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue as Queue_ } from 'bullmq';
+import { QueueName } from '@/common/queues/queue-names';
 import { WorkerModule } from '@/worker.module';
 import { createTestApp } from '../support/app';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
 
 /** LOCAL_GIT with one fault: the process "dies" right after the base ref moved, before anything is recorded. */
-const faults = { crashAfterNextLand: false };
+const faults = { crashAfterNextLand: false, sideEffects: [] as string[] };
 class CrashingGit extends LocalMergeQueueGit {
+  constructor(private readonly path: string) {
+    super(path);
+  }
+
+  /** Every candidate build and ref write is noted, so a test can count side effects. */
+  async buildCandidate(...args: Parameters<LocalMergeQueueGit['buildCandidate']>) {
+    faults.sideEffects.push(`${this.path} build ${args[0]} ${args[1].map((h) => h.headSha).join(',')}`);
+    return super.buildCandidate(...args);
+  }
+
+  async publishRef(ref: string, sha: string): Promise<void> {
+    faults.sideEffects.push(`${this.path} publish ${ref} ${sha}`);
+    return super.publishRef(ref, sha);
+  }
+
   async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
     const swapped = await super.compareAndSwapRef(ref, newSha, expectedSha);
     if (swapped && faults.crashAfterNextLand) {
@@ -332,5 +351,39 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect(events.find((e) => e.type === 'migrate')?.transitions).toContainEqual(expect.objectContaining({ subject: 'queue', to: 'migrating' }));
     const audit = await http().get(`/audit-events?targetId=${queue.id}&limit=100`).set(owner.auth).expect(200);
     expect((audit.body.data as { action: string }[]).filter((e) => e.action === 'mergeQueue.updated')).toHaveLength(2);
+  }, TEST_TIMEOUT_MS);
+  it('two executors draining one outbox at once perform each operation exactly once (claimed from pending under the queue lock)', async () => {
+    const jobs = worker.get<Queue_>(getQueueToken(QueueName.MergeQueues), { strict: false });
+    const executor = worker.get(MergeQueueExecutor);
+    const { repo, queue } = await newQueue({ 'README.md': 'hello\n' }, { maxParallel: 3, maxBatch: 1 });
+    // BullMQ's queue is paused (no worker takes a job): the operations stay in the outbox for the two executors below.
+    await jobs.pause();
+    try {
+      for (const n of [1, 2, 3]) await enqueue(queue.id, n, commit(repo.path, repo.main, { [`pr-${n}.txt`]: `${n}\n` }, `PR ${n}`));
+      // Nothing has run yet (the first prepare waits; the chain's next ones wait for its candidate).
+      expect(await prisma.mergeQueueOperation.count({ where: { queueId: queue.id, outcome: 'pending' } })).toBeGreaterThan(0);
+      expect(await prisma.mergeQueueOperation.count({ where: { queueId: queue.id, NOT: { outcome: 'pending' } } })).toBe(0);
+      faults.sideEffects = [];
+      const [a, b] = await Promise.all([executor.drain(queue.id), executor.drain(queue.id)]);
+      const ops = await prisma.mergeQueueOperation.findMany({ where: { queueId: queue.id } });
+      const performed = ops.filter((o) => o.outcome === 'succeeded');
+      // prepare and publish of three batches, startCi of each: all done, and each by one executor.
+      expect(performed.filter((o) => o.kind === 'prepare')).toHaveLength(3);
+      expect(performed.filter((o) => o.kind === 'publish')).toHaveLength(3);
+      expect(a + b).toBe(performed.length);
+      const mine = faults.sideEffects.filter((e) => e.startsWith(`file://${repo.path} `));
+      expect(mine.filter((e) => e.includes(' build '))).toHaveLength(3);
+      expect(mine.filter((e) => e.includes(' publish '))).toHaveLength(3);
+      expect(new Set(mine).size).toBe(mine.length);
+      const started = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'operationStarted' } });
+      const ids = started.map((e) => (e.detail as { operationId: string }).operationId);
+      expect(ids).toHaveLength(new Set(ids).size);
+      expect(ids).toHaveLength(performed.length);
+    } finally {
+      await jobs.resume();
+    }
+    const q = await runCi(queue.id, repo.path, (x) => x.entries.every((e) => e.status === 'merged'));
+    expect(q.entries).toHaveLength(3);
+    expect(firstParentMerges(repo.path)).toHaveLength(3);
   }, TEST_TIMEOUT_MS);
 });
