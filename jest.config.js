@@ -29,6 +29,6 @@ const common = {
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/bench/**/*.spec.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/support/env.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/openapi-validation.setup.ts'], testTimeout: 30_000 },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/support/env.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.setup.ts', '<rootDir>/test/support/openapi-validation.setup.ts'] },
   ],
 };

@@ -9,26 +9,9 @@ import { WorkerModule } from '@/worker.module';
 import { createTenant, type TestTenant } from '../support/factories';
 import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, git, readFile } from '../support/git-repos';
+import { finalEntries, firstParentMerges, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 
-interface Batch {
-  id: string;
-  status: string;
-  prNumbers: number[];
-  headSha?: string;
-  requiredChecks: { name: string; state: string }[];
-}
-interface Entry {
-  id: string;
-  number: number;
-  status: string;
-  block?: string;
-}
-interface Queue {
-  id: string;
-  status: string;
-  entries: Entry[];
-  batches: Batch[];
-}
+type Queue = MqQueue;
 
 /** Each case drives GitHub's REST API (the emulator's, on real bare repositories) and the worker through several CI rounds. */
 const TEST_TIMEOUT_MS = 90_000;
@@ -55,6 +38,7 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
     worker = await moduleRef.init();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-github');
+    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
     login = `mq-${randomUUID().slice(0, 8)}`;
     const user = emulator.addUser(login);
     const integration = await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } }).expect(201);
@@ -81,38 +65,13 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
     return { repo: { path, main }, queue: res.body.data as Queue };
   }
 
-  const getQueue = async (id: string): Promise<Queue> => (await http().get(`/merge-queues/${id}`).set(owner.auth).expect(200)).body.data as Queue;
+  let mq: MergeQueueClient;
+  const getQueue = (id: string) => mq.get(id);
+  const enqueue = (queueId: string, number: number, headSha: string) => mq.enqueue(queueId, number, headSha);
+  const runCi = (queueId: string, repoPath: string, done: (q: Queue) => boolean, timeoutMs = 60_000) => mq.runCi(queueId, repoPath, done, { timeoutMs });
+  const quiet = (queueId: string) => mq.quiet(queueId);
 
-  async function enqueue(queueId: string, number: number, headSha: string) {
-    return (await http().post(`/merge-queues/${queueId}/entries`).set(owner.auth).send({ data: { number, headSha, url: `https://github.example/pr/${number}`, title: `PR ${number}` } }).expect(201)).body.data as Entry;
-  }
-
-  /** Acts as CI until `done` holds: every candidate under test gets `ci`, failure when it holds `bad.txt`. */
-  async function runCi(queueId: string, repoPath: string, done: (q: Queue) => boolean, timeoutMs = 60_000): Promise<Queue> {
-    const reported = new Set<string>();
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const q = await getQueue(queueId);
-      if (done(q)) return q;
-      if (Date.now() > deadline) throw new Error(`timed out; queue: ${JSON.stringify(q, null, 1)}`);
-      for (const b of q.batches) {
-        if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
-        const bad = readFile(repoPath, b.headSha, 'bad.txt') !== null;
-        await http().post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: bad ? 'failure' : 'success' } }).expect(200);
-        reported.add(b.id);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
-  /** Waits until the executor has answered every operation of the queue. */
-  async function quiet(queueId: string): Promise<void> {
-    for (let i = 0; i < 400 && (await prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } })) > 0; i++) await new Promise((r) => setTimeout(r, 50));
-  }
-
-  const finalEntries = (q: Queue) => q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
   const statuses = (q: Queue) => Object.fromEntries(q.entries.map((e) => [e.number, e.status]));
-  const firstParentMerges = (repo: string) => git(repo, 'log', '--first-parent', '--format=%s', 'main').split('\n').filter((s) => s.startsWith('Merge #')).reverse();
   /** `a` is `b` or one of its ancestors: no commit of `a` is missing from `b`. */
   const isAncestor = (repo: string, a: string, b: string) => git(repo, 'rev-list', '--count', `${b}..${a}`) === '0';
   const scratchRefs = (repo: string) => git(repo, 'for-each-ref', '--format=%(refname)', 'refs/heads/mq-build', 'refs/heads/mq-probe');

@@ -14,6 +14,7 @@ import { WorkerModule } from '@/worker.module';
 import { createTestApp } from '../support/app';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
+import { finalEntries, firstParentMerges, MergeQueueClient, type MqBatch, type MqEntry, type MqQueue } from '../support/merge-queue-client';
 
 /** LOCAL_GIT with one fault: the process "dies" right after the base ref moved, before anything is recorded. */
 const faults = { crashAfterNextLand: false, sideEffects: [] as string[] };
@@ -43,28 +44,9 @@ class CrashingGit extends LocalMergeQueueGit {
   }
 }
 
-interface Batch {
-  id: string;
-  status: string;
-  prNumbers: number[];
-  headSha?: string;
-  requiredChecks: { name: string; state: string }[];
-  operation?: { kind: string; outcome: string };
-}
-interface Entry {
-  id: string;
-  number: number;
-  headSha: string;
-  status: string;
-  block?: string;
-}
-interface Queue {
-  id: string;
-  status: string;
-  revision: string;
-  entries: Entry[];
-  batches: Batch[];
-}
+type Batch = MqBatch;
+type Entry = MqEntry;
+type Queue = MqQueue;
 
 /** Each case drives real git and the worker through several CI rounds; generous on a busy 2-core machine. */
 const TEST_TIMEOUT_MS = 60_000;
@@ -82,6 +64,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     worker = await moduleRef.init();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq');
+    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
   }, 60_000);
 
   afterAll(async () => {
@@ -96,42 +79,12 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     return { repo, queue: res.body.data as Queue };
   }
 
-  const getQueue = async (id: string): Promise<Queue> => (await http().get(`/merge-queues/${id}`).set(owner.auth).expect(200)).body.data as Queue;
+  let mq: MergeQueueClient;
+  const getQueue = (id: string) => mq.get(id);
+  const enqueue = (queueId: string, number: number, headSha: string) => mq.enqueue(queueId, number, headSha);
+  const runCi: MergeQueueClient['runCi'] = (...args) => mq.runCi(...args);
+  const quiet = (queueId: string) => mq.quiet(queueId);
 
-  async function enqueue(queueId: string, number: number, headSha: string) {
-    return (await http().post(`/merge-queues/${queueId}/entries`).set(owner.auth).send({ data: { number, headSha, url: `https://example.test/pr/${number}`, title: `PR ${number}` } }).expect(201)).body.data as Entry;
-  }
-
-  /**
-   * Acts as CI until `done` holds: every candidate under test gets `ci` reported, failure when the
-   * candidate holds `bad.txt`. `report` false leaves CI silent (for pause).
-   */
-  async function runCi(queueId: string, repoPath: string, done: (q: Queue) => boolean, options: { report?: () => boolean; timeoutMs?: number } = {}): Promise<Queue> {
-    const reported = new Set<string>();
-    const deadline = Date.now() + (options.timeoutMs ?? 25_000);
-    for (;;) {
-      const q = await getQueue(queueId);
-      if (done(q)) return q;
-      if (Date.now() > deadline) throw new Error(`timed out; queue: ${JSON.stringify(q, null, 1)}`);
-      if (options.report?.() ?? true) {
-        for (const b of q.batches) {
-          if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
-          const bad = readFile(repoPath, b.headSha, 'bad.txt') !== null;
-          await http().post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: bad ? 'failure' : 'success', url: `https://ci.example.test/${b.id}` } }).expect(200);
-          reported.add(b.id);
-        }
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
-  /** Waits until the executor has answered every operation of the queue. */
-  async function quiet(queueId: string): Promise<void> {
-    for (let i = 0; i < 200 && (await prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } })) > 0; i++) await new Promise((r) => setTimeout(r, 50));
-  }
-
-  const finalEntries = (q: Queue) => q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
-  const firstParentMerges = (repo: string) => git(repo, 'log', '--first-parent', '--format=%s', 'main').split('\n').filter((s) => s.startsWith('Merge #')).reverse();
 
   it('refuses a queue on a GitLab code source (GitHub ones run: merge-queues-github.e2e-spec.ts)', async () => {
     const hosted = await prisma.codeSource.create({ data: { organizationId: owner.organizationId, provider: 'GITLAB', foreignId: '42', nameWithOwner: `acme/hosted-${Date.now()}`, url: 'https://gitlab.example/acme/hosted' } });
@@ -385,5 +338,27 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     const q = await runCi(queue.id, repo.path, (x) => x.entries.every((e) => e.status === 'merged'));
     expect(q.entries).toHaveLength(3);
     expect(firstParentMerges(repo.path)).toHaveLength(3);
+  }, TEST_TIMEOUT_MS);
+  it('PATCH baseRef: a ref being moved to is held against new queues; a disabled queue moves once nothing lands, and stays disabled', async () => {
+    const jobs = worker.get<Queue_>(getQueueToken(QueueName.MergeQueues), { strict: false });
+    const { repo, queue } = await newQueue();
+    git(repo.path, 'update-ref', 'refs/heads/next', repo.main);
+    await http().post(`/merge-queues/${queue.id}/disable`).set(owner.auth).expect(200);
+    const source = await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } });
+    // No worker takes a job for now: the move stays pending, and its target is held.
+    await jobs.pause();
+    try {
+      await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data: { baseRef: 'next' } }).expect(200);
+      expect((await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } })).pendingBaseRef).toBe('next');
+      const taken = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.repositoryId, baseRef: 'next', requiredChecks: ['ci'] } }).expect(409);
+      expect(taken.body.code).toBe('dpa:MergeQueue:ALREADY_EXISTS');
+    } finally {
+      await jobs.resume();
+    }
+    for (let i = 0; i < 200 && (await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } })).pendingBaseRef !== null; i++) await new Promise((r) => setTimeout(r, 50));
+    const moved = await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } });
+    expect({ baseRef: moved.baseRef, pendingBaseRef: moved.pendingBaseRef, status: moved.status }).toEqual({ baseRef: 'next', pendingBaseRef: null, status: 'disabled' });
+    const events = (await http().get(`/merge-queues/${queue.id}/events?limit=100`).set(owner.auth).expect(200)).body.data as { type: string; detail: { baseRef?: string } }[];
+    expect(events.find((e) => e.type === 'baseMoved')?.detail.baseRef).toBe('next');
   }, TEST_TIMEOUT_MS);
 });

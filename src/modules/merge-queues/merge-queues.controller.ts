@@ -68,7 +68,7 @@ export class MergeQueuesController {
     description:
       'Settings apply to what is planned next; new `requiredChecks` withdraw the batches that are not already landing and plan their PRs again. ' +
       'A new `baseRef` must exist: the queue becomes `migrating` (like paused: CI results are recorded, nothing new is planned or landed), a land already in flight finishes on the old ref, ' +
-      'then the worker moves the queue to the new ref and plans everything not yet landed on it again (the event trail shows `migrate` and `migrated`). A disabled queue moves at once.',
+      'then the worker moves the queue to the new ref and plans everything not yet landed on it again (the event trail shows `migrate` and `migrated`). A paused queue stays paused; a disabled queue moves the same way once nothing is landing.',
   })
   @ApiDataResponse(MergeQueueDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, MergeQueueErrors.REVISION_MISMATCH)

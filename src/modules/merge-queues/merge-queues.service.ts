@@ -63,6 +63,10 @@ export class MergeQueuesService {
     const organizationId = principal.organizationId;
     const source = await this.prisma.codeSource.findFirst({ where: { id: dto.codeSourceId, organizationId } });
     if (!source) throw new AppError(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, { metadata: { codeSourceId: dto.codeSourceId }, details: [invalidFields(['data.codeSourceId: no such code source'])] });
+    // A queue moving to this ref (PATCH) holds it already.
+    if (await this.prisma.mergeQueue.findFirst({ where: { repositoryId: source.id, pendingBaseRef: dto.baseRef }, select: { id: true } })) {
+      throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
+    }
     // The engine's git operations exist for bare repositories on this server's disk and for GitHub.
     if (!MERGE_QUEUE_PROVIDERS.includes(source.provider)) throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider }, details: [invalidFields([`data.codeSourceId: is a ${source.provider} code source`])] });
     const baseSha = await this.readBase(source, dto.baseRef);
@@ -113,17 +117,15 @@ export class MergeQueuesService {
    * New settings and/or a new base ref, in one event transaction. Settings apply to what is planned
    * next (new required checks withdraw the batches not yet landing). A new base ref is checked to
    * exist, then the queue goes `migrating`; the worker finishes any land in flight on the old ref
-   * and then moves the queue (MergeQueueExecutor.completeMigration). A disabled queue has nothing
-   * in flight and moves at once.
+   * and then moves the queue (MergeQueueExecutor.completeMigration). A disabled queue is not
+   * planning and is not `migrating`, but a land may still be finishing: it moves the same way.
    */
   async update(principal: Principal, id: string, dto: UpdateMergeQueueDto, ifMatch: string | undefined): Promise<MergeQueueDto> {
     const expected = parseIfMatch(ifMatch);
     const current = await this.findQueue(principal.organizationId, id);
     const newRef = dto.baseRef !== undefined && dto.baseRef !== (current.pendingBaseRef ?? current.baseRef) ? dto.baseRef : undefined;
-    let newBaseSha: string | undefined;
     if (newRef !== undefined) {
-      newBaseSha = (await this.readBase(current.repository, newRef)) ?? undefined;
-      if (newBaseSha === undefined) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: newRef }, details: [invalidFields([`data.baseRef: ${newRef} is not a branch of the repository`])] });
+      if ((await this.readBase(current.repository, newRef)) === null) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: newRef }, details: [invalidFields([`data.baseRef: ${newRef} is not a branch of the repository`])] });
       const taken = await this.prisma.mergeQueue.findFirst({ where: { repositoryId: current.repositoryId, id: { not: id }, OR: [{ baseRef: newRef }, { pendingBaseRef: newRef }] }, select: { id: true } });
       if (taken) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
     }
@@ -144,18 +146,15 @@ export class MergeQueuesService {
           const at = Date.now();
           const events: MergeQueueEvent[] = [];
           if (Object.keys(settings).length) events.push({ type: 'configure', config: settings, at });
-          if (newRef !== undefined) events.push(row.status === 'disabled' ? { type: 'baseMoved', baseSha: newBaseSha as string, at } : { type: 'migrate', at });
+          // A disabled queue is not planning: it moves once nothing is landing, like the rest.
+          if (newRef !== undefined && row.status !== 'disabled') events.push({ type: 'migrate', at });
           return events;
         },
         detail: newRef !== undefined ? { baseRef: newRef } : undefined,
         after: async (tx, { row }, applied) => {
-          const moveNow = newRef !== undefined && row.status === 'disabled';
           await tx.mergeQueue.update({
             where: { id: row.id },
-            data: {
-              settings: applied.state.config as unknown as Prisma.InputJsonObject,
-              ...(newRef !== undefined && (moveNow ? { baseRef: newRef, pendingBaseRef: null } : { pendingBaseRef: newRef })),
-            },
+            data: { settings: applied.state.config as unknown as Prisma.InputJsonObject, ...(newRef !== undefined && { pendingBaseRef: newRef }) },
           });
           if (applied.changed || newRef !== undefined) {
             await this.audit.record(tx, principal, { organizationId: row.organizationId, action: AuditAction.MergeQueueUpdated, targetType: 'mergeQueue', targetId: row.id, metadata: { ...dto, revision: String(applied.state.revision) } });
@@ -166,7 +165,7 @@ export class MergeQueuesService {
       // The worker finishes a move to a new base ref; start it even though no operation was issued.
       if (newRef !== undefined) await this.scheduler.kick(id);
     } catch (error) {
-      if (newRef !== undefined && isUniqueViolation(error, 'baseRef')) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
+      if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef'))) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
       throw error;
     }
     return this.get(principal, id);

@@ -90,7 +90,10 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
       await call(() => this.api.rest.git.updateRef({ ...this.repo, ref: apiRef(ref), sha: newSha, force: false }));
       return true;
     } catch (error) {
-      if (isFailure(error, 'rejected')) return false;
+      // Only "not a fast forward" means the base moved. Any other refusal (a protected branch, a
+      // rule) is no answer about the base: it propagates, the operation stays in doubt and is
+      // reconciled, instead of withdrawing the batch and burning another CI round for nothing.
+      if (isFailure(error, 'rejected') && /fast.?forward/i.test((error as ProviderFailure).reason)) return false;
       throw error;
     }
   }

@@ -69,22 +69,28 @@ export class MergeQueueExecutor {
     const git = await this.gits.forSource(queue.repository);
     await this.reconcileOrphans(queueId);
     const started = Date.now();
-    const inFlight = new Map<string, Promise<void>>();
+    const inFlight = new Map<string, { row: OperationRow; done: Promise<void> }>();
     let performed = 0;
     let failure: { error: unknown } | undefined;
-    for (;;) {
-      const free = OPERATIONS_IN_FLIGHT - inFlight.size;
-      if (!failure && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
-        for (const row of await this.nextOperations(queueId, [...inFlight.keys()], free)) {
-          const run = this.runOne(queueId, git, queue.baseRef, row).then(
-            (done) => void (performed += done ? 1 : 0),
-            (error: unknown) => void (failure ??= { error }),
-          );
-          inFlight.set(row.id, run.finally(() => inFlight.delete(row.id)));
+    try {
+      for (;;) {
+        const free = OPERATIONS_IN_FLIGHT - inFlight.size;
+        if (!failure && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
+          const running = [...inFlight.values()].map((f) => f.row);
+          for (const row of await this.nextOperations(queueId, running, free)) {
+            const done = this.runOne(queueId, git, queue.baseRef, row).then(
+              (claimed) => void (performed += claimed ? 1 : 0),
+              (error: unknown) => void (failure ??= { error }),
+            );
+            inFlight.set(row.id, { row, done: done.finally(() => inFlight.delete(row.id)) });
+          }
         }
+        if (inFlight.size === 0) break;
+        await Promise.race([...[...inFlight.values()].map((f) => f.done), sleep(OUTBOX_POLL_MS)]);
       }
-      if (inFlight.size === 0) break;
-      await Promise.race([...inFlight.values(), sleep(OUTBOX_POLL_MS)]);
+    } finally {
+      // Never leave an operation running unattended: the job ends only when every one has ended.
+      await Promise.allSettled([...inFlight.values()].map((f) => f.done));
     }
     // An operation that threw stays `running`; the next executor reconciles it (as after a crash).
     if (failure) throw failure.error;
@@ -121,10 +127,12 @@ export class MergeQueueExecutor {
     const { result: moved, queue: after, outcome } = await this.store.apply({
       organizationId: null,
       queueId,
-      build: ({ row, state }) => (row.pendingBaseRef === target && state.status === 'migrating' && !state.batches.some(isLanding) ? [{ type: 'migrated', baseSha, at: Date.now() }] : []),
+      // A migrating queue ends its move with `migrated`; one disabled (or disabled and enabled)
+      // meanwhile has its base moved under it (`baseMoved`): its batches on the old base go stale.
+      build: ({ row, state }) => (row.pendingBaseRef !== target || state.batches.some(isLanding) ? [] : [state.status === 'migrating' ? { type: 'migrated', baseSha, at: Date.now() } : { type: 'baseMoved', baseSha, at: Date.now() }]),
       detail: { baseRef: target },
-      after: async (tx, { row }, applied) => {
-        if (!applied.changed) return false;
+      after: async (tx, { row, state }) => {
+        if (row.pendingBaseRef !== target || state.batches.some(isLanding)) return false;
         await tx.mergeQueue.update({ where: { id: row.id }, data: { baseRef: target, pendingBaseRef: null } });
         return true;
       },
@@ -134,18 +142,28 @@ export class MergeQueueExecutor {
   }
 
   /**
-   * Up to `limit` pending operations not already running here: `land` and `readBack` first, then
-   * the rest in the order the planner issued them. These two hold everything else up: a land is
-   * the compare-and-swap of the base that the batches behind wait on, and nothing is planned while
-   * a readBack is outstanding.
+   * Up to `limit` pending operations that may start beside `running`: `land` and `readBack` first,
+   * then the rest in the order the planner issued them. Two operations of one batch never run at
+   * once (a `cleanup` issued while its batch's `publish` runs must not delete the ref before it is
+   * written), and a `readBack` runs alone (its facts must not be overtaken by a land beside it).
    */
-  private async nextOperations(queueId: string, running: string[], limit: number): Promise<OperationRow[]> {
+  private async nextOperations(queueId: string, running: OperationRow[], limit: number): Promise<OperationRow[]> {
+    if (running.some((r) => r.kind === 'readBack')) return [];
+    const busy = new Set(running.map((r) => r.batchId));
     const order = [{ revision: 'asc' as const }, { ordinal: 'asc' as const }];
-    const where = { queueId, finishedAt: null, outcome: 'pending' as const, id: { notIn: running } };
-    const urgent = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, kind: { in: ['land' as const, 'readBack' as const] } }, orderBy: order, take: limit });
-    if (urgent.length >= limit) return urgent;
-    const rest = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, id: { notIn: [...running, ...urgent.map((r) => r.id)] } }, orderBy: order, take: limit - urgent.length });
-    return [...urgent, ...rest];
+    const where = { queueId, finishedAt: null, outcome: 'pending' as const, id: { notIn: running.map((r) => r.id) } };
+    // A few more than asked for: some may be held back by the rules above.
+    const take = limit + running.length + 4;
+    const urgent = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, kind: { in: ['land' as const, 'readBack' as const] } }, orderBy: order, take });
+    const rest = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, kind: { notIn: ['land' as const, 'readBack' as const] } }, orderBy: order, take });
+    const picked: OperationRow[] = [];
+    for (const row of [...urgent, ...rest]) {
+      if (picked.length >= limit || busy.has(row.batchId)) continue;
+      if (row.kind === 'readBack') return running.length === 0 && picked.length === 0 ? [row] : picked;
+      picked.push(row);
+      busy.add(row.batchId);
+    }
+    return picked;
   }
 
   /** Every operation still `running` belongs to an executor that is gone: its outcome is unknown. */
@@ -193,7 +211,7 @@ export class MergeQueueExecutor {
       build: () => [event],
       detail: { kind: row.kind },
       after: async (tx) => {
-        await tx.mergeQueueOperation.update({ where: { id: row.id }, data: { outcome, finishedAt: new Date(), result: resultOf(event) } });
+        await tx.mergeQueueOperation.updateMany({ where: { id: row.id, finishedAt: null }, data: { outcome, finishedAt: new Date(), result: resultOf(event) } });
       },
     });
     await this.scheduler.scheduleTimers(queueId, queue.state);

@@ -61,3 +61,40 @@ describe('configure (PATCH /merge-queues/{id} settings)', () => {
     expect(d.state).toBe(state);
   });
 });
+
+describe('moving the base (migrate, migrated)', () => {
+  it('leaves a queue that was paused before the move paused after it: nobody resumed it', () => {
+    const d = new QueueDriver();
+    d.send({ type: 'pause' });
+    d.send({ type: 'migrate' });
+    expect(d.state.status).toBe('migrating');
+    d.send({ type: 'migrated', baseSha: 'base1' });
+    expect(d.state.status).toBe('paused');
+    expect(d.state.baseSha).toBe('base1');
+    expect(d.state.pausedBeforeMigration).toBeUndefined();
+    d.enqueue(1);
+    expect(d.pending).toEqual([]);
+    d.send({ type: 'resume' });
+    expect(d.pending.map((o) => o.kind)).toEqual(['prepare']);
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('plans again after the move of a queue that was planning, and forgets a pause once the queue is disabled', () => {
+    const d = new QueueDriver();
+    d.send({ type: 'migrate' });
+    d.enqueue(1);
+    expect(d.pending).toEqual([]);
+    d.send({ type: 'migrated', baseSha: 'base1' });
+    expect(d.state.status).toBe('active');
+    expect(d.pending.map((o) => o.kind)).toEqual(['prepare']);
+
+    const e = new QueueDriver();
+    e.send({ type: 'pause' });
+    e.send({ type: 'migrate' });
+    e.send({ type: 'disable' });
+    expect(e.state.pausedBeforeMigration).toBeUndefined();
+    e.send({ type: 'enable' });
+    expect(e.state.status).toBe('idle'); // planning again: nothing to do
+    expect(e.monitor.violations).toEqual([]);
+  });
+});

@@ -23,6 +23,7 @@ export function onResume(ctx: Ctx): void {
 /** Withdraws every batch in flight; a land already in flight finishes first (withdraw() defers it). */
 export function onDisable(ctx: Ctx): void {
   if (ctx.s.status === 'disabled') return;
+  delete ctx.s.pausedBeforeMigration;
   setQueueStatus(ctx, 'disabled');
   for (const b of liveBatches(ctx)) withdraw(ctx, b, 'queue disabled');
 }
@@ -54,6 +55,7 @@ export function onConfigure(ctx: Ctx, settings: QueueSettings): void {
 
 export function onMigrate(ctx: Ctx): void {
   if (ctx.s.status === 'idle' || ctx.s.status === 'active' || ctx.s.status === 'paused') {
+    if (ctx.s.status === 'paused') ctx.s.pausedBeforeMigration = true;
     setQueueStatus(ctx, 'migrating');
   }
 }
@@ -61,7 +63,9 @@ export function onMigrate(ctx: Ctx): void {
 /** The move is done: batches built on the old base go stale (blame.ts) and are planned again. */
 export function onMigrated(ctx: Ctx, baseSha: string): void {
   if (ctx.s.status !== 'migrating') return;
-  setQueueStatus(ctx, 'active');
+  // A queue paused before the move stays paused on the new base: nobody resumed it.
+  setQueueStatus(ctx, ctx.s.pausedBeforeMigration ? 'paused' : 'active');
+  delete ctx.s.pausedBeforeMigration;
   moveBase(ctx, baseSha);
   applyUrgentRuleToAll(ctx);
 }

@@ -9,7 +9,7 @@ export const QUEUE_TRANSITIONS: Readonly<Record<MergeQueueStatus, readonly Merge
   idle: ['active', 'paused', 'migrating', 'disabled'],
   active: ['idle', 'paused', 'migrating', 'disabled'],
   paused: ['idle', 'active', 'migrating', 'disabled'],
-  migrating: ['idle', 'active', 'disabled'],
+  migrating: ['idle', 'active', 'paused', 'disabled'],
   disabled: ['idle', 'active'],
 };
 

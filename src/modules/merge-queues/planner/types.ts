@@ -191,6 +191,8 @@ export interface MergeQueueState {
   cleanups: PendingCleanup[];
   stats: PlannerStats;
   config: PlannerConfig;
+  /** Set while `migrating` when the queue was paused before: the move does not resume it. */
+  pausedBeforeMigration?: boolean;
 }
 
 export interface EnqueueInput {

@@ -1,0 +1,87 @@
+import request from 'supertest';
+import type { PrismaService } from '@/common/prisma/prisma.service';
+import { git, readFile } from './git-repos';
+
+/** The MergeQueue as the API renders it (the fields the tests read). */
+export interface MqBatch {
+  id: string;
+  status: string;
+  prNumbers: number[];
+  headSha?: string;
+  requiredChecks: { name: string; state: string }[];
+  operation?: { kind: string; outcome: string };
+}
+export interface MqEntry {
+  id: string;
+  number: number;
+  headSha: string;
+  status: string;
+  block?: string;
+}
+export interface MqQueue {
+  id: string;
+  status: string;
+  revision: string;
+  entries: MqEntry[];
+  batches: MqBatch[];
+}
+
+/** Where the API is: an app's HTTP server or a process's URL. */
+type Target = Parameters<typeof request>[0];
+
+/**
+ * A tenant's view of merge queues through the API, and CI played by the test: the helpers every
+ * merge-queue suite needs (LOCAL_GIT, GitHub on the emulator, real processes).
+ */
+export class MergeQueueClient {
+  constructor(
+    private readonly target: () => Target,
+    private readonly auth: { Authorization: string },
+    private readonly prisma: PrismaService,
+  ) {}
+
+  async get(id: string): Promise<MqQueue> {
+    return (await request(this.target()).get(`/merge-queues/${id}`).set(this.auth).expect(200)).body.data as MqQueue;
+  }
+
+  async enqueue(queueId: string, number: number, headSha: string, extra: Record<string, unknown> = {}): Promise<MqEntry> {
+    const body = { data: { number, headSha, url: `https://example.test/pr/${number}`, title: `PR ${number}`, ...extra } };
+    return (await request(this.target()).post(`/merge-queues/${queueId}/entries`).set(this.auth).send(body).expect(201)).body.data as MqEntry;
+  }
+
+  /**
+   * Acts as CI until `done` holds: every candidate under test gets `ci` reported, `failure` when
+   * the candidate holds `bad.txt`. `report` false leaves CI silent (for pause and timeouts).
+   */
+  async runCi(queueId: string, repoPath: string, done: (q: MqQueue) => boolean, options: { report?: () => boolean; timeoutMs?: number } = {}): Promise<MqQueue> {
+    const reported = new Set<string>();
+    const deadline = Date.now() + (options.timeoutMs ?? 25_000);
+    for (;;) {
+      const q = await this.get(queueId);
+      if (done(q)) return q;
+      if (Date.now() > deadline) throw new Error(`timed out; queue: ${JSON.stringify(q, null, 1)}`);
+      if (options.report?.() ?? true) {
+        for (const b of q.batches) {
+          if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
+          const bad = readFile(repoPath, b.headSha, 'bad.txt') !== null;
+          const body = { data: { name: 'ci', state: bad ? 'failure' : 'success', url: `https://ci.example.test/${b.id}` } };
+          await request(this.target()).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(this.auth).send(body).expect(200);
+          reported.add(b.id);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Waits until the executor has answered every operation of the queue. */
+  async quiet(queueId: string, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && (await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } })) > 0) await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Every entry has come to rest (blocked waits on a person). */
+export const finalEntries = (q: MqQueue) => q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
+
+/** The subjects of the merge commits on the base's first-parent line, oldest first. */
+export const firstParentMerges = (repo: string, base = 'main') => git(repo, 'log', '--first-parent', '--format=%s', base).split('\n').filter((s) => s.startsWith('Merge #')).reverse();
