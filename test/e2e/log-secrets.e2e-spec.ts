@@ -1,21 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { redactUrl } from '@/common/logging/logging.module';
 import { buildIfStale } from '../../src/ops/build';
-
-const ROOT = join(__dirname, '..', '..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, ROOT } from '../support/processes';
 
 /** Every character percent-encoded: the token is not in the raw URL, only in the decoded one. */
 function encodeEveryCharacter(text: string): string {

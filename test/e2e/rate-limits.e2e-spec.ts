@@ -1,7 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
@@ -12,9 +10,9 @@ import { describeRateLimits } from '@/common/throttling/rate-limits';
 import { buildIfStale } from '../../src/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant } from '../support/factories';
+import { ROOT, startApi } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
 
-const ROOT = join(__dirname, '..', '..');
 const WINDOW_MS = 60_000;
 const PER_KEY = 12;
 const PER_ADDRESS = 6;
@@ -31,41 +29,7 @@ function freshPrefix(): string {
   return `rl-${randomUUID().slice(0, 8)}`;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface ApiProcess {
-  base: string;
-  output: () => string;
-  stop: () => Promise<void>;
-}
-
-async function startApi(env: NodeJS.ProcessEnv): Promise<ApiProcess> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!output.includes('api listening') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (!output.includes('api listening')) throw new Error(`the API did not start:\n${output}`);
-  return {
-    base: `http://127.0.0.1:${port}`,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+type ApiProcess = Awaited<ReturnType<typeof startApi>>;
 
 function bootstrapTenant(): { token: string; memberId: string } {
   const result = spawnSync(process.execPath, ['dist/cli.js', 'bootstrap', '--org', `rate-limits-${randomUUID()}`, '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8', timeout: 60_000 });
@@ -285,7 +249,7 @@ describe('When Redis fails under a running API process', () => {
       expect(back?.status).toBe(200);
       expect(back?.headers.get('ratelimit-limit')).toBe('1000');
     }
-    const warnings = api.output().split('\n').filter((line) => line.includes('rate limits are not enforced'));
+    const warnings = api.output.split('\n').filter((line) => line.includes('rate limits are not enforced'));
     expect(warnings).toHaveLength(2);
   }, 90_000);
 });

@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
@@ -11,10 +9,10 @@ import { buildIfStale } from '../../src/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator } from '../support/git';
+import { type BuiltProcess, startWorker, until } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
 import type { EmulatedRun } from '../../tools/git-emulator/emulator';
 
-const ROOT = join(__dirname, '..', '..');
 // A prefix of this suite's own: workers other suites start in-process must not take its jobs.
 const PREFIX = `dpa-usage-${randomUUID().slice(0, 8)}`;
 
@@ -30,44 +28,7 @@ function usageConfig(emulator: GitProviderEmulator, extra: Partial<AppConfig> = 
 }
 
 /** The real worker process (dist/worker.js) on the emulator. */
-class WorkerProcess {
-  private child?: ChildProcess;
-  output = '';
-
-  constructor(private readonly emulator: GitProviderEmulator) {}
-
-  async start(): Promise<void> {
-    this.output = '';
-    const env = { ...process.env, QUEUE_PREFIX: PREFIX, GITHUB_API_URL: this.emulator.url, GITHUB_WEB_URL: this.emulator.url, LOG_LEVEL: 'warn' };
-    const child = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    const deadline = Date.now() + 30_000;
-    while (!this.output.includes('worker started') && child.exitCode === null && Date.now() < deadline) await sleep(50);
-    if (!this.output.includes('worker started')) throw new Error(`worker did not start: ${this.output}`);
-  }
-
-  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(signal);
-    await exited;
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const startUsageWorker = (emulator: GitProviderEmulator) => startWorker({ QUEUE_PREFIX: PREFIX, GITHUB_API_URL: emulator.url, GITHUB_WEB_URL: emulator.url, LOG_LEVEL: 'warn' });
 
 /** What GET /scm/actions/usage should say, computed from the emulator's own data. */
 function expectedUsage(codeSourceId: string, runs: EmulatedRun[]) {
@@ -98,7 +59,7 @@ function expectedUsage(codeSourceId: string, runs: EmulatedRun[]) {
 describe('CI usage imports (API + the real worker process + the provider emulator)', () => {
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
-  let worker: WorkerProcess;
+  let worker: BuiltProcess;
   let db: Client;
   const http = () => request(app.getHttpServer());
 
@@ -108,8 +69,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(usageConfig(emulator)));
     db = new Client({ connectionString: process.env.DATABASE_URL });
     await db.connect();
-    worker = new WorkerProcess(emulator);
-    await worker.start();
+    worker = await startUsageWorker(emulator);
   }, 240_000);
 
   afterAll(async () => {
@@ -245,7 +205,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     const [killed] = await imports(tenant);
     const before = emulator.runPageRequests(login, 'repo-0').length;
     expect(killed.status).toBe('RUNNING');
-    await worker.start();
+    worker = await startUsageWorker(emulator);
     const [done] = await allFinished(tenant, 1);
     const after = emulator.runPageRequests(login, 'repo-0').slice(before);
     expect(done).toMatchObject({ status: 'SUCCEEDED', pagesDone: 20, runsImported: 2_000, jobsImported: jobsOf(sources[0].runs) });

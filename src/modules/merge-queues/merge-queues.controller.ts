@@ -25,6 +25,9 @@ import { MergeQueuesService } from './merge-queues.service';
 
 const IF_MATCH = ApiHeader({ name: 'If-Match', required: false, description: 'The revision you last saw; when the queue has moved on since, the request is refused with a 409 and changes nothing' });
 
+/** Reading a base ref through the code source's provider (POST and PATCH): its integration and the provider's answers. */
+const BASE_REF_LOOKUP_ERRORS = [CodeSourceErrors.INTEGRATION_NOT_FOUND, GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, ...PROVIDER_CALL_ERRORS];
+
 @ApiTags('merge-queues')
 @Controller('merge-queues')
 export class MergeQueuesController {
@@ -38,7 +41,7 @@ export class MergeQueuesController {
       'One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source\'s integration, whose token needs write access to the repository\'s contents); GITLAB is refused with a 422.',
   })
   @ApiDataResponse(MergeQueueDto, { status: 201 })
-  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, CodeSourceErrors.INTEGRATION_NOT_FOUND, GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, ...PROVIDER_CALL_ERRORS)
+  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, ...BASE_REF_LOOKUP_ERRORS)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMergeQueueRequest) {
     return { data: await this.queues.create(principal, body.data) };
   }
@@ -71,7 +74,7 @@ export class MergeQueuesController {
       'then the worker moves the queue to the new ref and plans everything not yet landed on it again (the event trail shows `migrate` and `migrated`). A paused queue stays paused; a disabled queue moves the same way once nothing is landing.',
   })
   @ApiDataResponse(MergeQueueDto)
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, MergeQueueErrors.REVISION_MISMATCH)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, MergeQueueErrors.REVISION_MISMATCH, ...BASE_REF_LOOKUP_ERRORS)
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateMergeQueueRequest, @Headers('if-match') ifMatch?: string) {
     return { data: await this.queues.update(principal, id, body.data, ifMatch) };
   }

@@ -247,7 +247,7 @@ export class MergeQueuesService {
     const now = Date.now();
     const estimates = new Map(estimateMergeTimes(state, now).map((e) => [e.entryId, e.estimatedMergeAt]));
     const live = state.batches.filter((b) => !FINAL_BATCH_STATUSES.includes(b.status)).sort((a, b) => a.position - b.position);
-    const rows = new Map((await this.prisma.mergeQueueBatch.findMany({ where: { queueId: id, id: { in: live.map((b) => batchRowId(id, b.id)) } } })).map((b) => [b.id, b]));
+    const rows = new Map((await this.prisma.mergeQueueBatch.findMany({ where: { organizationId: principal.organizationId, queueId: id, id: { in: live.map((b) => batchRowId(id, b.id)) } } })).map((b) => [b.id, b]));
     const iso = (ms: number) => new Date(ms).toISOString();
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));

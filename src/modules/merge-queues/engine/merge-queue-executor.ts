@@ -94,7 +94,7 @@ export class MergeQueueExecutor {
     }
     // An operation that threw stays `running`; the next executor reconciles it (as after a crash).
     if (failure) throw failure.error;
-    if (queue.pendingBaseRef !== null) await this.completeMigration(queueId);
+    if (queue.pendingBaseRef !== null) await this.completeMigration(queueId, git);
     return performed;
   }
 
@@ -115,11 +115,11 @@ export class MergeQueueExecutor {
    * with the new ref in the same transaction. Batches built on the old base go stale and their PRs
    * are planned again on the new one. Returns false while a land is still in flight.
    */
-  async completeMigration(queueId: string): Promise<boolean> {
-    const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
+  async completeMigration(queueId: string, git: MergeQueueGit): Promise<boolean> {
+    const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId } });
     if (!queue || queue.pendingBaseRef === null) return false;
     const target = queue.pendingBaseRef;
-    const baseSha = await (await this.gits.forSource(queue.repository)).readRef(target);
+    const baseSha = await git.readRef(target);
     if (baseSha === null) {
       this.logger.warn({ queueId, baseRef: target }, 'the new base ref of a migrating merge queue is gone; the queue stays migrating until it is set again');
       return false;
