@@ -6,6 +6,10 @@ import { GitHubClient } from '@/modules/git-providers/github.provider';
 import { GitHubMergeQueueGit } from './github-merge-queue-git';
 
 /** The real Octokit client on the emulator, whose repositories are real bare git repositories. */
+// Each case runs a real HTTP emulator and several git processes per request: 5 s is too short
+// when the suite shares 2 cores with the rest of the run (two cases timed out in CI once).
+jest.setTimeout(30_000);
+
 describe(GitHubMergeQueueGit.name, () => {
   let emulator: GitProviderEmulator;
   let api: Octokit;
