@@ -4,8 +4,9 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { CodeSource } from '@/generated/prisma/client';
-import { LocalMergeQueueGit } from '@/modules/merge-queues/engine/merge-queue-git';
-import { MergeQueueGits } from '@/modules/merge-queues/engine/merge-queue-gits';
+import { LocalMergeQueueGit } from '@/modules/git-providers/merge-queue-git';
+import { LocalGitRunner } from '@/modules/git-providers/local-git.runner';
+import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { MergeQueueExecutor } from '@/modules/merge-queues/engine/merge-queue-executor';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue as Queue_ } from 'bullmq';
@@ -20,7 +21,7 @@ import { finalEntries, firstParentMerges, MergeQueueClient, type MqBatch, type M
 const faults = { crashAfterNextLand: false, sideEffects: [] as string[] };
 class CrashingGit extends LocalMergeQueueGit {
   constructor(private readonly path: string) {
-    super(path);
+    super(path, new LocalGitRunner({ timeoutMs: 30_000 }));
   }
 
   /** Every candidate build and ref write is noted, so a test can count side effects. */

@@ -227,6 +227,13 @@ export class EnvironmentVariables {
   @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
   @IsInt()
+  @Min(100)
+  @Max(600_000)
+  GIT_LOCAL_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
   @Min(0)
   @Max(3_600_000)
   GIT_REPOSITORY_CACHE_TTL_MS?: number;
@@ -358,6 +365,8 @@ export interface GitConfig {
   localEnabled: boolean;
   /** When set, LOCAL_GIT repositories must live under this directory. */
   localRoot?: string;
+  /** One `git` command on a LOCAL_GIT repository (its whole process group is killed past it). */
+  localTimeoutMs: number;
   github: { apiUrl: string; webUrl: string; clientId?: string; clientSecret?: string; appSlug?: string };
   /** Each request to a provider, connection to last byte. */
   timeoutMs: number;
@@ -443,6 +452,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     git: {
       localEnabled: raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true',
       localRoot: raw.GIT_LOCAL_ROOT,
+      localTimeoutMs: raw.GIT_LOCAL_TIMEOUT_MS ?? 30_000,
       github: {
         apiUrl: (raw.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
         webUrl: (raw.GITHUB_WEB_URL ?? 'https://github.com').replace(/\/$/, ''),

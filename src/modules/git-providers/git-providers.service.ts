@@ -9,6 +9,7 @@ import { GitProviderErrors, providerError } from './git-providers.errors';
 import { GitHubAuthorization, GitHubClient, type GitHubEndpoints } from './github.provider';
 import { GitLabClient } from './gitlab.provider';
 import { LocalGitClient } from './local-git.provider';
+import { LocalGitRunner } from './local-git.runner';
 import { classifyTransportFailure } from './provider-failures';
 
 /** Where a provider account lives: the cloud provider, or a self-hosted server's URL. */
@@ -30,13 +31,16 @@ export class GitProviders {
   private readonly cloudFetch: typeof fetch;
   private readonly serverFetch: typeof fetch;
   private readonly localGit: LocalGitClient;
+  /** The one runner of the `git` CLI on LOCAL_GIT repositories (code sources and merge queues). */
+  readonly localGitRunner: LocalGitRunner;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.policy = { allowHttp: config.git.allowHttp, allowPrivateHosts: config.git.allowPrivateHosts };
     this.resolve = makeResolve(config.git.dnsServers, config.git.timeoutMs);
     this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs });
     this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, guard: { policy: this.policy, resolve: this.resolve } });
-    this.localGit = new LocalGitClient({ root: config.git.localRoot, timeoutMs: config.git.timeoutMs });
+    this.localGitRunner = new LocalGitRunner({ timeoutMs: config.git.localTimeoutMs });
+    this.localGit = new LocalGitClient({ root: config.git.localRoot, runner: this.localGitRunner });
   }
 
   /** A client for an account at `target` with `token` (LOCAL_GIT needs none). */

@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, isAbsolute, normalize, relative } from 'node:path';
-import { promisify } from 'node:util';
 import { ProviderFailure, type GitProviderClient, type ProviderAccount, type RepositoryInfo } from './git-provider.port';
-
-const run = promisify(execFile);
+import type { LocalGitRunner } from './local-git.runner';
 const GIT_DEFAULT_DESCRIPTION = /^Unnamed repository; edit this file 'description' to name the repository\.\s*$/;
 
 /**
@@ -13,7 +10,7 @@ const GIT_DEFAULT_DESCRIPTION = /^Unnamed repository; edit this file 'descriptio
  * documented default: owner `local`, private, in the namespace, collaborators = distinct authors.
  */
 export class LocalGitClient implements GitProviderClient {
-  constructor(private readonly options: { root?: string; timeoutMs: number }) {}
+  constructor(private readonly options: { root?: string; runner: LocalGitRunner }) {}
 
   currentAccount(): Promise<ProviderAccount> {
     return Promise.resolve({ id: 'local', login: 'local' });
@@ -63,8 +60,7 @@ export class LocalGitClient implements GitProviderClient {
     };
   }
 
-  private async git(path: string, ...args: string[]): Promise<string> {
-    const { stdout } = await run('git', ['--git-dir', path, ...args], { timeout: this.options.timeoutMs, maxBuffer: 16 * 1024 * 1024 });
-    return stdout;
+  private git(path: string, ...args: string[]): Promise<string> {
+    return this.options.runner.output(path, args);
   }
 }

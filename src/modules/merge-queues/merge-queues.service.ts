@@ -11,7 +11,7 @@ import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
-import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from './engine/merge-queue-gits';
+import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { type LockedQueue, MergeQueueStore } from './engine/merge-queue-store';
 import {

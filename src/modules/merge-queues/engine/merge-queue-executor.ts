@@ -4,8 +4,8 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
 import { candidateRef } from './merge-queue-ids';
-import { fullRef, type MergeQueueGit } from './merge-queue-git';
-import { MergeQueueGits } from './merge-queue-gits';
+import { fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
+import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { MergeQueueScheduler } from './merge-queue-scheduler';
 import { MergeQueueStore } from './merge-queue-store';
 

@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { GitCommandError, LocalGitRunner } from './local-git.runner';
 
-const run = promisify(execFile);
+export { GitCommandError };
 
 /** A PR head to merge into a candidate, in the planner's order. */
 export interface CandidateHead {
@@ -47,8 +46,6 @@ export abstract class MergeQueueGit {
   abstract deleteRef(ref: string): Promise<void>;
 }
 
-export class GitCommandError extends Error {}
-
 /** `main` -> `refs/heads/main`; a full ref stays as it is. */
 export function fullRef(ref: string): string {
   return ref.startsWith('refs/') ? ref : `refs/heads/${ref}`;
@@ -71,25 +68,24 @@ const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /**
  * LOCAL_GIT: the `git` CLI (2.38+, for `merge-tree --write-tree`) on a bare repository whose
- * absolute path the code source holds in `url` (a plain path or a `file://` URL).
+ * absolute path the code source holds in `url` (a plain path or a `file://` URL), run through the
+ * one LocalGitRunner (minimal environment, no hooks, no global config, a timeout) that
+ * LocalGitClient uses too.
  */
 export class LocalMergeQueueGit extends MergeQueueGit {
-  /** `repository`: the code source's `url`, the bare repository's absolute path (or its file:// URL). */
-  constructor(private readonly repository: string) {
+  /**
+   * `repository`: the code source's `url`, the bare repository's absolute path (or its file://
+   * URL); `runner`: the server's (MergeQueueGits passes it, with GIT_LOCAL_TIMEOUT_MS).
+   */
+  constructor(
+    private readonly repository: string,
+    private readonly runner: LocalGitRunner,
+  ) {
     super();
   }
 
-  private async git(args: string[], okCodes: number[] = [0], input?: string): Promise<{ code: number; stdout: string }> {
-    try {
-      const running = run('git', ['--git-dir', localPath(this.repository), ...args], { env: { ...process.env, ...CANDIDATE_ENV, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 * 1024 * 1024 });
-      if (input !== undefined) running.child.stdin?.end(input);
-      const { stdout } = await running;
-      return { code: 0, stdout };
-    } catch (error) {
-      const e = error as { code?: unknown; stdout?: string; stderr?: string };
-      if (typeof e.code === 'number' && okCodes.includes(e.code)) return { code: e.code, stdout: e.stdout ?? '' };
-      throw new GitCommandError(`git ${args[0]} failed: ${(e.stderr ?? String(error)).trim().slice(0, 500)}`);
-    }
+  private git(args: string[], okCodes: number[] = [0], input?: string): Promise<{ code: number; stdout: string }> {
+    return this.runner.run(localPath(this.repository), args, { okCodes, input, env: CANDIDATE_ENV });
   }
 
   async readRef(ref: string): Promise<string | null> {

@@ -1,8 +1,8 @@
 import type { Octokit } from '@octokit/rest';
-import { GitProviderEmulator } from '../../../../tools/git-emulator/emulator';
-import { commit, git, readFile } from '../../../../test/support/git-repos';
-import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
-import { GitHubClient } from '@/modules/git-providers/github.provider';
+import { GitProviderEmulator } from '../../../tools/git-emulator/emulator';
+import { commit, git, readFile } from '../../../test/support/git-repos';
+import { ProviderFailure } from './git-provider.port';
+import { GitHubClient } from './github.provider';
 import { GitHubMergeQueueGit } from './github-merge-queue-git';
 
 /** The real Octokit client on the emulator, whose repositories are real bare git repositories. */

@@ -3,33 +3,38 @@ import { AppError } from '@/common/errors/app-error';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { CodeSource } from '@/generated/prisma/client';
 import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
-import { GitHubClient } from '@/modules/git-providers/github.provider';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
+import { ProviderFailure } from './git-provider.port';
+import { GitProviders } from './git-providers.service';
 import { GitHubMergeQueueGit } from './github-merge-queue-git';
-import { LocalMergeQueueGit, MergeQueueGit } from './merge-queue-git';
-import { MergeQueueErrors } from '../merge-queues.errors';
+import { GitHubClient } from './github.provider';
+import { LocalMergeQueueGit, type MergeQueueGit } from './merge-queue-git';
 
 /** The code source providers merge queues run on. */
 export const MERGE_QUEUE_PROVIDERS: readonly CodeSource['provider'][] = ['LOCAL_GIT', 'GITHUB', 'GITHUB_ENTERPRISE'];
 
 /**
  * Gives the merge-queue engine a MergeQueueGit bound to a code source: LOCAL_GIT runs the `git`
- * CLI on the bare repository at its `url`; GITHUB and GITHUB_ENTERPRISE use the integration's
- * client (its token decrypted and refreshed by IntegrationsService, the API URL of the cloud or of
- * the integration's server), exactly as the other provider calls get theirs.
+ * CLI on the bare repository at its `url` through the server's one LocalGitRunner (the runner
+ * LocalGitClient uses: minimal environment, no hooks, GIT_LOCAL_TIMEOUT_MS); GITHUB and
+ * GITHUB_ENTERPRISE use the integration's client (its token decrypted and refreshed by
+ * IntegrationsService, the API URL of the cloud or of the integration's server), exactly as the
+ * other provider calls get theirs. Provided by the merge-queue engine's module (it needs the
+ * integrations' credentials); it lives here, beside the provider port, so that each provider is
+ * implemented in one module.
  */
 @Injectable()
 export class MergeQueueGits {
   constructor(
     private readonly prisma: PrismaService,
     private readonly integrations: IntegrationsService,
+    private readonly providers: GitProviders,
   ) {}
 
   async forSource(source: CodeSource): Promise<MergeQueueGit> {
-    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(source.url);
-    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') {
-      throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider } });
-    }
+    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(source.url, this.providers.localGitRunner);
+    // The merge-queue API refuses other providers before it gets here (dpa:MergeQueue:PROVIDER_NOT_SUPPORTED).
+    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') throw new ProviderFailure('rejected', `merge queues do not run on ${source.provider} code sources`);
     const integration = source.integrationId ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: source.organizationId } }) : null;
     if (!integration) throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, { message: 'The code source has lost its integration; connect it again.', metadata: { codeSourceId: source.id } });
     const client = await this.integrations.clientFor(integration);

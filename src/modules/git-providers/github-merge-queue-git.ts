@@ -1,6 +1,6 @@
 import type { Octokit } from '@octokit/rest';
-import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
-import { call } from '@/modules/git-providers/github.provider';
+import { ProviderFailure } from './git-provider.port';
+import { call } from './github.provider';
 import { type CandidateHead, type CandidateResult, fullRef, MergeQueueGit } from './merge-queue-git';
 
 const SHA = /^[0-9a-f]{40}$/;

@@ -1,12 +1,14 @@
-import { commit, createBareRepo, git, readFile } from '../../../../test/support/git-repos';
-import { batchRowId } from './merge-queue-ids';
+import { commit, createBareRepo, git, readFile } from '../../../test/support/git-repos';
+import { LocalGitRunner } from './local-git.runner';
 import { LocalMergeQueueGit } from './merge-queue-git';
+
+const runner = new LocalGitRunner({ timeoutMs: 30_000 });
 
 describe(LocalMergeQueueGit.name, () => {
 
   it('builds the same candidate twice from the same base and heads, holding every head', async () => {
     const repo = createBareRepo({ 'a.txt': 'a\n' });
-    const local = new LocalMergeQueueGit(repo.path);
+    const local = new LocalMergeQueueGit(repo.path, runner);
     const heads = [1, 2].map((n) => ({ entryId: `e${n}`, number: n, headSha: commit(repo.path, repo.main, { [`pr-${n}.txt`]: `${n}\n` }, `PR ${n}`) }));
     const first = await local.buildCandidate(repo.main, heads, 'refs/heads/mq/q/b1');
     const second = await local.buildCandidate(repo.main, heads, 'refs/heads/mq/q/b1');
@@ -19,7 +21,7 @@ describe(LocalMergeQueueGit.name, () => {
 
   it('names the PR that conflicts, what it conflicts with, and the paths', async () => {
     const repo = createBareRepo({ 'shared.txt': 'one\n' });
-    const local = new LocalMergeQueueGit(repo.path);
+    const local = new LocalMergeQueueGit(repo.path, runner);
     const a = commit(repo.path, repo.main, { 'shared.txt': 'one by 7\n' }, 'PR 7');
     const b = commit(repo.path, repo.main, { 'shared.txt': 'one by 8\n' }, 'PR 8');
     const result = await local.buildCandidate(repo.main, [{ entryId: 'e7', number: 7, headSha: a }, { entryId: 'e8', number: 8, headSha: b }], 'refs/heads/mq/q/b1');
@@ -31,7 +33,7 @@ describe(LocalMergeQueueGit.name, () => {
     const good = commit(repo.path, repo.main, { 'pr-1.txt': '1\n' }, 'PR 1');
     const blob = git(repo.path, 'rev-parse', `${repo.main}:a.txt`);
     const heads = [{ entryId: 'e1', number: 1, headSha: good }, { entryId: 'e2', number: 2, headSha: blob }, { entryId: 'e3', number: 3, headSha: 'f'.repeat(40) }];
-    const local = new LocalMergeQueueGit(repo.path);
+    const local = new LocalMergeQueueGit(repo.path, runner);
     expect(await local.buildCandidate(repo.main, heads)).toEqual({ ok: false, conflictEntryId: 'e2', reason: `#2 head ${blob} is not in the repository`, paths: [] });
     expect(await local.buildCandidate(repo.main, [heads[0], heads[2]])).toMatchObject({ ok: false, conflictEntryId: 'e3' });
     expect(await local.buildCandidate(repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({ ok: false, conflictEntryId: 'e4' });
@@ -39,7 +41,7 @@ describe(LocalMergeQueueGit.name, () => {
 
   it('compares and swaps a ref: only from the expected commit', async () => {
     const repo = createBareRepo();
-    const local = new LocalMergeQueueGit(repo.path);
+    const local = new LocalMergeQueueGit(repo.path, runner);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
     expect(await local.compareAndSwapRef('main', next, next)).toBe(false);
     expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
@@ -47,11 +49,5 @@ describe(LocalMergeQueueGit.name, () => {
     expect(await local.readRef('main')).toBe(next);
     await local.deleteRef('refs/heads/missing');
     expect(await local.readRef('refs/heads/missing')).toBeNull();
-  });
-
-  it('derives stable, UUID-shaped batch row ids', () => {
-    expect(batchRowId('q1', 'b1')).toBe(batchRowId('q1', 'b1'));
-    expect(batchRowId('q1', 'b1')).not.toBe(batchRowId('q2', 'b1'));
-    expect(batchRowId('q1', 'b1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 });
