@@ -5,12 +5,12 @@ import { IntegrationAccessModule } from '@/modules/integrations/integration-acce
 import { MergeQueueExecutor } from './engine/merge-queue-executor';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
-import { MergeQueueStore } from './engine/merge-queue-store';
+import { MergeQueuesRepository } from './merge-queues.repository';
 
-/** What both processes need: the event transaction, the job kicks, the git port and the executor. */
+/** What both processes need: the repository (every query, the event transaction), the job kicks, the git port and the executor. */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],
-  providers: [MergeQueueStore, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits],
-  exports: [MergeQueueStore, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, AuditModule, QueuesModule],
+  providers: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits],
+  exports: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, AuditModule, QueuesModule],
 })
 export class MergeQueueEngineModule {}

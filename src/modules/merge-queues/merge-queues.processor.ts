@@ -7,10 +7,9 @@ import type { Job, Queue } from 'bullmq';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
-import { PrismaService } from '@/common/prisma/prisma.service';
 import { MergeQueueExecutor } from './engine/merge-queue-executor';
 import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
-import { MergeQueueStore } from './engine/merge-queue-store';
+import { MergeQueuesRepository } from './merge-queues.repository';
 
 /**
  * The merge-queue worker: executors (one per queue at a time), ticks for check timeouts, and the
@@ -31,9 +30,8 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
 
   constructor(
     private readonly executor: MergeQueueExecutor,
-    private readonly store: MergeQueueStore,
+    private readonly repository: MergeQueuesRepository,
     private readonly scheduler: MergeQueueScheduler,
-    private readonly prisma: PrismaService,
     @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -62,30 +60,26 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
 
   /** Starts an executor for every queue with unfinished operations, and ticks queues whose CI may have timed out. */
   async sweep(): Promise<number> {
-    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null }, distinct: ['queueId'], select: { queueId: true } });
-    for (const { queueId } of unfinished) await this.scheduler.kick(queueId);
+    const { unfinished, moving, ciRunning } = await this.repository.sweepTargets();
+    for (const queueId of unfinished) await this.scheduler.kick(queueId);
     // Queues moving to a new base ref whose executor has not finished the move yet.
-    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null } }, select: { id: true } });
-    for (const { id } of moving) await this.scheduler.kick(id);
-    const testing = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: ['testing', 'reconciling'] } }, distinct: ['queueId'], select: { queueId: true } });
-    for (const { queueId } of testing) await this.tick(queueId);
+    for (const queueId of moving) await this.scheduler.kick(queueId);
+    for (const queueId of ciRunning) await this.tick(queueId);
     return unfinished.length;
   }
 
   private async tick(queueId: string): Promise<void> {
-    const { queue, outcome } = await this.store.apply({ organizationId: null, queueId, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }] });
-    await this.scheduler.afterCommit(queueId, queue.state, outcome.operations.length);
+    await this.repository.apply({ organizationId: null, queueId, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }] });
   }
 
   private async afterExecutor(job: Job, delayMs: number): Promise<void> {
     if (job.name !== MergeQueuesJob.Execute) return;
     const { queueId } = job.data as ExecuteJob;
     try {
-      const waiting = await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } });
-      const moving = await this.prisma.mergeQueue.count({ where: { id: queueId, pendingBaseRef: { not: null } } });
+      const { operations, moving } = await this.repository.unfinishedWork(queueId);
       // A move still waiting on a land in flight is retried after a pause, not in a tight loop.
-      if (waiting > 0) await this.scheduler.kick(queueId, delayMs);
-      else if (moving > 0) await this.scheduler.kick(queueId, Math.max(delayMs, 5_000));
+      if (operations > 0) await this.scheduler.kick(queueId, delayMs);
+      else if (moving) await this.scheduler.kick(queueId, Math.max(delayMs, 5_000));
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'could not look for unfinished merge-queue operations; the sweep will');
     }

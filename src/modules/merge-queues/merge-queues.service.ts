@@ -4,16 +4,13 @@ import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/http/given-id';
-import { decodeCursor, fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
-import { PrismaService } from '@/common/prisma/prisma.service';
-import type { CodeSource, MergeQueue, MergeQueueEvent as EventRow, Prisma } from '@/generated/prisma/client';
+import { decodeCursor, Page, PaginationQueryDto } from '@/common/pagination/pagination';
+import type { CodeSource, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
-import { AuditService } from '@/modules/audit/audit.service';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
 import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
-import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
-import { type LockedQueue, MergeQueueStore } from './engine/merge-queue-store';
+import { EVENTS_ORDER, type LockedQueue, MergeQueuesRepository, type QueueTransaction, type QueueView } from './merge-queues.repository';
 import {
   CreateMergeQueueDto,
   CreateMergeQueueEntryDto,
@@ -22,7 +19,6 @@ import {
   MergeQueueDto,
   MergeQueueEntryDto,
   MergeQueueEventDto,
-  RECENT_FINAL,
   ReportCheckDto,
   toMergeQueueBatchDto,
   toMergeQueueDto,
@@ -35,36 +31,29 @@ import { MergeQueueErrors } from './merge-queues.errors';
 import { checkedConfig, createMergeQueueState, estimateMergeTimes, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, type QueueSettings } from './planner';
 import { batchRowId } from './engine/merge-queue-ids';
 
-const LIST = newestFirst<MergeQueue>('mergeQueues');
-const EVENTS = newestFirst<EventRow>('mergeQueueEvents');
-const LIVE_ENTRY_STATUSES = ['queued', 'testing', 'blocked', 'merging'] as const;
-const LIVE_BATCH_STATUSES = ['preparing', 'testing', 'ready', 'merging', 'reconciling'] as const;
-
 export type QueueControl = 'pause' | 'resume' | 'disable' | 'enable';
 
 const CONTROL_AUDIT = { pause: AuditAction.MergeQueuePaused, resume: AuditAction.MergeQueueResumed, disable: AuditAction.MergeQueueDisabled, enable: AuditAction.MergeQueueEnabled } as const;
 
 /**
- * The merge queue's API rules. Every change goes through MergeQueueStore.apply (one transaction
- * under the queue row's lock); after it commits, the scheduler starts the queue's executor when
- * the planner issued operations.
+ * The merge queue's API rules. Every change goes through MergeQueuesRepository.apply (one
+ * transaction under the queue row's lock, which starts the queue's executor itself once it
+ * committed) and answers with the rows that transaction left; every read goes through the
+ * repository too.
  */
 @Injectable()
 export class MergeQueuesService {
   constructor(
-    private readonly prisma: PrismaService,
-    private readonly store: MergeQueueStore,
-    private readonly scheduler: MergeQueueScheduler,
+    private readonly repository: MergeQueuesRepository,
     private readonly gits: MergeQueueGits,
-    private readonly audit: AuditService,
   ) {}
 
   async create(principal: Principal, dto: CreateMergeQueueDto): Promise<MergeQueueDto> {
     const organizationId = principal.organizationId;
-    const source = await this.prisma.codeSource.findFirst({ where: { id: dto.codeSourceId, organizationId } });
+    const source = await this.repository.codeSource(organizationId, dto.codeSourceId);
     if (!source) throw new AppError(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, { metadata: { codeSourceId: dto.codeSourceId }, details: [invalidFields(['data.codeSourceId: no such code source'])] });
     // A queue moving to this ref (PATCH) holds it already.
-    if (await this.prisma.mergeQueue.findFirst({ where: { repositoryId: source.id, pendingBaseRef: dto.baseRef }, select: { id: true } })) {
+    if (await this.repository.baseRefTaken(organizationId, source.id, dto.baseRef, { pendingOnly: true })) {
       throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
     }
     // The engine's git operations exist for bare repositories on this server's disk and for GitHub.
@@ -78,23 +67,7 @@ export class MergeQueuesService {
       throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data: ${(error as Error).message}`])] });
     }
     try {
-      const row = await this.prisma.$transaction(async (tx) => {
-        const queue = await tx.mergeQueue.create({
-          data: {
-            organizationId,
-            repositoryId: source.id,
-            baseRef: dto.baseRef,
-            revision: BigInt(state.revision),
-            status: state.status,
-            batchDepth: state.batchDepth,
-            settings: state.config as unknown as Prisma.InputJsonObject,
-            plannerState: state as unknown as Prisma.InputJsonObject,
-          },
-        });
-        await this.audit.record(tx, principal, { organizationId, action: AuditAction.MergeQueueCreated, targetType: 'mergeQueue', targetId: queue.id, metadata: { repositoryId: source.id, baseRef: dto.baseRef } });
-        return queue;
-      });
-      return this.get(principal, row.id);
+      return render(await this.repository.create(principal, { organizationId, repositoryId: source.id, baseRef: dto.baseRef, state }));
     } catch (error) {
       if (isUniqueViolation(error, 'baseRef')) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
       throw error;
@@ -102,15 +75,12 @@ export class MergeQueuesService {
   }
 
   async list(principal: Principal, query: PaginationQueryDto): Promise<Page<MergeQueueDto>> {
-    const page = await paginate(fromModel(this.prisma.mergeQueue, { organizationId: principal.organizationId }), LIST, query, (row) => row.id);
-    // The page's queues with their repositories in one query, rendered in the page's order.
-    const rows = new Map((await this.prisma.mergeQueue.findMany({ where: { id: { in: page.data }, organizationId: principal.organizationId }, include: { repository: true } })).map((row) => [row.id, row]));
-    const data = await Promise.all(page.data.flatMap((id) => (rows.has(id) ? [this.render(this.prisma, rows.get(id)!)] : [])));
-    return { ...page, data };
+    const page = await this.repository.list(principal.organizationId, query);
+    return { ...page, data: page.data.map(render) };
   }
 
   async get(principal: Principal, id: string): Promise<MergeQueueDto> {
-    return this.render(this.prisma, await this.findQueue(principal.organizationId, id));
+    return render(await this.repository.findView(principal.organizationId, id));
   }
 
   /**
@@ -122,16 +92,15 @@ export class MergeQueuesService {
    */
   async update(principal: Principal, id: string, dto: UpdateMergeQueueDto, ifMatch: string | undefined): Promise<MergeQueueDto> {
     const expected = parseIfMatch(ifMatch);
-    const current = await this.findQueue(principal.organizationId, id);
+    const current = await this.repository.find(principal.organizationId, id);
     const newRef = dto.baseRef !== undefined && dto.baseRef !== (current.pendingBaseRef ?? current.baseRef) ? dto.baseRef : undefined;
     if (newRef !== undefined) {
       if ((await this.readBase(current.repository, newRef)) === null) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: newRef }, details: [invalidFields([`data.baseRef: ${newRef} is not a branch of the repository`])] });
-      const taken = await this.prisma.mergeQueue.findFirst({ where: { repositoryId: current.repositoryId, id: { not: id }, OR: [{ baseRef: newRef }, { pendingBaseRef: newRef }] }, select: { id: true } });
-      if (taken) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
+      if (await this.repository.baseRefTaken(principal.organizationId, current.repositoryId, newRef, { except: id })) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
     }
     const settings = plannerSettings(dto);
     try {
-      const { queue, outcome } = await this.store.apply({
+      const { view } = await this.repository.apply({
         organizationId: principal.organizationId,
         queueId: id,
         build: ({ row, state }) => {
@@ -151,30 +120,27 @@ export class MergeQueuesService {
           return events;
         },
         detail: newRef !== undefined ? { baseRef: newRef } : undefined,
-        after: async (tx, { row }, applied) => {
-          await tx.mergeQueue.update({
-            where: { id: row.id },
-            data: { settings: applied.state.config as unknown as Prisma.InputJsonObject, ...(newRef !== undefined && { pendingBaseRef: newRef }) },
-          });
+        after: async (q, _queue, applied) => {
+          await q.setQueueFields({ settings: applied.state.config as unknown as Prisma.InputJsonObject, ...(newRef !== undefined && { pendingBaseRef: newRef }) });
           if (applied.changed || newRef !== undefined) {
-            await this.audit.record(tx, principal, { organizationId: row.organizationId, action: AuditAction.MergeQueueUpdated, targetType: 'mergeQueue', targetId: row.id, metadata: { ...dto, revision: String(applied.state.revision) } });
+            await q.audit(principal, { action: AuditAction.MergeQueueUpdated, metadata: { ...dto, revision: String(applied.state.revision) } });
           }
         },
+        // The worker finishes a move to a new base ref; start it even though no operation was issued.
+        startExecutor: newRef !== undefined,
+        returning: { view: true },
       });
-      await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
-      // The worker finishes a move to a new base ref; start it even though no operation was issued.
-      if (newRef !== undefined) await this.scheduler.kick(id);
+      return render(view!);
     } catch (error) {
       if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef'))) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
       throw error;
     }
-    return this.get(principal, id);
   }
 
   /** Pause, resume, disable or enable; `ifMatch` (the revision the caller saw) makes a stale request a 409. */
   async control(principal: Principal, id: string, control: QueueControl, ifMatch: string | undefined): Promise<MergeQueueDto> {
     const expected = parseIfMatch(ifMatch);
-    const { queue, outcome } = await this.store.apply({
+    const { view } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: ({ row }) => {
@@ -184,19 +150,19 @@ export class MergeQueuesService {
         if (row.status === 'disabled' && (control === 'pause' || control === 'resume')) throw new AppError(MergeQueueErrors.DISABLED, { metadata: { id } });
         return [{ type: control, at: Date.now() }];
       },
-      after: async (tx, { row }, applied) => {
+      after: async (q, _queue, applied) => {
         if (applied.changed) {
-          await this.audit.record(tx, principal, { organizationId: row.organizationId, action: CONTROL_AUDIT[control], targetType: 'mergeQueue', targetId: row.id, metadata: { from: applied.before.status, to: applied.state.status, revision: String(applied.state.revision) } });
+          await q.audit(principal, { action: CONTROL_AUDIT[control], metadata: { from: applied.before.status, to: applied.state.status, revision: String(applied.state.revision) } });
         }
       },
+      returning: { view: true },
     });
-    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
-    return this.get(principal, id);
+    return render(view!);
   }
 
   async enqueue(principal: Principal, id: string, dto: CreateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
     const entryId = randomUUID();
-    const { queue, outcome } = await this.store.apply({
+    const { entry } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: ({ state }) => {
@@ -204,17 +170,17 @@ export class MergeQueuesService {
         if (live) throw new AppError(MergeQueueErrors.ENTRY_EXISTS, { metadata: { number: dto.number, entryId: live.id } });
         return [{ type: 'enqueue', at: Date.now(), entry: { id: entryId, number: dto.number, headSha: dto.headSha, url: dto.url, ...(dto.title !== undefined && { title: dto.title }), ...(dto.priority !== undefined && { priority: dto.priority }) } }];
       },
+      returning: { entryId },
     });
-    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
-    return this.entry(principal.organizationId, id, entryId);
+    return entryDto(entry, entryId);
   }
 
   async updateEntry(principal: Principal, id: string, entryId: string, dto: UpdateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
-    const { queue, outcome } = await this.store.apply({
+    const { entry } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
-      build: async (locked, tx) => {
-        await this.liveEntry(locked, entryId, tx);
+      build: async (locked, q) => {
+        await this.liveEntry(locked, entryId, q);
         const at = Date.now();
         const events: MergeQueueEvent[] = [];
         if (dto.priority !== undefined) events.push({ type: 'setPriority', entryId, priority: dto.priority, at });
@@ -222,32 +188,32 @@ export class MergeQueuesService {
         if (dto.headSha !== undefined) events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at });
         return events;
       },
+      returning: { entryId },
     });
-    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
-    return this.entry(principal.organizationId, id, entryId);
+    return entryDto(entry, entryId);
   }
 
   async removeEntry(principal: Principal, id: string, entryId: string): Promise<MergeQueueEntryDto> {
-    const { queue, outcome } = await this.store.apply({
+    const { entry } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
-      build: async (locked, tx) => {
-        await this.liveEntry(locked, entryId, tx);
+      build: async (locked, q) => {
+        await this.liveEntry(locked, entryId, q);
         return [{ type: 'remove', entryId, at: Date.now() }];
       },
+      returning: { entryId },
     });
-    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
-    return this.entry(principal.organizationId, id, entryId);
+    return entryDto(entry, entryId);
   }
 
   /** The chain in landing order and the waiting entries, with the planner's estimates (what `cli queue show` draws). */
   async chain(principal: Principal, id: string): Promise<MergeQueueChainDto> {
-    const row = await this.findQueue(principal.organizationId, id);
+    const row = await this.repository.find(principal.organizationId, id);
     const state = row.plannerState as unknown as MergeQueueState;
     const now = Date.now();
     const estimates = new Map(estimateMergeTimes(state, now).map((e) => [e.entryId, e.estimatedMergeAt]));
     const live = state.batches.filter((b) => !FINAL_BATCH_STATUSES.includes(b.status)).sort((a, b) => a.position - b.position);
-    const rows = new Map((await this.prisma.mergeQueueBatch.findMany({ where: { organizationId: principal.organizationId, queueId: id, id: { in: live.map((b) => batchRowId(id, b.id)) } } })).map((b) => [b.id, b]));
+    const rows = new Map((await this.repository.batches(principal.organizationId, id, live.map((b) => batchRowId(id, b.id)))).map((b) => [b.id, b]));
     const iso = (ms: number) => new Date(ms).toISOString();
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));
@@ -295,7 +261,7 @@ export class MergeQueuesService {
 
   /** A CI result. A result for a withdrawn or final batch is recorded in the trail and changes nothing. */
   async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto): Promise<MergeQueueBatchDto> {
-    const { queue, outcome } = await this.store.apply({
+    const { batch } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: ({ row, state }) => {
@@ -307,21 +273,21 @@ export class MergeQueuesService {
         return [{ type: 'checkReported', batchId: plannerBatch.id, candidateSha: plannerBatch.candidateSha ?? '', name: dto.name, state: dto.state, at: Date.now() }];
       },
       detail: dto.url !== undefined ? { url: dto.url } : undefined,
-      after: async (tx, { row }, applied) => {
-        if (dto.url !== undefined && applied.changed) await tx.mergeQueueBatch.updateMany({ where: { id: batchId, queueId: row.id }, data: { checksUrl: dto.url } });
+      after: async (q, _queue, applied) => {
+        if (dto.url !== undefined && applied.changed) await q.setChecksUrl(batchId, dto.url);
       },
+      returning: { batchId },
     });
-    await this.scheduler.afterCommit(id, queue.state, outcome.operations.length);
-    const row = await this.prisma.mergeQueueBatch.findFirst({ where: { id: batchId, queueId: id, organizationId: principal.organizationId } });
+    const row = batch;
     if (!row) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: batchId } });
     return toMergeQueueBatchDto(row);
   }
 
   async events(principal: Principal, id: string, query: PaginationQueryDto): Promise<Page<MergeQueueEventDto>> {
     // A bad cursor is a 400 whether or not the queue exists (as on every list).
-    if (query.cursor !== undefined) decodeCursor(EVENTS, query.cursor);
-    await this.findQueue(principal.organizationId, id);
-    return paginate(fromModel(this.prisma.mergeQueueEvent, { organizationId: principal.organizationId, queueId: id }), EVENTS, query, toMergeQueueEventDto);
+    if (query.cursor !== undefined) decodeCursor(EVENTS_ORDER, query.cursor);
+    await this.repository.find(principal.organizationId, id);
+    return this.repository.events(principal.organizationId, id, query, toMergeQueueEventDto);
   }
 
   /**
@@ -339,42 +305,26 @@ export class MergeQueuesService {
   }
 
   /** The entry, live; a final one (even one the planner's history has dropped) is a 422, an unknown one a 404. */
-  private async liveEntry({ row, state }: LockedQueue, entryId: string, tx: Prisma.TransactionClient) {
+  private async liveEntry({ state }: LockedQueue, entryId: string, q: QueueTransaction) {
     const entry = state.entries.find((e) => e.id === entryId);
     if (!entry) {
-      const stored = await tx.mergeQueueEntry.findFirst({ where: { id: entryId, queueId: row.id }, select: { status: true } });
-      if (stored) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: stored.status } });
+      const stored = await q.storedEntryStatus(entryId);
+      if (stored) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: stored } });
       throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
     }
     if (FINAL_ENTRY_STATUSES.includes(entry.status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: entry.status } });
     return entry;
   }
+}
 
-  private async entry(organizationId: string, queueId: string, entryId: string): Promise<MergeQueueEntryDto> {
-    const row = await this.prisma.mergeQueueEntry.findFirst({ where: { id: entryId, queueId, organizationId } });
-    if (!row) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
-    return toMergeQueueEntryDto(row);
-  }
+/** The spec's MergeQueue from the rows the repository gives. */
+function render(view: QueueView): MergeQueueDto {
+  return toMergeQueueDto(view.row, view.entries, view.batches);
+}
 
-  private async findQueue(organizationId: string, id: string) {
-    const row = await this.prisma.mergeQueue.findFirst({ where: { id, organizationId }, include: { repository: true } });
-    if (!row) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
-    return row;
-  }
-
-  /** The spec's MergeQueue: live entries and batches, plus the RECENT_FINAL most recent final ones of each. */
-  private async render(client: Prisma.TransactionClient | PrismaService, row: Awaited<ReturnType<MergeQueuesService['findQueue']>>): Promise<MergeQueueDto> {
-    const id = row.id;
-    const [liveEntries, finalEntries, liveBatches, finalBatches] = await Promise.all([
-      client.mergeQueueEntry.findMany({ where: { queueId: id, status: { in: [...LIVE_ENTRY_STATUSES] } } }),
-      client.mergeQueueEntry.findMany({ where: { queueId: id, status: { notIn: [...LIVE_ENTRY_STATUSES] } }, orderBy: [{ updatedAt: 'desc' }, { position: 'desc' }], take: RECENT_FINAL }),
-      client.mergeQueueBatch.findMany({ where: { queueId: id, status: { in: [...LIVE_BATCH_STATUSES] } } }),
-      client.mergeQueueBatch.findMany({ where: { queueId: id, status: { notIn: [...LIVE_BATCH_STATUSES] } }, orderBy: [{ updatedAt: 'desc' }, { position: 'desc' }], take: RECENT_FINAL }),
-    ]);
-    const entries = [...liveEntries, ...finalEntries].sort((a, b) => a.position - b.position);
-    const batches = [...liveBatches, ...finalBatches].sort((a, b) => a.position - b.position);
-    return toMergeQueueDto(row, entries, batches);
-  }
+function entryDto(row: MergeQueueEntryRow | null | undefined, entryId: string): MergeQueueEntryDto {
+  if (!row) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+  return toMergeQueueEntryDto(row);
 }
 
 /** The settings of a create or update request as planner tunables (seconds become milliseconds). */

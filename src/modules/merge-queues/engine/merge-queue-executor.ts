@@ -1,13 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { failpoint } from '@/common/faults/failpoints';
-import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
 import { candidateRef } from './merge-queue-ids';
 import { fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
-import { MergeQueueScheduler } from './merge-queue-scheduler';
-import { MergeQueueStore } from './merge-queue-store';
+import { MergeQueuesRepository, URGENT_OPERATION_KINDS } from '../merge-queues.repository';
 
 /** How the executor reached an outcome; stored on the operation row. */
 type Outcome = 'succeeded' | 'failed' | 'unknown';
@@ -49,10 +47,8 @@ export class MergeQueueExecutor {
   private readonly logger = new Logger(MergeQueueExecutor.name);
 
   constructor(
-    private readonly prisma: PrismaService,
-    private readonly store: MergeQueueStore,
+    private readonly repository: MergeQueuesRepository,
     private readonly gits: MergeQueueGits,
-    private readonly scheduler: MergeQueueScheduler,
   ) {}
 
   /**
@@ -64,7 +60,7 @@ export class MergeQueueExecutor {
    * work that arrived meanwhile (a kick for a queue whose executor is running is ignored).
    */
   async drain(queueId: string): Promise<number> {
-    const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
+    const queue = await this.repository.queueForWorker(queueId);
     if (!queue) return 0;
     const git = await this.gits.forSource(queue.repository);
     await this.reconcileOrphans(queueId);
@@ -116,7 +112,7 @@ export class MergeQueueExecutor {
    * are planned again on the new one. Returns false while a land is still in flight.
    */
   async completeMigration(queueId: string, git: MergeQueueGit): Promise<boolean> {
-    const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId } });
+    const queue = await this.repository.queueForWorker(queueId);
     if (!queue || queue.pendingBaseRef === null) return false;
     const target = queue.pendingBaseRef;
     const baseSha = await git.readRef(target);
@@ -124,20 +120,19 @@ export class MergeQueueExecutor {
       this.logger.warn({ queueId, baseRef: target }, 'the new base ref of a migrating merge queue is gone; the queue stays migrating until it is set again');
       return false;
     }
-    const { result: moved, queue: after, outcome } = await this.store.apply({
+    const { result: moved } = await this.repository.apply({
       organizationId: null,
       queueId,
       // A migrating queue ends its move with `migrated`; one disabled (or disabled and enabled)
       // meanwhile has its base moved under it (`baseMoved`): its batches on the old base go stale.
       build: ({ row, state }) => (row.pendingBaseRef !== target || state.batches.some(isLanding) ? [] : [state.status === 'migrating' ? { type: 'migrated', baseSha, at: Date.now() } : { type: 'baseMoved', baseSha, at: Date.now() }]),
       detail: { baseRef: target },
-      after: async (tx, { row, state }) => {
+      after: async (q, { row, state }) => {
         if (row.pendingBaseRef !== target || state.batches.some(isLanding)) return false;
-        await tx.mergeQueue.update({ where: { id: row.id }, data: { baseRef: target, pendingBaseRef: null } });
+        await q.setQueueFields({ baseRef: target, pendingBaseRef: null });
         return true;
       },
     });
-    await this.scheduler.afterCommit(queueId, after.state, outcome.operations.length);
     return moved;
   }
 
@@ -150,12 +145,11 @@ export class MergeQueueExecutor {
   private async nextOperations(queueId: string, running: OperationRow[], limit: number): Promise<OperationRow[]> {
     if (running.some((r) => r.kind === 'readBack')) return [];
     const busy = new Set(running.map((r) => r.batchId));
-    const order = [{ revision: 'asc' as const }, { ordinal: 'asc' as const }];
-    const where = { queueId, finishedAt: null, outcome: 'pending' as const, id: { notIn: running.map((r) => r.id) } };
+    const exclude = running.map((r) => r.id);
     // A few more than asked for: some may be held back by the rules above.
     const take = limit + running.length + 4;
-    const urgent = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, kind: { in: ['land' as const, 'readBack' as const] } }, orderBy: order, take });
-    const rest = await this.prisma.mergeQueueOperation.findMany({ where: { ...where, kind: { notIn: ['land' as const, 'readBack' as const] } }, orderBy: order, take });
+    const urgent = await this.repository.pendingOperations(queueId, { kinds: URGENT_OPERATION_KINDS }, exclude, take);
+    const rest = await this.repository.pendingOperations(queueId, { kinds: URGENT_OPERATION_KINDS, not: true }, exclude, take);
     const picked: OperationRow[] = [];
     for (const row of [...urgent, ...rest]) {
       if (picked.length >= limit || busy.has(row.batchId)) continue;
@@ -168,7 +162,7 @@ export class MergeQueueExecutor {
 
   /** Every operation still `running` belongs to an executor that is gone: its outcome is unknown. */
   async reconcileOrphans(queueId: string): Promise<number> {
-    const orphans = await this.prisma.mergeQueueOperation.findMany({ where: { queueId, finishedAt: null, outcome: 'running' }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }] });
+    const orphans = await this.repository.runningOperations(queueId);
     for (const row of orphans) {
       this.logger.warn({ queueId, operation: row.plannerKey, kind: row.kind }, 'operation left running by an executor that is gone; reconciling');
       await this.deliver(queueId, row, { type: 'operationUnknown', operationId: row.plannerKey, at: Date.now() }, 'unknown');
@@ -183,39 +177,37 @@ export class MergeQueueExecutor {
    * False when another executor claimed it or the planner no longer waits for it.
    */
   private async markRunning(queueId: string, row: OperationRow, op: MergeQueueOperation): Promise<boolean> {
-    const { result } = await this.store.apply({
+    const { result } = await this.repository.apply({
       organizationId: null,
       queueId,
-      build: async ({ state }, tx) => {
-        const current = await tx.mergeQueueOperation.findUnique({ where: { id: row.id }, select: { outcome: true, finishedAt: true } });
-        if (current?.outcome !== 'pending' || current.finishedAt !== null) return [];
+      build: async ({ state }, q) => {
+        if (!(await q.operationClaimable(row.id))) return [];
         return isAwaited(state, op) ? [{ type: 'operationStarted', operationId: op.id, at: Date.now() }] : [];
       },
-      after: async (tx, { state }) => {
-        const claimable = { id: row.id, outcome: 'pending' as const, finishedAt: null };
+      after: async (q, { state }) => {
         if (!isAwaited(state, op)) {
-          await tx.mergeQueueOperation.updateMany({ where: claimable, data: { finishedAt: new Date(), result: { superseded: true } } });
+          await q.supersedeOperation(row.id);
           return false;
         }
-        return (await tx.mergeQueueOperation.updateMany({ where: claimable, data: { outcome: 'running' } })).count === 1;
+        return q.claimOperation(row.id);
       },
+      // The operation starts now, in this executor: nothing to wake.
+      wake: 'none',
     });
     return result;
   }
 
   /** Step 3: the outcome as a new event, and the operation row finished, in one transaction. */
   private async deliver(queueId: string, row: OperationRow, event: MergeQueueEvent, outcome: Outcome): Promise<void> {
-    const { queue, outcome: applied } = await this.store.apply({
+    await this.repository.apply({
       organizationId: null,
       queueId,
       build: () => [event],
       detail: { kind: row.kind },
-      after: async (tx) => {
-        await tx.mergeQueueOperation.updateMany({ where: { id: row.id, finishedAt: null }, data: { outcome, finishedAt: new Date(), result: resultOf(event) } });
-      },
+      after: (q) => q.finishOperation(row.id, outcome, resultOf(event)),
+      // This executor picks up the operations the answer issued; only the check timers are kept.
+      wake: 'timers',
     });
-    await this.scheduler.scheduleTimers(queueId, queue.state);
-    void applied;
   }
 
   /** Step 2: the side effect. Known refusals become `operationFailed`; anything unexpected propagates. */

@@ -1,0 +1,456 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@/common/auth/principal';
+import { AppError } from '@/common/errors/app-error';
+import { fromModel, newestFirst, type Page, paginate, type PaginationQueryDto } from '@/common/pagination/pagination';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import type {
+  CodeSource,
+  MergeQueue,
+  MergeQueueBatch as BatchRow,
+  MergeQueueEntry as EntryRow,
+  MergeQueueEvent as EventRow,
+  MergeQueueOperation as OperationRow,
+  Prisma,
+} from '@/generated/prisma/client';
+import { AuditAction } from '@/modules/audit/audit-actions';
+import { type AuditRecord, AuditService } from '@/modules/audit/audit.service';
+import { RECENT_FINAL } from './dto/merge-queue.dto';
+import { batchRowId } from './engine/merge-queue-ids';
+import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
+import { MergeQueueErrors } from './merge-queues.errors';
+import {
+  type BatchState,
+  type EntryState,
+  FINAL_BATCH_STATUSES,
+  FINAL_ENTRY_STATUSES,
+  MERGE_QUEUE_BATCH_STATUSES,
+  MERGE_QUEUE_ENTRY_STATUSES,
+  type MergeQueueBatchStatus,
+  type MergeQueueEntryStatus,
+  type MergeQueueEvent,
+  type MergeQueueOperation,
+  type MergeQueueOperationKind,
+  type MergeQueueState,
+  reduceMergeQueue,
+  type StatusTransition,
+} from './planner';
+
+/** Entries still in the queue (the planner's final statuses are the rest). */
+export const LIVE_ENTRY_STATUSES: readonly MergeQueueEntryStatus[] = MERGE_QUEUE_ENTRY_STATUSES.filter((s) => !FINAL_ENTRY_STATUSES.includes(s));
+/** Batches not yet landed, failed or withdrawn. */
+export const LIVE_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
+/** Batches whose CI may be running: a check timeout can fire (the sweep ticks their queues). */
+export const CI_RUNNING_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = ['testing', 'reconciling'];
+/** Operations the executor starts before the rest: they finish batches (and a readBack runs alone). */
+export const URGENT_OPERATION_KINDS: readonly MergeQueueOperationKind[] = ['land', 'readBack'];
+
+/** The lists' keysets: queues and event trails, newest first. */
+export const QUEUES_ORDER = newestFirst<MergeQueue>('mergeQueues');
+export const EVENTS_ORDER = newestFirst<EventRow>('mergeQueueEvents');
+
+/** A queue row with its code source. */
+export type QueueWithSource = MergeQueue & { repository: CodeSource };
+
+/** What the API renders a queue from: the row, its live entries and batches and the most recent final ones. */
+export interface QueueView {
+  row: QueueWithSource;
+  entries: EntryRow[];
+  batches: BatchRow[];
+}
+
+/** The queue row, locked, with the planner state it holds. */
+export interface LockedQueue {
+  row: MergeQueue;
+  state: MergeQueueState;
+}
+
+export interface ApplyOutcome {
+  before: MergeQueueState;
+  state: MergeQueueState;
+  operations: MergeQueueOperation[];
+  transitions: StatusTransition[];
+  changed: boolean;
+}
+
+/** Who an audit record names: a caller, or the system. */
+type AuditActor = Parameters<AuditService['record']>[1];
+
+/**
+ * What an event's callbacks may read and write inside its transaction (under the queue lock),
+ * beside the planner state: every statement is here, none in the callers.
+ */
+export class QueueTransaction {
+  constructor(
+    private readonly tx: Prisma.TransactionClient,
+    private readonly auditService: AuditService,
+    readonly queueId: string,
+    readonly organizationId: string,
+  ) {}
+
+  /** The stored status of an entry of this queue (also one the planner's history has dropped), or null. */
+  async storedEntryStatus(entryId: string): Promise<MergeQueueEntryStatus | null> {
+    const stored = await this.tx.mergeQueueEntry.findFirst({ where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId }, select: { status: true } });
+    return stored?.status ?? null;
+  }
+
+  /** Row fields the planner does not hold: the settings as given, the base ref and the one being moved to. */
+  async setQueueFields(data: { settings?: Prisma.InputJsonObject; baseRef?: string; pendingBaseRef?: string | null }): Promise<void> {
+    await this.tx.mergeQueue.update({ where: { id: this.queueId }, data });
+  }
+
+  async setChecksUrl(batchId: string, url: string): Promise<void> {
+    await this.tx.mergeQueueBatch.updateMany({ where: { id: batchId, queueId: this.queueId, organizationId: this.organizationId }, data: { checksUrl: url } });
+  }
+
+  /** The operation row is still pending and unfinished (nobody claimed it). */
+  async operationClaimable(operationRowId: string): Promise<boolean> {
+    const current = await this.tx.mergeQueueOperation.findFirst({ where: { id: operationRowId, queueId: this.queueId }, select: { outcome: true, finishedAt: true } });
+    return current?.outcome === 'pending' && current.finishedAt === null;
+  }
+
+  /** Marks a pending operation `running`; false when another executor took it first. */
+  async claimOperation(operationRowId: string): Promise<boolean> {
+    return (await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null }, data: { outcome: 'running' } })).count === 1;
+  }
+
+  /** Finishes a pending operation the planner no longer waits for, without performing it. */
+  async supersedeOperation(operationRowId: string): Promise<void> {
+    await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null }, data: { finishedAt: new Date(), result: { superseded: true } } });
+  }
+
+  /** Records how an operation ended; one already finished (reconciled meanwhile) keeps its outcome. */
+  async finishOperation(operationRowId: string, outcome: 'succeeded' | 'failed' | 'unknown', result: Prisma.InputJsonObject): Promise<void> {
+    await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, finishedAt: null }, data: { outcome, finishedAt: new Date(), result } });
+  }
+
+  /** An audit record in the event's transaction. */
+  async audit(actor: AuditActor, record: Omit<AuditRecord, 'organizationId' | 'targetType' | 'targetId'>): Promise<void> {
+    await this.auditService.record(this.tx, actor, { ...record, organizationId: this.organizationId, targetType: 'mergeQueue', targetId: this.queueId });
+  }
+}
+
+export interface ApplyRequest<T> {
+  /** Null: any organization (the worker); otherwise the queue must belong to it. */
+  organizationId: string | null;
+  queueId: string;
+  /** Decides the events from the locked state (reading more under the lock through `q` if needed); may throw an AppError to refuse the request. */
+  build: (queue: LockedQueue, q: QueueTransaction) => MergeQueueEvent[] | Promise<MergeQueueEvent[]>;
+  /** An event that changed nothing leaves no trail (periodic ticks). */
+  quietWhenUnchanged?: boolean;
+  /** Small facts for the event trail (the operation answered, the entry, the reason). */
+  detail?: Record<string, unknown>;
+  /** Runs in the same transaction after the state is written (audit records, operation bookkeeping). */
+  after?: (q: QueueTransaction, queue: LockedQueue, outcome: ApplyOutcome) => Promise<T>;
+  /**
+   * What to start once the transaction committed: `executor` (the default) kicks the queue's
+   * executor when the planner issued operations and schedules its check-timeout tick; `timers`
+   * only the tick (the executor itself, which picks up new operations as it runs); `none` nothing.
+   */
+  wake?: 'executor' | 'timers' | 'none';
+  /** Kick the executor even when no operation was issued (a base-ref move it finishes). */
+  startExecutor?: boolean;
+  /** Rows to hand back as the transaction left them (the caller's answer; no read after the commit). */
+  returning?: { entryId?: string; batchId?: string; view?: boolean };
+}
+
+export interface Applied<T> {
+  queue: LockedQueue;
+  outcome: ApplyOutcome;
+  result: T;
+  entry?: EntryRow | null;
+  batch?: BatchRow | null;
+  view?: QueueView;
+}
+
+/**
+ * Every Prisma statement of the merge queues: the API's reads, the executor's outbox, the
+ * worker's sweep, and the one writer of a queue, `apply`. Every event is applied under
+ * `SELECT ... FOR UPDATE` on the queue row, in one transaction that loads the planner state,
+ * reduces, and writes back the state, the entry and batch rows that reads use, the revision, the
+ * operations the planner asked for (the outbox the executor drains) and the event trail. Two writers
+ * of one queue therefore run one after the other, and a crash leaves either all of an event or
+ * none of it. After the commit, `apply` starts the executor and the check-timeout tick itself, so
+ * that no caller can forget to. Reads of tenant data take the organization id; the worker's
+ * (which works for every organization) say so with a null one or by their name.
+ */
+@Injectable()
+export class MergeQueuesRepository {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly audit: AuditService,
+    private readonly scheduler: MergeQueueScheduler,
+  ) {}
+
+  // ---------------------------------------------------------------- the one writer
+
+  async apply<T = void>(request: ApplyRequest<T>): Promise<Applied<T>> {
+    const applied = await this.prisma.$transaction(async (tx) => {
+      const locked = await this.lock(tx, request.organizationId, request.queueId);
+      const q = new QueueTransaction(tx, this.audit, locked.row.id, locked.row.organizationId);
+      const events = await request.build(locked, q);
+      let state = locked.state;
+      const operations: MergeQueueOperation[] = [];
+      const transitions: StatusTransition[] = [];
+      for (const event of events) {
+        const step = reduceMergeQueue(state, event);
+        state = step.state;
+        operations.push(...step.operations);
+        transitions.push(...step.transitions);
+      }
+      const outcome: ApplyOutcome = { before: locked.state, state, operations, transitions, changed: state !== locked.state };
+      let row = locked.row;
+      const written = { entries: new Map<string, EntryRow>(), batches: new Map<string, BatchRow>() };
+      if (outcome.changed) row = await this.persist(tx, locked, outcome, written);
+      for (const [i, event] of events.entries()) {
+        if (!outcome.changed && request.quietWhenUnchanged) break;
+        // The status steps and operations of the whole request are listed once, on its last event.
+        const last = i === events.length - 1;
+        await tx.mergeQueueEvent.create({
+          data: {
+            organizationId: row.organizationId,
+            queueId: row.id,
+            revision: BigInt(state.revision),
+            type: event.type,
+            detail: { ...eventDetail(row.id, event), ...(request.detail ?? {}) } as Prisma.InputJsonObject,
+            transitions: (last ? transitions.map((t) => (t.subject === 'batch' ? { ...t, id: batchRowId(row.id, t.id) } : t)) : []) as unknown as Prisma.InputJsonArray,
+            operations: (last ? operations.map((o) => ({ id: o.id, kind: o.kind, batchId: batchRowId(row.id, o.batchId) })) : []) as unknown as Prisma.InputJsonArray,
+          },
+        });
+      }
+      const queue = { row, state };
+      const result = request.after ? await request.after(q, queue, outcome) : (undefined as T);
+      const out: Applied<T> = { queue, outcome, result };
+      const wanted = request.returning;
+      if (wanted?.entryId !== undefined) {
+        out.entry = written.entries.get(wanted.entryId) ?? (await tx.mergeQueueEntry.findFirst({ where: { id: wanted.entryId, queueId: row.id, organizationId: row.organizationId } }));
+      }
+      // The batch is read again when a callback wrote to it (a checks URL).
+      if (wanted?.batchId !== undefined) out.batch = await tx.mergeQueueBatch.findFirst({ where: { id: wanted.batchId, queueId: row.id, organizationId: row.organizationId } });
+      if (wanted?.view) out.view = (await this.view(tx, row.organizationId, row.id)) ?? undefined;
+      return out;
+    });
+    const { state } = applied.queue;
+    const wake = request.wake ?? 'executor';
+    if (wake === 'executor') await this.scheduler.afterCommit(request.queueId, state, applied.outcome.operations.length);
+    if (wake === 'timers') await this.scheduler.scheduleTimers(request.queueId, state);
+    if (request.startExecutor) await this.scheduler.kick(request.queueId);
+    return applied;
+  }
+
+  /** Locks the queue row for the rest of the transaction and reads it. */
+  private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string): Promise<LockedQueue> {
+    const found = organizationId === null
+      ? await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`
+      : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
+    if (found.length === 0) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
+    const row = await tx.mergeQueue.findUniqueOrThrow({ where: { id: queueId } });
+    return { row, state: row.plannerState as unknown as MergeQueueState };
+  }
+
+  private async persist(tx: Prisma.TransactionClient, locked: LockedQueue, outcome: ApplyOutcome, written: { entries: Map<string, EntryRow>; batches: Map<string, BatchRow> }): Promise<MergeQueue> {
+    const { row } = locked;
+    const { before, state } = outcome;
+    const oldBatches = new Map(before.batches.map((b) => [b.id, JSON.stringify(batchRow(row, state, b))]));
+    for (const b of state.batches) {
+      const data = batchRow(row, state, b);
+      if (oldBatches.get(b.id) === JSON.stringify(data)) continue;
+      const { id, ...rest } = data;
+      written.batches.set(id, await tx.mergeQueueBatch.upsert({ where: { id }, create: data, update: rest }));
+    }
+    const oldEntries = new Map(before.entries.map((e) => [e.id, JSON.stringify(entryRow(row, e))]));
+    for (const e of state.entries) {
+      const data = entryRow(row, e);
+      if (oldEntries.get(e.id) === JSON.stringify(data)) continue;
+      const { id, ...rest } = data;
+      written.entries.set(id, await tx.mergeQueueEntry.upsert({ where: { id }, create: data, update: rest }));
+    }
+    if (outcome.operations.length) {
+      await tx.mergeQueueOperation.createMany({
+        data: outcome.operations.map((op, ordinal) => ({
+          queueId: row.id,
+          batchId: batchRowId(row.id, op.batchId),
+          kind: op.kind,
+          outcome: 'pending' as const,
+          payload: op as unknown as Prisma.InputJsonObject,
+          idempotencyKey: `${row.id}/${op.id}`,
+          plannerKey: op.id,
+          revision: BigInt(state.revision),
+          ordinal,
+        })),
+      });
+    }
+    return tx.mergeQueue.update({
+      where: { id: row.id },
+      data: { plannerState: state as unknown as Prisma.InputJsonObject, revision: BigInt(state.revision), status: state.status, batchDepth: state.batchDepth },
+    });
+  }
+
+  // ---------------------------------------------------------------- the API's reads and the create
+
+  /** Creates a queue with its first planner state, audited, and returns it as the API renders it. */
+  async create(actor: Principal, data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState }): Promise<QueueView> {
+    const { organizationId, repositoryId, baseRef, state } = data;
+    return this.prisma.$transaction(async (tx) => {
+      const queue = await tx.mergeQueue.create({
+        data: {
+          organizationId,
+          repositoryId,
+          baseRef,
+          revision: BigInt(state.revision),
+          status: state.status,
+          batchDepth: state.batchDepth,
+          settings: state.config as unknown as Prisma.InputJsonObject,
+          plannerState: state as unknown as Prisma.InputJsonObject,
+        },
+      });
+      await new QueueTransaction(tx, this.audit, queue.id, organizationId).audit(actor, { action: AuditAction.MergeQueueCreated, metadata: { repositoryId, baseRef } });
+      return this.render(tx, { ...queue, repository: await tx.codeSource.findUniqueOrThrow({ where: { id: repositoryId } }) });
+    });
+  }
+
+  /** The organization's code source, or null. */
+  codeSource(organizationId: string, id: string): Promise<CodeSource | null> {
+    return this.prisma.codeSource.findFirst({ where: { id, organizationId } });
+  }
+
+  /** Another queue of the repository that has `baseRef` as its base ref or is moving to it (`except`: the queue asking). */
+  async baseRefTaken(organizationId: string, repositoryId: string, baseRef: string, options: { except?: string; pendingOnly?: boolean } = {}): Promise<boolean> {
+    const ref = options.pendingOnly ? { pendingBaseRef: baseRef } : { OR: [{ baseRef }, { pendingBaseRef: baseRef }] };
+    const taken = await this.prisma.mergeQueue.findFirst({ where: { organizationId, repositoryId, ...(options.except !== undefined && { id: { not: options.except } }), ...ref }, select: { id: true } });
+    return taken !== null;
+  }
+
+  /** The organization's queue with its code source, or a 404. */
+  async find(organizationId: string, id: string): Promise<QueueWithSource> {
+    const row = await this.prisma.mergeQueue.findFirst({ where: { id, organizationId }, include: { repository: true } });
+    if (!row) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
+    return row;
+  }
+
+  /** The organization's queue as the API renders it, or a 404. */
+  async findView(organizationId: string, id: string): Promise<QueueView> {
+    const view = await this.view(this.prisma, organizationId, id);
+    if (!view) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
+    return view;
+  }
+
+  /** A page of the organization's queues, newest first, each as the API renders it (the page's queues in one query). */
+  async list(organizationId: string, query: PaginationQueryDto): Promise<Page<QueueView>> {
+    const page = await paginate(fromModel(this.prisma.mergeQueue, { organizationId }), QUEUES_ORDER, query, (row) => row.id);
+    const rows = new Map((await this.prisma.mergeQueue.findMany({ where: { id: { in: page.data }, organizationId }, include: { repository: true } })).map((row) => [row.id, row]));
+    const data = await Promise.all(page.data.flatMap((id) => (rows.has(id) ? [this.render(this.prisma, rows.get(id)!)] : [])));
+    return { ...page, data };
+  }
+
+  /** Batch rows of the organization's queue by id. */
+  batches(organizationId: string, queueId: string, ids: readonly string[]): Promise<BatchRow[]> {
+    return this.prisma.mergeQueueBatch.findMany({ where: { organizationId, queueId, id: { in: [...ids] } } });
+  }
+
+  /** A page of the queue's event trail, newest first. */
+  events<R>(organizationId: string, queueId: string, query: PaginationQueryDto, map: (row: EventRow) => R): Promise<Page<R>> {
+    return paginate(fromModel(this.prisma.mergeQueueEvent, { organizationId, queueId }), EVENTS_ORDER, query, map);
+  }
+
+  private async view(client: Prisma.TransactionClient, organizationId: string, id: string): Promise<QueueView | null> {
+    const row = await client.mergeQueue.findFirst({ where: { id, organizationId }, include: { repository: true } });
+    return row ? this.render(client, row) : null;
+  }
+
+  /** Live entries and batches, plus the RECENT_FINAL most recent final ones of each. */
+  private async render(client: Prisma.TransactionClient, row: QueueWithSource): Promise<QueueView> {
+    const where = { queueId: row.id, organizationId: row.organizationId };
+    const recent = { orderBy: [{ updatedAt: 'desc' as const }, { position: 'desc' as const }], take: RECENT_FINAL };
+    const [liveEntries, finalEntries, liveBatches, finalBatches] = await Promise.all([
+      client.mergeQueueEntry.findMany({ where: { ...where, status: { in: [...LIVE_ENTRY_STATUSES] } } }),
+      client.mergeQueueEntry.findMany({ where: { ...where, status: { notIn: [...LIVE_ENTRY_STATUSES] } }, ...recent }),
+      client.mergeQueueBatch.findMany({ where: { ...where, status: { in: [...LIVE_BATCH_STATUSES] } } }),
+      client.mergeQueueBatch.findMany({ where: { ...where, status: { notIn: [...LIVE_BATCH_STATUSES] } }, ...recent }),
+    ]);
+    const entries = [...liveEntries, ...finalEntries].sort((a, b) => a.position - b.position);
+    const batches = [...liveBatches, ...finalBatches].sort((a, b) => a.position - b.position);
+    return { row, entries, batches };
+  }
+
+  // ---------------------------------------------------------------- the worker (every organization)
+
+  /** A queue with its code source, for its executor (any organization: the worker works for all). */
+  queueForWorker(queueId: string): Promise<QueueWithSource | null> {
+    return this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
+  }
+
+  /** Pending operations in the order the planner issued them, `kinds` in or out, leaving `exclude` out. */
+  pendingOperations(queueId: string, filter: { kinds: readonly MergeQueueOperationKind[]; not?: boolean }, exclude: readonly string[], take: number): Promise<OperationRow[]> {
+    const kind = filter.not ? { notIn: [...filter.kinds] } : { in: [...filter.kinds] };
+    return this.prisma.mergeQueueOperation.findMany({ where: { queueId, finishedAt: null, outcome: 'pending', id: { notIn: [...exclude] }, kind }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }], take });
+  }
+
+  /** Operations marked `running` and not finished, in the order the planner issued them. */
+  runningOperations(queueId: string): Promise<OperationRow[]> {
+    return this.prisma.mergeQueueOperation.findMany({ where: { queueId, finishedAt: null, outcome: 'running' }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }] });
+  }
+
+  /** The queue has unfinished operations, or is moving to a new base ref. */
+  async unfinishedWork(queueId: string): Promise<{ operations: number; moving: boolean }> {
+    const operations = await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } });
+    const moving = (await this.prisma.mergeQueue.count({ where: { id: queueId, pendingBaseRef: { not: null } } })) > 0;
+    return { operations, moving };
+  }
+
+  /** What the sweep restarts: queues with unfinished operations, queues moving base ref, queues whose CI may time out. */
+  async sweepTargets(): Promise<{ unfinished: string[]; moving: string[]; ciRunning: string[] }> {
+    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null }, distinct: ['queueId'], select: { queueId: true } });
+    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null } }, select: { id: true } });
+    const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], select: { queueId: true } });
+    return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
+  }
+}
+
+/** A batch as its row holds it (also how changes are detected: rows are written only when this changes). */
+function batchRow(queue: MergeQueue, state: MergeQueueState, b: BatchState) {
+  const live = LIVE_BATCH_STATUSES.includes(b.status);
+  return {
+    id: batchRowId(queue.id, b.id),
+    organizationId: queue.organizationId,
+    queueId: queue.id,
+    plannerKey: b.id,
+    position: b.position,
+    prNumbers: b.prNumbers,
+    status: b.status,
+    requiredChecks: state.config.requiredChecks.map((name) => ({ name, state: b.checks.find((c) => c.name === name)?.state ?? 'pending' })),
+    headSha: b.candidateSha,
+    baseSha: b.baseSha,
+    operationKind: live ? (b.operation?.kind ?? null) : null,
+    operationOutcome: live ? (b.operation?.outcome ?? null) : null,
+  };
+}
+
+function entryRow(queue: MergeQueue, e: EntryState) {
+  return {
+    id: e.id,
+    organizationId: queue.organizationId,
+    queueId: queue.id,
+    number: e.number,
+    headSha: e.headSha,
+    url: e.url,
+    title: e.title,
+    status: e.status,
+    position: e.position,
+    priority: e.priority,
+    setAside: e.setAside,
+    batchId: e.batchId === null ? null : batchRowId(queue.id, e.batchId),
+    block: e.block,
+  };
+}
+
+/** What the trail keeps of an event: its ids (batch ids as the API shows them) and small facts. */
+function eventDetail(queueId: string, event: MergeQueueEvent): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const e = event as unknown as Record<string, unknown>;
+  for (const key of ['operationId', 'entryId', 'reason', 'name', 'state', 'headSha', 'priority', 'setAside', 'baseSha', 'candidateSha']) {
+    if (e[key] !== undefined) out[key] = e[key];
+  }
+  if (typeof e.batchId === 'string') out.batchId = batchRowId(queueId, e.batchId);
+  if (event.type === 'enqueue') Object.assign(out, { entryId: event.entry.id, number: event.entry.number, headSha: event.entry.headSha });
+  return out;
+}
