@@ -4,6 +4,9 @@ import { LocalMergeQueueGit } from './merge-queue-git';
 
 const runner = new LocalGitRunner({ timeoutMs: 30_000 });
 
+// Real git processes: under a loaded CI machine the 5 s default is too short (as for the GitHub spec).
+jest.setTimeout(30_000);
+
 describe(LocalMergeQueueGit.name, () => {
 
   it('builds the same candidate twice from the same base and heads, holding every head', async () => {
