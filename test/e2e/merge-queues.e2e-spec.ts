@@ -266,7 +266,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     const after = await getQueue(queue.id);
     expect(after.batches.find((b) => b.id === oldBatch.id)?.status).toBe('withdrawn');
     // A result for the withdrawn batch is recorded and changes nothing.
-    const late = await http().post(`/merge-queues/${queue.id}/batches/${oldBatch.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success' } }).expect(200);
+    const late = await http().post(`/merge-queues/${queue.id}/batches/${oldBatch.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: oldBatch.headSha } }).expect(200);
     expect(late.body.data.status).toBe('withdrawn');
     const q = await runCi(queue.id, repo.path, (x) => x.entries[0].status === 'merged');
     expect(q.entries[0].headSha).toBe(newHead);
