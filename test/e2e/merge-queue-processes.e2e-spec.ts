@@ -89,7 +89,7 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
       if (q.entries.length === count && q.entries.every((e) => e.status === 'merged')) return q;
       for (const b of q.batches) {
         if (b.status !== 'testing' || !b.headSha || reported.has(b.id) || (options.afterStartCi && b.operation)) continue;
-        await request(apis[turn++ % apis.length]).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success' } }).expect(200);
+        await request(apis[turn++ % apis.length]).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: b.headSha } }).expect(200);
         reported.add(b.id);
       }
       return undefined;
@@ -163,7 +163,7 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
       if (!doomed.running) return true;
       for (const b of (await getQueue(api.base, queueId)).batches) {
         if (b.status !== 'testing' || !b.headSha || b.operation || reported.has(b.id)) continue;
-        await request(api.base).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success' } });
+        await request(api.base).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: b.headSha } });
         reported.add(b.id);
       }
       return false;

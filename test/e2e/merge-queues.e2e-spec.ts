@@ -18,7 +18,12 @@ import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '..
 import { finalEntries, firstParentMerges, MergeQueueClient, type MqBatch, type MqEntry, type MqQueue } from '../support/merge-queue-client';
 
 /** LOCAL_GIT with one fault: the process "dies" right after the base ref moved, before anything is recorded. */
-const faults = { crashAfterNextLand: false, sideEffects: [] as string[] };
+const faults = {
+  crashAfterNextLand: false,
+  sideEffects: [] as string[],
+  /** By queue id: the next publish of that queue writes its ref, notes the candidate, then waits to be released before it answers. */
+  publishGates: new Map<string, { reached: string | null; released: Promise<void> }>(),
+};
 class CrashingGit extends LocalMergeQueueGit {
   constructor(private readonly path: string) {
     super(path, new LocalGitRunner({ timeoutMs: 30_000 }));
@@ -32,7 +37,12 @@ class CrashingGit extends LocalMergeQueueGit {
 
   async publishRef(ref: string, sha: string): Promise<void> {
     faults.sideEffects.push(`${this.path} publish ${ref} ${sha}`);
-    return super.publishRef(ref, sha);
+    await super.publishRef(ref, sha);
+    const gate = [...faults.publishGates].find(([queueId]) => ref.includes(`/${queueId}/`))?.[1];
+    if (gate && gate.reached === null) {
+      gate.reached = sha;
+      await gate.released;
+    }
   }
 
   async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
@@ -267,7 +277,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     const after = await getQueue(queue.id);
     expect(after.batches.find((b) => b.id === oldBatch.id)?.status).toBe('withdrawn');
     // A result for the withdrawn batch is recorded and changes nothing.
-    const late = await http().post(`/merge-queues/${queue.id}/batches/${oldBatch.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success' } }).expect(200);
+    const late = await http().post(`/merge-queues/${queue.id}/batches/${oldBatch.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: oldBatch.headSha } }).expect(200);
     expect(late.body.data.status).toBe('withdrawn');
     const q = await runCi(queue.id, repo.path, (x) => x.entries[0].status === 'merged');
     expect(q.entries[0].headSha).toBe(newHead);
@@ -340,6 +350,96 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     expect(q.entries).toHaveLength(3);
     expect(firstParentMerges(repo.path)).toHaveLength(3);
   }, TEST_TIMEOUT_MS);
+  const reportOn = (queueId: string, batchId: string, auth: { Authorization: string }, data: Record<string, unknown>) =>
+    http().post(`/merge-queues/${queueId}/batches/${batchId}/checks`).set(auth).send({ data: { name: 'ci', state: 'success', ...data } });
+  type TrailEvent = { type: string; revision: string; detail: Record<string, unknown>; transitions: unknown[]; operations: unknown[] };
+  const trail = async (queueId: string) => (await http().get(`/merge-queues/${queueId}/events?limit=100`).set(owner.auth).expect(200)).body.data as TrailEvent[];
+
+  it('check reports need mergeQueues:reportChecks: a MEMBER and an unscoped VIEWER key get 403; an ADMIN and a CI key scoped to it succeed', async () => {
+    const { repo, queue } = await newQueue();
+    await enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
+    const testing = await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
+    const batch = testing.batches.find((b) => b.status === 'testing') as Batch;
+    await quiet(queue.id);
+    const before = await getQueue(queue.id);
+    for (const role of ['MEMBER', 'VIEWER'] as const) {
+      const caller = await createMember(app, owner, role);
+      const res = await reportOn(queue.id, batch.id, caller.auth, { sha: batch.headSha }).expect(403);
+      expect(res.body).toMatchObject({ code: 'dpa:Auth:FORBIDDEN', metadata: { permission: 'mergeQueues:reportChecks', role } });
+    }
+    expect((await getQueue(queue.id)).batches).toEqual(before.batches);
+    const admin = await createMember(app, owner, 'ADMIN');
+    expect((await reportOn(queue.id, batch.id, admin.auth, { state: 'pending', sha: batch.headSha }).expect(200)).body.data.status).toBe('testing');
+    // CI as the README recommends: a service account with a key that can report checks and nothing else.
+    const account = (await http().post('/service-accounts').set(owner.auth).send({ data: { name: `ci-${queue.id}`, role: 'ADMIN' } }).expect(201)).body.data.id as string;
+    const key = (await http().post('/api-keys').set(owner.auth).send({ data: { name: 'ci checks', ownerId: account, scopes: ['mergeQueues:reportChecks'] } }).expect(201)).body.data as { token: string; scopes: string[] };
+    expect(key.scopes).toEqual(['mergeQueues:reportChecks']);
+    const ci = { Authorization: `Bearer ${key.token}` };
+    expect((await http().get(`/merge-queues/${queue.id}`).set(ci).expect(403)).body.metadata).toMatchObject({ permission: 'mergeQueues:read', scopes: ['mergeQueues:reportChecks'] });
+    expect((await reportOn(queue.id, batch.id, ci, { sha: batch.headSha }).expect(200)).body.data.requiredChecks).toEqual([{ name: 'ci', state: 'success' }]);
+    const q = await runCi(queue.id, repo.path, (x) => x.entries[0].status === 'merged', { report: () => false });
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(batch.headSha);
+    expect(q.batches.find((b) => b.id === batch.id)?.status).toBe('landed');
+  }, TEST_TIMEOUT_MS);
+
+  it("a result for another commit than the batch's candidate changes nothing: 409 with the candidate in metadata, recorded in the events", async () => {
+    const { repo, queue } = await newQueue();
+    const head = commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1');
+    await enqueue(queue.id, 1, head);
+    const testing = await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
+    const batch = testing.batches.find((b) => b.status === 'testing') as Batch;
+    await quiet(queue.id);
+    const before = await getQueue(queue.id);
+    // CI tested the PR's head, not the candidate: the result is for another commit.
+    const res = await reportOn(queue.id, batch.id, owner.auth, { sha: head, url: 'https://ci.example.test/stale' }).expect(409);
+    expect(res.body).toMatchObject({ code: 'dpa:MergeQueue:CHECK_NOT_FOR_CANDIDATE', metadata: { batchId: batch.id, sha: head, candidateSha: batch.headSha }, requestId: expect.any(String) });
+    const after = await getQueue(queue.id);
+    expect(after.batches).toEqual(before.batches);
+    expect(after.entries).toEqual(before.entries);
+    const [last] = await trail(queue.id);
+    expect(last).toMatchObject({ type: 'checkReported', detail: { batchId: batch.id, candidateSha: head, state: 'success', fit: 'other', currentCandidateSha: batch.headSha }, transitions: [], operations: [] });
+    expect(BigInt(last.revision)).toBeLessThanOrEqual(BigInt(after.revision));
+    // The commit is required, and must be a commit id.
+    expect(JSON.stringify((await reportOn(queue.id, batch.id, owner.auth, {}).expect(400)).body.details)).toContain('sha');
+    expect(JSON.stringify((await reportOn(queue.id, batch.id, owner.auth, { sha: 'main' }).expect(400)).body.details)).toContain('sha');
+    const q = await runCi(queue.id, repo.path, (x) => x.entries[0].status === 'merged');
+    expect(q.batches.find((b) => b.id === batch.id)?.status).toBe('landed');
+  }, TEST_TIMEOUT_MS);
+
+  it('a result that arrives before the batch is testing its candidate is kept in Postgres and applied once it is', async () => {
+    const { repo, queue } = await newQueue();
+    let release = () => {};
+    const gate = { reached: null as string | null, released: new Promise<void>((resolve) => (release = resolve)) };
+    faults.publishGates.set(queue.id, gate);
+    let batch: Batch;
+    try {
+      await enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
+      // The candidate ref is pushed (a CI watching it starts), but its publish is not recorded yet.
+      const deadline = Date.now() + 20_000;
+      while (gate.reached === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(gate.reached).not.toBeNull();
+      batch = (await getQueue(queue.id)).batches[0];
+      expect(batch).toMatchObject({ status: 'preparing', headSha: gate.reached, operation: { kind: 'publish' } });
+      const early = await reportOn(queue.id, batch.id, owner.auth, { sha: gate.reached, url: 'https://ci.example.test/early' }).expect(200);
+      expect(early.body.data).toMatchObject({ status: 'preparing', requiredChecks: [{ name: 'ci', state: 'pending' }], checksUrl: 'https://ci.example.test/early' });
+      // Kept in the planner state in Postgres, not in a process's memory.
+      const row = await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } });
+      const kept = (row.plannerState as { batches: { earlyChecks?: unknown }[] }).batches[0].earlyChecks;
+      expect(kept).toEqual([{ sha: gate.reached, name: 'ci', state: 'success' }]);
+    } finally {
+      release();
+      faults.publishGates.delete(queue.id);
+    }
+    // No further report: the kept result is applied once the batch is testing, and the batch lands.
+    const q = await runCi(queue.id, repo.path, (x) => x.entries[0].status === 'merged', { report: () => false, timeoutMs: 20_000 });
+    expect(q.batches.find((b) => b.id === batch.id)).toMatchObject({ status: 'landed', requiredChecks: [{ name: 'ci', state: 'success' }] });
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(gate.reached);
+    const events = await trail(queue.id);
+    expect(events.find((e) => e.type === 'checkReported')?.detail).toMatchObject({ fit: 'early', candidateSha: gate.reached });
+    const started = events.find((e) => e.transitions.some((t) => (t as { id: string; to: string }).id === batch.id && (t as { to: string }).to === 'testing'));
+    expect(started?.transitions).toContainEqual(expect.objectContaining({ subject: 'batch', id: batch.id, from: 'testing', to: 'ready' }));
+  }, TEST_TIMEOUT_MS);
+
   it('PATCH baseRef: a ref being moved to is held against new queues; a disabled queue moves once nothing lands, and stays disabled', async () => {
     const jobs = worker.get<Queue_>(getQueueToken(QueueName.MergeQueues), { strict: false });
     const { repo, queue } = await newQueue();

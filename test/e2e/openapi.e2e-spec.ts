@@ -11,6 +11,8 @@ import { errorCatalogue } from '@/common/errors/error-catalogue';
 import { ApiDataResponse } from '@/common/http/envelope';
 import { buildOpenApiDocument } from '@/common/swagger/swagger';
 import { ApiKeyErrors } from '@/modules/api-keys/api-keys.errors';
+import { Permission } from '@/common/auth/permissions';
+import { MergeQueueErrors } from '@/modules/merge-queues/merge-queues.errors';
 import { ExecutionEnvironmentErrors } from '@/modules/execution-environments/execution-environments.errors';
 import { ProjectErrors } from '@/modules/projects/projects.errors';
 import { ServiceAccountErrors } from '@/modules/service-accounts/service-accounts.errors';
@@ -116,6 +118,17 @@ describe('OpenAPI document and Swagger UI', () => {
     }
   });
 
+  it("shows API key scopes as an enum of the permissions, on the request and on the key, and the check report's permission", () => {
+    const schemas = document.components.schemas as Record<string, { properties?: Record<string, { items?: { enum?: string[] }; minItems?: number }>; required?: string[] }>;
+    const permissions = Object.values(Permission);
+    expect(schemas.CreateApiKeyDto.properties?.scopes).toMatchObject({ minItems: 1, items: { enum: permissions } });
+    expect(schemas.ApiKeyDto.properties?.scopes).toMatchObject({ items: { enum: permissions } });
+    expect(schemas.CreatedApiKeyDto.properties?.scopes ?? schemas.ApiKeyDto.properties?.scopes).toBeDefined();
+    expect(schemas.ReportCheckDto.required).toEqual(expect.arrayContaining(['name', 'state', 'sha']));
+    const report = (document.paths['/merge-queues/{id}/batches/{batchId}/checks'] as unknown as Record<string, Record<string, unknown>>).post;
+    expect(report['x-required-permission']).toBe(Permission.MergeQueuesReportChecks);
+  });
+
   it.each([
     ['post /projects', { 403: [AuthErrors.FORBIDDEN], 409: [ProjectErrors.GIVEN_ID_TAKEN] }],
     ['patch /projects/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ProjectErrors.NOT_FOUND], 409: [ProjectErrors.GIVEN_ID_TAKEN] }],
@@ -123,7 +136,8 @@ describe('OpenAPI document and Swagger UI', () => {
     ['get /projects/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ProjectErrors.NOT_FOUND], 409: undefined }],
     ['post /execution-environments', { 403: [AuthErrors.FORBIDDEN], 409: [ExecutionEnvironmentErrors.GIVEN_ID_TAKEN] }],
     ['post /service-accounts', { 403: [AuthErrors.FORBIDDEN], 409: [ServiceAccountErrors.NAME_TAKEN] }],
-    ['post /api-keys', { 403: [AuthErrors.FORBIDDEN], 404: undefined, 422: [ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, ApiKeyErrors.EXPIRY_AFTER_CREATOR] }],
+    ['post /api-keys', { 403: [AuthErrors.FORBIDDEN], 404: undefined, 422: [ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, ApiKeyErrors.EXPIRY_AFTER_CREATOR, ApiKeyErrors.SCOPE_NOT_HELD, ApiKeyErrors.SCOPE_BEYOND_CREATOR] }],
+    ['post /merge-queues/{id}/batches/{batchId}/checks', { 403: [AuthErrors.FORBIDDEN], 404: [MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND], 409: [MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE], 422: [MergeQueueErrors.CHECK_NOT_REQUIRED] }],
     ['delete /api-keys/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ApiKeyErrors.NOT_FOUND] }],
     ['get /projects', { 400: [RequestErrors.VALIDATION_FAILED, RequestErrors.MALFORMED_JSON, RequestErrors.READ_ONLY_FIELD, PaginationErrors.INVALID_CURSOR], 404: undefined }],
   ])('%s declares exactly the codes it can throw', (name, expected) => {

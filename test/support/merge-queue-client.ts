@@ -64,7 +64,7 @@ export class MergeQueueClient {
         for (const b of q.batches) {
           if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
           const bad = readFile(repoPath, b.headSha, 'bad.txt') !== null;
-          const body = { data: { name: 'ci', state: bad ? 'failure' : 'success', url: `https://ci.example.test/${b.id}` } };
+          const body = { data: { name: 'ci', state: bad ? 'failure' : 'success', sha: b.headSha, url: `https://ci.example.test/${b.id}` } };
           await request(this.target()).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(this.auth).send(body).expect(200);
           reported.add(b.id);
         }

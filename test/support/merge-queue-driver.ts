@@ -70,9 +70,12 @@ export class QueueDriver {
     return op;
   }
 
-  report(batchId: string, state: 'success' | 'failure', name = 'ci'): void {
+  /** CI reports `name` on the commit `sha` (by default the batch's candidate, which must then exist). */
+  report(batchId: string, state: 'success' | 'failure' | 'pending', name = 'ci', sha?: string): MergeQueueOperation[] {
     const b = this.batch(batchId);
-    this.send({ type: 'checkReported', batchId, candidateSha: b.candidateSha ?? '', name, state });
+    const tested = sha ?? b.candidateSha;
+    if (tested === null) throw new Error(`batch ${batchId} has no candidate yet; name the commit CI tested`);
+    return this.send({ type: 'checkReported', batchId, candidateSha: tested, name, state });
   }
 
   batch(id: string) {

@@ -133,9 +133,11 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
       actorType: key.ownerType,
       actorName: owner.name,
       role: owner.role,
-      isSuperadmin: 'isSuperadmin' in owner ? owner.isSuperadmin : false,
+      // A scoped key acts only within its scopes, and a superadmin's powers are in no scope.
+      isSuperadmin: key.scopes.length === 0 && 'isSuperadmin' in owner ? owner.isSuperadmin : false,
       apiKeyId: key.id,
       ...(key.expiresAt && { apiKeyExpiresAt: key.expiresAt.toISOString() }),
+      ...(key.scopes.length > 0 && { scopes: Object.freeze([...key.scopes]) }),
     };
     this.cache.set(tokenHash, principal, key.expiresAt ? key.expiresAt.getTime() : null, now, epoch);
     this.touch(key.id, now);

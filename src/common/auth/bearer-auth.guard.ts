@@ -38,8 +38,17 @@ export class BearerAuthGuard implements CanActivate {
     if (permission && !hasPermission(principal.role, permission)) {
       throw new AppError(AuthErrors.FORBIDDEN, { message: `This operation needs the permission ${permission}, which the role ${principal.role} does not hold.`, metadata: { permission, role: principal.role } });
     }
-    if (this.reflector.getAllAndOverride<boolean>(SUPERADMIN_ONLY, targets) && !principal.isSuperadmin) {
-      throw new AppError(AuthErrors.FORBIDDEN, { message: 'Only superadmins may do this.', metadata: { permission: SUPERADMIN_PERMISSION } });
+    const superadminOnly = this.reflector.getAllAndOverride<boolean>(SUPERADMIN_ONLY, targets);
+    if (superadminOnly && !principal.isSuperadmin) {
+      throw new AppError(AuthErrors.FORBIDDEN, { message: principal.scopes ? 'A scoped key never acts as a superadmin.' : 'Only superadmins may do this.', metadata: { permission: SUPERADMIN_PERMISSION } });
+    }
+    // A scoped key may use a route only when the route's permission is one of its scopes (a
+    // superadmin-only route is refused above: a scoped key's principal is never a superadmin).
+    if (principal.scopes && !(permission && principal.scopes.includes(permission))) {
+      throw new AppError(AuthErrors.FORBIDDEN, {
+        message: `The API key in use is scoped to ${principal.scopes.join(', ')}; this operation needs ${permission ?? SUPERADMIN_PERMISSION}.`,
+        metadata: { permission: permission ?? SUPERADMIN_PERMISSION, scopes: [...principal.scopes] },
+      });
     }
     return true;
   }

@@ -61,3 +61,14 @@ describe(CredentialCache.name, () => {
     expect(cache.get('h0', 1)).toBeUndefined();
   });
 });
+
+describe('a scoped key in the credential cache', () => {
+  it('keeps the scopes with the cached principal and drops them with the token', () => {
+    const cache = new CredentialCache(1000);
+    cache.set('h', { ...principal('ci'), role: 'ADMIN', scopes: ['mergeQueues:reportChecks'] }, null, 0, cache.epoch);
+    expect(cache.get('h', 1)?.principal.scopes).toEqual(['mergeQueues:reportChecks']);
+    // Rotation and revocation announce the old token's hash: the scoped principal goes with it.
+    cache.invalidate({ tokenHash: 'h' });
+    expect(cache.get('h', 1)).toBeUndefined();
+  });
+});

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hasPermission, Permission, permissionTableMarkdown, PERMISSION_FLOOR, ROLE_ORDER, rolesHolding } from './permissions';
+import { hasPermission, Permission, permissionTableMarkdown, PERMISSION_FLOOR, principalMay, ROLE_ORDER, rolesHolding } from './permissions';
 
 describe('the permission table', () => {
   it('gives every permission a floor, and every role above the floor holds it', () => {
@@ -19,6 +19,16 @@ describe('the permission table', () => {
     expect(hasPermission('ADMIN', Permission.ApiKeysManageOthers)).toBe(true);
     expect(hasPermission('MEMBER', Permission.MergeQueuesOperate)).toBe(false);
     expect(hasPermission('MEMBER', Permission.MergeQueueEntriesWrite)).toBe(true);
+    // A passing check report lands with the integration's write token: not for whoever may enqueue.
+    expect(rolesHolding(Permission.MergeQueuesReportChecks)).toEqual(['ADMIN', 'OWNER']);
+  });
+
+  it('lets a scoped key use only its scopes, and never more than its role', () => {
+    expect(principalMay({ role: 'ADMIN' }, Permission.ProjectsWrite)).toBe(true);
+    const ci = { role: 'ADMIN' as const, scopes: [Permission.MergeQueuesReportChecks] };
+    expect(principalMay(ci, Permission.MergeQueuesReportChecks)).toBe(true);
+    expect(principalMay(ci, Permission.MergeQueuesRead)).toBe(false);
+    expect(principalMay({ role: 'MEMBER', scopes: [Permission.MergeQueuesReportChecks] }, Permission.MergeQueuesReportChecks)).toBe(false);
   });
 
   it('is the table README shows', () => {

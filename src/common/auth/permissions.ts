@@ -33,10 +33,15 @@ export enum Permission {
   UsageRead = 'usage:read',
   UsageImport = 'usage:import',
   MergeQueuesRead = 'mergeQueues:read',
-  /** Enqueue, update and remove entries; report check results. */
+  /** Enqueue, update and remove entries. */
   MergeQueueEntriesWrite = 'mergeQueueEntries:write',
   /** Create queues, change settings, pause, resume, disable, enable. */
   MergeQueuesOperate = 'mergeQueues:operate',
+  /**
+   * Report CI results on a batch candidate. A passing report lets the queue land with the
+   * integration's write token, so it is for CI: give CI a service-account key scoped to it.
+   */
+  MergeQueuesReportChecks = 'mergeQueues:reportChecks',
   DomainsRead = 'domains:read',
   DomainsWrite = 'domains:write',
 }
@@ -73,6 +78,7 @@ export const PERMISSION_FLOOR: Readonly<Record<Permission, Role>> = {
   [Permission.IntegrationsWrite]: 'ADMIN',
   [Permission.GitServersWrite]: 'ADMIN',
   [Permission.MergeQueuesOperate]: 'ADMIN',
+  [Permission.MergeQueuesReportChecks]: 'ADMIN',
   [Permission.DomainsWrite]: 'ADMIN',
 };
 
@@ -83,6 +89,17 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> =
 
 export function hasPermission(role: Role, permission: Permission): boolean {
   return ROLE_PERMISSIONS[role].has(permission);
+}
+
+/** Every permission, in declaration order (the values a key's `scopes` may hold). */
+export const PERMISSIONS: readonly Permission[] = Object.values(Permission) as Permission[];
+
+/**
+ * What a caller may do: its role must hold the permission, and a scoped key (one created with
+ * `scopes`) only what it was scoped to. Services that decide by permission ask this, not the role.
+ */
+export function principalMay(principal: { role: Role; scopes?: readonly string[] }, permission: Permission): boolean {
+  return hasPermission(principal.role, permission) && (principal.scopes === undefined || principal.scopes.includes(permission));
 }
 
 /** The roles that hold a permission, lowest first (for documentation and 403 bodies). */

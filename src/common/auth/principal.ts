@@ -12,6 +12,11 @@ export interface Principal {
   apiKeyId: string;
   /** When the key in use expires (ISO 8601); keys it creates may not outlive it. */
   apiKeyExpiresAt?: string;
+  /**
+   * Set when the key in use is scoped: the only permissions it may use (within its owner's role).
+   * A scoped key never acts as a superadmin, and keys it creates or rotates are scoped within it.
+   */
+  scopes?: readonly string[];
 }
 
 const ROLE_RANK: Record<Role, number> = { VIEWER: 0, MEMBER: 1, ADMIN: 2, OWNER: 3 };

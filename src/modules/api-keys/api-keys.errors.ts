@@ -6,4 +6,6 @@ export const ApiKeyErrors = defineErrors('ApiKey', {
   EXPIRY_IN_PAST: [422, 'expiresAt must be in the future.'],
   EXPIRY_AFTER_CREATOR: [422, 'A key cannot outlive the key that creates it.'],
   NOT_ROTATABLE: [422, 'The API key is revoked or expired and cannot be rotated.'],
+  SCOPE_NOT_HELD: [422, "A key's scopes must be permissions its owner's role holds."],
+  SCOPE_BEYOND_CREATOR: [422, 'A key created by a scoped key must be scoped within the scopes of that key.'],
 });

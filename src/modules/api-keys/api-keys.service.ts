@@ -4,7 +4,7 @@ import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service
 import { SUPERADMIN_PERMISSION } from '@/common/auth/auth.decorators';
 import { hashToken } from '@/common/auth/api-key-hash';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
-import { hasPermission, Permission } from '@/common/auth/permissions';
+import { hasPermission, Permission, principalMay } from '@/common/auth/permissions';
 import { roleAtLeast, type Principal, type Role } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { AuthErrors } from '@/common/errors/common.errors';
@@ -28,6 +28,8 @@ export interface NewApiKey {
   name: string;
   description?: string;
   expiresAt?: Date;
+  /** Empty or absent: the key may do everything its owner may. */
+  scopes?: string[];
 }
 
 interface KeyOwner {
@@ -60,7 +62,7 @@ export class ApiKeysService {
     const { token, tokenHash, keySuffix } = mintToken();
     const row = await this.prisma.$transaction(async (tx) => {
       const created = await tx.apiKey.create({ data: { ...key, tokenHash, keySuffix } });
-      await this.audit.record(tx, actor, { organizationId: key.organizationId, action: AuditAction.ApiKeyCreated, targetType: 'apiKey', targetId: created.id, metadata: { name: created.name, ownerId: created.ownerId, ownerType: created.ownerType, ...(created.expiresAt && { expiresAt: created.expiresAt.toISOString() }) } });
+      await this.audit.record(tx, actor, { organizationId: key.organizationId, action: AuditAction.ApiKeyCreated, targetType: 'apiKey', targetId: created.id, metadata: { name: created.name, ownerId: created.ownerId, ownerType: created.ownerType, ...(created.expiresAt && { expiresAt: created.expiresAt.toISOString() }), ...(created.scopes.length > 0 && { scopes: created.scopes }) } });
       return created;
     });
     return { ...toApiKeyDto(row), token };
@@ -72,12 +74,13 @@ export class ApiKeysService {
     if (!owner) throw new AppError(ApiKeyErrors.OWNER_NOT_FOUND, { metadata: { ownerId: dto.ownerId }, details: [invalidFields(['data.ownerId: is not a member or service account of your organization'])] });
     this.assertMayManageKeysOf(principal, owner);
     this.assertMayMintFor(principal, owner);
-    return this.issue({ organizationId: principal.organizationId, ownerId: owner.id, ownerType: owner.type, createdById: principal.actorId, name: dto.name, description: dto.description, expiresAt }, principal);
+    const scopes = this.scopesFor(principal, owner, dto.scopes);
+    return this.issue({ organizationId: principal.organizationId, ownerId: owner.id, ownerType: owner.type, createdById: principal.actorId, name: dto.name, description: dto.description, expiresAt, scopes }, principal);
   }
 
   async list(principal: Principal, query: ApiKeyQueryDto): Promise<Page<ApiKeyDto>> {
     const where: Prisma.ApiKeyWhereInput = {};
-    if (!hasPermission(principal.role, Permission.ApiKeysManageOthers)) {
+    if (!principalMay(principal, Permission.ApiKeysManageOthers)) {
       if (query.ownerId && query.ownerId !== principal.actorId) throw this.forbiddenOthers();
       where.ownerId = principal.actorId;
     } else {
@@ -117,6 +120,7 @@ export class ApiKeysService {
       if (key.revokedAt) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'A revoked key cannot be rotated; create a new one.', metadata: { id } });
       if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'An expired key cannot be rotated; create a new one.', metadata: { id } });
       this.assertWithinExpiryCeiling(principal, key.expiresAt);
+      this.assertWithinScopes(principal, key.scopes);
       const { count } = await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, tokenHash: key.tokenHash }, data: { tokenHash, keySuffix } });
       if (count === 0) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
       await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRotated, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
@@ -146,6 +150,44 @@ export class ApiKeysService {
       });
     }
     return expiresAt;
+  }
+
+  /**
+   * The scopes of a new key: each one held by the owner's role (else the key would promise what it
+   * cannot do). A key created by a scoped key is scoped within it (its scopes are the default), so
+   * a scoped key never trades itself for a broader one.
+   */
+  private scopesFor(principal: Principal, owner: KeyOwner, requested: string[] | undefined): string[] {
+    const scopes = requested ?? (principal.scopes ? [...principal.scopes] : []);
+    if (principal.scopes) {
+      const beyond = scopes.length === 0 ? ['(unscoped)'] : scopes.filter((scope) => !principal.scopes?.includes(scope));
+      if (beyond.length > 0) {
+        throw new AppError(ApiKeyErrors.SCOPE_BEYOND_CREATOR, {
+          message: `The key you are using is scoped to ${principal.scopes.join(', ')}; the new key must be scoped within them.`,
+          details: [invalidFields([`data.scopes: must be within the scopes of the key you are using (${principal.scopes.join(', ')})`])],
+          metadata: { field: 'data.scopes', allowedScopes: [...principal.scopes], scopes: beyond },
+        });
+      }
+    }
+    const notHeld = scopes.filter((scope) => !hasPermission(owner.role, scope as Permission));
+    if (notHeld.length > 0) {
+      throw new AppError(ApiKeyErrors.SCOPE_NOT_HELD, {
+        message: `The owner's role ${owner.role} does not hold ${notHeld.join(', ')}.`,
+        details: [invalidFields(notHeld.map((scope) => `data.scopes: ${scope} is not a permission of the role ${owner.role}`))],
+        metadata: { field: 'data.scopes', ownerRole: owner.role, scopes: notHeld },
+      });
+    }
+    return scopes;
+  }
+
+  /** A scoped key rotates only keys scoped within it: the new token must not do more than the key asking for it. */
+  private assertWithinScopes(principal: Principal, scopes: readonly string[]): void {
+    if (!principal.scopes) return;
+    if (scopes.length > 0 && scopes.every((scope) => principal.scopes?.includes(scope))) return;
+    throw new AppError(AuthErrors.FORBIDDEN, {
+      message: `The key you are using is scoped to ${principal.scopes.join(', ')}; it cannot rotate a key that may do more.`,
+      metadata: { permission: Permission.ApiKeysOwn, scopes: [...principal.scopes] },
+    });
   }
 
   /**
@@ -189,7 +231,7 @@ export class ApiKeysService {
 
   private assertMayManageKeysOf(principal: Principal, owner: KeyOwner): void {
     if (owner.id === principal.actorId) return;
-    if (!hasPermission(principal.role, Permission.ApiKeysManageOthers)) throw this.forbiddenOthers();
+    if (!principalMay(principal, Permission.ApiKeysManageOthers)) throw this.forbiddenOthers();
     if (!roleAtLeast(principal.role, owner.role)) {
       throw new AppError(AuthErrors.FORBIDDEN, { message: `Your role ${principal.role} cannot manage the keys of an owner with the role ${owner.role}.`, metadata: { permission: Permission.ApiKeysManageOthers, ownerRole: owner.role } });
     }

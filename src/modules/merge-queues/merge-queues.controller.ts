@@ -167,10 +167,16 @@ export class MergeQueuesController {
 
   @Post(':id/batches/:batchId/checks')
   @HttpCode(200)
-  @RequirePermission(Permission.MergeQueueEntriesWrite)
-  @ApiOperation({ summary: 'Report a required check on a batch candidate', description: 'A result for a withdrawn or final batch is recorded in the events and changes nothing. `url` becomes the batch\'s `checksUrl`.' })
+  @RequirePermission(Permission.MergeQueuesReportChecks)
+  @ApiOperation({
+    summary: 'Report a required check on a batch candidate',
+    description:
+      '`sha` is the candidate commit CI tested. A result for the batch\'s current candidate is recorded; one that arrives before the batch is testing that commit (CI saw the pushed candidate first) is kept and applied once it is. ' +
+      'A result for another commit is recorded in the events, changes nothing, and is answered 409 with the batch\'s current candidate in `metadata.candidateSha`. A result for a withdrawn or final batch is recorded in the events and changes nothing. `url` becomes the batch\'s `checksUrl`. ' +
+      'A passing result lets the queue land with the integration\'s write token, so this needs `mergeQueues:reportChecks` (ADMIN and above): give CI a service-account key scoped to it.',
+  })
   @ApiDataResponse(MergeQueueBatchDto)
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND, MergeQueueErrors.CHECK_NOT_REQUIRED)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND, MergeQueueErrors.CHECK_NOT_REQUIRED, MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE)
   async reportCheck(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('batchId') batchId: string, @Body() body: ReportCheckRequest) {
     return { data: await this.queues.reportCheck(principal, id, batchId, body.data) };
   }

@@ -7,6 +7,7 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   ALREADY_EXISTS: [409, 'The repository already has a merge queue for this base ref.'],
   ENTRY_EXISTS: [409, 'This pull request is already in the queue.'],
   REVISION_MISMATCH: [409, 'The merge queue has changed since the revision given in If-Match.'],
+  CHECK_NOT_FOR_CANDIDATE: [409, "The check result names another commit than the batch's current candidate; it was recorded in the events and changed nothing."],
   CODE_SOURCE_NOT_FOUND: [422, 'The code source does not exist.'],
   PROVIDER_NOT_SUPPORTED: [422, 'Merge queues run on LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources; GITLAB is not supported yet.'],
   BASE_REF_NOT_FOUND: [422, 'The base ref does not exist in the repository.'],

@@ -28,7 +28,7 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { checkedConfig, createMergeQueueState, estimateMergeTimes, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, type QueueSettings } from './planner';
+import { checkedConfig, checkReportFit, createMergeQueueState, estimateMergeTimes, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, type QueueSettings } from './planner';
 import { batchRowId } from './engine/merge-queue-ids';
 
 export type QueueControl = 'pause' | 'resume' | 'disable' | 'enable';
@@ -259,8 +259,16 @@ export class MergeQueuesService {
     };
   }
 
-  /** A CI result. A result for a withdrawn or final batch is recorded in the trail and changes nothing. */
+  /**
+   * A CI result on the commit it names. A result for the batch's current candidate is recorded; one
+   * that arrives before the batch is testing that commit is kept and applied when it is (planner
+   * checks.ts); one for a withdrawn or final batch changes nothing. A result for another commit is
+   * recorded in the events, changes nothing, and is answered with a 409 naming the candidate.
+   */
   async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto): Promise<MergeQueueBatchDto> {
+    let refused: { candidateSha: string | null } | undefined;
+    // Filled once the batch is read under the lock; the repository writes it into the event's trail.
+    const detail: Record<string, unknown> = { ...(dto.url !== undefined && { url: dto.url }) };
     const { batch } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -270,14 +278,26 @@ export class MergeQueuesService {
         if (!state.config.requiredChecks.includes(dto.name)) {
           throw new AppError(MergeQueueErrors.CHECK_NOT_REQUIRED, { metadata: { name: dto.name, requiredChecks: state.config.requiredChecks }, details: [invalidFields([`data.name: is not a required check (${state.config.requiredChecks.join(', ')})`])] });
         }
-        return [{ type: 'checkReported', batchId: plannerBatch.id, candidateSha: plannerBatch.candidateSha ?? '', name: dto.name, state: dto.state, at: Date.now() }];
+        const fit = checkReportFit(plannerBatch, dto.sha);
+        detail.fit = fit;
+        if (fit === 'other') {
+          refused = { candidateSha: plannerBatch.candidateSha };
+          detail.currentCandidateSha = plannerBatch.candidateSha;
+        }
+        return [{ type: 'checkReported', batchId: plannerBatch.id, candidateSha: dto.sha, name: dto.name, state: dto.state, at: Date.now() }];
       },
-      detail: dto.url !== undefined ? { url: dto.url } : undefined,
+      detail,
       after: async (q, _queue, applied) => {
         if (dto.url !== undefined && applied.changed) await q.setChecksUrl(batchId, dto.url);
       },
       returning: { batchId },
     });
+    if (refused) {
+      throw new AppError(MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE, {
+        message: refused.candidateSha === null ? `Batch ${batchId} has no candidate; the result for ${dto.sha} changed nothing.` : `Batch ${batchId} is testing ${refused.candidateSha}, not ${dto.sha}; the result changed nothing.`,
+        metadata: { batchId, sha: dto.sha, candidateSha: refused.candidateSha },
+      });
+    }
     const row = batch;
     if (!row) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: batchId } });
     return toMergeQueueBatchDto(row);

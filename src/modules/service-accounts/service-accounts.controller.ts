@@ -26,7 +26,7 @@ export class ServiceAccountsController {
 
   @Post()
   @RequirePermission(Permission.ServiceAccountsWrite)
-  @ApiOperation({ summary: 'Create a service account', description: 'Issue it a token with POST /api-keys (ownerId = the service account id).' })
+  @ApiOperation({ summary: 'Create a service account', description: 'Issue it a token with POST /api-keys (ownerId = the service account id; `scopes` limits the key to some permissions of its role, e.g. `mergeQueues:reportChecks` for CI reporting to merge queues).' })
   @ApiDataResponse(ServiceAccountDto, { status: 201 })
   @ApiErrors(AuthErrors.FORBIDDEN, ServiceAccountErrors.NAME_TAKEN)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateServiceAccountRequest) {

@@ -263,7 +263,7 @@ class Ci {
     let lastSent = 0;
     for (const name of REQUIRED_CHECKS) {
       lastSent = Date.now();
-      await this.api.call('POST', `/merge-queues/${queueId}/batches/${batchId}/checks`, { name, state: 'success', url: `https://ci.example.invalid/${batchId}/${name}` });
+      await this.api.call('POST', `/merge-queues/${queueId}/batches/${batchId}/checks`, { name, state: 'success', sha: headSha, url: `https://ci.example.invalid/${batchId}/${name}` });
       postMs.push(Date.now() - lastSent);
     }
     this.reports.set(reportKey(queueId, headSha), { queueId, batchId, lastSent, t0: Date.now(), postMs });

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsISO8601, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { PERMISSIONS } from '@/common/auth/permissions';
 import { IsOptionalNonNull } from '@/common/http/optional';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RequestEnvelope } from '@/common/http/envelope';
@@ -13,6 +14,22 @@ export class CreateApiKeyDto {
   @IsOptionalNonNull()
   @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
   expiresAt?: string;
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', enum: [...PERMISSIONS] },
+    minItems: 1,
+    uniqueItems: true,
+    description:
+      'Limits the key to these permissions: it may call only the routes that require one of them (never a superadmin-only route). Each must be held by the owner\'s role; a key making the request that is itself scoped can only create keys within its own scopes (which are then the default). Absent: the key may do everything its owner may. Kept when the key is rotated. For CI reporting merge-queue checks: a service-account key scoped to `mergeQueues:reportChecks`.',
+    example: ['mergeQueues:reportChecks'],
+  })
+  @IsOptionalNonNull()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(PERMISSIONS.length)
+  @ArrayUnique()
+  @IsIn(PERMISSIONS, { each: true })
+  scopes?: string[];
 }
 
 export class CreateApiKeyRequest extends RequestEnvelope(CreateApiKeyDto) {}
@@ -40,6 +57,8 @@ export class ApiKeyDto {
   @ApiPropertyOptional({ format: 'date-time' }) expiresAt?: string;
   @ApiPropertyOptional({ format: 'date-time' }) lastUsedAt?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Set once the key is revoked' }) revokedAt?: string;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', enum: [...PERMISSIONS] }, description: 'The only permissions the key may use; absent when the key may do everything its owner may' })
+  scopes?: string[];
 }
 
 export class CreatedApiKeyDto extends ApiKeyDto {
@@ -62,5 +81,6 @@ export function toApiKeyDto(row: ApiKey): ApiKeyDto {
   if (row.expiresAt) dto.expiresAt = row.expiresAt.toISOString();
   if (row.lastUsedAt) dto.lastUsedAt = row.lastUsedAt.toISOString();
   if (row.revokedAt) dto.revokedAt = row.revokedAt.toISOString();
+  if (row.scopes.length > 0) dto.scopes = [...row.scopes];
   return dto;
 }

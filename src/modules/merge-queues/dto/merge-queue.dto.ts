@@ -87,6 +87,10 @@ const REPORTABLE_CHECK_STATES = MERGE_QUEUE_CHECK_STATES;
 export class ReportCheckDto {
   @ApiProperty({ description: 'One of the queue\'s required checks', maxLength: 100 }) @IsString() @Length(1, 100) name: string;
   @ApiProperty({ enum: REPORTABLE_CHECK_STATES }) @IsIn(REPORTABLE_CHECK_STATES) state: MergeQueueCheckState;
+  @ApiProperty({ description: "The candidate commit CI tested (the batch's `headSha` when CI started)", pattern: GIT_SHA.source })
+  @IsString()
+  @Matches(GIT_SHA, { message: 'must be a full commit id' })
+  sha: string;
   @ApiPropertyOptional({ maxLength: 2000, description: "The CI run's page; shown as the batch's checksUrl" }) @IsOptionalNonNull() @IsString() @Length(1, 2000) url?: string;
 }
 

@@ -1,3 +1,4 @@
+import { applyEarlyChecks } from './checks';
 import { type Ctx, entriesOf, issue, liveAncestors, nextId, setBatchStatus, setEntryStatus } from './step';
 import type { BatchState } from './types';
 import { resetEvidence, withdraw } from './withdrawal';
@@ -50,6 +51,7 @@ export function advanceCandidates(ctx: Ctx): void {
         candidateSha: b.candidateSha,
         requiredChecks: [...s.config.requiredChecks],
       });
+      applyEarlyChecks(ctx, b);
     }
   }
 }

@@ -4,20 +4,47 @@ import type { BatchState, MergeQueueCheckState } from './types';
 
 /*
  * Check results: recording what CI reports on a candidate, and the timeout that fails a check
- * that never reports. A check report also proves that its candidate's CI started, which settles
- * an outstanding startCi. What a failed candidate means is decided in blame.ts.
+ * that never reports. A report names the commit CI tested; it counts only for the batch's current
+ * candidate. A report that arrives before the batch is testing that commit (CI saw the pushed
+ * candidate before its publish or startCi was recorded) is kept in the state and applied when the
+ * batch starts testing it. A check report also proves that its candidate's CI started, which
+ * settles an outstanding startCi. What a failed candidate means is decided in blame.ts.
  */
 
-/** Records one check report on the batch's current candidate; a passing candidate becomes ready. */
+/** Early results kept per batch at most (the oldest is dropped first). */
+export const MAX_EARLY_CHECKS = 20;
+
+/**
+ * How a report naming `sha` fits batch `b`: `current` for its candidate once it is testing it (it
+ * is recorded, or changes nothing when the batch is past testing or final), `early` when the batch
+ * is not testing yet and `sha` is (or may turn out to be) its candidate (kept), `other` for
+ * another commit than its candidate (changes nothing).
+ */
+export function checkReportFit(b: BatchState, sha: string): 'current' | 'early' | 'other' {
+  const final = isFinalBatch(b);
+  if (b.candidateSha === null) return final ? 'other' : 'early';
+  if (b.candidateSha !== sha) return 'other';
+  return !final && notTestingYet(b) ? 'early' : 'current';
+}
+
+/** CI has not started on the batch's candidate: it is being built or published, or its startCi was undone. */
+function notTestingYet(b: BatchState): boolean {
+  return b.status === 'preparing' || b.ciStartedAt === null;
+}
+
+/** Records one check report naming the commit `sha`; a passing candidate becomes ready. */
 export function recordCheck(
   ctx: Ctx,
   batchId: string,
-  candidateSha: string,
+  sha: string,
   name: string,
   state: MergeQueueCheckState,
 ): void {
   const b = ctx.batchById.get(batchId);
-  if (!b || isFinalBatch(b) || b.candidateSha !== candidateSha) return;
+  if (!b) return;
+  const fit = checkReportFit(b, sha);
+  if (fit === 'early') return keepEarly(ctx, b, sha, name, state);
+  if (fit === 'other' || isFinalBatch(b)) return;
   if (b.status !== 'testing' && b.status !== 'reconciling') return;
   // A check report on the candidate proves CI started: the startCi is done whatever its executor
   // reports later (its late outcome is then ignored).
@@ -25,6 +52,10 @@ export function recordCheck(
     b.operation = null;
     ctx.changed = true;
   }
+  applyResult(ctx, b, name, state);
+}
+
+function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueCheckState): void {
   if (state === 'pending') return;
   const check = b.checks.find((c) => c.name === name);
   if (!check || check.state !== 'pending') return;
@@ -35,6 +66,32 @@ export function recordCheck(
     if (b.ciStartedAt !== null) learnFromPassingRun(ctx, b, ctx.at - b.ciStartedAt);
     setBatchStatus(ctx, b, 'ready');
   }
+}
+
+/**
+ * Keeps a result until the batch tests `sha`. The first result per commit and check counts, as
+ * on a candidate; `pending` tells nothing worth keeping. The list is replaced, never changed in
+ * place (the reducer's input state is shared).
+ */
+function keepEarly(ctx: Ctx, b: BatchState, sha: string, name: string, state: MergeQueueCheckState): void {
+  if (state === 'pending') return;
+  const kept = b.earlyChecks ?? [];
+  if (kept.some((c) => c.sha === sha && c.name === name)) return;
+  b.earlyChecks = [...kept, { sha, name, state }].slice(-MAX_EARLY_CHECKS);
+  ctx.changed = true;
+}
+
+/**
+ * The batch has just started testing its candidate: the results CI reported early for it count
+ * now, the others are dropped. Its startCi stays outstanding (its outcome follows at once and lets
+ * the next planning pass act on the results; a late one is ignored, see isLateStartCi).
+ */
+export function applyEarlyChecks(ctx: Ctx, b: BatchState): void {
+  if (!b.earlyChecks) return;
+  const early = b.earlyChecks.filter((c) => c.sha === b.candidateSha);
+  delete b.earlyChecks;
+  ctx.changed = true;
+  for (const c of early) applyResult(ctx, b, c.name, c.state);
 }
 
 /**

@@ -3,6 +3,7 @@
  * docs/merge-queue.md for the rules and the map from each rule to the function that holds it).
  * Code outside planner/ imports from here only.
  */
+export { checkReportFit, MAX_EARLY_CHECKS } from './checks';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';

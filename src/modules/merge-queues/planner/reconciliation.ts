@@ -1,3 +1,4 @@
+import { applyEarlyChecks } from './checks';
 import { markLanded } from './landing';
 import { type Ctx, entriesOf, issue, moveBase, nextId, outcome, setBatchStatus, setEntryStatus } from './step';
 import type { BatchState, EntryState, MergeQueueOperationKind, ReadBackFacts } from './types';
@@ -63,7 +64,8 @@ export function resolveReadBack(ctx: Ctx, b: BatchState, facts: ReadBackFacts): 
     default:
       if (facts.ciStarted) {
         setBatchStatus(ctx, b, 'testing');
-        if (outcome(ctx, b) === 'passed') setBatchStatus(ctx, b, 'ready');
+        applyEarlyChecks(ctx, b);
+        if (b.status === 'testing' && outcome(ctx, b) === 'passed') setBatchStatus(ctx, b, 'ready');
       } else {
         b.checks = [];
         b.ciStartedAt = null;

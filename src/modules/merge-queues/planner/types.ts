@@ -87,6 +87,13 @@ export interface MergeQueueCheck {
   state: MergeQueueCheckState;
 }
 
+/** A CI result kept until its batch is testing the commit it names (see BatchState.earlyChecks). */
+export interface EarlyCheck {
+  sha: string;
+  name: string;
+  state: Exclude<MergeQueueCheckState, 'pending'>;
+}
+
 export interface OperationRecord {
   id: string;
   kind: MergeQueueOperationKind;
@@ -148,6 +155,12 @@ export interface BatchState {
   /** The running CI already went past the heavy threshold, and the entries learned it. */
   ciSeenHeavy: boolean;
   checks: MergeQueueCheck[];
+  /**
+   * Results CI reported before the batch was testing for their commit (the candidate was pushed
+   * but its publish or startCi not yet recorded, or not yet known at all). Applied when the batch
+   * starts testing that commit; results for another commit are dropped then. Absent: none.
+   */
+  earlyChecks?: EarlyCheck[];
   failureReason: string | null;
   operation: OperationRecord | null;
   /** Status to resume after a readBack, set when the batch enters `reconciling`. */
@@ -253,6 +266,7 @@ export type MergeQueueEvent =
   | (At & {
       type: 'checkReported';
       batchId: string;
+      /** The commit CI tested, as the report names it (not necessarily the batch's candidate). */
       candidateSha: string;
       name: string;
       state: MergeQueueCheckState;
