@@ -8,6 +8,7 @@ const scenario: Scenario = {
   flakeRate: 0.02,
   prs: 120,
   conflictRate: 0.004,
+  orderConflictRate: 0.01,
   slowRate: 0.1,
   runners: 4,
   crashRate: 0.05,
