@@ -191,7 +191,11 @@ export interface MergeQueueState {
   cleanups: PendingCleanup[];
   stats: PlannerStats;
   config: PlannerConfig;
-  /** Set while `migrating` when the queue was paused before: the move does not resume it. */
+  /**
+   * Set while `migrating` when the queue is to be `paused` once the move completes: it was paused
+   * before the move, or a pause arrived during it (and no resume after that). The name is kept
+   * for the queues' stored state.
+   */
   pausedBeforeMigration?: boolean;
 }
 
