@@ -25,6 +25,8 @@ export abstract class MergeQueueGit {
   abstract readRef(ref: string): Promise<string | null>;
   /**
    * Merges `heads` in order onto `baseSha` and returns the candidate commit, without a work tree.
+   * A head already contained in the candidate so far adds no commit (no empty merge); when every
+   * head is, the candidate is `baseSha` itself.
    * Building again after a crash is harmless (locally the same base and heads even give the same
    * commit). `candidateRef` is where the candidate will be published: an implementation that needs
    * a branch to build on derives its name from it. On a conflict, names the PR that could not be
@@ -121,6 +123,9 @@ export class LocalMergeQueueGit extends MergeQueueGit {
       if (missing.has(head.headSha)) {
         return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} head ${head.headSha} is not in the repository`, paths: [] };
       }
+      // A head already contained in what is built so far (its commits arrived inside the base or
+      // an earlier PR's history) adds no commit: the PR is merged by the land without an empty merge.
+      if (await this.isAncestor(head.headSha, current)) continue;
       const merge = await this.mergeTree(current, head.headSha);
       if (!merge.clean) {
         const culprit = await this.firstConflictingPartner(baseSha, heads.slice(0, i), head);

@@ -97,7 +97,7 @@ export class MergeQueuesController {
   @HttpCode(200)
   @RequirePermission(Permission.MergeQueuesOperate)
   @IF_MATCH
-  @ApiOperation({ summary: 'Pause a merge queue', description: 'Stops planning and landing; CI runs that already exist finish and their results are recorded. Pausing a paused queue changes nothing.' })
+  @ApiOperation({ summary: 'Pause a merge queue', description: 'Stops planning and landing; CI runs that already exist finish and their results are recorded. Pausing a paused queue changes nothing. During a base-ref move (status `migrating`, which already holds planning and landing) the pause is remembered: the 200 body still shows `migrating` (with a new `revision`), and the queue is `paused` when the move completes; a resume sent before then takes it back.' })
   @ApiDataResponse(MergeQueueDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.DISABLED, MergeQueueErrors.REVISION_MISMATCH)
   async pause(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
@@ -108,7 +108,7 @@ export class MergeQueuesController {
   @HttpCode(200)
   @RequirePermission(Permission.MergeQueuesOperate)
   @IF_MATCH
-  @ApiOperation({ summary: 'Resume a paused merge queue', description: 'Ready batches land in order and planning continues. Resuming a queue that is not paused changes nothing.' })
+  @ApiOperation({ summary: 'Resume a paused merge queue', description: 'Ready batches land in order and planning continues. During a base-ref move (status `migrating`) a resume takes back a pause sent before or during the move, so the queue plans again once the move completes. Resuming a queue that is neither paused nor to be paused changes nothing.' })
   @ApiDataResponse(MergeQueueDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.DISABLED, MergeQueueErrors.REVISION_MISMATCH)
   async resume(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {

@@ -8,6 +8,7 @@ const scenario: Scenario = {
   flakeRate: 0.02,
   prs: 120,
   conflictRate: 0.004,
+  orderConflictRate: 0.01,
   slowRate: 0.1,
   runners: 4,
   crashRate: 0.05,
@@ -19,6 +20,14 @@ describe(simulate.name, () => {
     expect(metrics.violations).toBe(0);
     expect(metrics.badLanded).toBe(0);
     expect(metrics.merged).toBeGreaterThan(60);
+  });
+
+  it('models order-dependent conflicts: ours keeps queue order (no good PR blocked by order with no spurious failure), a reordering baseline does not', () => {
+    const noFlakes = { ...scenario, flakeRate: 0, prs: 200 };
+    const ours = [11, 12].map((seed) => simulate(noFlakes, seed, 'ours').metrics);
+    const zuul = [11, 12].map((seed) => simulate(noFlakes, seed, 'zuul').metrics);
+    expect(ours.map((m) => m.orderBlocked)).toEqual([0, 0]);
+    expect(zuul.reduce((n, m) => n + m.orderBlocked, 0)).toBeGreaterThan(0);
   });
 
   it('is deterministic for a seed', () => {

@@ -16,6 +16,8 @@ export interface RunMetrics {
   ciRunsPerMerged: number;
   badLanded: number;
   goodFailed: number;
+  /** Good PR heads blocked by an order-dependent conflict (a later PR went first). */
+  orderBlocked: number;
   violations: number;
   maxBacklog: number;
   backlogAtEnd: number;
@@ -111,6 +113,7 @@ function measure(world: World, policy: Policy, name: PolicyName, end: number): R
     ciRunsPerMerged: merged === 0 ? Infinity : world.ciRunsStarted / merged,
     badLanded: world.badLanded,
     goodFailed,
+    orderBlocked: world.orderConflicts.size,
     violations: world.violations.length + policy.violations(),
     maxBacklog,
     backlogAtEnd: world.backlog(windowEnd),

@@ -10,6 +10,12 @@ export interface Scenario {
   flakeRate: number;
   prs: number;
   conflictRate: number;
+  /**
+   * Order-dependent conflicts: each later PR among the next ORDER_WINDOW arrivals builds on this
+   * PR's lines with this probability. Merged in queue order (this PR first) both are clean;
+   * if the later one lands first (or is ahead of it in a candidate), this PR conflicts.
+   */
+  orderConflictRate: number;
   slowRate: number;
   runners: number;
   /** Probability that an executor operation of our policy ends with an unknown outcome. */
@@ -110,6 +116,9 @@ function less(a: Timed, b: Timed): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
 
+/** How many later arrivals an order-dependent conflict partner may be (see Scenario.orderConflictRate). */
+export const ORDER_WINDOW = 20;
+
 export type BuildResult = { ok: true; sha: string } | { ok: false; pr: number; withPr: number };
 
 /**
@@ -125,6 +134,10 @@ export class World {
   private readonly candidates = new Map<string, Candidate>();
   private readonly passed = new Set<string>();
   private readonly partners: number[][];
+  /** followers[i-1]: later PRs that build on #i's lines (order-dependent conflicts). */
+  private readonly followers: number[][];
+  /** Good PR heads (`n:version`) that met an order-dependent conflict: blocked because a later PR went first. */
+  readonly orderConflicts = new Set<string>();
   private readonly runAttempts = new Map<number, number>();
   private readonly waiting: CiRun[] = [];
   private readonly running = new Set<CiRun>();
@@ -172,6 +185,12 @@ export class World {
         }
       }
     }
+    this.followers = this.prs.map(() => []);
+    for (let i = 1; i <= scenario.prs; i++) {
+      for (let j = i + 1; j <= Math.min(scenario.prs, i + ORDER_WINDOW); j++) {
+        if (keyedUniform([seed, 5, i, j]) < scenario.orderConflictRate) this.followers[i - 1].push(j);
+      }
+    }
     this.candidates.set('L0', { sha: 'L0', baseLen: 0, extra: [] });
   }
 
@@ -204,6 +223,15 @@ export class World {
       const at = this.landedIndex.get(other);
       if (at !== undefined && at >= pr.headBase && at < baseLen) return other;
       if (extra.includes(other)) return other;
+    }
+    // Order-dependent: a later PR that builds on this one's lines went first (it landed after
+    // this head was made, or it is ahead of it in the candidate).
+    for (const later of this.followers[n - 1]) {
+      const at = this.landedIndex.get(later);
+      if ((at !== undefined && at >= pr.headBase && at < baseLen) || extra.includes(later)) {
+        if (!pr.bad) this.orderConflicts.add(`${n}:${pr.headVersion}`);
+        return later;
+      }
     }
     return null;
   }

@@ -118,6 +118,12 @@ function splitEvenly<T>(items: T[], parts: number): T[][] {
  */
 export function clearAndWithdraw(ctx: Ctx, b: BatchState, reason: string): void {
   for (const e of entriesOf(ctx, b)) {
+    // A solo retry of a PR that failed alone passed: it lost its place when it failed and PRs
+    // queued since may be in the chain, so it goes to the back of the line again (order.ts).
+    if (e.suspectGroup === null && e.failuresAlone > 0 && !e.cleared) {
+      ctx.s.counters.entry += 1;
+      e.position = ctx.s.counters.entry;
+    }
     e.cleared = true;
     e.suspectGroup = null;
     e.failuresAlone = 0;

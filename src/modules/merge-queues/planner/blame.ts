@@ -1,8 +1,9 @@
 import { clearAndWithdraw, releaseSiblingSuspects } from './bisection';
 import { recordChainOutcome } from './chain';
 import { ewma } from './ewma';
+import { heldOvertakenBy } from './order';
 import { childrenOf, type Ctx, entriesOf, isFinalBatch, isSealed, nextId, outcome, setBatchStatus } from './step';
-import type { BatchState } from './types';
+import type { BatchState, EntryState } from './types';
 import { issueCleanup, releaseEntry, withdraw } from './withdrawal';
 
 /*
@@ -48,6 +49,16 @@ export function settleOnce(ctx: Ctx): boolean {
       setBatchStatus(ctx, b, 'ready');
       return true;
     }
+    // Queue order (order.ts): a chain batch that would land PRs queued behind a PR a bisection
+    // holds can never land before it; it is withdrawn (with what is built on it) and planned again
+    // behind the held PRs.
+    if (b.role === 'chain') {
+      const held = heldOvertakenBy(s, b);
+      if (held.length > 0) {
+        withdraw(ctx, b, `queue order: waits behind #${held.map((e) => e.number).join(', #')} of a bisected batch`);
+        return true;
+      }
+    }
     if (result === 'passed' && b.role === 'part' && s.batches.some((c) => c.role === 'chain' && !isFinalBatch(c))) {
       clearAndWithdraw(ctx, b, 'probe passed while the chain was landing');
       return true;
@@ -78,6 +89,8 @@ function blame(ctx: Ctx, b: BatchState): void {
       s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 1);
       releaseEntry(ctx, e, 'failed');
     } else {
+      // A PR that failed alone loses its place (order.ts): its retry is queued at the back.
+      toBackOfLine(ctx, e);
       releaseEntry(ctx, e, 'queued');
     }
   } else {
@@ -89,4 +102,12 @@ function blame(ctx: Ctx, b: BatchState): void {
     }
   }
   issueCleanup(ctx, b);
+}
+
+/** Gives `e` the next arrival position: it is planned after every PR queued so far. */
+export function toBackOfLine(ctx: Ctx, e: EntryState): void {
+  ctx.s.counters.entry += 1;
+  e.position = ctx.s.counters.entry;
+  delete e.returning;
+  ctx.changed = true;
 }

@@ -8,6 +8,7 @@ import {
   heavyProbabilities,
 } from './ci-weight';
 import { ewma } from './ewma';
+import { aheadOfBarrier, chainBarrier } from './order';
 import { byPlanningOrder } from './priority';
 import { batchOutcome, childrenOf, createBatch, type Ctx, isFinalBatch, liveAncestors, outcome } from './step';
 import type { BatchState, EntryState, PlannerConfig } from './types';
@@ -63,13 +64,15 @@ export function planNewBatches(ctx: Ctx): void {
   if (waiting.length === 0) return;
 
   const { units, normal } = isolationUnits(waiting);
+  // Queue order (order.ts): the chain takes no PR queued behind a suspect still being probed.
+  const takeable = aheadOfBarrier(normal, chainBarrier(s.entries));
   if (units.length > 0) {
     const probing = live.filter((b) => b.role === 'part' && holdsRunner(b, required)).length;
-    free -= planProbes(ctx, units, free, probing, normal.length);
+    free -= planProbes(ctx, units, free, probing, takeable.length);
   }
   // A probe that is landing by itself moves the base: the chain waits for it.
   if (live.some((b) => b.role === 'part' && b.status === 'merging')) return;
-  extendChain(ctx, live, normal, free);
+  extendChain(ctx, live, takeable, free);
 }
 
 /** Grows the chain at its tip with batches of the waiting PRs, one runner each. */
@@ -81,9 +84,10 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
   for (let cursor = root ?? null; cursor; ) {
     tip = cursor;
     chainLength += 1;
-    // A failed candidate behind one still testing cannot land whoever is to blame: the chain
-    // continues on its parent without it, as Zuul's dependent pipeline does.
-    const kids = childrenOf(ctx, cursor).filter((c) => outcome(ctx, c) !== 'failed');
+    // A failed candidate behind one still testing ends the chain: whoever is to blame, its PRs
+    // come before every later PR (queue order, order.ts), so nothing is stacked past it until
+    // the batch ahead has resolved (then it is blamed and bisected, or withdrawn).
+    const kids = childrenOf(ctx, cursor);
     cursor = kids.length > 0 ? kids[0] : null;
   }
   let queue = waiting;

@@ -1,3 +1,4 @@
+import { heldOvertakenBy, landKeepsOrder } from './order';
 import { batchOutcome, isFinalBatch } from './step';
 import { isAllowedTransition, isReachable } from './transitions';
 import type {
@@ -81,6 +82,12 @@ export function checkStepInvariants(
     if (batchOutcome(b, required) !== 'passed') v.push(`land of ${b.id} whose checks did not all pass`);
     if (op.expectedBaseSha !== next.baseSha || b.baseSha !== next.baseSha || b.parentId !== null) {
       v.push(`land of ${b.id} whose parent is not the current base`);
+    }
+    // Queue order (order.ts): no land overtakes a PR a bisection holds, and a probe lands by
+    // itself only when no live PR is queued ahead of it.
+    if (!landKeepsOrder(next, b)) {
+      const held = heldOvertakenBy(next, b).map((e) => `#${e.number}`);
+      v.push(`land of ${b.id} overtakes ${held.length ? `held ${held.join(', ')}` : 'PRs queued ahead of its probe'}`);
     }
   }
 

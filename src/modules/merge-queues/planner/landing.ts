@@ -1,6 +1,7 @@
 import { recordChainOutcome } from './chain';
 import { learnFromLandedEntry } from './ci-weight';
 import { ewma } from './ewma';
+import { landKeepsOrder } from './order';
 import {
   childrenOf,
   type Ctx,
@@ -26,6 +27,7 @@ import { issueCleanup } from './withdrawal';
  * Issues the `land` of the next batch, if any: one that is `ready`, whose parent is the current
  * base, and whose candidate passed every required check; nothing may be merging or reconciling.
  * While the chain is live only chain batches land (a passing probe's PRs ride in the chain).
+ * Nothing lands before a PR queued ahead of it that a bisection holds (order.ts).
  */
 export function issueLand(ctx: Ctx): void {
   const { s } = ctx;
@@ -35,7 +37,8 @@ export function issueLand(ctx: Ctx): void {
     b.parentId === null &&
     b.baseSha === s.baseSha &&
     b.candidateSha !== null &&
-    outcome(ctx, b) === 'passed';
+    outcome(ctx, b) === 'passed' &&
+    landKeepsOrder(s, b);
   const chainLive = s.batches.some((b) => b.role === 'chain' && !isFinalBatch(b));
   const next = chainLive
     ? s.batches.find((b) => b.role === 'chain' && landable(b))

@@ -10,11 +10,26 @@ import { withdraw } from './withdrawal';
  * queue is idle or active (reducer.ts); a queue on hold still records CI results and entry changes.
  */
 
+/**
+ * Pauses a planning queue. During a move (`migrating`, which already holds planning and landing)
+ * the pause is remembered: the status stays `migrating` and the queue is `paused` when the move
+ * completes (onMigrated).
+ */
 export function onPause(ctx: Ctx): void {
   if (ctx.s.status === 'idle' || ctx.s.status === 'active') setQueueStatus(ctx, 'paused');
+  else if (ctx.s.status === 'migrating' && !ctx.s.pausedBeforeMigration) {
+    ctx.s.pausedBeforeMigration = true;
+    ctx.changed = true;
+  }
 }
 
+/** Resumes a paused queue; during a move it takes back a pause sent before or during the move. */
 export function onResume(ctx: Ctx): void {
+  if (ctx.s.status === 'migrating' && ctx.s.pausedBeforeMigration) {
+    delete ctx.s.pausedBeforeMigration;
+    ctx.changed = true;
+    return;
+  }
   if (ctx.s.status !== 'paused') return;
   setQueueStatus(ctx, 'active');
   applyUrgentRuleToAll(ctx);
@@ -63,7 +78,7 @@ export function onMigrate(ctx: Ctx): void {
 /** The move is done: batches built on the old base go stale (blame.ts) and are planned again. */
 export function onMigrated(ctx: Ctx, baseSha: string): void {
   if (ctx.s.status !== 'migrating') return;
-  // A queue paused before the move stays paused on the new base: nobody resumed it.
+  // A queue paused before or during the move (and not resumed since) is paused on the new base.
   setQueueStatus(ctx, ctx.s.pausedBeforeMigration ? 'paused' : 'active');
   delete ctx.s.pausedBeforeMigration;
   moveBase(ctx, baseSha);

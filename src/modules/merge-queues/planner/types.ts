@@ -124,6 +124,11 @@ export interface EntryState {
   pendingHeadSha: string | null;
   pendingRemoval: boolean;
   /**
+   * Came back from `blocked` with a new head: PRs queued behind it may have been planned while it
+   * was blocked, and it keeps its place ahead of them until it lands (order.ts). Absent otherwise.
+   */
+  returning?: boolean;
+  /**
    * Probability that CI is heavy (slow) whenever this PR is in the candidate, learned from run
    * durations (see ci-weight.ts); null until a run that held it has told something.
    */
@@ -204,7 +209,11 @@ export interface MergeQueueState {
   cleanups: PendingCleanup[];
   stats: PlannerStats;
   config: PlannerConfig;
-  /** Set while `migrating` when the queue was paused before: the move does not resume it. */
+  /**
+   * Set while `migrating` when the queue is to be `paused` once the move completes: it was paused
+   * before the move, or a pause arrived during it (and no resume after that). The name is kept
+   * for the queues' stored state.
+   */
   pausedBeforeMigration?: boolean;
 }
 
