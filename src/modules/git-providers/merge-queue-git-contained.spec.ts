@@ -1,5 +1,8 @@
-import { commit, createBareRepo, git } from '../../../../test/support/git-repos';
+import { commit, createBareRepo, git } from '../../../test/support/git-repos';
+import { LocalGitRunner } from './local-git.runner';
 import { LocalMergeQueueGit } from './merge-queue-git';
+
+const runner = new LocalGitRunner({ timeoutMs: 30_000 });
 
 describe(`${LocalMergeQueueGit.name}: heads already contained (issue 19: no empty merge)`, () => {
   // real git processes on a loaded machine
@@ -7,7 +10,7 @@ describe(`${LocalMergeQueueGit.name}: heads already contained (issue 19: no empt
 
   it('adds no commit for a head the base already contains: the candidate is the base', async () => {
     const repo = createBareRepo({ 'a.txt': 'a\n' });
-    const local = new LocalMergeQueueGit(repo.path);
+    const local = new LocalMergeQueueGit(repo.path, runner);
     const old = git(repo.path, 'rev-parse', repo.main);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
     git(repo.path, 'update-ref', 'refs/heads/main', next);
@@ -16,7 +19,7 @@ describe(`${LocalMergeQueueGit.name}: heads already contained (issue 19: no empt
 
   it('adds no commit for a head that an earlier PR of the candidate brought in', async () => {
     const repo = createBareRepo({ 'a.txt': 'a\n' });
-    const local = new LocalMergeQueueGit(repo.path);
+    const local = new LocalMergeQueueGit(repo.path, runner);
     const first = commit(repo.path, repo.main, { 'one.txt': '1\n' }, 'PR 1');
     const stacked = commit(repo.path, first, { 'two.txt': '2\n' }, 'PR 2 built on PR 1');
     const result = await local.buildCandidate(repo.main, [
