@@ -1,8 +1,6 @@
-import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AppError } from '@/common/errors/app-error';
-import { renderError } from '@/common/errors/error-renderer';
 import { CurrentPrincipal, Public, RequirePermission } from '@/common/auth/auth.decorators';
 import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
@@ -16,7 +14,7 @@ import { IntegrationErrors, OAuthErrors } from './integrations.errors';
 import { IntegrationsService } from './integrations.service';
 import { CALLBACK_ERROR_REASONS, CALLBACK_PARAMETER_RULES, parseCallbackQuery } from './oauth-callback-query';
 import { OAuthCallbackService } from './oauth-callback.service';
-import { ERROR_PAGE_HEADERS, renderOAuthErrorPage } from './oauth-error-page';
+import { OAuthErrorPageFilter } from './oauth-error-page.filter';
 
 @ApiTags('integrations')
 @Controller('integrations')
@@ -73,15 +71,6 @@ export class IntegrationsController {
   }
 }
 
-/** Renders a page for a browser (Accept prefers text/html); anything else gets the JSON error body. */
-function answerError(error: unknown, req: Request, res: Response): void {
-  if (!(error instanceof AppError) || req.accepts(['application/json', 'text/html']) !== 'text/html') throw error;
-  const rendered = renderError(error, { requestId: req.id === undefined ? undefined : String(req.id) });
-  res.status(rendered.status).set(ERROR_PAGE_HEADERS);
-  if (rendered.headers) res.set(rendered.headers);
-  res.send(renderOAuthErrorPage({ code: rendered.body.code, message: rendered.body.message, requestId: rendered.body.requestId }));
-}
-
 const ERROR_PAGE_RESPONSE = { content: { 'text/html': { schema: { type: 'string', description: 'A plain HTML page (escaped, no request value shown) saying what to do; sent when the request\'s Accept header prefers text/html (a browser). Other clients get the error body.' } } } };
 
 const CALLBACK_QUERY_DESCRIPTIONS: Record<keyof typeof CALLBACK_PARAMETER_RULES, string> = {
@@ -109,6 +98,7 @@ const REASONS = Object.entries(CALLBACK_ERROR_REASONS)
 
 @ApiTags('integrations')
 @Controller('scm')
+@UseFilters(OAuthErrorPageFilter)
 export class OAuthCallbackController {
   constructor(private readonly callback: OAuthCallbackService) {}
 
@@ -124,15 +114,11 @@ export class OAuthCallbackController {
   @ApiResponse({ status: 400, ...ERROR_PAGE_RESPONSE })
   @ApiResponse({ status: 410, ...ERROR_PAGE_RESPONSE })
   @ApiErrors(OAuthErrors.INVALID_STATE, OAuthErrors.LINK_USED, GitProviderErrors.NOT_CONFIGURED)
-  async authorize(@Query() query: OAuthStartQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
-    try {
-      const { providerUrl, cookie } = await this.callback.start(query.state);
-      res.cookie(cookie.name, cookie.value, cookie.options);
-      res.status(302).set({ Location: providerUrl, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-      res.end();
-    } catch (error) {
-      answerError(error, req, res);
-    }
+  async authorize(@Query() query: OAuthStartQueryDto, @Res() res: Response): Promise<void> {
+    const { providerUrl, cookie } = await this.callback.start(query.state);
+    res.cookie(cookie.name, cookie.value, cookie.options);
+    res.status(302).set({ Location: providerUrl, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+    res.end();
   }
 
   @Get('callback')
@@ -147,13 +133,10 @@ export class OAuthCallbackController {
   @ApiResponse({ status: 400, ...ERROR_PAGE_RESPONSE })
   @ApiErrors(OAuthErrors.INVALID_STATE)
   async complete(@Req() req: Request, @Res() res: Response): Promise<void> {
-    try {
-      const outcome = await this.callback.complete(parseCallbackQuery(req.query as Record<string, unknown>), req.headers.cookie);
-      res.clearCookie(outcome.cookieName, { secure: true, httpOnly: true, sameSite: 'lax', path: '/' });
-      res.status(302).set({ Location: outcome.location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-      res.end();
-    } catch (error) {
-      answerError(error, req, res);
-    }
+    // Read by hand, not through the validation pipe: this route ignores parameters it does not know.
+    const outcome = await this.callback.complete(parseCallbackQuery(req.query as Record<string, unknown>), req.headers.cookie);
+    res.clearCookie(outcome.cookieName, { secure: true, httpOnly: true, sameSite: 'lax', path: '/' });
+    res.status(302).set({ Location: outcome.location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+    res.end();
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
@@ -42,7 +42,7 @@ type StateRow = OAuthState & { integration: Integration };
  * `integration_error=<reason>` on failure); only a state that identifies nothing is an error.
  */
 @Injectable()
-export class OAuthCallbackService {
+export class OAuthCallbackService implements OnModuleInit {
   private readonly logger = new Logger(OAuthCallbackService.name);
 
   constructor(
@@ -52,6 +52,24 @@ export class OAuthCallbackService {
     private readonly providers: GitProviders,
     private readonly credentials: IntegrationCredentials,
   ) {}
+
+  /**
+   * The flow cookie is Secure (`__Host-`): browsers keep it from https origins and (Chrome,
+   * Firefox) from http://localhost, and drop it from any other http origin, where every callback
+   * would then end in `browser_mismatch`. Said once at boot rather than found out by a user.
+   */
+  onModuleInit(): void {
+    const { publicUrl, github } = this.config.git;
+    if (!github.clientId) return;
+    try {
+      const url = new URL(publicUrl);
+      if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) && !url.hostname.endsWith('.localhost')) {
+        this.logger.warn({ publicUrl }, 'PUBLIC_URL is plain http on a host other than localhost: browsers will not keep the OAuth flow cookie (__Host-, Secure), so OAuth connections will fail with browser_mismatch; serve the API over https');
+      }
+    } catch {
+      // PUBLIC_URL is validated by the configuration at boot.
+    }
+  }
 
   /**
    * GET /scm/authorize?state=: marks the flow started (once), and answers the provider URL and the
