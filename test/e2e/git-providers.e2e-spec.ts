@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { createTenant, type TestTenant } from '../support/factories';
 import { createGitTestApp, GitProviderEmulator } from '../support/git';
+import { OAuthTestBrowser } from '../support/oauth-browser';
 import { OPEN_REDIRECT_PROBES } from '../support/open-redirect-probes';
 
 describe('Git providers: integrations, OAuth callback, code sources (against the emulator)', () => {
@@ -169,88 +170,269 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     });
   });
 
-  describe('OAuth / app installation flow and GET /scm/callback', () => {
-    const start = async (authMethod: 'OAUTH' | 'APP_INSTALLATION', redirectUrl = '/settings/git') => {
+  describe('OAuth / app installation flow, GET /scm/authorize and GET /scm/callback', () => {
+    const API = 'http://api.test';
+    const onApi = (url: URL) => url.origin === API;
+    const exchanges = () => emulator.requests.filter((r) => r.path === '/login/oauth/access_token').length;
+    const integrationOf = async (id: string) => (await http().get(`/integrations/${id}`).set(tenant.auth).expect(200)).body.data;
+    /** POST /integrations: the flow's start URL and state. */
+    const create = async (authMethod: 'OAUTH' | 'APP_INSTALLATION', redirectUrl = '/settings/git') => {
       const response = await http().post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod, name: `oauth ${Date.now()}-${Math.random()}`, redirectUrl } }).expect(201);
       const url = new URL(response.body.data.authorizeUrl);
       return { id: response.body.data.id as string, state: url.searchParams.get('state') as string, url, body: response.body.data };
     };
-    const callback = (query: Record<string, string>) => request(app.getHttpServer()).get(`/scm/callback?${new URLSearchParams(query)}`);
+    /** The member starts a flow and opens its start URL in their browser, which stops at the provider's page. */
+    const start = async (authMethod: 'OAUTH' | 'APP_INSTALLATION', redirectUrl = '/settings/git') => {
+      const flow = await create(authMethod, redirectUrl);
+      const browser = new OAuthTestBrowser(app);
+      // (The provider's page itself when authorizeUrl is one: what the API answered before the start URL existed.)
+      const { next } = onApi(flow.url) ? await browser.follow(flow.url, onApi) : { next: flow.url };
+      return { ...flow, browser, providerUrl: next as URL };
+    };
+    /** The callback as `browser` calls it (with its cookies), not followed further. */
+    const callback = (browser: OAuthTestBrowser, query: Record<string, string> | string) => browser.get(`/scm/callback?${typeof query === 'string' ? query : new URLSearchParams(query)}`);
+    /** `login` authorizes at the provider's page in `browser`; the API's answer to the callback. */
+    const authorizeAs = async (login: string, browser: OAuthTestBrowser, providerUrl: URL) => {
+      const previous = emulator.browserUser;
+      emulator.browserUser = login;
+      try {
+        const { last, next } = await browser.follow(providerUrl, (url) => url.origin === emulator.url || url.pathname === '/scm/callback');
+        expect(last.url.pathname).toBe('/scm/callback');
+        return { ...last, location: next?.toString().replace(API, '') ?? (last.headers.location as string | undefined) };
+      } finally {
+        emulator.browserUser = previous;
+      }
+    };
 
-    it('runs the whole OAuth flow: start, callback, integration ACTIVE, state single use', async () => {
-      const flow = await start('OAUTH');
+    beforeAll(() => {
+      emulator.callbackUrl = `${API}/scm/callback`;
+      emulator.addUser('victim');
+    });
+
+    it('runs the whole OAuth flow in one browser: start URL sets the flow cookie, provider, callback, ACTIVE with the account shown', async () => {
+      const flow = await create('OAUTH');
       expect(flow.body.status).toBe('INITIATED');
-      expect(flow.url.pathname).toBe('/login/oauth/authorize');
-      expect(flow.url.searchParams.get('redirect_uri')).toBe('http://api.test/scm/callback');
-      const code = emulator.issueCode('octocat');
-      const done = await callback({ code, state: flow.state }).expect(302);
-      expect(done.headers.location).toBe('/settings/git');
-      const integration = await http().get(`/integrations/${flow.id}`).set(tenant.auth).expect(200);
-      expect(integration.body.data).toMatchObject({ status: 'ACTIVE', externalAccountName: 'octocat' });
-      // Replayed state: 400, no redirect, no token exchange.
-      const exchanges = emulator.requests.filter((r) => r.path === '/login/oauth/access_token').length;
-      const replay = await callback({ code: emulator.issueCode('octocat'), state: flow.state }).expect(400);
-      expect(replay.body.code).toBe('dpa:OAuth:INVALID_STATE');
-      expect(replay.headers.location).toBeUndefined();
-      expect(emulator.requests.filter((r) => r.path === '/login/oauth/access_token').length).toBe(exchanges);
+      expect(`${flow.url.origin}${flow.url.pathname}`).toBe(`${API}/scm/authorize`);
+      const browser = new OAuthTestBrowser(app);
+      const started = await browser.get(flow.url);
+      expect(started.status).toBe(302);
+      const provider = new URL(started.headers.location as string);
+      expect(provider.pathname).toBe('/login/oauth/authorize');
+      expect(provider.searchParams.get('redirect_uri')).toBe(`${API}/scm/callback`);
+      expect(provider.searchParams.get('state')).toBe(flow.state);
+      expect(started.headers['cache-control']).toBe('no-store');
+      // The flow cookie: __Host- prefixed, Secure, HttpOnly, SameSite=Lax, Path=/, no Domain.
+      const cookie = browser.setCookies[0];
+      expect(cookie).toMatch(/^__Host-dpa-oauth-[0-9a-f-]+=[A-Za-z0-9_-]{43};/);
+      expect(cookie).toMatch(/; Path=\/(;|$)/);
+      expect(cookie).toMatch(/; HttpOnly(;|$)/);
+      expect(cookie).toMatch(/; Secure(;|$)/);
+      expect(cookie).toMatch(/; SameSite=Lax(;|$)/);
+      expect(cookie).toMatch(/; Max-Age=(5\d\d|600)(;|$)/);
+      expect(cookie).not.toMatch(/Domain=/i);
+      const done = await authorizeAs('octocat', browser, provider);
+      expect(done.status).toBe(302);
+      expect(done.location).toBe('/settings/git');
+      expect(browser.cookies.size).toBe(0);
+      expect(await integrationOf(flow.id)).toMatchObject({ status: 'ACTIVE', externalAccountName: 'octocat' });
+      // Replayed state: back to the original URL with a flag; no token exchange, nothing changes.
+      const before = exchanges();
+      const replay = await callback(new OAuthTestBrowser(app), { code: emulator.issueCode('octocat'), state: flow.state });
+      expect(replay.status).toBe(302);
+      expect(replay.headers.location).toBe('/settings/git?integration_error=state_used');
+      expect(exchanges()).toBe(before);
+      expect(await integrationOf(flow.id)).toMatchObject({ status: 'ACTIVE', externalAccountName: 'octocat' });
+    });
+
+    it('the start URL works once: a second opening (another browser, or the same) is a 410, as a page for a browser', async () => {
+      const flow = await start('OAUTH');
+      const again = await new OAuthTestBrowser(app).get(flow.url);
+      expect(again.status).toBe(410);
+      expect(again.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(again.text).toContain('dpa:OAuth:LINK_USED');
+      const json = await http().get(`${flow.url.pathname}${flow.url.search}`).expect(410);
+      expect(json.body).toMatchObject({ code: 'dpa:OAuth:LINK_USED', requestId: expect.any(String) });
+      await http().get('/scm/authorize?state=unknown').expect(400);
+      await http().get('/scm/authorize').expect(400);
     });
 
     it('runs the app installation flow and confirms the installation through the provider', async () => {
-      const installation = emulator.addInstallation('octocat', ['octocat']);
+      emulator.addInstallation('octocat', ['octocat']);
       const flow = await start('APP_INSTALLATION');
-      expect(flow.url.pathname).toBe(`/apps/${emulator.appSlug}/installations/new`);
-      await callback({ code: emulator.issueCode('octocat'), state: flow.state, installation_id: String(installation.id), setup_action: 'install' }).expect(302);
-      expect((await http().get(`/integrations/${flow.id}`).set(tenant.auth).expect(200)).body.data.status).toBe('ACTIVE');
+      expect(flow.providerUrl.pathname).toBe(`/apps/${emulator.appSlug}/installations/new`);
+      const done = await authorizeAs('octocat', flow.browser, flow.providerUrl);
+      expect(done.location).toBe('/settings/git');
+      expect(await integrationOf(flow.id)).toMatchObject({ status: 'ACTIVE', externalAccountName: 'octocat' });
     });
 
     it('refuses an installation the authorizing user cannot access', async () => {
       const theirs = emulator.addInstallation('hubot', ['hubot']);
       const flow = await start('APP_INSTALLATION');
-      const done = await callback({ code: emulator.issueCode('octocat'), state: flow.state, installation_id: String(theirs.id), setup_action: 'install' }).expect(302);
+      const done = await callback(flow.browser, { code: emulator.issueCode('octocat'), state: flow.state, installation_id: String(theirs.id), setup_action: 'install' });
       expect(done.headers.location).toBe('/settings/git?integration_error=installation_not_accessible');
-      const integration = (await http().get(`/integrations/${flow.id}`).set(tenant.auth).expect(200)).body.data;
+      const integration = await integrationOf(flow.id);
       expect(integration.status).toBe('FAILED');
       expect(integration.lastError).toContain('installation_not_accessible');
     });
 
     it('records a failed token exchange and a provider error, redirecting with a flag', async () => {
       const bad = await start('OAUTH');
-      expect((await callback({ code: 'not-a-code', state: bad.state }).expect(302)).headers.location).toBe('/settings/git?integration_error=token_exchange_failed');
-      expect((await http().get(`/integrations/${bad.id}`).set(tenant.auth).expect(200)).body.data.status).toBe('FAILED');
+      expect((await callback(bad.browser, { code: 'not-a-code', state: bad.state })).headers.location).toBe('/settings/git?integration_error=token_exchange_failed');
+      expect((await integrationOf(bad.id)).status).toBe('FAILED');
       const denied = await start('OAUTH', 'https://app.example.com/back');
-      const location = (await callback({ error: 'access_denied', error_description: 'The user has denied your application access.', state: denied.state }).expect(302)).headers.location;
+      const location = (await callback(denied.browser, { error: 'access_denied', error_description: 'The user has denied your application access.', state: denied.state })).headers.location;
       expect(location).toBe('https://app.example.com/back?integration_error=access_denied');
-      expect((await http().get(`/integrations/${denied.id}`).set(tenant.auth).expect(200)).body.data).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('access_denied') });
+      expect(await integrationOf(denied.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('access_denied') });
     });
 
-    it('answers 400 without redirecting for missing, unknown, expired and replayed state', async () => {
-      const exchanges = () => emulator.requests.filter((r) => r.path === '/login/oauth/access_token').length;
-      const before = exchanges();
-      const expired = await start('OAUTH');
-      const db = new Client({ connectionString: process.env.DATABASE_URL });
-      await db.connect();
-      await db.query(`UPDATE "OAuthState" SET "expiresAt" = now() - interval '1 second' WHERE "integrationId" = $1`, [expired.id]);
-      await db.end();
-      for (const query of [{ code: "x" }, { code: "x", state: "unknown-state" }, { code: "x", state: "" }, { code: emulator.issueCode("octocat"), state: expired.state }] as Record<string, string>[]) {
-        const response = await callback(query).expect(400);
-        expect(response.body.code).toBe('dpa:OAuth:INVALID_STATE');
-        expect(response.headers.location).toBeUndefined();
-      }
-      expect(exchanges()).toBe(before);
+    describe('issue 21 finding 3: the flow is bound to the browser that started it', () => {
+      it('a victim sent the provider link completes the authorization: nothing is connected to their account', async () => {
+        // The member (here the attacker) starts the flow and stops at the provider's page; the victim gets that link.
+        const flow = await start('OAUTH');
+        const before = exchanges();
+        const victim = new OAuthTestBrowser(app);
+        const done = await authorizeAs('victim', victim, flow.providerUrl);
+        expect(done.status).toBe(302);
+        expect(done.location).toBe('/settings/git?integration_error=browser_mismatch');
+        expect(exchanges()).toBe(before);
+        const integration = await integrationOf(flow.id);
+        expect(integration).toMatchObject({ status: 'FAILED', externalAccountId: '', lastError: expect.stringContaining('browser_mismatch') });
+        expect(integration.externalAccountName).toBeUndefined();
+        // The flow is closed: the member's own browser cannot finish it afterwards either.
+        const late = await authorizeAs('octocat', flow.browser, flow.providerUrl);
+        expect(late.location).toBe('/settings/git?integration_error=state_used');
+        expect((await integrationOf(flow.id)).status).toBe('FAILED');
+      });
+
+      it('a victim sent the start URL after the member opened it gets a 410; one never opened fails at the callback without the cookie', async () => {
+        const flow = await start('OAUTH');
+        expect((await new OAuthTestBrowser(app).get(flow.url)).status).toBe(410);
+        // The provider page reached without the start URL (its state guessed from the link): no cookie, nothing connected.
+        const unopened = await create('OAUTH');
+        const providerPage = new URL(`/login/oauth/authorize?${new URLSearchParams({ client_id: emulator.clientId, redirect_uri: `${API}/scm/callback`, state: unopened.state })}`, emulator.url);
+        const done = await authorizeAs('victim', new OAuthTestBrowser(app), providerPage);
+        expect(done.location).toBe('/settings/git?integration_error=browser_mismatch');
+        expect(await integrationOf(unopened.id)).toMatchObject({ status: 'FAILED', externalAccountId: '' });
+      });
+
+      it("another flow's cookie, a forged cookie or an empty one does not do", async () => {
+        const mine = await start('OAUTH');
+        const other = await start('OAUTH');
+        const [[otherName, otherValue]] = [...other.browser.cookies];
+        const [[myName, myValue]] = [...mine.browser.cookies];
+        expect(otherName).not.toBe(myName);
+        for (const cookie of [`${otherName}=${otherValue}`, `${myName}=${otherValue}`, `${myName}=${myValue.slice(0, -1)}A`, `${myName}=`, `${myName.replace('__Host-', '')}=${myValue}`]) {
+          const flow = await start('OAUTH');
+          const name = [...flow.browser.cookies.keys()][0];
+          const forged = cookie.replace(myName, name);
+          const res = await request(app.getHttpServer()).get(`/scm/callback?${new URLSearchParams({ code: emulator.issueCode('victim'), state: flow.state })}`).set('Cookie', forged);
+          expect(res.headers.location).toBe('/settings/git?integration_error=browser_mismatch');
+          expect(await integrationOf(flow.id)).toMatchObject({ status: 'FAILED', externalAccountId: '' });
+        }
+        // Both browsers still finish their own flows.
+        expect((await authorizeAs('octocat', mine.browser, mine.providerUrl)).location).toBe('/settings/git');
+        expect((await authorizeAs('octocat', other.browser, other.providerUrl)).location).toBe('/settings/git');
+      });
     });
 
-    it(`refuses every open-redirect probe (${OPEN_REDIRECT_PROBES.length}) when the flow starts, and the callback accepts no target of its own`, async () => {
-      const accepted: string[] = [];
-      for (const probe of OPEN_REDIRECT_PROBES) {
-        const response = await http().post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: `probe ${Math.random()}`, redirectUrl: probe } });
-        if (response.status !== 422 && response.status !== 400) accepted.push(`${JSON.stringify(probe)} -> ${response.status}`);
-      }
-      process.stdout.write(`open-redirect probes: ${OPEN_REDIRECT_PROBES.length} sent, ${accepted.length} accepted\n`);
-      expect(accepted).toEqual([]);
-      const flow = await start('OAUTH');
-      for (const name of ['redirect', 'redirect_uri', 'next', 'return_to']) {
-        await callback({ code: 'x', state: flow.state, [name]: '//evil.example' }).expect(400);
-      }
+    describe('issue 24: once the state identifies the flow, every answer is a 302 back', () => {
+      it('ignores query parameters it does not know (GitHub adds some)', async () => {
+        const flow = await start('OAUTH');
+        const done = await callback(flow.browser, { code: emulator.issueCode('octocat'), state: flow.state, foo: 'bar', installation_target_id: '1', 'x[y]': 'z', redirect: '//evil.example', next: 'https://evil.example' });
+        expect(done.status).toBe(302);
+        expect(done.headers.location).toBe('/settings/git');
+        expect((await integrationOf(flow.id)).status).toBe('ACTIVE');
+      });
+
+      it('setup_action=request (a non-owner asked for the installation): installation_requested, the integration says why', async () => {
+        const flow = await start('APP_INSTALLATION');
+        const before = exchanges();
+        const done = await callback(flow.browser, { code: emulator.issueCode('octocat'), state: flow.state, setup_action: 'request' });
+        expect(done.status).toBe(302);
+        expect(done.headers.location).toBe('/settings/git?integration_error=installation_requested');
+        expect(exchanges()).toBe(before);
+        expect(await integrationOf(flow.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringMatching(/^installation_requested: .*owner .* approve/) });
+        const unknown = await start('APP_INSTALLATION');
+        expect((await callback(unknown.browser, { code: emulator.issueCode('octocat'), state: unknown.state, setup_action: 'uninstall' })).headers.location).toBe('/settings/git?integration_error=unsupported_setup_action');
+      });
+
+      it('neither code nor error: missing_code; a malformed known parameter: invalid_callback', async () => {
+        const flow = await start('OAUTH');
+        const done = await callback(flow.browser, { state: flow.state });
+        expect(done.status).toBe(302);
+        expect(done.headers.location).toBe('/settings/git?integration_error=missing_code');
+        expect(await integrationOf(flow.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('missing_code') });
+        for (const query of [`code=a&code=b&state=STATE`, `code=x&installation_id=abc&state=STATE`, `code=${'x'.repeat(600)}&state=STATE`, `code=a%00b&state=STATE`]) {
+          const malformed = await start('APP_INSTALLATION');
+          const res = await callback(malformed.browser, query.replace('STATE', encodeURIComponent(malformed.state)));
+          expect([res.status, res.headers.location]).toEqual([302, '/settings/git?integration_error=invalid_callback']);
+          expect((await integrationOf(malformed.id)).status).toBe('FAILED');
+        }
+      });
+
+      it('an expired state: state_expired (FAILED); an already used one: state_used (unchanged); no token exchange', async () => {
+        const expired = await start('OAUTH');
+        const db = new Client({ connectionString: process.env.DATABASE_URL });
+        await db.connect();
+        await db.query(`UPDATE "OAuthState" SET "expiresAt" = now() - interval '1 second' WHERE "integrationId" = $1`, [expired.id]);
+        await db.end();
+        const before = exchanges();
+        expect((await callback(expired.browser, { code: emulator.issueCode('octocat'), state: expired.state })).headers.location).toBe('/settings/git?integration_error=state_expired');
+        expect(await integrationOf(expired.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('state_expired') });
+        expect((await callback(expired.browser, { code: emulator.issueCode('octocat'), state: expired.state })).headers.location).toBe('/settings/git?integration_error=state_used');
+        expect(exchanges()).toBe(before);
+      });
+
+      it('a state that identifies nothing: a plain HTML page for a browser (escaped, nothing reflected), the error body otherwise', async () => {
+        const before = exchanges();
+        const browser = new OAuthTestBrowser(app);
+        const payload = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>';
+        for (const query of [{ code: 'x' }, { code: payload, state: payload }, { code: 'x', state: 'unknown-state' }, { code: 'x', state: '' }, { state: payload, setup_action: 'request', error: payload }] as Record<string, string>[]) {
+          const page = await callback(browser, query);
+          expect(page.status).toBe(400);
+          expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+          expect(page.headers['x-content-type-options']).toBe('nosniff');
+          expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+          expect(page.headers['cache-control']).toBe('no-store');
+          expect(page.headers.location).toBeUndefined();
+          expect(page.text).toContain('dpa:OAuth:INVALID_STATE');
+          expect(page.text).toMatch(/start the connection again/);
+          expect(page.text).not.toMatch(/<script|<img|onerror|alert\(|unknown-state/);
+          const json = await request(app.getHttpServer()).get(`/scm/callback?${new URLSearchParams(query)}`).expect(400);
+          expect(json.body).toMatchObject({ code: 'dpa:OAuth:INVALID_STATE', requestId: expect.any(String) });
+        }
+        // A malformed known parameter with no usable state is named.
+        const named = await request(app.getHttpServer()).get('/scm/callback?state=a%00b').expect(400);
+        expect(named.body).toMatchObject({ code: 'dpa:Request:VALIDATION_FAILED', message: expect.stringContaining('state:') });
+        expect(exchanges()).toBe(before);
+      });
+    });
+
+    describe('issue 21 finding 2: open redirect', () => {
+      it(`refuses every open-redirect probe (${OPEN_REDIRECT_PROBES.length}) when the flow starts`, async () => {
+        const accepted: string[] = [];
+        for (const probe of OPEN_REDIRECT_PROBES) {
+          const response = await http().post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: `probe ${Math.random()}`, redirectUrl: probe } });
+          if (response.status !== 422 && response.status !== 400) accepted.push(`${JSON.stringify(probe)} -> ${response.status}`);
+        }
+        process.stdout.write(`open-redirect probes: ${OPEN_REDIRECT_PROBES.length} sent, ${accepted.length} accepted\n`);
+        expect(accepted).toEqual([]);
+      });
+
+      it('stores the normalised target, and the failure path never answers a scheme-relative Location', async () => {
+        const flow = await start('OAUTH', '/a/b/../../settings/./git');
+        expect((await callback(flow.browser, { error: 'access_denied', state: flow.state })).headers.location).toBe('/settings/git?integration_error=access_denied');
+        // A target stored before the fix (or written by anything else) is normalised and checked again at the callback.
+        for (const stored of ['/..//evil.example', '/%2e%2e//evil.example', '/a/../..//evil.example']) {
+          const old = await start('OAUTH');
+          const db = new Client({ connectionString: process.env.DATABASE_URL });
+          await db.connect();
+          await db.query(`UPDATE "OAuthState" SET "redirectUrl" = $2 WHERE "integrationId" = $1`, [old.id, stored]);
+          await db.end();
+          const location = (await callback(old.browser, { error: 'access_denied', state: old.state })).headers.location as string;
+          expect(location).toBe('/?integration_error=access_denied');
+        }
+      });
     });
   });
 });

@@ -143,6 +143,9 @@ export class OpenApiResponseValidator {
     const declared = responses[String(response.status)] ?? responses[`${String(response.status)[0]}XX`] ?? responses.default;
     if (!declared) return [`${where}: status not declared (declared: ${Object.keys(responses).join(', ')})`];
     const media = declared.content?.['application/json'];
+    // A declared non-JSON answer (an HTML page for browsers): its media type is all that is checked.
+    const mediaType = (response.contentType ?? '').split(';')[0].trim().toLowerCase();
+    if (!isJson && mediaType && mediaType !== 'application/json' && declared.content?.[mediaType]) return [];
     if (!media) {
       return response.bytes === 0 ? [] : [`${where}: has a body (${response.contentType ?? 'no Content-Type'}) but the document declares none`];
     }

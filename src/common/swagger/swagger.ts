@@ -106,6 +106,8 @@ function declareErrors(app: INestApplication, document: OpenAPIObject): void {
       const computed = errorResponses(entries, lead);
       for (const [status, response] of Object.entries(existing)) {
         if (Number(status) >= 400 && response.headers) computed[status].headers = { ...computed[status].headers, ...response.headers };
+        // A route may also answer an error as a page (the OAuth browser routes): other media types declared on the handler are kept.
+        if (Number(status) >= 400 && response.content) computed[status].content = { ...computed[status].content, ...Object.fromEntries(Object.entries(response.content).filter(([media]) => media !== 'application/json')) };
       }
       const success = Object.entries(existing).filter(([status]) => Number(status) < 400);
       operation.responses = Object.fromEntries([...success, ...Object.entries(computed)].sort(([a], [b]) => Number(a) - Number(b)));

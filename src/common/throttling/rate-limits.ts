@@ -11,7 +11,7 @@ export const BASE_RATE_LIMITS = ['principal', 'address'] as const;
 export const NAMED_RATE_LIMITS = {
   keyCreation: { what: 'creating and rotating API keys', per: 'principal', limit: (config: AppConfig) => config.rateLimits.keyCreation },
   reports: { what: 'sending bug reports', per: 'principal', limit: (config: AppConfig) => config.rateLimits.reports },
-  oauthCallback: { what: 'the git provider OAuth callback', per: 'address', limit: (config: AppConfig) => config.rateLimits.oauthCallback },
+  oauthCallback: { what: 'the git provider OAuth start (GET /scm/authorize) and callback (GET /scm/callback), each', per: 'address', limit: (config: AppConfig) => config.rateLimits.oauthCallback },
   // Every key of an organization shares it: an import starts work for the whole organization.
   usageImport: { what: 'starting CI usage imports', per: 'organization', limit: (config: AppConfig) => config.rateLimits.usageImport },
 } as const;

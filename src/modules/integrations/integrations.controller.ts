@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { CurrentPrincipal, Public, RequirePermission } from '@/common/auth/auth.decorators';
 import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
@@ -9,10 +9,12 @@ import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RateLimit } from '@/common/throttling/rate-limit.decorators';
 import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
-import { CreatedIntegrationDto, CreateIntegrationRequest, IntegrationDto, OAuthCallbackQueryDto, STATUS_DESCRIPTION } from './dto/integration.dto';
+import { CreatedIntegrationDto, CreateIntegrationRequest, IntegrationDto, OAuthStartQueryDto, STATUS_DESCRIPTION } from './dto/integration.dto';
 import { IntegrationErrors, OAuthErrors } from './integrations.errors';
 import { IntegrationsService } from './integrations.service';
+import { CALLBACK_ERROR_REASONS, CALLBACK_PARAMETER_RULES, parseCallbackQuery } from './oauth-callback-query';
 import { OAuthCallbackService } from './oauth-callback.service';
+import { OAuthErrorPageFilter } from './oauth-error-page.filter';
 
 @ApiTags('integrations')
 @Controller('integrations')
@@ -31,7 +33,7 @@ export class IntegrationsController {
   @RequirePermission(Permission.IntegrationsWrite)
   @ApiOperation({
     summary: 'Connect a git provider account',
-    description: `API_TOKEN: the token is checked with the provider first (a refused token is a 422 with the provider's reason; a provider down or too slow is a 502/503 and nothing is stored), then stored encrypted and never returned. OAUTH / APP_INSTALLATION (GitHub): the integration is created INITIATED and \`authorizeUrl\` carries a fresh single-use state (10 minutes); GET /scm/callback completes it. Status: ${STATUS_DESCRIPTION}`,
+    description: `API_TOKEN: the token is checked with the provider first (a refused token is a 422 with the provider's reason; a provider down or too slow is a 502/503 and nothing is stored), then stored encrypted and never returned. OAUTH / APP_INSTALLATION (GitHub): the integration is created INITIATED and \`authorizeUrl\` is this API's GET /scm/authorize with a fresh single-use state (10 minutes): the member opens it in the browser that will authorize (it binds the flow to that browser with a cookie and sends it to the provider); GET /scm/callback completes it and records the connected account (\`externalAccountName\`). Status: ${STATUS_DESCRIPTION}`,
   })
   @ApiDataResponse(CreatedIntegrationDto, { status: 201 })
   @ApiErrors(IntegrationErrors.GIVEN_ID_TAKEN, IntegrationErrors.TOKEN_REQUIRED, IntegrationErrors.SERVER_REQUIRED, IntegrationErrors.SERVER_MISMATCH, IntegrationErrors.REDIRECT_NOT_ALLOWED, GitProviderErrors.CREDENTIALS_REJECTED, GitProviderErrors.NOT_CONFIGURED, ...PROVIDER_CALL_ERRORS)
@@ -69,26 +71,72 @@ export class IntegrationsController {
   }
 }
 
+const ERROR_PAGE_RESPONSE = { content: { 'text/html': { schema: { type: 'string', description: 'A plain HTML page (escaped, no request value shown) saying what to do; sent when the request\'s Accept header prefers text/html (a browser). Other clients get the error body.' } } } };
+
+const CALLBACK_QUERY_DESCRIPTIONS: Record<keyof typeof CALLBACK_PARAMETER_RULES, string> = {
+  code: 'The OAuth authorization code',
+  state: 'The CSRF state issued when the flow started',
+  installation_id: 'The provider app installation id',
+  setup_action: 'GitHub: `install` or `update` (proceed), `request` (a non-owner asked for the installation: outcome `installation_requested`); anything else: `unsupported_setup_action`',
+  error: "The provider's error code, e.g. access_denied (on failure)",
+  error_description: 'The provider\'s error description (on failure)',
+  error_uri: 'Sent by some providers alongside an error',
+};
+
+/** OpenAPI query parameters of the callback, from the rules the handler applies itself. */
+function ApiCallbackQuery(): MethodDecorator {
+  return applyDecorators(
+    ...Object.entries(CALLBACK_PARAMETER_RULES).map(([name, rule]) =>
+      ApiQuery({ name, required: false, description: CALLBACK_QUERY_DESCRIPTIONS[name as keyof typeof CALLBACK_PARAMETER_RULES], schema: { type: 'string', maxLength: rule.maxLength, ...(rule.pattern ? { pattern: rule.pattern.source } : {}) } }),
+    ),
+  );
+}
+
+const REASONS = Object.entries(CALLBACK_ERROR_REASONS)
+  .map(([reason, meaning]) => `- \`${reason}\`: ${meaning}`)
+  .join('\n');
+
 @ApiTags('integrations')
 @Controller('scm')
+@UseFilters(OAuthErrorPageFilter)
 export class OAuthCallbackController {
   constructor(private readonly callback: OAuthCallbackService) {}
+
+  @Get('authorize')
+  @Public()
+  @RateLimit('oauthCallback')
+  @ApiOperation({
+    summary: 'Start a git provider authorization in this browser',
+    description:
+      'The `authorizeUrl` of POST /integrations (OAUTH / APP_INSTALLATION). Opened by the browser of the member who will authorize; no bearer token. Single use, within the state\'s 10 minutes: it sets a `__Host-dpa-oauth-<id>` cookie (Secure, HttpOnly, SameSite=Lax, Path=/) holding a random nonce and answers a 302 to the provider\'s authorize or install page. GET /scm/callback requires that cookie, so a person sent the link after it was opened, or sent the provider\'s page, cannot complete the flow (`integration_error=browser_mismatch`). An unknown state is a 400, a link already opened or expired a 410; a browser gets them as a plain HTML page.',
+  })
+  @ApiResponse({ status: 302, description: "To the provider's authorize or app install page", headers: { Location: { description: "The provider's page", schema: { type: 'string' } }, 'Set-Cookie': { description: 'The flow cookie `__Host-dpa-oauth-<id>=<nonce>; Max-Age=...; Path=/; HttpOnly; Secure; SameSite=Lax`', schema: { type: 'string' } } } })
+  @ApiResponse({ status: 400, ...ERROR_PAGE_RESPONSE })
+  @ApiResponse({ status: 410, ...ERROR_PAGE_RESPONSE })
+  @ApiErrors(OAuthErrors.INVALID_STATE, OAuthErrors.LINK_USED, GitProviderErrors.NOT_CONFIGURED)
+  async authorize(@Query() query: OAuthStartQueryDto, @Res() res: Response): Promise<void> {
+    const { providerUrl, cookie } = await this.callback.start(query.state);
+    res.cookie(cookie.name, cookie.value, cookie.options);
+    res.status(302).set({ Location: providerUrl, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+    res.end();
+  }
 
   @Get('callback')
   @Public()
   @RateLimit('oauthCallback')
   @ApiOperation({
     summary: 'Git provider OAuth callback',
-    description:
-      'Called by the browser, redirected here by the provider; no bearer token. A missing, unknown, expired (10 minutes) or already used `state` is a 400 error body, with no redirect and no token exchange. Otherwise the answer is a 302 to the URL given when the flow started (a path on this site or an allowed origin, never anything else): as it is on success, with `integration_error=<reason>` added when the provider reported an error, the code exchange failed or the installation is not accessible to the authorizing user.',
+    description: `Called by the browser, redirected here by the provider; no bearer token. Query parameters this route does not know are ignored (providers add some). When the \`state\` identifies an authorization flow (known, whether or not expired or used), the answer is always a 302 to the URL given when the flow started (a path on this site or an allowed origin, normalised and checked, never anything else): as it is when the integration became ACTIVE, with \`integration_error=<reason>\` added otherwise. The callback requires the flow cookie set by GET /scm/authorize in this browser (compared in constant time) before it looks at anything else. Reasons:\n${REASONS}\n\nOnly a missing state, or one that identifies no flow, is an error (400, nothing changes): a plain HTML page for a browser (Accept prefers text/html), the error body otherwise; a malformed known parameter is then named (\`dpa:Request:VALIDATION_FAILED\`).`,
   })
-  @ApiResponse({ status: 302, description: 'Back to the original URL', headers: { Location: { description: 'The original URL (plus `integration_error` on failure)', schema: { type: 'string' } } } })
-  @ApiErrors(OAuthErrors.INVALID_STATE, OAuthErrors.INVALID_CALLBACK)
-  async complete(@Query() query: OAuthCallbackQueryDto, @Res() res: Response): Promise<void> {
-    const location = await this.callback.complete(query);
-    res.status(302).setHeader('Location', location);
-    res.setHeader('Cache-Control', 'no-store');
+  @ApiCallbackQuery()
+  @ApiResponse({ status: 302, description: 'Back to the original URL', headers: { Location: { description: 'The original URL (plus `integration_error` on failure)', schema: { type: 'string' } }, 'Set-Cookie': { description: 'Clears the flow cookie', schema: { type: 'string' } } } })
+  @ApiResponse({ status: 400, ...ERROR_PAGE_RESPONSE })
+  @ApiErrors(OAuthErrors.INVALID_STATE)
+  async complete(@Req() req: Request, @Res() res: Response): Promise<void> {
+    // Read by hand, not through the validation pipe: this route ignores parameters it does not know.
+    const outcome = await this.callback.complete(parseCallbackQuery(req.query as Record<string, unknown>), req.headers.cookie);
+    res.clearCookie(outcome.cookieName, { secure: true, httpOnly: true, sameSite: 'lax', path: '/' });
+    res.status(302).set({ Location: outcome.location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
     res.end();
   }
 }
-

@@ -12,6 +12,6 @@ export const IntegrationErrors = defineErrors('Integration', {
 });
 
 export const OAuthErrors = defineErrors('OAuth', {
-  INVALID_STATE: [400, 'The authorization state is missing, unknown, expired or already used.'],
-  INVALID_CALLBACK: [400, 'The callback carries neither a code nor an error.'],
+  INVALID_STATE: [400, 'The authorization state is missing or identifies no authorization flow.'],
+  LINK_USED: [410, 'This authorization link was already opened or has expired (links are valid once, for 10 minutes): start the connection again.'],
 });

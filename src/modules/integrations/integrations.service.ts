@@ -72,9 +72,11 @@ export class IntegrationsService {
 
   /** OAUTH / APP_INSTALLATION: an INITIATED integration and a single-use state bound to it, the member and the redirect. */
   private async startAuthorization(principal: Principal, dto: CreateIntegrationDto): Promise<CreatedIntegrationDto> {
-    const authorization = this.providers.authorization(dto.provider);
-    const redirectUrl = dto.redirectUrl ?? '/';
-    if (!allowedRedirect(redirectUrl, this.config.git.redirectAllowedOrigins)) {
+    // Refuses a provider without a configured app before anything is stored.
+    this.providers.authorization(dto.provider);
+    // Normalised first, then checked; the normalised target is what is stored and used.
+    const normalisedRedirect = allowedRedirect(dto.redirectUrl ?? '/', this.config.git.redirectAllowedOrigins);
+    if (!normalisedRedirect) {
       throw new AppError(IntegrationErrors.REDIRECT_NOT_ALLOWED, { details: [invalidFields(['data.redirectUrl: must be a path on this site (/...) or an allowed origin'])] });
     }
     if (dto.token) throw new AppError(IntegrationErrors.TOKEN_REQUIRED, { message: 'A token is only accepted with authMethod API_TOKEN.', details: [invalidFields([`data.token: is not accepted with authMethod ${dto.authMethod}`])] });
@@ -84,13 +86,13 @@ export class IntegrationsService {
         const created = await tx.integration.create({
           data: { organizationId: principal.organizationId, givenId, name: dto.name, provider: dto.provider, authMethod: dto.authMethod, status: 'INITIATED', externalAccountId: '', createdById: principal.actorId },
         });
-        await tx.oAuthState.create({ data: { organizationId: principal.organizationId, integrationId: created.id, memberId: principal.actorId, stateHash: hashState(state), redirectUrl, expiresAt: new Date(Date.now() + STATE_TTL_MS) } });
+        await tx.oAuthState.create({ data: { organizationId: principal.organizationId, integrationId: created.id, memberId: principal.actorId, stateHash: hashState(state), redirectUrl: normalisedRedirect, expiresAt: new Date(Date.now() + STATE_TTL_MS) } });
         await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationCreated, targetType: 'integration', targetId: created.id, metadata: { provider: dto.provider, authMethod: dto.authMethod } });
         return created;
       }),
     );
-    const mode = dto.authMethod === 'APP_INSTALLATION' ? 'APP_INSTALLATION' : 'OAUTH';
-    return { ...toIntegrationDto(row), authorizeUrl: authorization.authorizeUrl({ state, redirectUri: this.providers.callbackUrl(), mode }) };
+    // Not the provider's page: the API's start URL, which binds the flow to the browser that opens it.
+    return { ...toIntegrationDto(row), authorizeUrl: `${this.config.git.publicUrl}/scm/authorize?${new URLSearchParams({ state })}` };
   }
 
   /** Asks the provider again; the status follows the answer (ACTIVE, NEEDS_ATTENTION, REVOKED). */

@@ -62,7 +62,7 @@ export class IntegrationDto {
   @ApiProperty({ enum: AUTH_METHODS }) authMethod: string;
   @ApiProperty({ enum: STATUSES, description: STATUS_DESCRIPTION }) status: string;
   @ApiProperty({ description: "The provider's id of the connected account (empty until connected)" }) externalAccountId: string;
-  @ApiPropertyOptional({ description: "The provider's login of the connected account" }) externalAccountName?: string;
+  @ApiPropertyOptional({ description: "The provider's login of the connected account (for OAUTH / APP_INSTALLATION: the account that authorized at the callback, recorded in the audit trail too)" }) externalAccountName?: string;
   @ApiPropertyOptional({ format: 'date-time' }) lastValidatedAt?: string;
   @ApiPropertyOptional() gitServerId?: string;
   @ApiPropertyOptional({ description: 'Why the integration failed or needs attention (the provider\'s reason)' }) lastError?: string;
@@ -71,7 +71,7 @@ export class IntegrationDto {
 }
 
 export class CreatedIntegrationDto extends IntegrationDto {
-  @ApiPropertyOptional({ description: 'OAUTH / APP_INSTALLATION: send the user here; valid for 10 minutes, once' }) authorizeUrl?: string;
+  @ApiPropertyOptional({ description: "OAUTH / APP_INSTALLATION: this API's GET /scm/authorize URL; open it in the browser that will authorize (it binds the flow to that browser, then goes to the provider). Valid for 10 minutes, once." }) authorizeUrl?: string;
 }
 
 export function toIntegrationDto(row: Integration): IntegrationDto {
@@ -94,16 +94,9 @@ export function toIntegrationDto(row: Integration): IntegrationDto {
   return dto;
 }
 
-export class OAuthCallbackQueryDto {
-  @ApiPropertyOptional({ maxLength: 512, description: 'The OAuth authorization code' }) @IsOptionalNonNull() @IsString() @MaxLength(512) code?: string;
-  @ApiPropertyOptional({ maxLength: 512, description: 'The CSRF state issued when the flow started' }) @IsOptionalNonNull() @IsString() @MaxLength(512) state?: string;
-  @ApiPropertyOptional({ maxLength: 32, pattern: '^[0-9]{1,20}$', description: 'The provider app installation id' })
-  @IsOptionalNonNull()
+export class OAuthStartQueryDto {
+  @ApiProperty({ minLength: 1, maxLength: 512, description: 'The state of the flow, as in `authorizeUrl`' })
   @IsString()
-  @Matches(/^[0-9]{1,20}$/, { message: 'must be a number' })
-  installation_id?: string;
-  @ApiPropertyOptional({ enum: ['install', 'update'] }) @IsOptionalNonNull() @IsIn(['install', 'update']) setup_action?: string;
-  @ApiPropertyOptional({ maxLength: 100, description: 'The provider\'s error code, e.g. access_denied' }) @IsOptionalNonNull() @IsString() @MaxLength(100) error?: string;
-  @ApiPropertyOptional({ maxLength: 1000 }) @IsOptionalNonNull() @IsString() @MaxLength(1000) error_description?: string;
-  @ApiPropertyOptional({ maxLength: 1000, description: 'Sent by some providers alongside an error' }) @IsOptionalNonNull() @IsString() @MaxLength(1000) error_uri?: string;
+  @Length(1, 512)
+  state: string;
 }
