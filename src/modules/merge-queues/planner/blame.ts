@@ -108,6 +108,5 @@ function blame(ctx: Ctx, b: BatchState): void {
 export function toBackOfLine(ctx: Ctx, e: EntryState): void {
   ctx.s.counters.entry += 1;
   e.position = ctx.s.counters.entry;
-  delete e.returning;
   ctx.changed = true;
 }

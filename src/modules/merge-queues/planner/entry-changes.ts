@@ -54,12 +54,9 @@ export function onHeadUpdated(ctx: Ctx, entryId: string, headSha: string): void 
     return;
   }
   if (b) withdraw(ctx, b, `new head for #${e.number}`);
-  const wasBlocked = e.status === 'blocked';
   e.headSha = headSha;
   e.block = null;
   resetEvidence(e);
-  // Back from a conflict: it keeps its place ahead of the PRs planned while it was blocked.
-  if (wasBlocked) e.returning = true;
   setEntryStatus(ctx, e, 'queued');
   ctx.changed = true;
 }

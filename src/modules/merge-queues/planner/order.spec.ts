@@ -101,25 +101,6 @@ describe('queue order (order.ts)', () => {
     expect(d.monitor.violations).toEqual([]);
   });
 
-  it('a PR back from a conflict keeps its place ahead of PRs planned while it was blocked', () => {
-    const d = new QueueDriver({ maxParallel: 1, maxBatch: 1, minBatch: 1 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3]) d.enqueue(n);
-    d.send({ type: 'resume' });
-    const prepare = d.take('prepare');
-    d.send({ type: 'operationFailed', operationId: prepare.id, reason: '#1 conflicts with the base', conflictEntryId: 'e1' });
-    expect(d.entry(1).status).toBe('blocked');
-    d.complete();
-    const [later] = d.live();
-    expect(later.prNumbers).toEqual([2]);
-    expect(later.status).toBe('testing');
-    d.send({ type: 'headUpdated', entryId: 'e1', headSha: 'h1-rebased' });
-    expect(d.batch(later.id).status).toBe('withdrawn');
-    landAll(d);
-    expect(landingOrder(d)).toEqual([1, 2, 3]);
-    expect(d.monitor.violations).toEqual([]);
-  });
-
   it('the invariant checker rejects a land that overtakes a held PR', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4 });
     d.send({ type: 'pause' });

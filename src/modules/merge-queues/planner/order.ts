@@ -10,20 +10,15 @@ import type { BatchState, EntryState, MergeQueueState } from './types';
  *   The chain takes no PR queued behind a suspect that is still being probed, a chain batch that
  *   would land PRs queued behind a held PR is withdrawn, and no batch lands before them.
  * - A probe lands by itself only when no live PR is queued ahead of its first PR.
- * - A PR back from a conflict (`blocked`, then a new head) keeps its place too: chain batches of
- *   PRs queued behind it, planned while it was blocked, are withdrawn and it goes first.
  * - A PR that failed alone has lost its place: it goes to the back of the line (like a PR that is
  *   re-queued), and goes there again when its solo retry passes. Its retry is not a barrier.
  *
  * The functions read plain state so that the invariant checker (invariants.ts) uses the same rule.
  */
 
-/**
- * A PR held in its place: a suspect of a bisected batch still being located, one its probe
- * cleared, or one back from a conflict with a new head (`returning`).
- */
+/** A PR that a bisection holds in its place: a suspect still being located, or one its probe cleared. */
 export function isHeld(e: EntryState): boolean {
-  return !e.setAside && (e.status === 'queued' || e.status === 'testing') && (e.suspectGroup !== null || e.cleared || e.returning === true);
+  return !e.setAside && (e.status === 'queued' || e.status === 'testing') && (e.suspectGroup !== null || e.cleared);
 }
 
 /** The unlanded batches `b` is built on, nearest the base first (state form of step.liveAncestors). */

@@ -124,11 +124,6 @@ export interface EntryState {
   pendingHeadSha: string | null;
   pendingRemoval: boolean;
   /**
-   * Came back from `blocked` with a new head: PRs queued behind it may have been planned while it
-   * was blocked, and it keeps its place ahead of them until it lands (order.ts). Absent otherwise.
-   */
-  returning?: boolean;
-  /**
    * Probability that CI is heavy (slow) whenever this PR is in the candidate, learned from run
    * durations (see ci-weight.ts); null until a run that held it has told something.
    */

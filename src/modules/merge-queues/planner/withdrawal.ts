@@ -67,7 +67,6 @@ export function resetEvidence(e: EntryState): void {
   e.suspectGroup = null;
   e.cleared = false;
   e.heavyProbability = null;
-  delete e.returning;
 }
 
 /** Asks the executor to delete the batch's candidate ref and cancel its CI (idempotent). */
