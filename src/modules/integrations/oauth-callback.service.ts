@@ -34,9 +34,10 @@ type StateRow = OAuthState & { integration: Integration };
  * GET /scm/authorize and GET /scm/callback. The state is the only thing trusted from the query: it
  * names (by its hash) the organization, member, integration and original URL, and is used once
  * within 10 minutes. The start URL is single use and binds the flow to the browser that opens it
- * (see oauth-browser-binding.ts); the callback requires that browser's cookie before anything
- * else, then exchanges the code with the provider, and accepts an installation id only when the
- * provider confirms the authorizing user can access it.
+ * (see oauth-browser-binding.ts); the callback requires that browser's cookie before it reads
+ * anything the provider sent (only an expired or used state is answered first), then exchanges
+ * the code with the provider, and accepts an installation id only when the provider confirms the
+ * authorizing user can access it.
  *
  * Once the state identifies a flow, every answer is a 302 to the flow's original URL (with
  * `integration_error=<reason>` on failure); only a state that identifies nothing is an error.
