@@ -81,8 +81,8 @@ describe('Merge queue replay of a real history (LOCAL_GIT, real worker)', () => 
     const started = Date.now();
     const settled = (q: MqQueue) => q.entries.length === history.prs.length && q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
 
-    // PRs arrive in queue order, a few at a time, while CI runs. (About 2 minutes on an idle
-    // 2-core machine; the deadline is generous for a machine loaded by parallel suites.)
+    // PRs arrive in queue order, a few at a time, while CI runs. The deadline is generous: on the
+    // 2-core machine loaded by parallel suites (load ~24) the replay took about 7 minutes.
     let next = 0;
     let q: MqQueue;
     for (;;) {
