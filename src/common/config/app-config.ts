@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 
@@ -130,6 +132,13 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(10_000_000)
   RATE_LIMIT_PER_PRINCIPAL?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_PER_ACTOR?: number;
 
   @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
@@ -286,6 +295,20 @@ export class EnvironmentVariables {
   @Min(100)
   @Max(3_600_000)
   MERGE_QUEUE_SWEEP_INTERVAL_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  MERGE_QUEUE_MAX_LIVE_ENTRIES?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  MERGE_QUEUE_MAX_PER_ORGANIZATION?: number;
 }
 
 export interface AppConfig {
@@ -317,6 +340,8 @@ export interface AppConfig {
   rateLimits: {
     windowMs: number;
     perPrincipal: number;
+    /** Every key of one member or service account together: minting keys does not multiply the budget. */
+    perActor: number;
     unauthenticatedPerAddress: number;
     keyCreation: number;
     reports: number;
@@ -336,6 +361,10 @@ export interface AppConfig {
   mergeQueues: {
     /** How often a worker looks for queues whose operations wait without an executor (a lost kick, a dead process). */
     sweepIntervalMs: number;
+    /** Entries of one queue not yet merged, removed or failed; one more is a 422. */
+    maxLiveEntries: number;
+    /** Merge queues of one organization; one more is a 422. */
+    maxPerOrganization: number;
   };
   /** Managed domains: the resolver verification uses, and periodic re-verification. */
   domains: {
@@ -356,8 +385,11 @@ export interface AppConfig {
 export interface GitConfig {
   /** LOCAL_GIT code sources (bare repositories on this server's disk); on by default outside production. */
   localEnabled: boolean;
-  /** When set, LOCAL_GIT repositories must live under this directory. */
-  localRoot?: string;
+  /**
+   * LOCAL_GIT repositories must live under this directory (symlinks resolved). Required in
+   * production when LOCAL_GIT is enabled; elsewhere it defaults to the OS temporary directory.
+   */
+  localRoot: string;
   github: { apiUrl: string; webUrl: string; clientId?: string; clientSecret?: string; appSlug?: string };
   /** Each request to a provider, connection to last byte. */
   timeoutMs: number;
@@ -397,6 +429,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const environment = (raw.NODE_ENV ?? 'development') as AppConfig['environment'];
   if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required when NODE_ENV=production)');
+  const localEnabled = raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true';
+  // LOCAL_GIT reads and writes the server's disk: in production only under a directory the operator chose.
+  if (environment === 'production' && localEnabled && !raw.GIT_LOCAL_ROOT) throw new ConfigError('Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)');
   return {
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL,
@@ -419,6 +454,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     rateLimits: {
       windowMs: raw.RATE_LIMIT_WINDOW_MS ?? 60_000,
       perPrincipal: raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
+      perActor: raw.RATE_LIMIT_PER_ACTOR ?? raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
       unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
       reports: raw.RATE_LIMIT_REPORTS ?? 10,
@@ -431,6 +467,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     mergeQueues: {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
+      maxLiveEntries: raw.MERGE_QUEUE_MAX_LIVE_ENTRIES ?? 1_000,
+      maxPerOrganization: raw.MERGE_QUEUE_MAX_PER_ORGANIZATION ?? 100,
     },
     domains: {
       dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),
@@ -441,8 +479,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     environment,
     credentialKeys: parseCredentialKeys(raw.CREDENTIALS_KEYS),
     git: {
-      localEnabled: raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true',
-      localRoot: raw.GIT_LOCAL_ROOT,
+      localEnabled,
+      localRoot: (raw.GIT_LOCAL_ROOT ?? safeRealpath(tmpdir())).replace(/(.)\/+$/, '$1'),
       github: {
         apiUrl: (raw.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
         webUrl: (raw.GITHUB_WEB_URL ?? 'https://github.com').replace(/\/$/, ''),
@@ -459,6 +497,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       redirectAllowedOrigins: (raw.OAUTH_REDIRECT_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     },
   };
+}
+
+function safeRealpath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function parseCredentialKeys(value: string | undefined): AppConfig['credentialKeys'] {

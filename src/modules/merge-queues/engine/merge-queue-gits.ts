@@ -4,6 +4,7 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import type { CodeSource } from '@/generated/prisma/client';
 import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
 import { GitHubClient } from '@/modules/git-providers/github.provider';
+import { GitProviders } from '@/modules/git-providers/git-providers.service';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import { GitHubMergeQueueGit } from './github-merge-queue-git';
 import { LocalMergeQueueGit, MergeQueueGit } from './merge-queue-git';
@@ -23,10 +24,12 @@ export class MergeQueueGits {
   constructor(
     private readonly prisma: PrismaService,
     private readonly integrations: IntegrationsService,
+    private readonly providers: GitProviders,
   ) {}
 
+  /** LOCAL_GIT: only while GIT_LOCAL_ENABLED, on the stored canonical path checked again (under GIT_LOCAL_ROOT, symlinks resolved), never a decoded URL. */
   async forSource(source: CodeSource): Promise<MergeQueueGit> {
-    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(source.url);
+    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(await this.providers.local().usablePath(source.nameWithOwner));
     if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') {
       throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider } });
     }
