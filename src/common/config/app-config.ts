@@ -190,6 +190,13 @@ export class EnvironmentVariables {
   DOMAIN_VERIFICATION_GRACE_MS?: number;
 
   @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(60_000)
+  @Max(365 * 86_400_000)
+  DOMAIN_PENDING_TTL_MS?: number;
+
+  @IsOptional()
   @IsIn(['production', 'development', 'test'])
   NODE_ENV?: string;
 
@@ -239,6 +246,20 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(3_600_000)
   GIT_REPOSITORY_CACHE_TTL_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1024)
+  @Max(1_073_741_824)
+  GIT_PROVIDER_MAX_RESPONSE_BYTES?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  GIT_PROVIDER_MAX_PAGES?: number;
 
   @IsOptional()
   @IsIn(['true', 'false'])
@@ -375,6 +396,8 @@ export interface AppConfig {
     reverifyIntervalMs: number;
     /** How long an ACTIVE domain's record may be missing before it lapses. */
     verificationGraceMs: number;
+    /** How long a registration may stay PENDING_VERIFICATION; past it, it expires (cannot be verified, is replaced by a new registration). */
+    pendingTtlMs: number;
   };
   environment: 'production' | 'development' | 'test';
   /** Keys for provider credentials at rest; `current` encrypts, all decrypt. */
@@ -393,6 +416,10 @@ export interface GitConfig {
   github: { apiUrl: string; webUrl: string; clientId?: string; clientSecret?: string; appSlug?: string };
   /** Each request to a provider, connection to last byte. */
   timeoutMs: number;
+  /** The most bytes one provider response body may have; more is a provider failure (502). */
+  maxResponseBytes: number;
+  /** The most pages one provider listing is followed through; more is a provider failure (502). */
+  maxPages: number;
   repositoryCacheTtlMs: number;
   /** Self-hosted servers: plain http, and private/loopback/CGNAT/unique-local hosts, both refused unless set. */
   allowHttp: boolean;
@@ -475,6 +502,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       dnsTimeoutMs: raw.DNS_TIMEOUT_MS ?? 5_000,
       reverifyIntervalMs: raw.DOMAIN_REVERIFY_INTERVAL_MS ?? 3_600_000,
       verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
+      pendingTtlMs: raw.DOMAIN_PENDING_TTL_MS ?? 7 * 86_400_000,
     },
     environment,
     credentialKeys: parseCredentialKeys(raw.CREDENTIALS_KEYS),
@@ -489,6 +517,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         appSlug: raw.GITHUB_APP_SLUG,
       },
       timeoutMs: raw.GIT_PROVIDER_TIMEOUT_MS ?? 10_000,
+      maxResponseBytes: raw.GIT_PROVIDER_MAX_RESPONSE_BYTES ?? 10 * 1024 * 1024,
+      maxPages: raw.GIT_PROVIDER_MAX_PAGES ?? 100,
       repositoryCacheTtlMs: raw.GIT_REPOSITORY_CACHE_TTL_MS ?? 30_000,
       allowHttp: raw.GIT_SERVER_ALLOW_HTTP === 'true',
       allowPrivateHosts: raw.GIT_SERVER_ALLOW_PRIVATE_HOSTS === 'true',
