@@ -87,8 +87,15 @@ const ALWAYS_DENIED = ['169.254.0.0/16', '224.0.0.0/4', '0.0.0.0/8', '240.0.0.0/
 export interface ProviderFetchOptions {
   /** Connection to last byte of the body. */
   timeoutMs: number;
+  /** The most bytes a response body may have; past it the request is dropped (ResponseTooLargeError). */
+  maxResponseBytes?: number;
   /** Judge every connection (self-hosted servers); absent for operator-configured provider URLs. */
   guard?: { policy: HostPolicy; resolve: Resolve };
+}
+
+/** The answer was longer than the configured cap: the connection is dropped as soon as it is. */
+export class ResponseTooLargeError extends Error {
+  readonly code = 'ERESPONSETOOLARGE';
 }
 
 /** The request took longer than the provider timeout. */
@@ -125,7 +132,17 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
     return new Promise<Response>((resolve, reject) => {
       const req = client.request(url, { method: init.method ?? 'GET', headers, agent: url.protocol === 'https:' ? agents.https : agents.http, lookup }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let received = 0;
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (options.maxResponseBytes !== undefined && received > options.maxResponseBytes) {
+            clearTimeout(timer);
+            reject(new ResponseTooLargeError(`the provider answered more than ${options.maxResponseBytes} bytes`));
+            req.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
         res.on('error', reject);
         res.on('end', () => {
           clearTimeout(timer);

@@ -34,8 +34,8 @@ export class GitProviders {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.policy = { allowHttp: config.git.allowHttp, allowPrivateHosts: config.git.allowPrivateHosts };
     this.resolve = makeResolve(config.git.dnsServers, config.git.timeoutMs);
-    this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs });
-    this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, guard: { policy: this.policy, resolve: this.resolve } });
+    this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes });
+    this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes, guard: { policy: this.policy, resolve: this.resolve } });
     this.localGit = new LocalGitClient({ root: config.git.localRoot, timeoutMs: config.git.timeoutMs });
   }
 
@@ -104,13 +104,13 @@ export class GitProviders {
   /** Calls go to the configured API and web origins only (a `Link` elsewhere is refused). */
   private githubCloud(): GitHubEndpoints {
     const { apiUrl, webUrl } = this.config.git.github;
-    return { apiUrl, webUrl, fetch: sameOriginFetch(this.cloudFetch, [apiUrl, webUrl]) };
+    return { apiUrl, webUrl, fetch: sameOriginFetch(this.cloudFetch, [apiUrl, webUrl]), maxPages: this.config.git.maxPages };
   }
 
   /** Through the guard, and to the server's own origin only. */
   private githubServer(hostUrl: string | undefined): GitHubEndpoints {
     const base = this.serverUrl(hostUrl);
-    return { apiUrl: `${base}/api/v3`, webUrl: base, fetch: sameOriginFetch(this.serverFetch, [base]) };
+    return { apiUrl: `${base}/api/v3`, webUrl: base, fetch: sameOriginFetch(this.serverFetch, [base]), maxPages: this.config.git.maxPages };
   }
 
   private serverUrl(hostUrl: string | undefined): string {
