@@ -99,7 +99,7 @@ describe('Security findings: what a tenant must not be able to do', () => {
       expect(taken.body.code).toBe('dpa:CodeSource:LOCAL_PATH_TAKEN');
       expect(JSON.stringify(taken.body)).not.toContain(first.organizationId);
       // The same repository by another spelling is the same path.
-      await connect(second, join(root, 'sub', '..', 'shared.git')).expect(422);
+      await connect(second, `${root}/sub/../shared.git`).expect(422);
       mkdirSync(join(root, 'alias'));
       symlinkSync(path, join(root, 'alias', 'shared.git'));
       expect((await connect(second, join(root, 'alias', 'shared.git')).expect(409)).body.code).toBe('dpa:CodeSource:LOCAL_PATH_TAKEN');
@@ -117,8 +117,9 @@ describe('Security findings: what a tenant must not be able to do', () => {
       const victimMain = bareAt(join(parent, 'victim.git'), { 'victim.txt': 'victim\n' });
       const source = (await connect(first, join(root, '%2e%2e', 'victim.git')).expect(201)).body.data;
       const queue = (await api().post('/merge-queues').set(first.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201)).body.data;
-      expect(queue.baseSha).toBe(decoyMain);
-      expect(queue.baseSha).not.toBe(victimMain);
+      const chain = (await api().get(`/merge-queues/${queue.id}/chain`).set(first.auth).expect(200)).body.data;
+      expect(chain.baseSha).toBe(decoyMain);
+      expect(chain.baseSha).not.toBe(victimMain);
     });
 
     it('honours GIT_LOCAL_ENABLED=false everywhere: creation, the queue routes and the executor\'s git', async () => {
