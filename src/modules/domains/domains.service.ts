@@ -113,6 +113,8 @@ export class DomainsService {
       await this.prisma.$transaction((tx) => this.expire(tx, id, organizationId, domain.apex));
       throw new AppError(DomainErrors.REGISTRATION_EXPIRED, { message: `The registration of ${domain.apex} stayed unverified for more than ${Math.round(this.config.domains.pendingTtlMs / 60_000)} minutes and has expired; register the apex again.`, metadata: { id, apex: domain.apex } });
     }
+    // First to verify wins: once another organization's registration was verified, this claim cannot be (asked again under the lock below).
+    if (domain.status === 'PENDING_VERIFICATION' && (await this.prisma.managedDomain.count({ where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } } })) > 0) throw this.taken(domain.apex);
     // An ACTIVE domain stays live whatever went live above it later; a new activation needs the right to nest.
     if (domain.status !== 'ACTIVE') await this.assertMayNest(this.prisma, domain.apex, organizationId);
     let check;
