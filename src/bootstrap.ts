@@ -4,6 +4,7 @@ import { requestIdMiddleware } from '@/common/logging/logging.module';
 import { createValidationPipe } from '@/common/http/validation';
 import { bodyGuardMiddleware, bodyRejectionHandler, JSON_MEDIA_TYPES, jsonOnlyMiddleware, verifyJsonBody } from '@/common/http/body-guard';
 import { ParameterGuardPipe } from '@/common/http/parameter-guard.pipe';
+import { parseQueryString } from '@/common/http/query-parser';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { setupSwagger } from '@/common/swagger/swagger';
@@ -18,7 +19,7 @@ export function configureApp(app: NestExpressApplication): void {
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('query parser', 'extended');
+  app.set('query parser', parseQueryString);
   app.use(requestIdMiddleware);
   const config = app.get<AppConfig>(APP_CONFIG);
   // Non-JSON bodies are refused before parsing, so no route mistakes one for a missing body; JSON

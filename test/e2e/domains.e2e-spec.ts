@@ -88,9 +88,10 @@ describe('Managed wildcard domains', () => {
       const again = await register(owner, normalised.toUpperCase(), 409);
       expect(again.code).toBe('dpa:Domain:APEX_TAKEN');
       expect(again.metadata).toEqual({ apex: normalised, domainId: created.id });
-      // Another organization learns that it is taken, not by whom.
-      const theirs = await register(stranger, `${normalised}.`, 409);
-      expect(theirs.metadata).toEqual({ apex: normalised });
+      // Another organization learns nothing of a PENDING registration: it gets a claim of its own (first to verify wins).
+      const theirs = await register(stranger, `${normalised}.`, 201);
+      expect(theirs.data.apex).toBe(normalised);
+      expect(theirs.data.id).not.toBe(created.id);
       expect(JSON.stringify(theirs)).not.toContain(owner.organizationId);
     });
 

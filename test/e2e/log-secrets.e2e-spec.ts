@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
-import { redactUrl } from '@/common/logging/logging.module';
+import { redactTokens, redactUrl } from '@/common/logging/logging.module';
 import { buildIfStale } from '../../src/ops/build';
 import { freePort, ROOT } from '../support/processes';
 
@@ -9,6 +9,18 @@ import { freePort, ROOT } from '../support/processes';
 function encodeEveryCharacter(text: string): string {
   return [...text].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
 }
+
+const base62 = (n: number) => Array.from(randomBytes(n), (b) => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[b % 62]).join('');
+/** The shapes GitHub and GitLab give their tokens (secret scanners know them by these prefixes). */
+const PROVIDER_TOKENS: Array<[string, string]> = [
+  ['GitHub personal (ghp_)', `ghp_${base62(36)}`],
+  ['GitHub OAuth (gho_)', `gho_${base62(36)}`],
+  ['GitHub user-to-server (ghu_)', `ghu_${base62(36)}`],
+  ['GitHub server-to-server (ghs_)', `ghs_${base62(36)}`],
+  ['GitHub refresh (ghr_)', `ghr_${base62(76)}`],
+  ['GitHub fine-grained (github_pat_)', `github_pat_${base62(22)}_${base62(59)}`],
+  ['GitLab personal (glpat-)', `glpat-${base62(20)}`],
+];
 
 describe(redactUrl.name, () => {
   const token = encodeApiKeyToken(randomBytes(32));
@@ -22,8 +34,13 @@ describe(redactUrl.name, () => {
     ['percent-encoded', `/projects?filter=${encodeEveryCharacter(token)}`, '/projects?filter=[redacted]'],
     ['OAuth code and state', '/oauth/callback?code=abc&state=def', '/oauth/callback?code=[redacted]&state=[redacted]'],
     ['nothing secret', '/projects?limit=5&cursor=abc%2F', '/projects?limit=5&cursor=abc%2F'],
+    ...PROVIDER_TOKENS.map(([what, providerToken]) => [`a ${what} token`, `/projects/${providerToken}?q=${providerToken}&f=${encodeEveryCharacter(providerToken)}`, '/projects/[redacted]?q=[redacted]&f=[redacted]'] as [string, string, string]),
   ])('redacts %s', (_what, url, expected) => {
     expect(redactUrl(url)).toBe(expected);
+  });
+
+  it.each(PROVIDER_TOKENS)('redacts a %s token from any text (%s)', (_what, providerToken) => {
+    expect(redactTokens(`provider said: bad credentials ${providerToken}, "token":"${providerToken}"`)).toBe('provider said: bad credentials [redacted], "token":"[redacted]"');
   });
 });
 
@@ -76,6 +93,12 @@ describe('The logs of a request suite', () => {
         // The body parser refuses this before the request logger runs, so it has no access-log line.
         await send(`body-${n}`, '/projects', { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: `{"data": {"name": "${token}"` }, 400, false);
       }
+      for (const [n, [, providerToken]] of PROVIDER_TOKENS.entries()) {
+        used.add(providerToken);
+        await send(`provider-query-${n}`, `/projects?q=${providerToken}`, {}, 401);
+        await send(`provider-path-${n}`, `/projects/${providerToken}`, { headers: auth }, 404);
+        await send(`provider-header-${n}`, '/projects', { headers: { Authorization: `Bearer ${providerToken}` } }, 401);
+      }
       await send('valid-header', '/projects', { headers: auth }, 200);
       await send('second-header', '/projects', { headers: { Authorization: `Bearer ${second}` } }, 200);
       await send('unknown-header', '/projects', { headers: { Authorization: `Bearer ${unknown}` } }, 401);
@@ -97,7 +120,7 @@ describe('The logs of a request suite', () => {
     expect(requests.find((entry) => entry.req?.id === 'secrets-access_token-0')?.req?.url).toBe('/projects?access_token=[redacted]');
     expect(requests.find((entry) => entry.req?.id === 'secrets-path-0')?.req?.url).toBe('/projects/[redacted]');
 
-    expect(used.size).toBe(4);
+    expect(used.size).toBe(4 + PROVIDER_TOKENS.length);
     for (const token of used) {
       expect(output).not.toContain(token);
       expect(output).not.toContain(token.slice(4, 40));

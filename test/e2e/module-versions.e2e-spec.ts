@@ -298,6 +298,11 @@ describe('Module versions', () => {
       const fifty = [definitionA, ...Array.from({ length: 49 }, (_, i) => `0199a000-0000-7000-8000-${String(i).padStart(12, '0')}`)];
       const ok = await http().get(`${path}?moduleDefinitionIds=${fifty.join(',')}&limit=1`).set(owner.auth).expect(200);
       expect(ok.body.meta.totalCount).toBe(published[definitionA].length);
+      // 50 as a repeated parameter (how generated clients send arrays): past 20, Express's qs made an object of them.
+      for (const count of [21, 50]) {
+        const repeated = await http().get(`${path}?${fifty.slice(0, count).map((id) => `moduleDefinitionIds=${id}`).join('&')}&limit=1`).set(owner.auth).expect(200);
+        expect(repeated.body.meta.totalCount).toBe(published[definitionA].length);
+      }
       for (const query of [`moduleDefinitionIds=${[...fifty, 'x'].join(',')}`, [...fifty, 'x'].map((id) => `moduleDefinitionIds=${id}`).join('&')]) {
         const response = await http().get(`${path}?${query}`).set(owner.auth).expect(400);
         expect(response.body.details[0].items.join('\n')).toMatch(/moduleDefinitionIds: .*at most 50/);

@@ -127,6 +127,28 @@ describe('Rate limits across two API processes', () => {
     expect(read.headers.get('ratelimit-remaining')).toBe(String(PER_KEY - KEY_CREATION - 2));
   }, 60_000);
 
+  it('minting keys does not multiply the budgets: the keys of one member share its per-actor budget and its key-creation budget', async () => {
+    const tenant = bootstrapTenant();
+    const first = { Authorization: `Bearer ${tenant.token}` };
+    const mint = (base: string, auth: Record<string, string>, i: number) => fetch(`${base}/api-keys`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { name: `minted ${i}`, ownerId: tenant.memberId } }) });
+    const minted = await mint(a.base, first, 0);
+    expect(minted.status).toBe(201);
+    const second = { Authorization: `Bearer ${((await minted.json()) as { data: { token: string } }).data.token}` };
+    // The new key starts with no key-creation budget of its own: the member has spent 1 of 3.
+    for (let i = 1; i < KEY_CREATION; i++) expect((await mint(b.base, second, i)).status).toBe(201);
+    const overCreation = await expectRateLimited(await mint(a.base, second, KEY_CREATION), KEY_CREATION);
+    expect(overCreation.metadata).toMatchObject({ limit: 'keyCreation' });
+    // The member has sent KEY_CREATION + 1 requests; the first key spends the rest of the member's budget...
+    for (let i = KEY_CREATION + 1; i < PER_KEY; i++) expect((await fetch(`${(i % 2 ? b : a).base}/projects`, { headers: first })).status).toBe(200);
+    // ...so neither key is served, though neither has spent its own per-key budget.
+    for (const headers of [first, second]) {
+      const body = await expectRateLimited(await fetch(`${a.base}/projects`, { headers }), PER_KEY);
+      expect(body.metadata).toMatchObject({ limit: 'actor' });
+    }
+    // Another member of another organization is not affected.
+    expect((await fetch(`${b.base}/projects`, { headers: { Authorization: `Bearer ${bootstrapTenant().token}` } })).status).toBe(200);
+  }, 60_000);
+
   // Last in this file: it blocks 127.0.0.1 for a window under this run's prefix.
   it('bad tokens from one address are refused after the unauthenticated budget, before any lookup', async () => {
     const good = bootstrapTenant();
@@ -196,11 +218,12 @@ describe('Failed authentication in one process', () => {
   });
 
   it('describes the configured limits for the OpenAPI document', () => {
-    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5 } });
+    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5 } });
     expect(text).toContain('600 requests per window');
+    expect(text).toContain('all the keys of one member or service account together 900');
     expect(text).toContain('60 per window per client address');
-    expect(text).toContain('`keyCreation` (creating and rotating API keys): 10 per 60 s per API key');
-    expect(text).toContain('`reports` (sending bug reports): 10 per 60 s per API key');
+    expect(text).toContain('`keyCreation` (creating and rotating API keys): 10 per 60 s per member or service account (all its keys together)');
+    expect(text).toContain('`reports` (sending bug reports): 10 per 60 s per member or service account (all its keys together)');
     expect(text).toContain('`usageImport` (starting CI usage imports): 5 per 60 s per organization');
     expect(text).toContain('Retry-After');
   });

@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { ConfigError, loadConfig } from './app-config';
 
 const valid = { DATABASE_URL: 'postgresql://u@h:5432/db', REDIS_URL: 'redis://h:6379' };
@@ -61,5 +63,19 @@ describe(loadConfig.name, () => {
   ])('names the bad variable in one line: %p', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+  it('LOCAL_GIT lives under GIT_LOCAL_ROOT: required in production when enabled, the OS temporary directory elsewhere', () => {
+    const key = `k:${Buffer.alloc(32, 1).toString('base64')}`;
+    expect(() => loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key, GIT_LOCAL_ENABLED: 'true' })).toThrow('Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)');
+    expect(loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key, GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: '/srv/git/' }).git).toMatchObject({ localEnabled: true, localRoot: '/srv/git' });
+    expect(loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key }).git.localEnabled).toBe(false);
+    expect(loadConfig({ ...valid, NODE_ENV: 'test' }).git.localRoot).toBe(realpathSync(tmpdir()));
+  });
+
+  it('caps merge queues and counts rate limits per actor', () => {
+    expect(loadConfig(valid)).toMatchObject({ mergeQueues: { maxLiveEntries: 1000, maxPerOrganization: 100 }, rateLimits: { perActor: 600 } });
+    expect(loadConfig({ ...valid, RATE_LIMIT_PER_PRINCIPAL: '50' }).rateLimits.perActor).toBe(50);
+    expect(loadConfig({ ...valid, MERGE_QUEUE_MAX_LIVE_ENTRIES: '5', MERGE_QUEUE_MAX_PER_ORGANIZATION: '2', RATE_LIMIT_PER_ACTOR: '70' })).toMatchObject({ mergeQueues: { maxLiveEntries: 5, maxPerOrganization: 2 }, rateLimits: { perActor: 70 } });
+    expect(() => loadConfig({ ...valid, MERGE_QUEUE_MAX_LIVE_ENTRIES: '0' })).toThrow('MERGE_QUEUE_MAX_LIVE_ENTRIES');
   });
 });

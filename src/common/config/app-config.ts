@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 
@@ -136,6 +138,13 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1)
   @Max(10_000_000)
+  RATE_LIMIT_PER_ACTOR?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
   RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS?: number;
 
   @IsOptional()
@@ -179,6 +188,13 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(30 * 86_400_000)
   DOMAIN_VERIFICATION_GRACE_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(60_000)
+  @Max(365 * 86_400_000)
+  DOMAIN_PENDING_TTL_MS?: number;
 
   @IsOptional()
   @IsIn(['production', 'development', 'test'])
@@ -239,6 +255,20 @@ export class EnvironmentVariables {
   GIT_REPOSITORY_CACHE_TTL_MS?: number;
 
   @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1024)
+  @Max(1_073_741_824)
+  GIT_PROVIDER_MAX_RESPONSE_BYTES?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  GIT_PROVIDER_MAX_PAGES?: number;
+
+  @IsOptional()
   @IsIn(['true', 'false'])
   GIT_SERVER_ALLOW_HTTP?: string;
 
@@ -293,6 +323,20 @@ export class EnvironmentVariables {
   @Min(100)
   @Max(3_600_000)
   MERGE_QUEUE_SWEEP_INTERVAL_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  MERGE_QUEUE_MAX_LIVE_ENTRIES?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  MERGE_QUEUE_MAX_PER_ORGANIZATION?: number;
 }
 
 export interface AppConfig {
@@ -324,6 +368,8 @@ export interface AppConfig {
   rateLimits: {
     windowMs: number;
     perPrincipal: number;
+    /** Every key of one member or service account together: minting keys does not multiply the budget. */
+    perActor: number;
     unauthenticatedPerAddress: number;
     keyCreation: number;
     reports: number;
@@ -343,6 +389,10 @@ export interface AppConfig {
   mergeQueues: {
     /** How often a worker looks for queues whose operations wait without an executor (a lost kick, a dead process). */
     sweepIntervalMs: number;
+    /** Entries of one queue not yet merged, removed or failed; one more is a 422. */
+    maxLiveEntries: number;
+    /** Merge queues of one organization; one more is a 422. */
+    maxPerOrganization: number;
   };
   /** Managed domains: the resolver verification uses, and periodic re-verification. */
   domains: {
@@ -353,6 +403,8 @@ export interface AppConfig {
     reverifyIntervalMs: number;
     /** How long an ACTIVE domain's record may be missing before it lapses. */
     verificationGraceMs: number;
+    /** How long a registration may stay PENDING_VERIFICATION; past it, it expires (cannot be verified, is replaced by a new registration). */
+    pendingTtlMs: number;
   };
   environment: 'production' | 'development' | 'test';
   /** Keys for provider credentials at rest; `current` encrypts, all decrypt. */
@@ -363,13 +415,20 @@ export interface AppConfig {
 export interface GitConfig {
   /** LOCAL_GIT code sources (bare repositories on this server's disk); on by default outside production. */
   localEnabled: boolean;
-  /** When set, LOCAL_GIT repositories must live under this directory. */
-  localRoot?: string;
+  /**
+   * LOCAL_GIT repositories must live under this directory (symlinks resolved). Required in
+   * production when LOCAL_GIT is enabled; elsewhere it defaults to the OS temporary directory.
+   */
+  localRoot: string;
   /** One `git` command on a LOCAL_GIT repository (its whole process group is killed past it). */
   localTimeoutMs: number;
   github: { apiUrl: string; webUrl: string; clientId?: string; clientSecret?: string; appSlug?: string };
   /** Each request to a provider, connection to last byte. */
   timeoutMs: number;
+  /** The most bytes one provider response body may have; more is a provider failure (502). */
+  maxResponseBytes: number;
+  /** The most pages one provider listing is followed through; more is a provider failure (502). */
+  maxPages: number;
   repositoryCacheTtlMs: number;
   /** Self-hosted servers: plain http, and private/loopback/CGNAT/unique-local hosts, both refused unless set. */
   allowHttp: boolean;
@@ -406,6 +465,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const environment = (raw.NODE_ENV ?? 'development') as AppConfig['environment'];
   if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required when NODE_ENV=production)');
+  const localEnabled = raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true';
+  // LOCAL_GIT reads and writes the server's disk: in production only under a directory the operator chose.
+  if (environment === 'production' && localEnabled && !raw.GIT_LOCAL_ROOT) throw new ConfigError('Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)');
   return {
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL,
@@ -428,6 +490,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     rateLimits: {
       windowMs: raw.RATE_LIMIT_WINDOW_MS ?? 60_000,
       perPrincipal: raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
+      perActor: raw.RATE_LIMIT_PER_ACTOR ?? raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
       unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
       reports: raw.RATE_LIMIT_REPORTS ?? 10,
@@ -440,18 +503,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     mergeQueues: {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
+      maxLiveEntries: raw.MERGE_QUEUE_MAX_LIVE_ENTRIES ?? 1_000,
+      maxPerOrganization: raw.MERGE_QUEUE_MAX_PER_ORGANIZATION ?? 100,
     },
     domains: {
       dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),
       dnsTimeoutMs: raw.DNS_TIMEOUT_MS ?? 5_000,
       reverifyIntervalMs: raw.DOMAIN_REVERIFY_INTERVAL_MS ?? 3_600_000,
       verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
+      pendingTtlMs: raw.DOMAIN_PENDING_TTL_MS ?? 7 * 86_400_000,
     },
     environment,
     credentialKeys: parseCredentialKeys(raw.CREDENTIALS_KEYS),
     git: {
-      localEnabled: raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true',
-      localRoot: raw.GIT_LOCAL_ROOT,
+      localEnabled,
+      localRoot: (raw.GIT_LOCAL_ROOT ?? safeRealpath(tmpdir())).replace(/(.)\/+$/, '$1'),
       localTimeoutMs: raw.GIT_LOCAL_TIMEOUT_MS ?? 30_000,
       github: {
         apiUrl: (raw.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/$/, ''),
@@ -461,6 +527,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         appSlug: raw.GITHUB_APP_SLUG,
       },
       timeoutMs: raw.GIT_PROVIDER_TIMEOUT_MS ?? 10_000,
+      maxResponseBytes: raw.GIT_PROVIDER_MAX_RESPONSE_BYTES ?? 10 * 1024 * 1024,
+      maxPages: raw.GIT_PROVIDER_MAX_PAGES ?? 100,
       repositoryCacheTtlMs: raw.GIT_REPOSITORY_CACHE_TTL_MS ?? 30_000,
       allowHttp: raw.GIT_SERVER_ALLOW_HTTP === 'true',
       allowPrivateHosts: raw.GIT_SERVER_ALLOW_PRIVATE_HOSTS === 'true',
@@ -469,6 +537,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       redirectAllowedOrigins: (raw.OAUTH_REDIRECT_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     },
   };
+}
+
+function safeRealpath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function parseCredentialKeys(value: string | undefined): AppConfig['credentialKeys'] {

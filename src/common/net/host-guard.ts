@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
-import { addressRefusal, isIpLiteral, type HostPolicy } from './host-policy';
+import { addressRefusal, isIpLiteral, METADATA_ADDRESSES, type HostPolicy } from './host-policy';
 
 /** A host (or the address it resolved to) the policy refuses; `reason` says which rule. */
 export class HostRefusedError extends Error {
@@ -82,13 +82,20 @@ export function guardedLookup(policy: HostPolicy, resolve: Resolve): LookupFunct
 // Never connected to, even with private hosts allowed: link-local (metadata), multicast, "this network".
 // IPv4 only: request-filtering-agent matches each list entry against the address's own family and
 // warns on the others; IPv6 names go through `guardedLookup`, which applies the whole policy.
-const ALWAYS_DENIED = ['169.254.0.0/16', '224.0.0.0/4', '0.0.0.0/8', '240.0.0.0/4'];
+const ALWAYS_DENIED = ['169.254.0.0/16', '224.0.0.0/4', '0.0.0.0/8', '240.0.0.0/4', ...METADATA_ADDRESSES.map((m) => m.cidr).filter((cidr) => !cidr.includes(':'))];
 
 export interface ProviderFetchOptions {
   /** Connection to last byte of the body. */
   timeoutMs: number;
+  /** The most bytes a response body may have; past it the request is dropped (ResponseTooLargeError). */
+  maxResponseBytes?: number;
   /** Judge every connection (self-hosted servers); absent for operator-configured provider URLs. */
   guard?: { policy: HostPolicy; resolve: Resolve };
+}
+
+/** The answer was longer than the configured cap: the connection is dropped as soon as it is. */
+export class ResponseTooLargeError extends Error {
+  readonly code = 'ERESPONSETOOLARGE';
 }
 
 /** The request took longer than the provider timeout. */
@@ -114,13 +121,28 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
     const client = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
     if (!client) throw new TypeError(`unsupported protocol ${url.protocol}`);
+    // An IP literal is never looked up, so the socket's lookup cannot judge it: judge it here.
+    if (options.guard && isIpLiteral(url.hostname)) {
+      const refusal = addressRefusal(url.hostname, options.guard.policy);
+      if (refusal) throw new HostRefusedError(refusal);
+    }
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, key) => (headers[key] = value));
     const body = init.body === undefined || init.body === null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(await new Response(init.body).arrayBuffer());
     return new Promise<Response>((resolve, reject) => {
       const req = client.request(url, { method: init.method ?? 'GET', headers, agent: url.protocol === 'https:' ? agents.https : agents.http, lookup }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let received = 0;
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (options.maxResponseBytes !== undefined && received > options.maxResponseBytes) {
+            clearTimeout(timer);
+            reject(new ResponseTooLargeError(`the provider answered more than ${options.maxResponseBytes} bytes`));
+            req.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
         res.on('error', reject);
         res.on('end', () => {
           clearTimeout(timer);
@@ -146,5 +168,19 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
       });
       req.end(body);
     });
+  }) as typeof fetch;
+}
+
+/**
+ * `fetch` restricted to `origins`: a URL a provider hands back (a `Link` pagination header, a
+ * redirect target a client follows) on any other origin is refused before a connection is made,
+ * so the credentials of the request never leave for it.
+ */
+export function sameOriginFetch(inner: typeof fetch, origins: readonly string[]): typeof fetch {
+  const allowed = new Set(origins.map((origin) => new URL(origin).origin));
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    if (!allowed.has(url.origin)) throw new HostRefusedError(`${url.origin} is not the provider's origin (${[...allowed].join(', ')})`);
+    return inner(input, init);
   }) as typeof fetch;
 }

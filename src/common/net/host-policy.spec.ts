@@ -38,6 +38,40 @@ describe(addressRefusal.name, () => {
   });
 });
 
+describe('cloud metadata addresses with private hosts allowed', () => {
+  it.each([
+    ['169.254.169.254', 'AWS, GCP, Azure, OpenStack (IPv4)'],
+    ['::ffff:169.254.169.254', 'IPv4-mapped IPv6'],
+    ['::ffff:a9fe:a9fe', 'IPv4-mapped IPv6, hex'],
+    ['0:0:0:0:0:ffff:a9fe:a9fe', 'IPv4-mapped IPv6, long form'],
+    ['::169.254.169.254', 'IPv4-compatible IPv6'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64 of the metadata address'],
+    ['2002:a9fe:a9fe::1', '6to4 of the metadata address'],
+    ['fd00:ec2::254', 'AWS IMDS over IPv6'],
+    ['[fd00:ec2::254]', 'AWS IMDS over IPv6, bracketed'],
+    ['fd00:ec2:0:0:0:0:0:254', 'AWS IMDS over IPv6, long form'],
+    ['fd20:ce::254', 'GCP metadata over IPv6'],
+    ['100.100.100.200', 'Alibaba Cloud'],
+    ['::ffff:100.100.100.200', 'Alibaba Cloud, IPv4-mapped'],
+    ['168.63.129.16', 'Azure WireServer'],
+    ['192.0.0.192', 'Oracle Cloud (legacy)'],
+  ])('refuses %s (%s)', (address) => {
+    expect(addressRefusal(address, onPremises)).toBeDefined();
+    expect(addressRefusal(address, strict)).toBeDefined();
+  });
+
+  it('still opens the rest of the private ranges', () => {
+    for (const address of ['10.0.0.1', '100.64.0.1', '100.100.100.201', 'fd00:ec2::253', 'fd12:3456::1', '::ffff:10.0.0.1']) expect([address, addressRefusal(address, onPremises)]).toEqual([address, undefined]);
+  });
+
+  it('refuses a metadata address given as a URL host in every form', () => {
+    for (const raw of ['http://[::ffff:169.254.169.254]', 'http://[fd00:ec2::254]/latest/meta-data', 'http://100.100.100.200', 'http://0xa9fea9fe', 'http://2852039166', 'http://169.254.169.254.', 'http://[::ffff:6464:64c8]']) {
+      const result = checkHostUrl(raw, onPremises);
+      expect([raw, result.ok]).toEqual([raw, false]);
+    }
+  });
+});
+
 describe(checkHostUrl.name, () => {
   it.each([
     ['http://git.example.com', 'https'],

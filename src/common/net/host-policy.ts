@@ -27,8 +27,24 @@ const RANGE_REASONS: Record<string, string> = {
 };
 
 /**
+ * Cloud metadata and platform services, refused whatever the policy: some sit inside ranges
+ * `allowPrivateHosts` opens (AWS's IPv6 IMDS and GCP's in fc00::/7, Alibaba's in 100.64.0.0/10) or
+ * in public unicast space (Azure's WireServer). Link-local (169.254.0.0/16, fe80::/10, where most
+ * metadata services live) is refused by range.
+ */
+export const METADATA_ADDRESSES: readonly { cidr: string; what: string }[] = [
+  { cidr: 'fd00:ec2::254/128', what: 'the AWS instance metadata service (IPv6)' },
+  { cidr: 'fd00:ec2::23/128', what: 'the AWS DNS resolver and time service (IPv6)' },
+  { cidr: 'fd20:ce::254/128', what: 'the Google Cloud metadata server (IPv6)' },
+  { cidr: '100.100.100.200/32', what: 'the Alibaba Cloud metadata service' },
+  { cidr: '168.63.129.16/32', what: 'the Azure WireServer' },
+  { cidr: '192.0.0.192/32', what: 'the Oracle Cloud metadata service' },
+];
+const METADATA_RANGES = METADATA_ADDRESSES.map(({ cidr, what }) => ({ range: ipaddr.parseCIDR(cidr), what }));
+
+/**
  * Why `address` may not be connected to under `policy`, or undefined when it may. IPv4-mapped IPv6
- * addresses are judged as the IPv4 address they carry.
+ * addresses are judged as the IPv4 address they carry; metadata addresses are refused in every form.
  */
 export function addressRefusal(address: string, policy: HostPolicy): string | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
@@ -38,6 +54,9 @@ export function addressRefusal(address: string, policy: HostPolicy): string | un
     return `${address} is not an IP address`;
   }
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  for (const { range: [network, bits], what } of METADATA_RANGES) {
+    if (network.kind() === parsed.kind() && parsed.match(network, bits)) return `${parsed.toString()} is ${what}`;
+  }
   const range = parsed.range();
   if (range === 'unicast') return undefined;
   if (policy.allowPrivateHosts && PRIVATE_RANGES.has(range)) return undefined;

@@ -4,19 +4,24 @@
  */
 import type { AppConfig } from '@/common/config/app-config';
 
-/** Budgets every request may be counted against; the guard picks by whether a principal is known. */
-export const BASE_RATE_LIMITS = ['principal', 'address'] as const;
+/**
+ * Budgets every request may be counted against; the guard picks by whether a principal is known.
+ * An authenticated request counts against its API key and against the key's actor (the member or
+ * service account behind it), so minting more keys does not multiply what one actor may send.
+ */
+export const BASE_RATE_LIMITS = ['principal', 'actor', 'address'] as const;
 
-/** Tighter budgets a route opts into with `@RateLimit(name)`, per API key, organization or client address, on top of its base budget. */
+/** Tighter budgets a route opts into with `@RateLimit(name)`, per actor (member or service account, whichever of its keys), organization or client address, on top of its base budget. */
 export const NAMED_RATE_LIMITS = {
-  keyCreation: { what: 'creating and rotating API keys', per: 'principal', limit: (config: AppConfig) => config.rateLimits.keyCreation },
-  reports: { what: 'sending bug reports', per: 'principal', limit: (config: AppConfig) => config.rateLimits.reports },
+  // Per actor: a budget per key would let each new key mint more keys.
+  keyCreation: { what: 'creating and rotating API keys', per: 'actor', limit: (config: AppConfig) => config.rateLimits.keyCreation },
+  reports: { what: 'sending bug reports', per: 'actor', limit: (config: AppConfig) => config.rateLimits.reports },
   oauthCallback: { what: 'the git provider OAuth start (GET /scm/authorize) and callback (GET /scm/callback), each', per: 'address', limit: (config: AppConfig) => config.rateLimits.oauthCallback },
   // Every key of an organization shares it: an import starts work for the whole organization.
   usageImport: { what: 'starting CI usage imports', per: 'organization', limit: (config: AppConfig) => config.rateLimits.usageImport },
 } as const;
 
-const PER_LABEL = { principal: 'API key', organization: 'organization', address: 'client address' } as const;
+const PER_LABEL = { principal: 'API key', actor: 'member or service account (all its keys together)', organization: 'organization', address: 'client address' } as const;
 
 export type NamedRateLimit = keyof typeof NAMED_RATE_LIMITS;
 export type RateLimitName = (typeof BASE_RATE_LIMITS)[number] | NamedRateLimit;
@@ -27,6 +32,7 @@ export function isNamedRateLimit(name: string): name is NamedRateLimit {
 
 export function limitOf(name: RateLimitName, config: AppConfig): number {
   if (name === 'principal') return config.rateLimits.perPrincipal;
+  if (name === 'actor') return config.rateLimits.perActor;
   if (name === 'address') return config.rateLimits.unauthenticatedPerAddress;
   return NAMED_RATE_LIMITS[name].limit(config);
 }
@@ -53,7 +59,7 @@ export function describeRateLimits(config: AppConfig): string {
     .join('; ');
   return [
     `**Rate limits.** Budgets are shared by every API process (counted in Redis) over fixed windows of ${window}.`,
-    `Each API key may make ${config.rateLimits.perPrincipal} requests per window.`,
+    `Each API key may make ${config.rateLimits.perPrincipal} requests per window, and all the keys of one member or service account together ${config.rateLimits.perActor}.`,
     `Requests without a valid key (a missing, malformed, unknown, expired or revoked token, and public routes) count ${config.rateLimits.unauthenticatedPerAddress} per window per client address;`,
     'an address over that budget cannot have a token looked up until its block ends (keys a process has already verified are still served), so a flood of bad tokens costs no database lookups.',
     `Named limits, on top: ${named}.`,

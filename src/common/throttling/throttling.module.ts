@@ -17,15 +17,21 @@ function principalTracker(req: { principal?: Principal }): string {
   return `key:${req.principal?.apiKeyId}`;
 }
 
+/** The member or service account behind the key, whichever of its keys is used. */
+function actorTracker(req: { principal?: Principal }): string {
+  return `actor:${req.principal?.organizationId}:${req.principal?.actorType}:${req.principal?.actorId}`;
+}
+
 function organizationTracker(req: { principal?: Principal }): string {
   return `org:${req.principal?.organizationId}`;
 }
 
 function trackerOf(name: RateLimitName): (req: { principal?: Principal; ip?: string }) => string {
   if (name === 'address') return addressTracker;
+  if (name === 'actor') return actorTracker;
   if (!isNamedRateLimit(name)) return principalTracker;
-  const per = NAMED_RATE_LIMITS[name].per;
-  return per === 'address' ? addressTracker : per === 'organization' ? organizationTracker : principalTracker;
+  const per: string = NAMED_RATE_LIMITS[name].per;
+  return per === 'address' ? addressTracker : per === 'organization' ? organizationTracker : per === 'actor' ? actorTracker : principalTracker;
 }
 
 function throttlers(config: AppConfig): ThrottlerOptions[] {

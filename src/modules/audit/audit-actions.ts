@@ -17,6 +17,7 @@ export const AuditAction = {
   DomainVerified: 'domain.verified',
   DomainLapsed: 'domain.lapsed',
   DomainDeleted: 'domain.deleted',
+  DomainExpired: 'domain.expired',
   DomainGrantCreated: 'domain.grantCreated',
   DomainGrantRevoked: 'domain.grantRevoked',
   DomainDependentAdded: 'domain.dependentAdded',

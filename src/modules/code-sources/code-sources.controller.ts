@@ -29,9 +29,9 @@ export class CodeSourcesController {
 
   @Post()
   @RequirePermission(Permission.CodeSourcesWrite)
-  @ApiOperation({ summary: 'Connect a repository', description: '`{integrationId, repository: "owner/name"}` (checked with the provider), or `{provider: "LOCAL_GIT", repository: "/abs/path.git"}` for a bare repository on this server (when GIT_LOCAL_ENABLED).' })
+  @ApiOperation({ summary: 'Connect a repository', description: '`{integrationId, repository: "owner/name"}` (checked with the provider), or `{provider: "LOCAL_GIT", repository: "/abs/path.git"}` for a bare repository on this server under GIT_LOCAL_ROOT (when GIT_LOCAL_ENABLED; symlinks are resolved and the resolved path is stored; a path another organization has connected is a 409).' })
   @ApiDataResponse(CodeSourceDto, { status: 201 })
-  @ApiErrors(CodeSourceErrors.ALREADY_CONNECTED, CodeSourceErrors.INTEGRATION_REQUIRED, CodeSourceErrors.INTEGRATION_NOT_FOUND, CodeSourceErrors.INTEGRATION_NOT_ACTIVE, CodeSourceErrors.INVALID_REPOSITORY, ...READ_ERRORS)
+  @ApiErrors(CodeSourceErrors.ALREADY_CONNECTED, CodeSourceErrors.LOCAL_PATH_TAKEN, CodeSourceErrors.INTEGRATION_REQUIRED, CodeSourceErrors.INTEGRATION_NOT_FOUND, CodeSourceErrors.INTEGRATION_NOT_ACTIVE, CodeSourceErrors.INVALID_REPOSITORY, ...READ_ERRORS)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCodeSourceRequest) {
     return { data: await this.sources.create(principal, body.data) };
   }
@@ -48,9 +48,9 @@ export class CodeSourcesController {
   @Delete(':id')
   @HttpCode(204)
   @RequirePermission(Permission.CodeSourcesWrite)
-  @ApiOperation({ summary: 'Disconnect a code source' })
+  @ApiOperation({ summary: 'Disconnect a code source', description: 'Its merge queues are deleted with it, so a code source with merge queues needs `mergeQueues:operate` (ADMIN); anyone else gets a 409 naming the queues.' })
   @ApiNoContentResponse({ description: 'Disconnected' })
-  @ApiErrors(CodeSourceErrors.NOT_FOUND)
+  @ApiErrors(CodeSourceErrors.NOT_FOUND, CodeSourceErrors.HAS_MERGE_QUEUES)
   async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
     await this.sources.remove(principal, id);
   }

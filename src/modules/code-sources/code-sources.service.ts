@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { hasPermission, Permission, rolesHolding } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
@@ -18,7 +19,8 @@ import { CodeSourceErrors } from './code-sources.errors';
 import { CodeSourceDto, CreateCodeSourceDto, RepositoryDto, toCodeSourceDto, toRepositoryDto } from './dto/code-source.dto';
 
 const LIST = newestFirst<CodeSource>('codeSources');
-const REPOSITORY_NAME = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+){1,10}$/;
+/** `owner/name` (GitLab: up to ten levels of groups); no segment is `.` or `..` (a path, not a name). */
+const REPOSITORY_NAME = /^(?!(?:.*\/)?\.{1,2}(?:\/|$))[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+){1,10}$/;
 
 /** Code sources: repositories connected through an integration, or LOCAL_GIT bare repositories. */
 @Injectable()
@@ -51,22 +53,31 @@ export class CodeSourcesService {
       const local = this.providers.local();
       const problem = local.pathProblem(dto.repository);
       if (problem) throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields([`data.repository: ${problem}`])] });
-      info = await this.call(() => local.repository(dto.repository));
+      // Canonical once (symlinks resolved, under GIT_LOCAL_ROOT): the path checked is the path stored and used.
+      let path: string;
+      try {
+        path = await local.usablePath(dto.repository);
+      } catch (error) {
+        if (error instanceof ProviderFailure && error.kind === 'rejected') throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields([`data.repository: ${error.reason}`])] });
+        throw error instanceof ProviderFailure ? providerError(error, 'in-use') : error;
+      }
+      info = await this.call(() => local.repository(path));
       data = { provider: 'LOCAL_GIT' };
-      nameWithOwner = dto.repository;
+      nameWithOwner = path;
     } else {
       if (!dto.integrationId) throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, { details: [invalidFields(['data.integrationId: is required (or provider LOCAL_GIT)'])] });
       const integration = await this.prisma.integration.findFirst({ where: { id: dto.integrationId, organizationId: principal.organizationId } });
       if (!integration) throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, { metadata: { integrationId: dto.integrationId } });
       if (dto.provider && dto.provider !== integration.provider) throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, { message: `The integration is a ${integration.provider} integration.`, details: [invalidFields(['data.provider: does not match the integration'])] });
       if (integration.status !== 'ACTIVE') throw new AppError(CodeSourceErrors.INTEGRATION_NOT_ACTIVE, { metadata: { integrationId: integration.id, status: integration.status } });
-      if (!REPOSITORY_NAME.test(dto.repository)) throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields(['data.repository: must be owner/name'])] });
+      if (!REPOSITORY_NAME.test(dto.repository)) throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields(['data.repository: must be owner/name (no segment may be . or ..)'])] });
       info = await this.fromIntegration(integration, dto.repository);
       data = { provider: integration.provider, integrationId: integration.id, gitServerId: integration.gitServerId };
       nameWithOwner = info.nameWithOwner;
     }
     try {
       const row = await this.prisma.$transaction(async (tx) => {
+        if (data.provider === 'LOCAL_GIT') await this.assertLocalPathFree(tx, principal.organizationId, nameWithOwner);
         const created = await tx.codeSource.create({ data: { ...data, organizationId: principal.organizationId, foreignId: info.foreignId, nameWithOwner, url: info.url } });
         await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.CodeSourceConnected, targetType: 'codeSource', targetId: created.id, metadata: { provider: created.provider, repository: nameWithOwner } });
         return created;
@@ -96,11 +107,24 @@ export class CodeSourcesService {
     return value;
   }
 
+  /**
+   * Disconnects a code source. Its merge queues go with it (cascade), so a code source with queues
+   * needs the permission to operate them (ADMIN): anyone else gets a 409 naming the queues. The row
+   * is locked first, so a queue created meanwhile is seen (its insert holds the row's key lock).
+   */
   async remove(principal: Principal, id: string): Promise<void> {
     await this.prisma.$transaction(async (tx) => {
       const source = await this.find(tx, principal.organizationId, id);
+      await tx.$queryRaw`SELECT id FROM "CodeSource" WHERE id = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
+      const queues = await tx.mergeQueue.findMany({ where: { repositoryId: id, organizationId: principal.organizationId }, select: { id: true, baseRef: true }, orderBy: { id: 'asc' }, take: 100 });
+      if (queues.length > 0 && !hasPermission(principal.role, Permission.MergeQueuesOperate)) {
+        throw new AppError(CodeSourceErrors.HAS_MERGE_QUEUES, {
+          message: `Merge queue${queues.length > 1 ? 's' : ''} ${queues.map((q) => `${q.id} (${q.baseRef})`).join(', ')} run${queues.length > 1 ? '' : 's'} on this code source; disconnecting it would delete ${queues.length > 1 ? 'them' : 'it'}, which needs ${Permission.MergeQueuesOperate} (${rolesHolding(Permission.MergeQueuesOperate).join(', ')}).`,
+          metadata: { id, mergeQueueIds: queues.map((q) => q.id) },
+        });
+      }
       await tx.codeSource.deleteMany({ where: { id, organizationId: principal.organizationId } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.CodeSourceDeleted, targetType: 'codeSource', targetId: id, metadata: { repository: source.nameWithOwner } });
+      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.CodeSourceDeleted, targetType: 'codeSource', targetId: id, metadata: { repository: source.nameWithOwner, ...(queues.length ? { mergeQueueIds: queues.map((q) => q.id) } : {}) } });
     });
     this.cache.delete(id);
   }
@@ -124,6 +148,17 @@ export class CodeSourcesService {
       if (error instanceof ProviderFailure) throw providerError(error, 'in-use');
       throw error;
     }
+  }
+
+  /**
+   * One LOCAL_GIT path belongs to one organization at a time: the disk is shared, a queue writes
+   * to it. Serialized per path (transaction-scoped advisory lock) so two organizations asking at
+   * once cannot both get it. The holder is not named.
+   */
+  private async assertLocalPathFree(tx: Prisma.TransactionClient, organizationId: string, path: string): Promise<void> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`local-git:${path}`}, 0))`;
+    const held = await tx.codeSource.findFirst({ where: { provider: 'LOCAL_GIT', nameWithOwner: path, organizationId: { not: organizationId } }, select: { id: true } });
+    if (held) throw new AppError(CodeSourceErrors.LOCAL_PATH_TAKEN, { metadata: { repository: path } });
   }
 
   private async find(client: Prisma.TransactionClient, organizationId: string, id: string): Promise<CodeSource> {

@@ -22,13 +22,16 @@ export class ApexStatusService {
     if (!normalized.ok) throw new AppError(RequestErrors.VALIDATION_FAILED, { message: `Invalid request: apex: ${normalized.reason}`, details: [invalidFields([`apex: ${normalized.reason}`], 'Invalid query parameters')], metadata: { fields: ['apex'] } });
     const apex = normalized.name;
     const caller = principal.organizationId;
-    const [registration, above] = await Promise.all([
-      this.prisma.managedDomain.findUnique({
-        where: { apex },
+    const [registrations, above] = await Promise.all([
+      // Others' PENDING claims are invisible; the live one describes the apex, else the caller's own.
+      this.prisma.managedDomain.findMany({
+        where: { apex, OR: [{ organizationId: caller }, { status: { not: 'PENDING_VERIFICATION' } }] },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
         select: { id: true, organizationId: true, status: true, grants: { where: { organizationId: caller }, select: { id: true } }, _count: { select: { dependents: true } } },
       }),
       this.repository.activeAncestor(this.prisma, apex, caller),
     ]);
+    const registration = registrations.find((r) => r.status === 'ACTIVE') ?? registrations.find((r) => r.organizationId === caller) ?? registrations[0];
     const decision = decideApexStatus(caller, registration ? { organizationId: registration.organizationId, status: registration.status, grantedToCaller: registration.grants.length > 0 } : undefined, above);
     const dependentCount = registration && decision.visible ? registration._count.dependents : 0;
     let dependents: string[] = [];

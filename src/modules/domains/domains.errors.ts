@@ -3,6 +3,7 @@ import { defineErrors } from '@/common/errors/error-catalogue';
 export const DomainErrors = defineErrors('Domain', {
   NOT_FOUND: [404, 'The domain does not exist.'],
   APEX_TAKEN: [409, 'The apex is already registered.'],
+  REGISTRATION_EXPIRED: [422, 'The registration stayed unverified past DOMAIN_PENDING_TTL_MS and has expired; register the apex again.'],
   NESTING_NOT_GRANTED: [403, 'The apex is under a live apex of another organization that has not granted yours the right to nest under it.'],
   VERIFICATION_RECORD_NOT_FOUND: [422, 'The verification TXT record was not found with the expected value.'],
   HAS_DEPENDENTS: [409, 'The domain still has dependents; remove them first.'],

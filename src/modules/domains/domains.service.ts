@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
 import { RequestErrors, ServerErrors } from '@/common/errors/common.errors';
 import { capList, invalidFields, MAX_LISTED_PROBLEMS } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/http/given-id';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import type { ManagedDomain } from '@/generated/prisma/client';
+import type { ManagedDomain, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
 import { normalizeApex } from './apex-name';
@@ -30,6 +32,7 @@ export class DomainsService {
     private readonly repository: DomainsRepository,
     private readonly verifier: DomainVerifier,
     private readonly audit: AuditService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<DomainDto>> {
@@ -41,16 +44,26 @@ export class DomainsService {
   }
 
   /**
-   * Registers an apex as PENDING_VERIFICATION with a fresh random TXT value. Refused when another
-   * registration holds the apex (409), or when the nearest ACTIVE apex above it belongs to another
-   * organization that has not granted the caller's (403).
+   * Registers an apex as PENDING_VERIFICATION with a fresh random TXT value. An unverified
+   * registration holds nothing and reveals nothing: other organizations may each hold a pending
+   * claim on the same apex, and the first to verify wins. Refused when the caller's organization
+   * already holds the apex (409 with its id), when another organization's registration was verified
+   * (ACTIVE or LAPSED: 409, its wildcard was public), or when the nearest ACTIVE apex above it
+   * belongs to another organization that has not granted the caller's (403). An expired PENDING
+   * registration of the caller's is replaced.
    */
   async register(principal: Principal, dto: CreateDomainDto): Promise<DomainDto> {
     const apex = this.apexOf(dto.apex);
     const organizationId = principal.organizationId;
     try {
       const row = await this.prisma.$transaction(async (tx) => {
+        await this.lockApex(tx, apex);
         await this.assertMayNest(tx, apex, organizationId);
+        const holders = await tx.managedDomain.findMany({ where: { apex }, select: { id: true, organizationId: true, status: true, createdAt: true } });
+        const own = holders.find((h) => h.organizationId === organizationId);
+        if (own && this.expired(own)) await this.expire(tx, own.id, organizationId, apex);
+        else if (own) throw this.taken(apex, own.id);
+        if (holders.some((h) => h.organizationId !== organizationId && h.status !== 'PENDING_VERIFICATION')) throw this.taken(apex);
         const domain = await tx.managedDomain.create({ data: { organizationId, apex, verificationToken: `dpa-verification=${randomBytes(24).toString('base64url')}` } });
         await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainRegistered, targetType: 'domain', targetId: domain.id, metadata: { apex } });
         return domain;
@@ -58,14 +71,33 @@ export class DomainsService {
       return toDomainDto(row);
     } catch (error) {
       if (!isUniqueViolation(error, 'apex')) throw error;
-      // Whether the holder is the caller's own organization is the caller's business; anyone else's is not.
       const own = await this.prisma.managedDomain.findFirst({ where: { apex, organizationId }, select: { id: true } });
-      throw new AppError(DomainErrors.APEX_TAKEN, {
-        message: own ? `${apex} is already registered by your organization.` : `${apex} is already registered.`,
-        metadata: own ? { apex, domainId: own.id } : { apex },
-        details: [invalidFields([`data.apex: ${apex} is already registered`])],
-      });
+      throw this.taken(apex, own?.id);
     }
+  }
+
+  /** 409: the caller is told the domain id only when the holder is its own organization. */
+  private taken(apex: string, ownId?: string): AppError {
+    return new AppError(DomainErrors.APEX_TAKEN, {
+      message: ownId ? `${apex} is already registered by your organization.` : `${apex} is already registered.`,
+      metadata: ownId ? { apex, domainId: ownId } : { apex },
+      details: [invalidFields([`data.apex: ${apex} is already registered`])],
+    });
+  }
+
+  /** Registrations and activations of one apex one at a time (the apex is not unique across organizations). */
+  private async lockApex(tx: Prisma.TransactionClient, apex: string): Promise<void> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`managed-domain:${apex}`}, 0))`;
+  }
+
+  private expired(domain: Pick<ManagedDomain, 'status' | 'createdAt'>, now = Date.now()): boolean {
+    return domain.status === 'PENDING_VERIFICATION' && now - domain.createdAt.getTime() > this.config.domains.pendingTtlMs;
+  }
+
+  /** Deletes an expired PENDING registration (it never had dependents that mattered: nothing was live). */
+  private async expire(tx: Prisma.TransactionClient, id: string, organizationId: string, apex: string): Promise<void> {
+    await tx.managedDomain.deleteMany({ where: { id, organizationId, status: 'PENDING_VERIFICATION' } });
+    await this.audit.record(tx, { system: 'domain expiry' }, { organizationId, action: AuditAction.DomainExpired, targetType: 'domain', targetId: id, metadata: { apex } });
   }
 
   /**
@@ -77,6 +109,12 @@ export class DomainsService {
   async verify(principal: Principal, id: string): Promise<DomainDto> {
     const organizationId = principal.organizationId;
     const domain = await this.repository.find(this.prisma, organizationId, id);
+    if (this.expired(domain)) {
+      await this.prisma.$transaction((tx) => this.expire(tx, id, organizationId, domain.apex));
+      throw new AppError(DomainErrors.REGISTRATION_EXPIRED, { message: `The registration of ${domain.apex} stayed unverified for more than ${Math.round(this.config.domains.pendingTtlMs / 60_000)} minutes and has expired; register the apex again.`, metadata: { id, apex: domain.apex } });
+    }
+    // First to verify wins: once another organization's registration was verified, this claim cannot be (asked again under the lock below).
+    if (domain.status === 'PENDING_VERIFICATION' && (await this.prisma.managedDomain.count({ where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } } })) > 0) throw this.taken(domain.apex);
     // An ACTIVE domain stays live whatever went live above it later; a new activation needs the right to nest.
     if (domain.status !== 'ACTIVE') await this.assertMayNest(this.prisma, domain.apex, organizationId);
     let check;
@@ -104,7 +142,10 @@ export class DomainsService {
     const now = new Date();
     const row = await this.prisma.$transaction(async (tx) => {
       // The status as of the write (under the row lock): only the verification that activates the domain records it.
+      await this.lockApex(tx, domain.apex);
       const before = await this.repository.lock(tx, organizationId, id);
+      // First to verify wins: another organization's verified registration holds the apex.
+      if (before.status === 'PENDING_VERIFICATION' && (await tx.managedDomain.count({ where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } } })) > 0) throw this.taken(domain.apex);
       await tx.managedDomain.updateMany({ where: { id, organizationId }, data: { status: 'ACTIVE', verifiedAt: now, lastCheckedAt: now, recordMissingSince: null } });
       if (before.status !== 'ACTIVE') {
         await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainVerified, targetType: 'domain', targetId: id, metadata: { apex: domain.apex, from: before.status } });

@@ -1,6 +1,7 @@
 import { AppError } from '@/common/errors/app-error';
 import { defineErrors } from '@/common/errors/error-catalogue';
 import type { ProviderFailure } from './git-provider.port';
+import { sanitizeReason } from './provider-failures';
 
 export const GitProviderErrors = defineErrors('GitProvider', {
   REPOSITORY_NOT_FOUND: [404, 'The git provider has no such repository, or the integration cannot see it.'],
@@ -23,7 +24,9 @@ export const PROVIDER_CALL_ERRORS = [GitProviderErrors.UNAVAILABLE, GitProviderE
  * The API's answer to a failed provider call. `credentials`: what a refusal of the credentials
  * means here: a 422 while they are being checked, a 424 (needs attention) when in use.
  */
-export function providerError(failure: ProviderFailure, credentials: 'checking' | 'in-use'): AppError {
+export function providerError(given: ProviderFailure, credentials: 'checking' | 'in-use'): AppError {
+  // Whatever produced the failure, the provider's text reaches callers short and printable only.
+  const failure = { kind: given.kind, reason: sanitizeReason(given.reason), retryAfterSeconds: given.retryAfterSeconds };
   const metadata = { providerReason: failure.reason };
   switch (failure.kind) {
     case 'unauthorized':

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
-import { makeResolve, providerFetch, resolveAllowed, type Resolve } from '@/common/net/host-guard';
+import { makeResolve, providerFetch, resolveAllowed, sameOriginFetch, type Resolve } from '@/common/net/host-guard';
 import { checkHostUrl, type HostPolicy } from '@/common/net/host-policy';
 import { ProviderFailure, type GitProviderAuthorization, type GitProviderClient, type ProviderKind } from './git-provider.port';
 import { GitProviderErrors, providerError } from './git-providers.errors';
@@ -37,8 +37,8 @@ export class GitProviders {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.policy = { allowHttp: config.git.allowHttp, allowPrivateHosts: config.git.allowPrivateHosts };
     this.resolve = makeResolve(config.git.dnsServers, config.git.timeoutMs);
-    this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs });
-    this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, guard: { policy: this.policy, resolve: this.resolve } });
+    this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes });
+    this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes, guard: { policy: this.policy, resolve: this.resolve } });
     this.localGitRunner = new LocalGitRunner({ timeoutMs: config.git.localTimeoutMs });
     this.localGit = new LocalGitClient({ root: config.git.localRoot, runner: this.localGitRunner });
   }
@@ -52,8 +52,10 @@ export class GitProviders {
         return new GitHubClient(this.githubCloud(), token ?? '');
       case 'GITHUB_ENTERPRISE':
         return new GitHubClient(this.githubServer(target.hostUrl), token ?? '');
-      case 'GITLAB':
-        return new GitLabClient({ hostUrl: this.serverUrl(target.hostUrl), token: token ?? '', fetch: this.serverFetch });
+      case 'GITLAB': {
+        const hostUrl = this.serverUrl(target.hostUrl);
+        return new GitLabClient({ hostUrl, token: token ?? '', fetch: sameOriginFetch(this.serverFetch, [hostUrl]) });
+      }
     }
   }
 
@@ -103,13 +105,16 @@ export class GitProviders {
     }
   }
 
+  /** Calls go to the configured API and web origins only (a `Link` elsewhere is refused). */
   private githubCloud(): GitHubEndpoints {
-    return { apiUrl: this.config.git.github.apiUrl, webUrl: this.config.git.github.webUrl, fetch: this.cloudFetch };
+    const { apiUrl, webUrl } = this.config.git.github;
+    return { apiUrl, webUrl, fetch: sameOriginFetch(this.cloudFetch, [apiUrl, webUrl]), maxPages: this.config.git.maxPages };
   }
 
+  /** Through the guard, and to the server's own origin only. */
   private githubServer(hostUrl: string | undefined): GitHubEndpoints {
     const base = this.serverUrl(hostUrl);
-    return { apiUrl: `${base}/api/v3`, webUrl: base, fetch: this.serverFetch };
+    return { apiUrl: `${base}/api/v3`, webUrl: base, fetch: sameOriginFetch(this.serverFetch, [base]), maxPages: this.config.git.maxPages };
   }
 
   private serverUrl(hostUrl: string | undefined): string {

@@ -8,6 +8,19 @@ export interface GitHubEndpoints {
   /** Web root, for the OAuth pages: https://github.com or https://<host>. */
   webUrl: string;
   fetch: typeof fetch;
+  /** The most pages a listing is followed through (GIT_PROVIDER_MAX_PAGES); more is a ProviderFailure. */
+  maxPages?: number;
+}
+
+/** Every item of a paginated listing, or a ProviderFailure past `maxPages` pages (a provider may paginate forever). */
+async function collectPages<T>(pages: AsyncIterable<{ data: T[] }>, maxPages: number): Promise<T[]> {
+  const items: T[] = [];
+  let count = 0;
+  for await (const page of pages) {
+    if (++count > maxPages) throw new ProviderFailure('unavailable', `the provider listed more than ${maxPages} pages`);
+    items.push(...page.data);
+  }
+  return items;
 }
 
 export interface GitHubApp {
@@ -45,10 +58,12 @@ export class GitHubClient implements GitProviderClient {
   /** The REST client with the credentials bound; calls on it go through `call`. */
   readonly api: Octokit;
   readonly ciUsage: CiUsageReader;
+  private readonly maxPages: number;
 
   constructor(endpoints: GitHubEndpoints, token: string) {
     this.api = octokit(endpoints, token);
-    this.ciUsage = new GitHubActionsUsage(this.api);
+    this.maxPages = endpoints.maxPages ?? 100;
+    this.ciUsage = new GitHubActionsUsage(this.api, this.maxPages);
   }
 
   async currentAccount(): Promise<ProviderAccount> {
@@ -85,14 +100,17 @@ export class GitHubClient implements GitProviderClient {
   }
 
   async userInstallationIds(): Promise<string[]> {
-    const installations = await call(() => this.api.paginate('GET /user/installations', { per_page: 100 }));
+    const installations = await call(() => collectPages(this.api.paginate.iterator('GET /user/installations', { per_page: 100 }), this.maxPages));
     return installations.map((installation) => String(installation.id));
   }
 }
 
 /** GitHub Actions: GET /repos/{owner}/{repo}/actions/runs and .../runs/{run_id}/jobs?filter=all. */
 class GitHubActionsUsage implements CiUsageReader {
-  constructor(private readonly api: Octokit) {}
+  constructor(
+    private readonly api: Octokit,
+    private readonly maxPages: number,
+  ) {}
 
   async workflowRunsPage(nameWithOwner: string, page: number, perPage: number): Promise<{ runs: WorkflowRun[]; hasMore: boolean }> {
     const [owner, repo] = nameWithOwner.split('/');
@@ -114,7 +132,7 @@ class GitHubActionsUsage implements CiUsageReader {
 
   async workflowRunJobs(nameWithOwner: string, runId: string): Promise<WorkflowJob[]> {
     const [owner, repo] = nameWithOwner.split('/');
-    const jobs = await call(() => this.api.paginate(this.api.rest.actions.listJobsForWorkflowRun, { owner, repo, run_id: Number(runId), filter: 'all', per_page: 100 }));
+    const jobs = await call(() => collectPages(this.api.paginate.iterator(this.api.rest.actions.listJobsForWorkflowRun, { owner, repo, run_id: Number(runId), filter: 'all', per_page: 100 }), this.maxPages));
     return jobs.map((job) => ({
       id: String(job.id),
       runId: String(job.run_id),

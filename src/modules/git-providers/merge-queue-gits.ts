@@ -31,8 +31,9 @@ export class MergeQueueGits {
     private readonly providers: GitProviders,
   ) {}
 
+  /** LOCAL_GIT: only while GIT_LOCAL_ENABLED, on the stored canonical path checked again (under GIT_LOCAL_ROOT, symlinks resolved), never a decoded URL. */
   async forSource(source: CodeSource): Promise<MergeQueueGit> {
-    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(source.url, this.providers.localGitRunner);
+    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(await this.providers.local().usablePath(source.nameWithOwner), this.providers.localGitRunner);
     // The merge-queue API refuses other providers before it gets here (dpa:MergeQueue:PROVIDER_NOT_SUPPORTED).
     if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') throw new ProviderFailure('rejected', `merge queues do not run on ${source.provider} code sources`);
     const integration = source.integrationId ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: source.organizationId } }) : null;

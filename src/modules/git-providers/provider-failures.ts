@@ -1,4 +1,4 @@
-import { HostRefusedError, HostUnresolvedError, ProviderTimeoutError } from '@/common/net/host-guard';
+import { HostRefusedError, HostUnresolvedError, ProviderTimeoutError, ResponseTooLargeError } from '@/common/net/host-guard';
 import { ProviderFailure } from './git-provider.port';
 
 interface HttpFailure {
@@ -10,15 +10,25 @@ interface HttpFailure {
 /** Seconds until a rate-limited provider takes requests again: Retry-After, else x-ratelimit-reset. */
 export function retryAfterSeconds(headers: Record<string, string | undefined>, now = Date.now()): number {
   const retryAfter = Number(headers['retry-after']);
-  if (Number.isFinite(retryAfter) && retryAfter >= 0) return Math.ceil(retryAfter);
+  // `Retry-After: 0` (or a negative value) from a provider a tenant controls must not make "at once" loops.
+  if (Number.isFinite(retryAfter)) return Math.max(1, Math.ceil(retryAfter));
   const reset = Number(headers['x-ratelimit-reset']);
   if (Number.isFinite(reset) && reset > 0) return Math.max(1, Math.ceil(reset - now / 1000));
   return 60;
 }
 
+/** The most characters of a provider's own error text passed on to callers. */
+export const MAX_REASON_LENGTH = 200;
+
+/** A provider's error text as callers may see it: printable, one line, at most MAX_REASON_LENGTH characters. */
+export function sanitizeReason(text: string): string {
+  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return flat.length <= MAX_REASON_LENGTH ? flat : `${flat.slice(0, MAX_REASON_LENGTH - 1)}…`;
+}
+
 /** Classifies an HTTP answer of a provider API (GitHub's and GitLab's conventions agree on these). */
 export function classifyHttpFailure({ status, message, headers }: HttpFailure): ProviderFailure {
-  const reason = message || `HTTP ${status}`;
+  const reason = sanitizeReason(typeof message === 'string' ? message : '') || `HTTP ${status}`;
   if (status === 429 || (status === 403 && (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined))) {
     return new ProviderFailure('rate_limited', reason, retryAfterSeconds(headers));
   }
@@ -38,6 +48,7 @@ export function classifyTransportFailure(error: unknown): ProviderFailure {
     if (current instanceof HostRefusedError) return new ProviderFailure('refused', current.reason);
     if (current instanceof HostUnresolvedError) return new ProviderFailure('unresolved', current.message);
     if (current instanceof ProviderTimeoutError) return new ProviderFailure('timeout', current.message);
+    if (current instanceof ResponseTooLargeError) return new ProviderFailure('unavailable', current.message);
     const code = (current as { code?: unknown }).code;
     if (code === 'EHOSTREFUSED') return new ProviderFailure('refused', (current as { reason?: string }).reason ?? 'refused by the outgoing request policy');
   }

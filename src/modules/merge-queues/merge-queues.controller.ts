@@ -26,7 +26,7 @@ import { MergeQueuesService } from './merge-queues.service';
 const IF_MATCH = ApiHeader({ name: 'If-Match', required: false, description: 'The revision you last saw; when the queue has moved on since, the request is refused with a 409 and changes nothing' });
 
 /** Reading a base ref through the code source's provider (POST and PATCH): its integration and the provider's answers. */
-const BASE_REF_LOOKUP_ERRORS = [CodeSourceErrors.INTEGRATION_NOT_FOUND, GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, ...PROVIDER_CALL_ERRORS];
+const BASE_REF_LOOKUP_ERRORS = [CodeSourceErrors.INTEGRATION_NOT_FOUND, GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, GitProviderErrors.LOCAL_GIT_DISABLED, GitProviderErrors.REPOSITORY_NOT_FOUND, ...PROVIDER_CALL_ERRORS];
 
 @ApiTags('merge-queues')
 @Controller('merge-queues')
@@ -41,7 +41,7 @@ export class MergeQueuesController {
       'One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source\'s integration, whose token needs write access to the repository\'s contents); GITLAB is refused with a 422.',
   })
   @ApiDataResponse(MergeQueueDto, { status: 201 })
-  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, ...BASE_REF_LOOKUP_ERRORS)
+  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, MergeQueueErrors.QUEUE_LIMIT_REACHED, ...BASE_REF_LOOKUP_ERRORS)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMergeQueueRequest) {
     return { data: await this.queues.create(principal, body.data) };
   }
@@ -141,7 +141,7 @@ export class MergeQueuesController {
   @RequirePermission(Permission.MergeQueueEntriesWrite)
   @ApiOperation({ summary: 'Add a pull request to the queue', description: 'The same PR number cannot be in the queue twice while live.' })
   @ApiDataResponse(MergeQueueEntryDto, { status: 201 })
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_EXISTS)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_EXISTS, MergeQueueErrors.ENTRY_LIMIT_REACHED)
   async enqueue(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: CreateMergeQueueEntryRequest) {
     return { data: await this.queues.enqueue(principal, id, body.data) };
   }

@@ -14,5 +14,7 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   INVALID_SETTINGS: [422, 'The merge queue settings are not consistent.'],
   DISABLED: [422, 'The merge queue is disabled.'],
   ENTRY_FINAL: [422, 'The merge queue entry is merged, removed or failed.'],
+  ENTRY_LIMIT_REACHED: [422, 'The merge queue holds as many live entries as this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES).'],
+  QUEUE_LIMIT_REACHED: [422, 'The organization has as many merge queues as this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).'],
   CHECK_NOT_REQUIRED: [422, 'The check is not one of the queue\'s required checks.'],
 });

@@ -288,9 +288,15 @@ export class MergeQueuesRepository {
   // ---------------------------------------------------------------- the API's reads and the create
 
   /** Creates a queue with its first planner state, audited, and returns it as the API renders it. */
-  async create(actor: Principal, data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState }): Promise<QueueView> {
+  /** A new queue, unless the organization already has `limit` queues (a 422 naming the limit). */
+  async create(actor: Principal, data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState }, limit: number): Promise<QueueView> {
     const { organizationId, repositoryId, baseRef, state } = data;
     return this.prisma.$transaction(async (tx) => {
+      // The organization's row serializes creations, so two at once cannot both take the last place.
+      await tx.$queryRaw`SELECT id FROM "Organization" WHERE id = ${organizationId} FOR UPDATE`;
+      if ((await tx.mergeQueue.count({ where: { organizationId } })) >= limit) {
+        throw new AppError(MergeQueueErrors.QUEUE_LIMIT_REACHED, { message: `The organization already has ${limit} merge queues, the most this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).`, metadata: { limit } });
+      }
       const queue = await tx.mergeQueue.create({
         data: {
           organizationId,

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/http/given-id';
@@ -46,6 +48,7 @@ export class MergeQueuesService {
   constructor(
     private readonly repository: MergeQueuesRepository,
     private readonly gits: MergeQueueGits,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async create(principal: Principal, dto: CreateMergeQueueDto): Promise<MergeQueueDto> {
@@ -67,7 +70,7 @@ export class MergeQueuesService {
       throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data: ${(error as Error).message}`])] });
     }
     try {
-      return render(await this.repository.create(principal, { organizationId, repositoryId: source.id, baseRef: dto.baseRef, state }));
+      return render(await this.repository.create(principal, { organizationId, repositoryId: source.id, baseRef: dto.baseRef, state }, this.config.mergeQueues.maxPerOrganization));
     } catch (error) {
       if (isUniqueViolation(error, 'baseRef')) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
       throw error;
@@ -168,6 +171,10 @@ export class MergeQueuesService {
       build: ({ state }) => {
         const live = state.entries.find((e) => e.number === dto.number && !FINAL_ENTRY_STATUSES.includes(e.status));
         if (live) throw new AppError(MergeQueueErrors.ENTRY_EXISTS, { metadata: { number: dto.number, entryId: live.id } });
+        const limit = this.config.mergeQueues.maxLiveEntries;
+        if (state.entries.filter((e) => !FINAL_ENTRY_STATUSES.includes(e.status)).length >= limit) {
+          throw new AppError(MergeQueueErrors.ENTRY_LIMIT_REACHED, { message: `The queue already holds ${limit} live entries, the most this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES); wait for some to land.`, metadata: { limit } });
+        }
         return [{ type: 'enqueue', at: Date.now(), entry: { id: entryId, number: dto.number, headSha: dto.headSha, url: dto.url, ...(dto.title !== undefined && { title: dto.title }), ...(dto.priority !== undefined && { priority: dto.priority }) } }];
       },
       returning: { entryId },
@@ -315,7 +322,10 @@ export class MergeQueuesService {
    * be read); a provider that fails answers as provider failures do everywhere (502, 503, 424...).
    */
   private async readBase(source: CodeSource, baseRef: string): Promise<string | null> {
-    const git = await this.gits.forSource(source);
+    // LOCAL_GIT disabled, or its path no longer usable, is an answer of its own (not "no such ref").
+    const git = await this.gits.forSource(source).catch((error: unknown) => {
+      throw error instanceof ProviderFailure ? providerError(error, 'in-use') : error;
+    });
     try {
       return await git.readRef(baseRef);
     } catch (error) {

@@ -64,6 +64,19 @@ describe(drawQueue.name, () => {
     expect(empty).toContain('(no batch in flight)');
     expect(empty).toContain('waiting (0)\n  (none)');
   });
+  it('strips terminal control characters from everything the server sent (a title cannot drive the terminal)', () => {
+    const hostile = drawQueue({
+      ...queue,
+      repository: 'acme/\u001b]0;owned\u0007shop',
+      baseRef: 'main\u001b[2J',
+      batches: [{ ...queue.batches[0], requiredChecks: [{ name: 'ci\u001b[31m', state: 'success' }] }],
+      waiting: [{ ...queue.waiting[0], title: 'Fix\u001b[2J\u001b[H\rowned\u0008\u009b31m\u202eevil\nnext', block: 'why\u0007' }],
+    });
+    // No C0 control (but the picture's own newlines), no DEL, no C1 control, no bidi override.
+    expect(hostile.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(hostile).toContain('acme/]0;ownedshop ⇢ main[2J');
+    expect(hostile).toContain('Fix[2J[H owned31mevil next — why');
+  });
 });
 
 describe(formatDuration.name, () => {

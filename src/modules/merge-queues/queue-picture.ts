@@ -76,7 +76,25 @@ function table(rows: string[][], indent: string): string[] {
   return rows.map((r) => `${indent}${r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}`.trimEnd());
 }
 
-export function drawQueue(q: QueuePicture): string {
+/** Line breaks and tabs read as a space; every other C0/C1 control, DEL and bidi control is dropped. */
+const LINE_BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` made safe to print on a terminal: nothing in it can move the cursor, recolour or retitle it. */
+export function terminalSafe(text: string): string {
+  return text.replace(LINE_BREAKS, ' ').replace(CONTROLS, '');
+}
+
+/** Every string in `value` passed through terminalSafe (the picture is made of what the server sent). */
+function safeDeep<T>(value: T): T {
+  if (typeof value === 'string') return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map(safeDeep) as T;
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, safeDeep(v)])) as T;
+  return value;
+}
+
+export function drawQueue(picture: QueuePicture): string {
+  const q = safeDeep(picture);
   const now = Date.parse(q.now);
   const since = (iso: string) => formatDuration(now - Date.parse(iso));
   const until = (iso: string | undefined) => (iso === undefined ? '' : `~${formatDuration(Date.parse(iso) - now)}`);

@@ -12,6 +12,8 @@ export interface UsageImportJobData {
   importId: string;
   organizationId: string;
   codeSourceId: string;
+  /** Rate limits met in a row (the worker backs off further each time); reset by a committed page. */
+  rateLimitHits?: number;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Integration } from '@/generated/prisma/client';
 import { ProviderFailure, type CiUsageReader, type WorkflowJob } from '@/modules/git-providers/git-provider.port';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import type { UsageImportJobData } from './usage-import.producer';
-import { JOB_FETCH_CONCURRENCY, RUNS_PER_PAGE, runsToImport } from './usage-rules';
+import { JOB_FETCH_CONCURRENCY, rateLimitDelaySeconds, RUNS_PER_PAGE, runsToImport } from './usage-rules';
 import { UsageRepository } from './usage.repository';
 
 /** What a finished import job returns (BullMQ keeps it only until the job is removed). */
@@ -62,6 +62,7 @@ export class UsageImportRunner {
         const jobs: WorkflowJob[] = (await mapLimit(step.runs, JOB_FETCH_CONCURRENCY, (run) => reader.workflowRunJobs(source.nameWithOwner, run.id))).flat();
         state = await this.repository.commitPage({ importId, organizationId, codeSourceId, page, runs: step.runs, jobs });
         await job.updateProgress({ pagesDone: state.pagesDone, runsImported: state.runsImported, jobsImported: state.jobsImported });
+        if (job.data.rateLimitHits) await job.updateData({ ...job.data, rateLimitHits: 0 });
         if (step.last) break;
       }
     } catch (error) {
@@ -77,7 +78,9 @@ export class UsageImportRunner {
     const { importId, organizationId } = job.data;
     const failure = error instanceof ProviderFailure ? error : error instanceof AppError && error.options.cause instanceof ProviderFailure ? error.options.cause : undefined;
     if (failure?.kind === 'rate_limited' && token) {
-      const until = new Date(Date.now() + (failure.retryAfterSeconds ?? 60) * 1000);
+      const hits = job.data.rateLimitHits ?? 0;
+      const until = new Date(Date.now() + rateLimitDelaySeconds(failure.retryAfterSeconds ?? 60, hits) * 1000);
+      await job.updateData({ ...job.data, rateLimitHits: hits + 1 });
       await this.repository.rateLimited(importId, organizationId, until, failure.reason);
       await job.moveToDelayed(until.getTime(), token);
       this.logger.log({ importId, until: until.toISOString() }, 'usage import delayed by the provider rate limit');

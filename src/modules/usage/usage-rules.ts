@@ -19,6 +19,15 @@ export const INCREMENTAL_OVERLAP_MS = 24 * 3_600_000;
 export const IMPORT_ATTEMPTS = 8;
 export const IMPORT_BACKOFF_MS = 2_000;
 
+/**
+ * How long an import waits after the provider's rate limit, the `hits`-th time in a row: what the
+ * provider asked, but at least 5 s doubling per consecutive hit up to an hour, so a provider that
+ * answers 429 with `Retry-After: 0` again and again cannot make the worker loop.
+ */
+export function rateLimitDelaySeconds(retryAfterSeconds: number, hits: number): number {
+  return Math.max(retryAfterSeconds, Math.min(3600, 5 * 2 ** Math.min(hits, 20)));
+}
+
 /** GitHub's runner families, from a job's labels; a `self-hosted` label wins. */
 export function runnerOs(job: Pick<WorkflowJob, 'labels' | 'runnerGroupName'>): CiRunnerOs {
   const labels = job.labels.map((label) => label.toLowerCase());

@@ -666,9 +666,10 @@ async function main(): Promise<void> {
     const token = encodeApiKeyToken(randomBytes(32));
     await prisma.apiKey.create({ data: { organizationId: organization.id, name: 'bench', ownerId: owner.id, ownerType: 'MEMBERSHIP', createdById: owner.id, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) } });
 
-    // As in production (NODE_ENV=production), with LOCAL_GIT on (production turns it off by default)
-    // and the per-key budget raised so that the bench measures the engine, not 429s.
-    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, PORT: String(PORT), ...productionEnv(), GIT_LOCAL_ENABLED: 'true', RATE_LIMIT_PER_PRINCIPAL: '10000000', LOG_LEVEL: 'warn' };
+    // As in production (NODE_ENV=production), with LOCAL_GIT on under the bench's directory (production
+    // turns it off by default and wants its root) and the per-key budget raised so that the bench
+    // measures the engine, not 429s.
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, PORT: String(PORT), ...productionEnv(), GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: dir, RATE_LIMIT_PER_PRINCIPAL: '10000000', LOG_LEVEL: 'warn' };
     const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
     const worker = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(api, worker);

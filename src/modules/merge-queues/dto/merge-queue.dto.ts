@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsString, IsUrl, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
 import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEntry, MergeQueueEvent } from '@/generated/prisma/client';
@@ -17,6 +17,9 @@ import {
 const GIT_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 const REF_NAME = /^(?!.*\.\.)(?!.*\/\/)(?!\/)(?!.*\/$)(?!.*\.lock$)[A-Za-z0-9._\/-]{1,200}$/;
 const CHECK_NAME = /^[\x21-\x7e][\x20-\x7e]{0,99}$/;
+/** Links people click in a UI or a terminal: http(s) only (never `javascript:`, `data:`, `file:`...). */
+const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
+const WEB_URL_MESSAGE = { message: 'must be an http or https URL' };
 
 export class CreateMergeQueueDto {
   @ApiProperty({ description: 'The code source (repository) whose base ref the queue lands on', pattern: ROW_ID.source }) @IsString() @Matches(ROW_ID, { message: 'must be a code source id' }) codeSourceId: string;
@@ -58,7 +61,7 @@ export class UpdateMergeQueueRequest extends RequestEnvelope(UpdateMergeQueueDto
 export class CreateMergeQueueEntryDto {
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'The pull request number' }) @IsInt() @Min(1) @Max(2147483647) number: number;
   @ApiProperty({ description: 'The head commit to merge', pattern: GIT_SHA.source }) @IsString() @Matches(GIT_SHA, { message: 'must be a full commit id' }) headSha: string;
-  @ApiProperty({ maxLength: 2000, description: 'Where people see the pull request' }) @IsString() @Length(1, 2000) url: string;
+  @ApiProperty({ maxLength: 2000, format: 'uri', pattern: '^https?://', description: 'Where people see the pull request (http or https)' }) @IsString() @Length(1, 2000) @IsUrl(WEB_URL, WEB_URL_MESSAGE) url: string;
   @ApiPropertyOptional({ maxLength: 500 }) @IsOptionalNonNull() @IsString() @MaxLength(500) title?: string;
   @ApiPropertyOptional({ type: 'integer', minimum: -1000, maximum: 1000, default: 0, description: 'Higher plans first; 100 or more is urgent (jumps the queue)' })
   @IsOptionalNonNull()
@@ -91,7 +94,7 @@ export class ReportCheckDto {
   @IsString()
   @Matches(GIT_SHA, { message: 'must be a full commit id' })
   sha: string;
-  @ApiPropertyOptional({ maxLength: 2000, description: "The CI run's page; shown as the batch's checksUrl" }) @IsOptionalNonNull() @IsString() @Length(1, 2000) url?: string;
+  @ApiPropertyOptional({ maxLength: 2000, format: 'uri', pattern: '^https?://', description: "The CI run's page (http or https); shown as the batch's checksUrl" }) @IsOptionalNonNull() @IsString() @Length(1, 2000) @IsUrl(WEB_URL, WEB_URL_MESSAGE) url?: string;
 }
 
 export class ReportCheckRequest extends RequestEnvelope(ReportCheckDto) {}
