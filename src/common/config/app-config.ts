@@ -180,9 +180,40 @@ export class EnvironmentVariables {
   @Max(30 * 86_400_000)
   DOMAIN_VERIFICATION_GRACE_MS?: number;
 
+  /** Unset (or empty) means production: a forgotten variable never turns development conveniences on. */
   @IsOptional()
+  @Transform(({ value }) => (value === '' ? undefined : value))
   @IsIn(['production', 'development', 'test'])
   NODE_ENV?: string;
+
+  /** The API's Prometheus listener (GET /metrics), never the public port; 0 = any free port. */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  METRICS_PORT?: number;
+
+  /** The worker's health and metrics listener; 0 = any free port. */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  WORKER_HEALTH_PORT?: number;
+
+  /** How long a process given SIGTERM may spend finishing in-flight requests and jobs. */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_GRACE_MS?: number;
+
+  /** Browser origins allowed by CORS, comma-separated; unset: no CORS headers at all. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#,]+(\s*,\s*https?:\/\/[^\s/?#,]+)*$/, { message: 'must be comma-separated origins such as https://app.example.com' })
+  CORS_ORIGINS?: string;
 
   /** `id:base64-of-32-bytes`, comma-separated: the first encrypts, every one decrypts (key rotation). */
   @IsOptional()
@@ -347,14 +378,23 @@ export interface AppConfig {
     /** How long an ACTIVE domain's record may be missing before it lapses. */
     verificationGraceMs: number;
   };
+  /** `production` unless NODE_ENV says otherwise. */
   environment: 'production' | 'development' | 'test';
+  /** Port of the API's separate /metrics listener (0: any free port). */
+  metricsPort: number;
+  /** Port of the worker's /health/live, /health/ready and /metrics listener (0: any free port). */
+  workerHealthPort: number;
+  /** SIGTERM: how long in-flight HTTP requests and jobs get before the process exits anyway. */
+  shutdownGraceMs: number;
+  /** CORS: allowed origins (lower case); empty means CORS stays off. */
+  corsOrigins: string[];
   /** Keys for provider credentials at rest; `current` encrypts, all decrypt. */
   credentialKeys: { current: string; keys: Record<string, Buffer> };
   git: GitConfig;
 }
 
 export interface GitConfig {
-  /** LOCAL_GIT code sources (bare repositories on this server's disk); on by default outside production. */
+  /** LOCAL_GIT code sources (bare repositories on this server's disk); on by default only when NODE_ENV is development or test. */
   localEnabled: boolean;
   /** When set, LOCAL_GIT repositories must live under this directory. */
   localRoot?: string;
@@ -372,7 +412,7 @@ export interface GitConfig {
   redirectAllowedOrigins: string[];
 }
 
-/** The development-only credential key, used when CREDENTIALS_KEYS is unset outside production. Never secret. */
+/** The development-only credential key, used when CREDENTIALS_KEYS is unset and NODE_ENV is development or test. Never secret. */
 const DEVELOPMENT_CREDENTIAL_KEY = { id: 'dev', key: Buffer.alloc(32, 'delivery-platform-development-key') };
 
 export class ConfigError extends Error {}
@@ -395,8 +435,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if ((raw.HTTP_HEADERS_TIMEOUT_MS ?? 10_000) > (raw.HTTP_REQUEST_TIMEOUT_MS ?? 30_000)) {
     throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
   }
-  const environment = (raw.NODE_ENV ?? 'development') as AppConfig['environment'];
-  if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required when NODE_ENV=production)');
+  // Unset is production: only an explicit development/test turns on the built-in key, LOCAL_GIT and failpoints.
+  const environment = (raw.NODE_ENV ?? 'production') as AppConfig['environment'];
+  if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required in production, which is what an unset NODE_ENV means)');
   return {
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL,
@@ -439,6 +480,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
     },
     environment,
+    metricsPort: raw.METRICS_PORT ?? 9464,
+    workerHealthPort: raw.WORKER_HEALTH_PORT ?? 9465,
+    shutdownGraceMs: raw.SHUTDOWN_GRACE_MS ?? 25_000,
+    corsOrigins: (raw.CORS_ORIGINS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     credentialKeys: parseCredentialKeys(raw.CREDENTIALS_KEYS),
     git: {
       localEnabled: raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true',
