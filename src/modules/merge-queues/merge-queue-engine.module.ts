@@ -6,11 +6,12 @@ import { MergeQueueExecutor } from './engine/merge-queue-executor';
 import { MergeQueueGits } from './engine/merge-queue-gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { MergeQueueStore } from './engine/merge-queue-store';
+import { MergeQueueMetrics } from './merge-queue-metrics';
 
 /** What both processes need: the event transaction, the job kicks, the git port and the executor. */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],
-  providers: [MergeQueueStore, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits],
+  providers: [MergeQueueStore, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, MergeQueueMetrics],
   exports: [MergeQueueStore, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, AuditModule, QueuesModule],
 })
 export class MergeQueueEngineModule {}

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { AppError } from '@/common/errors/app-error';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueue, Prisma } from '@/generated/prisma/client';
@@ -14,6 +14,7 @@ import {
 } from '../planner';
 import { MergeQueueErrors } from '../merge-queues.errors';
 import { batchRowId } from './merge-queue-ids';
+import { MergeQueueMetrics } from '../merge-queue-metrics';
 
 /** The queue row, locked, with the planner state it holds. */
 export interface LockedQueue {
@@ -54,9 +55,19 @@ const LIVE_BATCH = (b: BatchState) => !FINAL_BATCH_STATUSES.includes(b.status);
  */
 @Injectable()
 export class MergeQueueStore {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    @Optional() private readonly metrics?: MergeQueueMetrics,
+  ) {}
 
   async apply<T = void>(request: ApplyRequest<T>): Promise<{ queue: LockedQueue; outcome: ApplyOutcome; result: T }> {
+    const applied = await this.transaction(request);
+    // Metrics count committed events only (landings, CI runs per landed PR, bisections).
+    this.metrics?.applied(applied.queue.row.id, applied.outcome.before, applied.outcome.state);
+    return applied;
+  }
+
+  private transaction<T>(request: ApplyRequest<T>): Promise<{ queue: LockedQueue; outcome: ApplyOutcome; result: T }> {
     return this.prisma.$transaction(async (tx) => {
       const locked = await this.lock(tx, request.organizationId, request.queueId);
       const events = await request.build(locked, tx);
