@@ -113,4 +113,10 @@ describe(loadConfig.name, () => {
   ])('names a bad operations variable in one line: %p', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
+
+  it('takes an empty value as unset (an env file line `X=`, compose `${X:-}`): the default applies', () => {
+    const config = loadConfig({ ...valid, PORT: '', PUBLIC_URL: '', CORS_ORIGINS: '', GIT_LOCAL_ROOT: '', DNS_SERVERS: '', METRICS_PORT: '' });
+    expect(config).toMatchObject({ port: 3000, metricsPort: 9464, corsOrigins: [], domains: { dnsServers: [] }, git: { publicUrl: 'http://localhost:3000', localRoot: undefined } });
+    expect(() => loadConfig({ ...valid, DATABASE_URL: '' })).toThrow('Invalid configuration: DATABASE_URL is not set');
+  });
 });

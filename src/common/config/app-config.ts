@@ -422,7 +422,9 @@ export class ConfigError extends Error {}
  * message is one line per bad variable, naming it.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const raw = plainToInstance(EnvironmentVariables, { ...env }, { enableImplicitConversion: false });
+  // An empty value is an unset one (`X=` in an env file, `\${X:-}` in compose): the default applies.
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const raw = plainToInstance(EnvironmentVariables, given, { enableImplicitConversion: false });
   const errors = validateSync(raw, { skipMissingProperties: false, whitelist: false });
   if (errors.length > 0) {
     const lines = errors.map((e) => {
