@@ -16,6 +16,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  // Listening for SIGTERM from the start: a signal during start-up exits 0 at once (nothing is in flight yet).
+  let stop: () => Promise<void> = async () => undefined;
+  exitGracefullyOnSignals('worker', config.shutdownGraceMs, () => stop());
   const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   const metrics = app.get(MetricsService);
@@ -41,14 +44,14 @@ async function main(): Promise<void> {
   // SIGTERM: BullMQ workers stop taking jobs and wait for the active ones to finish, then the
   // application closes, within SHUTDOWN_GRACE_MS; past it the process exits, and a job it held is
   // taken over by another worker once its lock expires (BullMQ's stalled-job check).
-  exitGracefullyOnSignals('worker', config.shutdownGraceMs, async () => {
+  stop = async () => {
     // First the BullMQ workers, each waiting for its active jobs: Nest would close them only after
     // Prisma and Redis (onModuleDestroy), leaving the jobs in flight without their database.
     const hosts = app.get(DiscoveryService).getProviders().map((wrapper) => wrapper.instance as unknown).filter((instance): instance is WorkerHost => instance instanceof WorkerHost);
     await Promise.all(hosts.map((host) => closeWorker(host)));
     await app.close();
     await ops.close();
-  });
+  };
   await app.init();
   process.stdout.write(`${JSON.stringify({ level: 30, msg: 'worker started', healthPort: ops.port })}\n`);
 }
