@@ -68,7 +68,7 @@ describe('Observability and lifecycle of the built processes', () => {
     beforeAll(async () => {
       api = await startApi(env());
       metricsUrl = `http://127.0.0.1:${loggedPort(api, 'metricsPort')}/metrics`;
-    }, 60_000);
+    }, 120_000);
 
     afterAll(async () => {
       await api?.stop();
@@ -132,7 +132,7 @@ describe('Observability and lifecycle of the built processes', () => {
     beforeAll(async () => {
       worker = await startWorker(env());
       base = `http://127.0.0.1:${loggedPort(worker, 'healthPort')}`;
-    }, 60_000);
+    }, 120_000);
 
     afterAll(async () => {
       await worker?.stop();
@@ -183,7 +183,7 @@ describe('Observability and lifecycle of the built processes', () => {
       } finally {
         await api.stop('SIGKILL');
       }
-    }, 60_000);
+    }, 150_000);
 
     it('the API exits 1 once SHUTDOWN_GRACE_MS has passed with a request still in flight', async () => {
       const api = await startApi({ ...env(), SHUTDOWN_GRACE_MS: '1000' });
@@ -198,7 +198,7 @@ describe('Observability and lifecycle of the built processes', () => {
       } finally {
         await api.stop('SIGKILL');
       }
-    }, 60_000);
+    }, 150_000);
 
     it('the worker finishes the job in flight (a usage import on a slow provider), answering 503 to readiness meanwhile, then exits 0', async () => {
       const api = await startApi(env());
@@ -241,6 +241,6 @@ describe('Observability and lifecycle of the built processes', () => {
         await worker.stop('SIGKILL');
         await api.stop();
       }
-    }, 90_000);
+    }, 240_000);
   });
 });

@@ -84,7 +84,7 @@ describe('The built processes', () => {
     worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     worker.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 90_000;
       while (!output.includes('worker started') && worker.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(output).toContain('worker started');
       const redisUrl = new URL(env.REDIS_URL as string);
@@ -117,7 +117,7 @@ describe('The built processes', () => {
     api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {
       const base = `http://127.0.0.1:${port}`;
-      for (let i = 0; i < 100 && !output.includes('api listening'); i++) await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 450 && !output.includes('api listening'); i++) await new Promise((r) => setTimeout(r, 200));
       const ok = await fetch(`${base}/projects`, { headers: { Authorization: `Bearer ${bootstrap.token}`, 'X-Request-Id': 'log-check-1' } });
       expect(ok.status).toBe(200);
       const bad = await fetch(`${base}/projects?token=${bootstrap.token}`, { headers: { Authorization: `Bearer ${bootstrap.token.slice(0, -2)}xx`, 'X-Request-Id': 'log-check-2' } });

@@ -71,7 +71,7 @@ describe('Security headers (Helmet) and CORS', () => {
     beforeAll(async () => {
       buildIfStale();
       api = await startApi({ CORS_ORIGINS: 'https://app.example.com,http://localhost:5173' });
-    }, 180_000);
+    }, 240_000);
 
     afterAll(async () => {
       await api?.stop();
