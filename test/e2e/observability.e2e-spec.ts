@@ -105,7 +105,7 @@ describe('Observability and lifecycle of the built processes', () => {
       expect(samples(text, 'dpa_provider_calls_total').get('dpa_provider_calls_total{provider="GITHUB",outcome="ok"}')).toBeGreaterThanOrEqual(1);
       expect(samples(text, 'dpa_provider_rate_limit_remaining').get('dpa_provider_rate_limit_remaining{provider="GITHUB"}')).toBe(4999);
       expect(samples(text, 'dpa_metrics_source_errors_total').size).toBe(0);
-    });
+    }, 150_000);
 
     it('has no /metrics on the public port: the 404 error body', async () => {
       const response = await fetch(`${api.base}/metrics`);

@@ -101,7 +101,7 @@ describe('The built processes', () => {
       // Graceful shutdown (src/common/lifecycle): the workers and the application close, then exit 0.
       expect(await exited).toEqual({ code: 0, signal: null });
     }
-  }, 60_000);
+  }, 150_000);
 
   it('the API logs structured JSON with request ids and never a token', async () => {
     const port = await new Promise<number>((resolve) => {
@@ -135,5 +135,5 @@ describe('The built processes', () => {
     ]);
     expect(output).not.toContain(bootstrap.token);
     expect(output).not.toContain(bootstrap.token.slice(4, 40));
-  }, 60_000);
+  }, 150_000);
 });
