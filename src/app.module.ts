@@ -4,6 +4,7 @@ import { AuthModule } from '@/common/auth/auth.module';
 import { ConfigModule } from '@/common/config/config.module';
 import { AllExceptionsFilter } from '@/common/errors/all-exceptions.filter';
 import { LoggingModule } from '@/common/logging/logging.module';
+import { MetricsModule } from '@/common/metrics/metrics.module';
 import { PrismaModule } from '@/common/prisma/prisma.module';
 import { QueuesModule } from '@/common/queues/queues.module';
 import { RedisModule } from '@/common/redis/redis.module';
@@ -27,7 +28,7 @@ import { MergeQueuesModule } from '@/modules/merge-queues/merge-queues.module';
 import { UsageModule } from '@/modules/usage/usage.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
-export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, PrismaModule, RedisModule, QueuesModule];
+export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, MetricsModule, PrismaModule, RedisModule, QueuesModule];
 
 /**
  * The API process: infrastructure, auth, rate limits, and one module per domain. ThrottlingModule

@@ -1,4 +1,5 @@
 import type { NestExpressApplication, NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
+import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { requestIdMiddleware } from '@/common/logging/logging.module';
 import { createValidationPipe } from '@/common/http/validation';
@@ -8,6 +9,8 @@ import { parseQueryString } from '@/common/http/query-parser';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { setupSwagger } from '@/common/swagger/swagger';
+import { httpMetricsMiddleware } from '@/common/metrics/http-metrics';
+import { MetricsService } from '@/common/metrics/metrics.service';
 
 export const JSON_BODY_LIMIT = '1mb';
 
@@ -17,11 +20,25 @@ export const JSON_BODY_LIMIT = '1mb';
  */
 export function configureApp(app: NestExpressApplication): void {
   app.useLogger(app.get(Logger));
+  // First, so the histogram times every request, refused ones included.
+  app.use(httpMetricsMiddleware(app.get(MetricsService)));
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', parseQueryString);
   app.use(requestIdMiddleware);
   const config = app.get<AppConfig>(APP_CONFIG);
+  app.use(securityHeaders());
+  // CORS stays off (no Access-Control-* headers, browsers refuse cross-origin reads) unless origins are configured.
+  if (config.corsOrigins.length > 0) {
+    app.enableCors({
+      origin: config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'X-Request-Id'],
+      exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Location'],
+      credentials: false,
+      maxAge: 600,
+    });
+  }
   // Non-JSON bodies are refused before parsing, so no route mistakes one for a missing body; JSON
   // bodies are bounded (depth, keys, storable strings) before anything transforms or validates them.
   app.use(jsonOnlyMiddleware);
@@ -33,6 +50,15 @@ export function configureApp(app: NestExpressApplication): void {
   app.use(bodyRejectionHandler);
   app.use(bodyGuardMiddleware(limits));
   app.useGlobalPipes(new ParameterGuardPipe(), createValidationPipe());
-  app.enableShutdownHooks();
+  // No enableShutdownHooks here: main.ts drains the HTTP server first, then closes the app (see graceful-shutdown.ts).
   setupSwagger(app);
+}
+
+/**
+ * Helmet's headers. The Content-Security-Policy is Helmet's default, which Swagger UI at /docs
+ * works under (its scripts are files of this origin, its styles inline, its images data: URLs),
+ * without `upgrade-insecure-requests`, which would break /docs on a plain-http deployment.
+ */
+export function securityHeaders() {
+  return helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
 }

@@ -40,6 +40,8 @@ runOrExplain(async () => {
   provider.callbackUrl = `http://localhost:${port}/scm/callback`;
   const env = {
     ...process.env,
+    // A demo on a laptop: the development credential key and LOCAL_GIT (an unset NODE_ENV means production).
+    NODE_ENV: process.env.NODE_ENV ?? 'development',
     DATABASE_URL: databaseUrl,
     REDIS_URL: services.redisUrl,
     PORT: port,

@@ -5,9 +5,9 @@ import autocannon from 'autocannon';
 
 export const CONNECTIONS = 50;
 
-/** What a built API process needs to run as in production (NODE_ENV=production wants real credential keys). */
+/** What a built API process needs to run as in production (NODE_ENV=production wants real credential keys); metrics and worker health listeners on free ports. */
 export function productionEnv(): NodeJS.ProcessEnv {
-  return { NODE_ENV: 'production', CREDENTIALS_KEYS: `bench:${randomBytes(32).toString('base64')}` };
+  return { NODE_ENV: 'production', CREDENTIALS_KEYS: `bench:${randomBytes(32).toString('base64')}`, METRICS_PORT: '0', WORKER_HEALTH_PORT: '0' };
 }
 
 export interface Measurement {

@@ -1,4 +1,6 @@
 // Defaults for running Jest directly (npm test sets these to its fresh test database).
+// An unset NODE_ENV means production (no development credential key, LOCAL_GIT off): tests say test.
+process.env.NODE_ENV ??= 'test';
 process.env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/delivery_platform_test';
 process.env.REDIS_URL ??= 'redis://127.0.0.1:6379/13';
 process.env.QUEUE_PREFIX ??= 'dpa-test';
@@ -18,3 +20,6 @@ process.env.GITHUB_APP_SLUG ??= 'delivery-platform-test';
 process.env.GITHUB_API_URL ??= 'http://127.0.0.1:9';
 process.env.GITHUB_WEB_URL ??= 'http://127.0.0.1:9';
 process.env.RATE_LIMIT_USAGE_IMPORT ??= '1000000';
+// Each process's metrics and worker health listeners on a free port: suites run processes side by side.
+process.env.METRICS_PORT ??= '0';
+process.env.WORKER_HEALTH_PORT ??= '0';

@@ -16,7 +16,8 @@ export class BuiltProcess {
   }
 
   /** Starts `script` and waits for `ready` in its output. */
-  static async start(script: 'dist/main.js' | 'dist/worker.js', env: NodeJS.ProcessEnv, ready: string, timeoutMs = 30_000): Promise<BuiltProcess> {
+  // 90 s: a start-up normally takes a few seconds, but a machine running several suites side by side has taken 25 s.
+  static async start(script: 'dist/main.js' | 'dist/worker.js', env: NodeJS.ProcessEnv, ready: string, timeoutMs = 90_000): Promise<BuiltProcess> {
     const proc = new BuiltProcess(spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
     const deadline = Date.now() + timeoutMs;
     while (!proc.output.includes(ready) && proc.running && Date.now() < deadline) await sleep(50);

@@ -2,7 +2,10 @@ import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ConfigError, loadConfig } from './app-config';
 
-const valid = { DATABASE_URL: 'postgresql://u@h:5432/db', REDIS_URL: 'redis://h:6379' };
+const base = { DATABASE_URL: 'postgresql://u@h:5432/db', REDIS_URL: 'redis://h:6379' };
+// Most cases are about other variables: development, so no credential key is needed.
+const valid = { ...base, NODE_ENV: 'development' };
+const KEY = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
 
 describe(loadConfig.name, () => {
   it('applies defaults', () => {
@@ -77,5 +80,59 @@ describe(loadConfig.name, () => {
     expect(loadConfig({ ...valid, RATE_LIMIT_PER_PRINCIPAL: '50' }).rateLimits.perActor).toBe(50);
     expect(loadConfig({ ...valid, MERGE_QUEUE_MAX_LIVE_ENTRIES: '5', MERGE_QUEUE_MAX_PER_ORGANIZATION: '2', RATE_LIMIT_PER_ACTOR: '70' })).toMatchObject({ mergeQueues: { maxLiveEntries: 5, maxPerOrganization: 2 }, rateLimits: { perActor: 70 } });
     expect(() => loadConfig({ ...valid, MERGE_QUEUE_MAX_LIVE_ENTRIES: '0' })).toThrow('MERGE_QUEUE_MAX_LIVE_ENTRIES');
+  });
+
+  describe('when NODE_ENV is forgotten', () => {
+    it('behaves as production: no built-in credential key, one line naming CREDENTIALS_KEYS', () => {
+      expect(() => loadConfig(base)).toThrow(ConfigError);
+      expect(() => loadConfig(base)).toThrow(/^Invalid configuration: CREDENTIALS_KEYS is not set \(required in production, which is what an unset NODE_ENV means\)$/);
+      expect(() => loadConfig({ ...base, NODE_ENV: '' })).toThrow('Invalid configuration: CREDENTIALS_KEYS is not set');
+    });
+
+    it('is production with real keys, and LOCAL_GIT is off unless GIT_LOCAL_ENABLED=true', () => {
+      const config = loadConfig({ ...base, CREDENTIALS_KEYS: KEY });
+      expect(config.environment).toBe('production');
+      expect(config.credentialKeys.current).toBe('k1');
+      expect(Object.keys(config.credentialKeys.keys)).toEqual(['k1']);
+      expect(config.git.localEnabled).toBe(false);
+      expect(loadConfig({ ...base, CREDENTIALS_KEYS: KEY, GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: '/srv/git' }).git.localEnabled).toBe(true);
+    });
+
+    it('keeps the development key and LOCAL_GIT only for an explicit development or test', () => {
+      for (const NODE_ENV of ['development', 'test']) {
+        const config = loadConfig({ ...base, NODE_ENV });
+        expect(config.environment).toBe(NODE_ENV);
+        expect(config.credentialKeys.current).toBe('dev');
+        expect(config.git.localEnabled).toBe(true);
+        expect(loadConfig({ ...base, NODE_ENV, GIT_LOCAL_ENABLED: 'false' }).git.localEnabled).toBe(false);
+      }
+      expect(() => loadConfig({ ...base, NODE_ENV: 'staging' })).toThrow('Invalid configuration: NODE_ENV must be one of the following values: production, development, test');
+    });
+  });
+
+  it('applies and parses the operations settings: metrics and worker health ports, shutdown grace, CORS', () => {
+    expect(loadConfig(valid)).toMatchObject({ metricsPort: 9464, workerHealthPort: 9465, shutdownGraceMs: 25_000, corsOrigins: [] });
+    expect(loadConfig({ ...valid, METRICS_PORT: '0', WORKER_HEALTH_PORT: '19465', SHUTDOWN_GRACE_MS: '5000', CORS_ORIGINS: 'https://App.example.com, http://localhost:5173' })).toMatchObject({
+      metricsPort: 0,
+      workerHealthPort: 19465,
+      shutdownGraceMs: 5000,
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+    });
+  });
+
+  it.each([
+    [{ ...valid, METRICS_PORT: '70000' }, 'Invalid configuration: METRICS_PORT must not be greater than 65535'],
+    [{ ...valid, WORKER_HEALTH_PORT: 'health' }, 'Invalid configuration: WORKER_HEALTH_PORT must'],
+    [{ ...valid, SHUTDOWN_GRACE_MS: '-1' }, 'Invalid configuration: SHUTDOWN_GRACE_MS must not be less than 0'],
+    [{ ...valid, CORS_ORIGINS: '*' }, 'Invalid configuration: CORS_ORIGINS must be comma-separated origins'],
+    [{ ...valid, CORS_ORIGINS: 'https://app.example.com/path' }, 'Invalid configuration: CORS_ORIGINS must be comma-separated origins'],
+  ])('names a bad operations variable in one line: %p', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('takes an empty value as unset (an env file line `X=`, compose `${X:-}`): the default applies', () => {
+    const config = loadConfig({ ...valid, PORT: '', PUBLIC_URL: '', CORS_ORIGINS: '', GIT_LOCAL_ROOT: '', DNS_SERVERS: '', METRICS_PORT: '' });
+    expect(config).toMatchObject({ port: 3000, metricsPort: 9464, corsOrigins: [], domains: { dnsServers: [] }, git: { publicUrl: 'http://localhost:3000', localRoot: realpathSync(tmpdir()) } });
+    expect(() => loadConfig({ ...valid, DATABASE_URL: '' })).toThrow('Invalid configuration: DATABASE_URL is not set');
   });
 });

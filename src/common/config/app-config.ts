@@ -196,9 +196,40 @@ export class EnvironmentVariables {
   @Max(365 * 86_400_000)
   DOMAIN_PENDING_TTL_MS?: number;
 
+  /** Unset (or empty) means production: a forgotten variable never turns development conveniences on. */
   @IsOptional()
+  @Transform(({ value }) => (value === '' ? undefined : value))
   @IsIn(['production', 'development', 'test'])
   NODE_ENV?: string;
+
+  /** The API's Prometheus listener (GET /metrics), never the public port; 0 = any free port. */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  METRICS_PORT?: number;
+
+  /** The worker's health and metrics listener; 0 = any free port. */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  WORKER_HEALTH_PORT?: number;
+
+  /** How long a process given SIGTERM may spend finishing in-flight requests and jobs. */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_GRACE_MS?: number;
+
+  /** Browser origins allowed by CORS, comma-separated; unset: no CORS headers at all. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#,]+(\s*,\s*https?:\/\/[^\s/?#,]+)*$/, { message: 'must be comma-separated origins such as https://app.example.com' })
+  CORS_ORIGINS?: string;
 
   /** `id:base64-of-32-bytes`, comma-separated: the first encrypts, every one decrypts (key rotation). */
   @IsOptional()
@@ -406,14 +437,23 @@ export interface AppConfig {
     /** How long a registration may stay PENDING_VERIFICATION; past it, it expires (cannot be verified, is replaced by a new registration). */
     pendingTtlMs: number;
   };
+  /** `production` unless NODE_ENV says otherwise. */
   environment: 'production' | 'development' | 'test';
+  /** Port of the API's separate /metrics listener (0: any free port). */
+  metricsPort: number;
+  /** Port of the worker's /health/live, /health/ready and /metrics listener (0: any free port). */
+  workerHealthPort: number;
+  /** SIGTERM: how long in-flight HTTP requests and jobs get before the process exits anyway. */
+  shutdownGraceMs: number;
+  /** CORS: allowed origins (lower case); empty means CORS stays off. */
+  corsOrigins: string[];
   /** Keys for provider credentials at rest; `current` encrypts, all decrypt. */
   credentialKeys: { current: string; keys: Record<string, Buffer> };
   git: GitConfig;
 }
 
 export interface GitConfig {
-  /** LOCAL_GIT code sources (bare repositories on this server's disk); on by default outside production. */
+  /** LOCAL_GIT code sources (bare repositories on this server's disk); on by default only when NODE_ENV is development or test. */
   localEnabled: boolean;
   /**
    * LOCAL_GIT repositories must live under this directory (symlinks resolved). Required in
@@ -440,7 +480,7 @@ export interface GitConfig {
   redirectAllowedOrigins: string[];
 }
 
-/** The development-only credential key, used when CREDENTIALS_KEYS is unset outside production. Never secret. */
+/** The development-only credential key, used when CREDENTIALS_KEYS is unset and NODE_ENV is development or test. Never secret. */
 const DEVELOPMENT_CREDENTIAL_KEY = { id: 'dev', key: Buffer.alloc(32, 'delivery-platform-development-key') };
 
 export class ConfigError extends Error {}
@@ -450,7 +490,9 @@ export class ConfigError extends Error {}
  * message is one line per bad variable, naming it.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const raw = plainToInstance(EnvironmentVariables, { ...env }, { enableImplicitConversion: false });
+  // An empty value is an unset one (`X=` in an env file, `\${X:-}` in compose): the default applies.
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const raw = plainToInstance(EnvironmentVariables, given, { enableImplicitConversion: false });
   const errors = validateSync(raw, { skipMissingProperties: false, whitelist: false });
   if (errors.length > 0) {
     const lines = errors.map((e) => {
@@ -463,8 +505,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if ((raw.HTTP_HEADERS_TIMEOUT_MS ?? 10_000) > (raw.HTTP_REQUEST_TIMEOUT_MS ?? 30_000)) {
     throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
   }
-  const environment = (raw.NODE_ENV ?? 'development') as AppConfig['environment'];
-  if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required when NODE_ENV=production)');
+  // Unset is production: only an explicit development/test turns on the built-in key, LOCAL_GIT and failpoints.
+  const environment = (raw.NODE_ENV ?? 'production') as AppConfig['environment'];
+  if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required in production, which is what an unset NODE_ENV means)');
   const localEnabled = raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true';
   // LOCAL_GIT reads and writes the server's disk: in production only under a directory the operator chose.
   if (environment === 'production' && localEnabled && !raw.GIT_LOCAL_ROOT) throw new ConfigError('Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)');
@@ -514,6 +557,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       pendingTtlMs: raw.DOMAIN_PENDING_TTL_MS ?? 7 * 86_400_000,
     },
     environment,
+    metricsPort: raw.METRICS_PORT ?? 9464,
+    workerHealthPort: raw.WORKER_HEALTH_PORT ?? 9465,
+    shutdownGraceMs: raw.SHUTDOWN_GRACE_MS ?? 25_000,
+    corsOrigins: (raw.CORS_ORIGINS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     credentialKeys: parseCredentialKeys(raw.CREDENTIALS_KEYS),
     git: {
       localEnabled,

@@ -2,13 +2,14 @@
  * Failpoints: named places where a crash-safety test makes the process die on the spot, the way
  * a power cut or the OOM killer would (SIGKILL: no `finally`, no shutdown hook, no flush).
  * `DPA_FAILPOINTS` arms them: a comma-separated list of names, each optionally `name@qualifier`
- * to fire only for one subject (a queue id). They are never armed when NODE_ENV is production.
+ * to fire only for one subject (a queue id). They are armed only when NODE_ENV is development or
+ * test: never in production, and never when NODE_ENV is unset (which means production).
  *
  *   DPA_FAILPOINTS=merge-queue.executor.land.after   # the base ref moved, nothing recorded yet
  *
  * The names in use are listed in docs/merge-queue.md ("Crash safety").
  */
-const armed = parse(process.env.NODE_ENV === 'production' ? undefined : process.env.DPA_FAILPOINTS);
+const armed = parse(process.env.NODE_ENV === 'development' || process.env.NODE_ENV === 'test' ? process.env.DPA_FAILPOINTS : undefined);
 
 function parse(spec: string | undefined): Map<string, string | null> {
   const out = new Map<string, string | null>();

@@ -7,6 +7,7 @@ import { dependencyStatus } from '@/common/errors/dependency-errors';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { QueueName } from './queue-names';
+import { QueueMetrics } from './queue-metrics';
 
 const queues = BullModule.registerQueue(...Object.values(QueueName).map((name) => ({ name })));
 
@@ -42,7 +43,7 @@ class QueueConnectionWatch implements OnModuleInit {
     }),
     queues,
   ],
-  providers: [QueueConnectionWatch],
+  providers: [QueueConnectionWatch, QueueMetrics],
   exports: [queues],
 })
 export class QueuesModule {}

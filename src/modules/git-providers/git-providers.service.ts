@@ -1,7 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
+import { meteredFetch } from '@/common/metrics/metered-fetch';
+import { MetricsService } from '@/common/metrics/metrics.service';
 import { makeResolve, providerFetch, resolveAllowed, sameOriginFetch, type Resolve } from '@/common/net/host-guard';
 import { checkHostUrl, type HostPolicy } from '@/common/net/host-policy';
 import { ProviderFailure, type GitProviderAuthorization, type GitProviderClient, type ProviderKind } from './git-provider.port';
@@ -34,11 +36,20 @@ export class GitProviders {
   /** The one runner of the `git` CLI on LOCAL_GIT repositories (code sources and merge queues). */
   readonly localGitRunner: LocalGitRunner;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() metrics?: MetricsService,
+  ) {
     this.policy = { allowHttp: config.git.allowHttp, allowPrivateHosts: config.git.allowPrivateHosts };
     this.resolve = makeResolve(config.git.dnsServers, config.git.timeoutMs);
     this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes });
     this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes, guard: { policy: this.policy, resolve: this.resolve } });
+    // dpa_provider_calls_total / dpa_provider_rate_limit_remaining: the cloud fetch only talks to
+    // GitHub; a self-hosted server is GitLab when the path is GitLab's API, else GitHub Enterprise.
+    if (metrics) {
+      this.cloudFetch = meteredFetch(this.cloudFetch, () => 'GITHUB', metrics);
+      this.serverFetch = meteredFetch(this.serverFetch, (url) => (/\/api\/v4(\/|$)/.test(new URL(url).pathname) ? 'GITLAB' : 'GITHUB_ENTERPRISE'), metrics);
+    }
     this.localGitRunner = new LocalGitRunner({ timeoutMs: config.git.localTimeoutMs });
     this.localGit = new LocalGitClient({ root: config.git.localRoot, runner: this.localGitRunner });
   }

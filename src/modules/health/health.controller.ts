@@ -5,6 +5,7 @@ import { Public } from '@/common/auth/auth.decorators';
 import { AppError } from '@/common/errors/app-error';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { DEPENDENCY_RETRY_AFTER_SECONDS } from '@/common/errors/dependency-errors';
+import { lifecycle } from '@/common/lifecycle/graceful-shutdown';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
 import { SkipRateLimit } from '@/common/throttling/rate-limit.decorators';
@@ -54,6 +55,8 @@ export class HealthController {
   })
   @ApiErrors(HealthErrors.SERVICE_UNAVAILABLE)
   async ready() {
+    // Draining after SIGTERM: the balancer stops sending new requests while the ones in flight finish.
+    if (lifecycle.shuttingDown) throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, { message: 'Not ready: the process is shutting down.', headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) } });
     try {
       const result = await this.health.check([
         () => this.indicators.check('database').attempt(() => this.prisma.$queryRaw`SELECT 1`.then(() => undefined)).withTimeout(CHECK_TIMEOUT_MS),

@@ -6,11 +6,12 @@ import { MergeQueueExecutor } from './engine/merge-queue-executor';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { MergeQueuesRepository } from './merge-queues.repository';
+import { MergeQueueMetrics } from './merge-queue-metrics';
 
 /** What both processes need: the repository (every query, the event transaction), the job kicks, the git port and the executor. */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],
-  providers: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits],
+  providers: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, MergeQueueMetrics],
   exports: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, AuditModule, QueuesModule],
 })
 export class MergeQueueEngineModule {}

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { fromModel, newestFirst, type Page, paginate, type PaginationQueryDto } from '@/common/pagination/pagination';
@@ -17,6 +17,7 @@ import { type AuditRecord, AuditService } from '@/modules/audit/audit.service';
 import { RECENT_FINAL } from './dto/merge-queue.dto';
 import { batchRowId } from './engine/merge-queue-ids';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
+import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueueErrors } from './merge-queues.errors';
 import {
   type BatchState,
@@ -179,6 +180,7 @@ export class MergeQueuesRepository {
     private readonly prisma: PrismaService,
     private readonly audit: AuditService,
     private readonly scheduler: MergeQueueScheduler,
+    @Optional() private readonly metrics?: MergeQueueMetrics,
   ) {}
 
   // ---------------------------------------------------------------- the one writer
@@ -230,6 +232,8 @@ export class MergeQueuesRepository {
       return out;
     });
     const { state } = applied.queue;
+    // Metrics count committed events only (landings, CI runs per landed PR, bisections).
+    this.metrics?.applied(applied.queue.row.id, applied.outcome.before, state);
     const wake = request.wake ?? 'executor';
     if (wake === 'executor') await this.scheduler.afterCommit(request.queueId, state, applied.outcome.operations.length);
     if (wake === 'timers') await this.scheduler.scheduleTimers(request.queueId, state);

@@ -34,8 +34,10 @@ async function main(): Promise<void> {
   const emulator = await new GitProviderEmulator().start();
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
   const queue = new Queue(QueueName.UsageImports, { connection: { url: redisUrl }, prefix });
-  const config = loadConfig({ ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
-  const worker = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, GITHUB_API_URL: emulator.url, GITHUB_WEB_URL: emulator.url, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // The bench seals tokens itself with the development key: both sides say development (unset means production).
+  const nodeEnv = process.env.NODE_ENV ?? 'development';
+  const config = loadConfig({ ...process.env, NODE_ENV: nodeEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
+  const worker = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env: { ...process.env, NODE_ENV: nodeEnv, WORKER_HEALTH_PORT: '0', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, GITHUB_API_URL: emulator.url, GITHUB_WEB_URL: emulator.url, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
   let organizationId: string | undefined;
   try {
     let output = '';

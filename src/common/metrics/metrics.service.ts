@@ -1,0 +1,151 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Provider-call outcomes: a bounded set, whatever the provider answers. */
+export type ProviderCallOutcome = 'ok' | 'client_error' | 'rate_limited' | 'server_error' | 'transport_error';
+
+/**
+ * The process's Prometheus registry and the metrics recorded as things happen. Metrics read from
+ * Postgres or Redis at scrape time (queue depths, merge-queue and usage-import totals) are gauges
+ * with a `collect` callback that their modules add through `gaugeFromSource`. One registry per
+ * application instance: two apps in one test process never collide.
+ *
+ * Labels stay bounded: route templates (never raw paths), fixed enums, provider kinds. No
+ * organization, queue, PR or key ids.
+ */
+@Injectable()
+export class MetricsService implements OnModuleDestroy {
+  readonly registry = new Registry();
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'dpa_http_request_duration_seconds',
+    help: 'HTTP requests of the public API: time from arrival to the response finished, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly providerCalls = new Counter({
+    name: 'dpa_provider_calls_total',
+    help: 'HTTP requests to git providers (GitHub, GitHub Enterprise, GitLab), by provider kind and outcome',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly providerRateLimitRemaining = new Gauge({
+    name: 'dpa_provider_rate_limit_remaining',
+    help: "The x-ratelimit-remaining a provider last answered this process (whichever token made that request)",
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mergeQueueLandLatency = new Histogram({
+    name: 'dpa_merge_queue_land_latency_seconds',
+    help: 'Merge queues: from the last check report on a batch to its landing being recorded (the base ref moved)',
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+    registers: [this.registry],
+  });
+
+  readonly mergeQueueCiRunsPerLandedPr = new Histogram({
+    name: 'dpa_merge_queue_ci_runs_per_landed_pr',
+    help: 'Merge queues: CI runs (batch candidates whose CI started) that held a PR, observed when the PR lands',
+    buckets: [1, 2, 3, 4, 6, 8, 12, 16, 32],
+    registers: [this.registry],
+  });
+
+  readonly mergeQueuePrsLanded = new Counter({
+    name: 'dpa_merge_queue_prs_landed_total',
+    help: 'Merge queues: PRs landed (entries that became merged)',
+    registers: [this.registry],
+  });
+
+  readonly mergeQueueBisections = new Counter({
+    name: 'dpa_merge_queue_bisections_total',
+    help: 'Merge queues: bisections started (a failed batch whose PRs became a suspect group to isolate)',
+    registers: [this.registry],
+  });
+
+  readonly scrapeErrors = new Counter({
+    name: 'dpa_metrics_source_errors_total',
+    help: 'Scrape-time reads that failed or timed out (their gauges are left out of that scrape), by source',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * A gauge whose values are read when Prometheus scrapes (from Postgres or Redis, so every replica
+   * reports the same). A read that fails or takes longer than `timeoutMs` leaves the gauge out of
+   * that scrape and counts in `dpa_metrics_source_errors_total`; a scrape never hangs on a dependency.
+   */
+  gaugeFromSource<L extends string>(options: { name: string; help: string; labelNames: readonly L[]; source: string; timeoutMs?: number; read: () => Promise<Array<{ labels: Partial<Record<L, string>>; value: number }>> }): Gauge<L> {
+    const scrapeErrors = this.scrapeErrors;
+    return new Gauge<L>({
+      name: options.name,
+      help: options.help,
+      labelNames: options.labelNames,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          const samples = await withTimeout(options.read(), options.timeoutMs ?? 2_000);
+          for (const s of samples) this.set(s.labels as Partial<Record<L, string | number>>, s.value);
+        } catch {
+          scrapeErrors.inc({ source: options.source });
+        }
+      },
+    });
+  }
+
+  /** A counter whose total is read at scrape time (a sum kept in Postgres): Prometheus sees a counter, any replica the same value. */
+  counterFromSource<L extends string>(options: { name: string; help: string; labelNames: readonly L[]; source: string; timeoutMs?: number; read: () => Promise<Array<{ labels: Partial<Record<L, string>>; value: number }>> }): Counter<L> {
+    const scrapeErrors = this.scrapeErrors;
+    return new Counter<L>({
+      name: options.name,
+      help: options.help,
+      labelNames: options.labelNames,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          const samples = await withTimeout(options.read(), options.timeoutMs ?? 2_000);
+          for (const s of samples) this.inc(s.labels as Partial<Record<L, string | number>>, s.value);
+        } catch {
+          scrapeErrors.inc({ source: options.source });
+        }
+      },
+    });
+  }
+
+  /** Prometheus text exposition of everything this process knows. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  onModuleDestroy(): void {
+    this.registry.clear();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
