@@ -291,8 +291,10 @@ export class MergeQueuesRepository {
 
   // ---------------------------------------------------------------- the API's reads and the create
 
-  /** Creates a queue with its first planner state, audited, and returns it as the API renders it. */
-  /** A new queue, unless the organization already has `limit` queues (a 422 naming the limit). */
+  /**
+   * Creates a queue with its first planner state, audited, and returns it as the API renders it;
+   * a 422 naming the limit when the organization already has `limit` queues.
+   */
   async create(actor: Principal, data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState }, limit: number): Promise<QueueView> {
     const { organizationId, repositoryId, baseRef, state } = data;
     return this.prisma.$transaction(async (tx) => {
