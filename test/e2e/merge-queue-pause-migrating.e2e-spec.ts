@@ -73,7 +73,7 @@ describe('Merge queue: pause during a base-ref move (LOCAL_GIT, real worker)', (
     await mq.quiet(id);
     const release = git(repo.path, 'rev-parse', 'release');
     for (const b of (await mq.get(id)).batches.filter((x) => x.status === 'testing')) {
-      await http().post(`/merge-queues/${id}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success' } }).expect(200);
+      await http().post(`/merge-queues/${id}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: b.headSha } }).expect(200);
     }
     await mq.quiet(id);
     await new Promise((r) => setTimeout(r, 500));

@@ -100,7 +100,7 @@ describe('Merge queue replay of a real history (LOCAL_GIT, real worker)', () => 
       for (const b of q.batches) {
         if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
         const state = failsCi(b.headSha) ? 'failure' : 'success';
-        await withRetry(() => request(app.getHttpServer()).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state, url: `https://ci.example.test/${b.id}` } }), 200);
+        await withRetry(() => request(app.getHttpServer()).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state, sha: b.headSha, url: `https://ci.example.test/${b.id}` } }), 200);
         reported.add(b.id);
         ciRuns += 1;
       }

@@ -231,12 +231,13 @@ describe('Security findings: what a tenant must not be able to do', () => {
         const res = await http().post(`/merge-queues/${queue.id}/entries`).set(member.auth).send({ data: { number: 1, headSha: head, url, title: 'x' } }).expect(400);
         expect(res.body.code).toBe('dpa:Request:VALIDATION_FAILED');
         expect(JSON.stringify(res.body)).toContain('url');
-        const check = await http().post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`).set(member.auth).send({ data: { name: 'ci', state: 'success', url } }).expect(400);
+        // Check reports need mergeQueues:reportChecks (ADMIN): the owner reports, naming a commit.
+        const check = await http().post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: head, url } }).expect(400);
         expect(JSON.stringify(check.body)).toContain('url');
       }
       await http().post(`/merge-queues/${queue.id}/entries`).set(member.auth).send({ data: { number: 1, headSha: head, url: 'https://example.test/pr/1', title: 'x' } }).expect(201);
       // A valid url gets past validation to the batch lookup.
-      await http().post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`).set(member.auth).send({ data: { name: 'ci', state: 'success', url: 'http://ci.example.test/run/1' } }).expect(404);
+      await http().post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: head, url: 'http://ci.example.test/run/1' } }).expect(404);
     });
 
     it('refuses . and .. as repository name segments (422) before asking the provider', async () => {

@@ -341,7 +341,9 @@ export class MergeQueuesRepository {
 
   /** The organization's queue as the API renders it, or a 404. */
   async findView(organizationId: string, id: string): Promise<QueueView> {
-    const view = await this.view(this.prisma, organizationId, id);
+    // One snapshot: the queue, its entries and its batches are read at once, so a land committed
+    // between two of the reads never shows an entry `merged` beside its batch still `merging`.
+    const view = await this.prisma.$transaction((tx) => this.view(tx, organizationId, id), { isolationLevel: 'RepeatableRead' });
     if (!view) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
     return view;
   }
