@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import { parse } from 'tldts';
 
 /** Longest name DNS carries, in its ASCII (A-label) form without the trailing dot. */
@@ -25,10 +25,21 @@ export function normalizeHostname(input: string): NameCheck {
   if (!ascii) return { ok: false, reason: 'is not a valid host name' };
   if (ascii.length > MAX_HOSTNAME_LENGTH) return { ok: false, reason: `is longer than ${MAX_HOSTNAME_LENGTH} characters in its ASCII form` };
   const labels = ascii.split('.');
-  const bad = labels.find((label) => !LABEL.test(label));
+  const bad = labels.find((label) => !LABEL.test(label) || !validALabel(label));
   if (bad !== undefined) return { ok: false, reason: bad === '' ? 'has an empty label' : `has an invalid label "${bad.slice(0, 63)}" (letters, digits and inner hyphens only)` };
   if (/^[0-9]+$/.test(labels[labels.length - 1]) || parse(ascii, { extractHostname: false }).isIp) return { ok: false, reason: 'must be a host name, not an IP address' };
   return { ok: true, name: ascii };
+}
+
+/**
+ * An `xn--` label must be real Punycode that decodes and encodes back to itself. Node 20 refuses
+ * a bad one in `domainToASCII`; Node 22+ (a newer URL parser) passes it through unchanged, so it is
+ * checked here on every version.
+ */
+function validALabel(label: string): boolean {
+  if (!label.startsWith('xn--')) return true;
+  const unicode = domainToUnicode(label);
+  return unicode !== '' && unicode !== label && domainToASCII(unicode) === label;
 }
 
 /**
