@@ -4,6 +4,10 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 /** Provider-call outcomes: a bounded set, whatever the provider answers. */
 export type ProviderCallOutcome = 'ok' | 'client_error' | 'rate_limited' | 'server_error' | 'transport_error';
 
+type SourceSample<L extends string> = { labels: Partial<Record<L, string>>; value: number };
+/** A metric read from Postgres or Redis when Prometheus scrapes. */
+type SourceOptions<L extends string> = { name: string; help: string; labelNames: readonly L[]; source: string; timeoutMs?: number; read: () => Promise<SourceSample<L>[]> };
+
 /**
  * The process's Prometheus registry and the metrics recorded as things happen. Metrics read from
  * Postgres or Redis at scrape time (queue depths, merge-queue and usage-import totals) are gauges
@@ -81,8 +85,8 @@ export class MetricsService implements OnModuleDestroy {
    * reports the same). A read that fails or takes longer than `timeoutMs` leaves the gauge out of
    * that scrape and counts in `dpa_metrics_source_errors_total`; a scrape never hangs on a dependency.
    */
-  gaugeFromSource<L extends string>(options: { name: string; help: string; labelNames: readonly L[]; source: string; timeoutMs?: number; read: () => Promise<Array<{ labels: Partial<Record<L, string>>; value: number }>> }): Gauge<L> {
-    const scrapeErrors = this.scrapeErrors;
+  gaugeFromSource<L extends string>(options: SourceOptions<L>): Gauge<L> {
+    const read = this.sourceReader(options);
     return new Gauge<L>({
       name: options.name,
       help: options.help,
@@ -90,19 +94,14 @@ export class MetricsService implements OnModuleDestroy {
       registers: [this.registry],
       async collect() {
         this.reset();
-        try {
-          const samples = await withTimeout(options.read(), options.timeoutMs ?? 2_000);
-          for (const s of samples) this.set(s.labels as Partial<Record<L, string | number>>, s.value);
-        } catch {
-          scrapeErrors.inc({ source: options.source });
-        }
+        for (const s of await read()) this.set(s.labels as Partial<Record<L, string | number>>, s.value);
       },
     });
   }
 
   /** A counter whose total is read at scrape time (a sum kept in Postgres): Prometheus sees a counter, any replica the same value. */
-  counterFromSource<L extends string>(options: { name: string; help: string; labelNames: readonly L[]; source: string; timeoutMs?: number; read: () => Promise<Array<{ labels: Partial<Record<L, string>>; value: number }>> }): Counter<L> {
-    const scrapeErrors = this.scrapeErrors;
+  counterFromSource<L extends string>(options: SourceOptions<L>): Counter<L> {
+    const read = this.sourceReader(options);
     return new Counter<L>({
       name: options.name,
       help: options.help,
@@ -110,14 +109,22 @@ export class MetricsService implements OnModuleDestroy {
       registers: [this.registry],
       async collect() {
         this.reset();
-        try {
-          const samples = await withTimeout(options.read(), options.timeoutMs ?? 2_000);
-          for (const s of samples) this.inc(s.labels as Partial<Record<L, string | number>>, s.value);
-        } catch {
-          scrapeErrors.inc({ source: options.source });
-        }
+        for (const s of await read()) this.inc(s.labels as Partial<Record<L, string | number>>, s.value);
       },
     });
+  }
+
+  /** Reads a source's samples within its time limit; a failed or late read gives none and is counted. */
+  private sourceReader<L extends string>(options: SourceOptions<L>): () => Promise<SourceSample<L>[]> {
+    const scrapeErrors = this.scrapeErrors;
+    return async () => {
+      try {
+        return await withTimeout(options.read(), options.timeoutMs ?? 2_000);
+      } catch {
+        scrapeErrors.inc({ source: options.source });
+        return [];
+      }
+    };
   }
 
   /** Prometheus text exposition of everything this process knows. */
