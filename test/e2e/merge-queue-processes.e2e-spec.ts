@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
@@ -8,7 +7,7 @@ import { buildIfStale } from '../../src/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
-import { ROOT, startApi, startWorker, type BuiltProcess, until } from '../support/processes';
+import { runCli, startApi, startWorker, type BuiltProcess, until } from '../support/processes';
 
 /*
  * The merge-queue engine as users run it: built API and worker processes on one Postgres and one
@@ -125,13 +124,13 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
 
     // While CI has not answered yet: the picture a person looks at.
     await until('a candidate under test', async () => (await getQueue(api1.base, queues[0].queueId)).batches.some((b) => b.status === 'testing' && b.headSha));
-    const cli = spawnSync(process.execPath, ['dist/cli.js', 'queue', 'show', queues[0].queueId, '--url', api2.base], { cwd: ROOT, env: { ...process.env, DPA_TOKEN: owner.token }, encoding: 'utf8', timeout: 30_000 });
+    const cli = await runCli(['queue', 'show', queues[0].queueId, '--url', api2.base], { ...process.env, DPA_TOKEN: owner.token }, 30_000);
     expect(cli.status).toBe(0);
     expect(cli.stdout).toContain(`merge queue ${queues[0].queueId}`);
     expect(cli.stdout).toMatch(/^[├└]─● +[0-9a-f]{8} +chain +testing +#\d/m);
     expect(cli.stdout).toMatch(/^waiting \(\d+\)$/m);
     expect(cli.stdout).not.toContain(owner.token);
-    const refused = spawnSync(process.execPath, ['dist/cli.js', 'queue', 'show', randomUUID(), '--url', api2.base], { cwd: ROOT, env: { ...process.env, DPA_TOKEN: owner.token }, encoding: 'utf8', timeout: 30_000 });
+    const refused = await runCli(['queue', 'show', randomUUID(), '--url', api2.base], { ...process.env, DPA_TOKEN: owner.token }, 30_000);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('404 dpa:MergeQueue:NOT_FOUND');
 

@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { buildIfStale } from '../../src/ops/build';
 import { GitProviderEmulator } from '../support/git';
-import { type BuiltProcess, ROOT, sleep, startApi, startWorker } from '../support/processes';
+import { bootstrapTenant, type BuiltProcess, sleep, startApi, startWorker } from '../support/processes';
 
 // A prefix of this suite's own, so other suites' workers never take its jobs (and the other way round).
 const PREFIX = `dpa-obs-${randomUUID().slice(0, 8)}`;
@@ -24,12 +23,6 @@ function samples(text: string, family: string): Map<string, number> {
     out.set(line.slice(0, at), Number(line.slice(at + 1)));
   }
   return out;
-}
-
-function bootstrapToken(): string {
-  const result = spawnSync(process.execPath, ['dist/cli.js', 'bootstrap', '--org', `obs-${randomUUID()}`, '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8', timeout: 60_000 });
-  if (result.status !== 0) throw new Error(result.stderr);
-  return JSON.parse(result.stdout).token as string;
 }
 
 /** Opens a request and sends only part of its body: the server holds it in flight until `finish`. */
@@ -75,7 +68,7 @@ describe('Observability and lifecycle of the built processes', () => {
     });
 
     it('serves Prometheus metrics on METRICS_PORT: process, HTTP by route template, queues, merge queues, usage imports, provider calls', async () => {
-      const token = bootstrapToken();
+      const token = (await bootstrapTenant('obs')).token;
       const auth = { Authorization: `Bearer ${token}` };
       const missing = randomUUID();
       expect((await fetch(`${api.base}/projects/${missing}`, { headers: auth })).status).toBe(404);
@@ -205,7 +198,7 @@ describe('Observability and lifecycle of the built processes', () => {
       const worker = await startWorker({ ...env(), SHUTDOWN_GRACE_MS: '30000' });
       const health = `http://127.0.0.1:${loggedPort(worker, 'healthPort')}`;
       try {
-        const auth = { Authorization: `Bearer ${bootstrapToken()}`, 'Content-Type': 'application/json' };
+        const auth = { Authorization: `Bearer ${(await bootstrapTenant('obs')).token}`, 'Content-Type': 'application/json' };
         const post = async (path: string, data: unknown) => {
           const response = await fetch(`${api.base}${path}`, { method: 'POST', headers: auth, body: JSON.stringify({ data }) });
           return { status: response.status, body: (await response.json()) as { data: { id: string } } };

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -10,7 +9,7 @@ import { describeRateLimits } from '@/common/throttling/rate-limits';
 import { buildIfStale } from '../../src/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant } from '../support/factories';
-import { ROOT, startApi } from '../support/processes';
+import { bootstrapTenant, startApi } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const WINDOW_MS = 60_000;
@@ -30,12 +29,6 @@ function freshPrefix(): string {
 }
 
 type ApiProcess = Awaited<ReturnType<typeof startApi>>;
-
-function bootstrapTenant(): { token: string; memberId: string } {
-  const result = spawnSync(process.execPath, ['dist/cli.js', 'bootstrap', '--org', `rate-limits-${randomUUID()}`, '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8', timeout: 60_000 });
-  if (result.status !== 0) throw new Error(result.stderr);
-  return JSON.parse(result.stdout);
-}
 
 async function deleteKeys(prefix: string): Promise<void> {
   const redis = new Redis(process.env.REDIS_URL as string);
@@ -81,7 +74,7 @@ describe('Rate limits across two API processes', () => {
   });
 
   it('one API key has one budget, whichever process serves it', async () => {
-    const tenant = bootstrapTenant();
+    const tenant = (await bootstrapTenant('rate-limits'));
     const headers = { Authorization: `Bearer ${tenant.token}` };
     const remaining: string[] = [];
     for (let i = 0; i < PER_KEY; i++) {
@@ -101,12 +94,12 @@ describe('Rate limits across two API processes', () => {
     await expectRateLimited(onB, PER_KEY);
 
     // Per key, not per address: another key from the same address is served.
-    const other = bootstrapTenant();
+    const other = (await bootstrapTenant('rate-limits'));
     expect((await fetch(`${b.base}/projects`, { headers: { Authorization: `Bearer ${other.token}` } })).status).toBe(200);
   }, 60_000);
 
   it('key creation has its tighter budget, and its response is never cached', async () => {
-    const tenant = bootstrapTenant();
+    const tenant = (await bootstrapTenant('rate-limits'));
     const headers = { Authorization: `Bearer ${tenant.token}`, 'Content-Type': 'application/json' };
     const create = (base: string, i: number) => fetch(`${base}/api-keys`, { method: 'POST', headers, body: JSON.stringify({ data: { name: `k${i}`, ownerId: tenant.memberId } }) });
     for (let i = 0; i < KEY_CREATION; i++) {
@@ -128,7 +121,7 @@ describe('Rate limits across two API processes', () => {
   }, 60_000);
 
   it('minting keys does not multiply the budgets: the keys of one member share its per-actor budget and its key-creation budget', async () => {
-    const tenant = bootstrapTenant();
+    const tenant = (await bootstrapTenant('rate-limits'));
     const first = { Authorization: `Bearer ${tenant.token}` };
     const mint = (base: string, auth: Record<string, string>, i: number) => fetch(`${base}/api-keys`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { name: `minted ${i}`, ownerId: tenant.memberId } }) });
     const minted = await mint(a.base, first, 0);
@@ -146,12 +139,12 @@ describe('Rate limits across two API processes', () => {
       expect(body.metadata).toMatchObject({ limit: 'actor' });
     }
     // Another member of another organization is not affected.
-    expect((await fetch(`${b.base}/projects`, { headers: { Authorization: `Bearer ${bootstrapTenant().token}` } })).status).toBe(200);
+    expect((await fetch(`${b.base}/projects`, { headers: { Authorization: `Bearer ${(await bootstrapTenant('rate-limits')).token}` } })).status).toBe(200);
   }, 60_000);
 
   // Last in this file: it blocks 127.0.0.1 for a window under this run's prefix.
   it('bad tokens from one address are refused after the unauthenticated budget, before any lookup', async () => {
-    const good = bootstrapTenant();
+    const good = (await bootstrapTenant('rate-limits'));
     const statuses: number[] = [];
     for (let i = 0; i < PER_ADDRESS; i++) {
       // Well-formed (right checksum), unknown: each of these costs a database lookup.
@@ -247,7 +240,7 @@ describe('When Redis fails under a running API process', () => {
   });
 
   it('requests are served without limits (fail open, one warning), quickly, and limits return with Redis', async () => {
-    const tenant = bootstrapTenant();
+    const tenant = (await bootstrapTenant('rate-limits'));
     const get = () => fetch(`${api.base}/projects`, { headers: { Authorization: `Bearer ${tenant.token}` }, signal: AbortSignal.timeout(5_000) });
     const before = await get();
     expect(before.status).toBe(200);

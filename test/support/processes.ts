@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -53,6 +53,27 @@ export async function startApi(env: NodeJS.ProcessEnv = {}): Promise<BuiltProces
 /** The built worker. */
 export function startWorker(env: NodeJS.ProcessEnv = {}): Promise<BuiltProcess> {
   return BuiltProcess.start('dist/worker.js', { LOG_LEVEL: 'info', ...env }, 'worker started');
+}
+
+/**
+ * Runs the built CLI without blocking this process: a spawnSync would stop the event loop for as
+ * long as the CLI runs, so a pooled keep-alive socket the server closed meanwhile is handed to the
+ * next fetch before its close is seen ("other side closed").
+ */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 60_000): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['dist/cli.js', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: timeoutMs }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** A new organization with an owner key, made by `cli bootstrap`. */
+export async function bootstrapTenant(orgPrefix: string): Promise<{ token: string; memberId: string; organizationId: string }> {
+  const result = await runCli(['bootstrap', '--org', `${orgPrefix}-${Math.random().toString(36).slice(2, 10)}`, '--json']);
+  if (result.status !== 0) throw new Error(`cli bootstrap failed (${result.status}): ${result.stderr}`);
+  return JSON.parse(result.stdout);
 }
 
 export function freePort(): Promise<number> {
