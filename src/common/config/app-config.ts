@@ -36,6 +36,11 @@ export class EnvironmentVariables {
   @Max(1000)
   DATABASE_POOL_SIZE?: number;
 
+  // 'false' behind a pooler in transaction mode (PgBouncer < 1.21 without max_prepared_statements).
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  DATABASE_PREPARED_STATEMENTS?: string;
+
   @IsOptional()
   @IsString()
   @Matches(/^[a-z][a-z0-9-]{0,30}$/, { message: 'must be a short lower-case prefix' })
@@ -377,6 +382,8 @@ export interface AppConfig {
   logLevel: string;
   authCacheTtlMs: number;
   databasePoolSize: number;
+  /** Name each statement by its text so every connection parses and plans it once (see prisma.service.ts). */
+  databasePreparedStatements: boolean;
   queuePrefix: string;
   /** JSON request bodies: deepest nesting, and keys plus array items in all; checked before validation. */
   bodyMaxDepth: number;
@@ -518,6 +525,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: raw.LOG_LEVEL ?? 'info',
     authCacheTtlMs: raw.AUTH_CACHE_TTL_MS ?? 30_000,
     databasePoolSize: raw.DATABASE_POOL_SIZE ?? 10,
+    databasePreparedStatements: raw.DATABASE_PREPARED_STATEMENTS !== 'false',
     queuePrefix: raw.QUEUE_PREFIX ?? 'dpa',
     bodyMaxDepth: raw.BODY_MAX_DEPTH ?? 32,
     bodyMaxKeys: raw.BODY_MAX_KEYS ?? 1_000,

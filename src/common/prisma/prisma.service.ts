@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
@@ -9,6 +10,25 @@ import { dependencyStatus, isDependencyUnavailable } from '@/common/errors/depen
 // The server cancels a slow statement first (statement_timeout) and the connection stays usable;
 // the client-side timeout, a little later, covers a server or network that does not answer at all.
 const CLIENT_QUERY_TIMEOUT_GRACE_MS = 500;
+/**
+ * A connection is replaced after this long, which bounds the prepared statements it accumulates
+ * (one per distinct statement text it ran; the application's texts are a bounded set, but a list
+ * filter with a variable number of values makes a text per count).
+ */
+const CONNECTION_MAX_LIFETIME_S = 3_600;
+/** Statements longer than this are not named: seldom repeated (large literal lists), and big to keep. */
+const MAX_NAMED_STATEMENT_CHARS = 16_384;
+
+/**
+ * The name of a statement's server-side prepared statement: derived from its text, so the same
+ * text gets the same name on every connection (pg parses a named statement once per connection
+ * and reuses it; Postgres then skips parsing, and after five runs may reuse a generic plan).
+ * Returns undefined (an unnamed statement, parsed every time) for very long texts.
+ */
+export function statementName(sql: string): string | undefined {
+  if (sql.length > MAX_NAMED_STATEMENT_CHARS) return undefined;
+  return `dpa_${createHash('sha1').update(sql).digest('base64url')}`;
+}
 
 /**
  * The pool behind Prisma, with every wait bounded by config: connecting and waiting for a free
@@ -22,6 +42,7 @@ export function createDatabasePool(config: AppConfig): pg.Pool {
     statement_timeout: config.databaseQueryTimeoutMs,
     query_timeout: config.databaseQueryTimeoutMs + CLIENT_QUERY_TIMEOUT_GRACE_MS,
     idleTimeoutMillis: 30_000,
+    maxLifetimeSeconds: CONNECTION_MAX_LIFETIME_S,
     keepAlive: true,
   });
   pool.on('connect', () => dependencyStatus.up('postgres'));
@@ -41,7 +62,12 @@ export function createDatabasePool(config: AppConfig): pg.Pool {
 export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     super({
-      adapter: new PrismaPg(createDatabasePool(config), { disposeExternalPool: true }),
+      adapter: new PrismaPg(createDatabasePool(config), {
+        disposeExternalPool: true,
+        // Off behind a pooler in transaction mode, where a named statement may land on another session.
+        // pg sends an undefined name as an unnamed statement, as without the generator.
+        statementNameGenerator: config.databasePreparedStatements ? (query) => statementName(query.sql) as string : undefined,
+      }),
       transactionOptions: { maxWait: config.databaseConnectTimeoutMs, timeout: config.databaseTransactionTimeoutMs },
     });
   }
