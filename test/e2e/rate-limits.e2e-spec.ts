@@ -9,7 +9,7 @@ import { describeRateLimits } from '@/common/throttling/rate-limits';
 import { buildIfStale } from '../../src/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant } from '../support/factories';
-import { bootstrapTenant, startApi } from '../support/processes';
+import { bootstrapTenant, sleep, startApi } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const WINDOW_MS = 60_000;
@@ -211,7 +211,7 @@ describe('Failed authentication in one process', () => {
   });
 
   it('describes the configured limits for the OpenAPI document', () => {
-    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5 } });
+    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, localPreCount: true, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5 } });
     expect(text).toContain('600 requests per window');
     expect(text).toContain('all the keys of one member or service account together 900');
     expect(text).toContain('60 per window per client address');
@@ -230,7 +230,8 @@ describe('When Redis fails under a running API process', () => {
   beforeAll(async () => {
     buildIfStale();
     proxy = await TcpProxy.start(process.env.REDIS_URL as string);
-    api = await startApi({ ...LOW_LIMITS, RATE_LIMIT_PER_PRINCIPAL: '1000', QUEUE_PREFIX: prefix, REDIS_URL: proxy.rewrite(process.env.REDIS_URL as string) });
+    // Every hit asks Redis here, so that each request of the outage meets it (the pre-count is tested below).
+    api = await startApi({ ...LOW_LIMITS, RATE_LIMIT_PER_PRINCIPAL: '1000', RATE_LIMIT_LOCAL_PRE_COUNT: 'false', QUEUE_PREFIX: prefix, REDIS_URL: proxy.rewrite(process.env.REDIS_URL as string) });
   }, 180_000);
 
   afterAll(async () => {
@@ -268,4 +269,72 @@ describe('When Redis fails under a running API process', () => {
     const warnings = api.output.split('\n').filter((line) => line.includes('rate limits are not enforced'));
     expect(warnings).toHaveLength(2);
   }, 90_000);
+});
+
+describe('The local pre-count (RATE_LIMIT_LOCAL_PRE_COUNT) across two API processes', () => {
+  const LIMIT = 200;
+  let a: ApiProcess;
+  let b: ApiProcess;
+  const prefix = freshPrefix();
+
+  beforeAll(async () => {
+    buildIfStale();
+    const env = { ...LOW_LIMITS, RATE_LIMIT_PER_PRINCIPAL: String(LIMIT), RATE_LIMIT_PER_ACTOR: '100000', QUEUE_PREFIX: prefix };
+    [a, b] = await Promise.all([startApi(env), startApi(env)]);
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await deleteKeys(prefix);
+  });
+
+  /** Counts the rate-limit increments Redis receives for this run's keys (MONITOR sees every command). */
+  async function watchIncrements(): Promise<{ count: () => number; stop: () => Promise<void> }> {
+    const redis = new Redis(process.env.REDIS_URL as string);
+    const monitor = await redis.monitor();
+    let count = 0;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^evalsha$/i.test(args[0] ?? '') && args.some((arg) => arg.startsWith(`{${prefix}:rate-limit:`))) count++;
+    });
+    return {
+      count: () => count,
+      stop: async () => {
+        monitor.disconnect();
+        await redis.quit();
+      },
+    };
+  }
+
+  async function redisCount(apiKeyId: string): Promise<number> {
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      return Number(await redis.get(`{${prefix}:rate-limit:key:${apiKeyId}:principal}:hits`));
+    } finally {
+      await redis.quit();
+    }
+  }
+
+  it('counts most hits in the process, loses none of them, and is exact near the limit', async () => {
+    const tenant = await bootstrapTenant('pre-count');
+    const headers = { Authorization: `Bearer ${tenant.token}` };
+    // Far from the limit: alternating between the processes, most hits need no round trip of their own.
+    const watch = await watchIncrements();
+    const FAR = 120;
+    for (let i = 0; i < FAR; i++) expect((await fetch(`${(i % 2 ? b : a).base}/projects`, { headers })).status).toBe(200);
+    await sleep(300);
+    const calls = watch.count();
+    await watch.stop();
+    // Each authenticated request counts against two budgets (its key and its actor): 2 x FAR without the pre-count.
+    expect(calls).toBeLessThan(FAR);
+    // Every locally counted hit reached Redis (the flush adds them).
+    expect(await redisCount(tenant.apiKeyId)).toBe(FAR);
+
+    // Near the limit every hit asks Redis: one process serves exactly the rest of the budget.
+    const statuses: number[] = [];
+    for (let i = FAR; i < LIMIT + 5; i++) statuses.push((await fetch(`${a.base}/projects`, { headers })).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(LIMIT - FAR);
+    expect(statuses.slice(LIMIT - FAR)).toEqual(Array(5).fill(429));
+    // Now blocked on both processes.
+    expect((await fetch(`${b.base}/projects`, { headers })).status).toBe(429);
+  }, 120_000);
 });

@@ -70,7 +70,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, tim
 }
 
 /** A new organization with an owner key, made by `cli bootstrap`. */
-export async function bootstrapTenant(orgPrefix: string): Promise<{ token: string; memberId: string; organizationId: string }> {
+export async function bootstrapTenant(orgPrefix: string): Promise<{ token: string; memberId: string; organizationId: string; apiKeyId: string }> {
   const result = await runCli(['bootstrap', '--org', `${orgPrefix}-${Math.random().toString(36).slice(2, 10)}`, '--json']);
   if (result.status !== 0) throw new Error(`cli bootstrap failed (${result.status}): ${result.stderr}`);
   return JSON.parse(result.stdout);

@@ -146,6 +146,10 @@ export class EnvironmentVariables {
   RATE_LIMIT_PER_ACTOR?: number;
 
   @IsOptional()
+  @IsIn(['true', 'false'])
+  RATE_LIMIT_LOCAL_PRE_COUNT?: string;
+
+  @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
   @IsInt()
   @Min(1)
@@ -408,6 +412,8 @@ export interface AppConfig {
     perPrincipal: number;
     /** Every key of one member or service account together: minting keys does not multiply the budget. */
     perActor: number;
+    /** Count hits on budgets far from spent in the process, added to Redis in batches (local-pre-count.ts). */
+    localPreCount: boolean;
     unauthenticatedPerAddress: number;
     keyCreation: number;
     reports: number;
@@ -542,6 +548,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       windowMs: raw.RATE_LIMIT_WINDOW_MS ?? 60_000,
       perPrincipal: raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
       perActor: raw.RATE_LIMIT_PER_ACTOR ?? raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
+      localPreCount: raw.RATE_LIMIT_LOCAL_PRE_COUNT !== 'false',
       unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
       reports: raw.RATE_LIMIT_REPORTS ?? 10,

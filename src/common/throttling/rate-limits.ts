@@ -65,6 +65,9 @@ export function describeRateLimits(config: AppConfig): string {
     `Named limits, on top: ${named}.`,
     'Over a budget the caller is refused for one window: `429` with the error body (`dpa:Request:RATE_LIMITED`) and `Retry-After` in seconds.',
     'Limited responses carry `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy` for the budget closest to running out.',
+    ...(config.rateLimits.localPreCount
+      ? ['A process may count a hit on a budget far from spent itself and add it to Redis within 50 ms; near the limit every hit is counted in Redis at once.']
+      : []),
     'If Redis is unreachable, requests are not limited (fail open) rather than refused.',
   ].join(' ');
 }
