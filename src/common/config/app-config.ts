@@ -351,6 +351,13 @@ export class EnvironmentVariables {
   @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
   @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  USAGE_IMPORT_MAX_PAGES?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
   @Min(100)
   @Max(3_600_000)
   MERGE_QUEUE_SWEEP_INTERVAL_MS?: number;
@@ -415,6 +422,8 @@ export interface AppConfig {
     cooldownSeconds: number;
     /** A code source whose newest successful import is older than this makes the usage `stale`. */
     freshnessMs: number;
+    /** The most pages of workflow runs one import walks through; a provider listing more fails the import (PAGE_LIMIT_REACHED). */
+    maxPages: number;
   };
   /** The merge-queue worker. */
   mergeQueues: {
@@ -543,6 +552,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     usage: {
       cooldownSeconds: raw.USAGE_IMPORT_COOLDOWN_SECONDS ?? 60,
       freshnessMs: raw.USAGE_IMPORT_FRESHNESS_MS ?? 86_400_000,
+      maxPages: raw.USAGE_IMPORT_MAX_PAGES ?? 1_000,
     },
     mergeQueues: {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
