@@ -196,6 +196,13 @@ export class EnvironmentVariables {
   @Max(365 * 86_400_000)
   DOMAIN_PENDING_TTL_MS?: number;
 
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1_000)
+  @Max(86_400_000)
+  DOMAIN_PENDING_SWEEP_INTERVAL_MS?: number;
+
   /** Unset (or empty) means production: a forgotten variable never turns development conveniences on. */
   @IsOptional()
   @Transform(({ value }) => (value === '' ? undefined : value))
@@ -445,6 +452,8 @@ export interface AppConfig {
     verificationGraceMs: number;
     /** How long a registration may stay PENDING_VERIFICATION; past it, it expires (cannot be verified, is replaced by a new registration). */
     pendingTtlMs: number;
+    /** How often a worker deletes PENDING registrations older than pendingTtlMs (the domains queue's job scheduler). */
+    pendingSweepIntervalMs: number;
   };
   /** `production` unless NODE_ENV says otherwise. */
   environment: 'production' | 'development' | 'test';
@@ -565,6 +574,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       reverifyIntervalMs: raw.DOMAIN_REVERIFY_INTERVAL_MS ?? 3_600_000,
       verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
       pendingTtlMs: raw.DOMAIN_PENDING_TTL_MS ?? 7 * 86_400_000,
+      pendingSweepIntervalMs: raw.DOMAIN_PENDING_SWEEP_INTERVAL_MS ?? 600_000,
     },
     environment,
     metricsPort: raw.METRICS_PORT ?? 9464,
