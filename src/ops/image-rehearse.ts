@@ -27,55 +27,11 @@ import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, posix } from 'node:path';
+import { excluded, ignoreRules } from './dockerignore';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const MB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-
-// ---- .dockerignore ----
-
-interface IgnoreRule {
-  negate: boolean;
-  pattern: RegExp;
-}
-
-/** Docker's rules, as far as this project's .dockerignore uses them: filepath.Match globs from the context root, `**`, `!` re-includes, the last match wins. */
-function ignoreRules(text: string): IgnoreRule[] {
-  return text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => {
-      const negate = line.startsWith('!');
-      const glob = posix.normalize((negate ? line.slice(1) : line).trim()).replace(/^\/+/, '').replace(/\/+$/, '');
-      let source = '';
-      for (let i = 0; i < glob.length; i++) {
-        const c = glob[i];
-        if (c === '*' && glob[i + 1] === '*') {
-          source += '.*';
-          i++;
-        } else if (c === '*') source += '[^/]*';
-        else if (c === '?') source += '[^/]';
-        else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-      }
-      return { negate, pattern: new RegExp(`^${source}$`) };
-    });
-}
-
-/** Excluded when the path or one of its parent directories matches, the last matching rule deciding. */
-function excluded(rules: IgnoreRule[], path: string): boolean {
-  const parts = path.split('/');
-  let out = false;
-  for (const rule of rules) {
-    for (let n = 1; n <= parts.length; n++) {
-      if (rule.pattern.test(parts.slice(0, n).join('/'))) {
-        out = !rule.negate;
-        break;
-      }
-    }
-  }
-  return out;
-}
 
 /** Copies the build context (this checkout minus .dockerignore) to `into`; returns its file count and size. */
 function buildContext(into: string): { files: number; bytes: number } {
@@ -255,6 +211,13 @@ function performDockerfile(dir: string, context: string, nodeBin: string): Stage
 
 // ---- running what was built ----
 
+/** What `du` says the directory takes on disk (blocks), beside the sum of its file sizes. */
+function diskUsage(path: string): string {
+  const kib = Number(spawnSync('du', ['-sk', path], { encoding: 'utf8' }).stdout.split('\t')[0]);
+  return Number.isFinite(kib) && kib > 0 ? `${MB(kib * 1024)} on disk (du)` : 'du unavailable';
+}
+
+/** The sum of the file sizes under `path` (symlinks not followed): what a layer's tar holds. */
 function sizeOf(path: string): number {
   const stat = lstatSync(path);
   if (!stat.isDirectory()) return stat.size;
@@ -375,9 +338,10 @@ runOrExplain(async () => {
     say('\n================================================================================');
     say('IMAGE REHEARSAL RESULT (a rehearsal, not an image)');
     say(`  build steps:            ${buildSeconds.toFixed(0)} s`);
-    say(`  /app/node_modules:      ${MB(nodeModules)}`);
-    say(`  /app/dist:              ${MB(dist)}`);
-    say(`  /app total:             ${MB(total)}   (+ node:24-bookworm-slim and the git/tini layer in a real image)`);
+    say('  sizes: the sum of file sizes (what a layer holds), and in brackets what du counts on disk');
+    say(`  /app/node_modules:      ${MB(nodeModules)}   (${diskUsage(join(app, 'node_modules'))})`);
+    say(`  /app/dist:              ${MB(dist)}   (${diskUsage(join(app, 'dist'))})`);
+    say(`  /app total:             ${MB(total)}   (${diskUsage(app)}); a real image adds node:24-bookworm-slim and the git/tini layer`);
     say(`  API start to healthy:   ${(api.startupMs / 1000).toFixed(2)} s`);
     say(`  worker start to healthy: ${(worker.startupMs / 1000).toFixed(2)} s`);
     say('================================================================================');
