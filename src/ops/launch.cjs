@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry of `npm start`, `npm test`, `npm run bench:api`, `npm run bench:module-versions`, `npm run bench:usage-import` and `npm run bench:merge-queue-engine`. Plain CommonJS with no dependencies,
+// Entry of `npm start`, `npm test`, `npm run image:rehearse`, `npm run bench:api`, `npm run bench:module-versions`, `npm run bench:usage-import` and `npm run bench:merge-queue-engine`. Plain CommonJS with no dependencies,
 // because it runs before dependencies exist: it installs them when missing or stale, then hands
 // over to the TypeScript task under src/ops (run through tsx).
 'use strict';
@@ -9,7 +9,7 @@ const { existsSync, readFileSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..', '..');
-const tasks = { start: 'start.ts', test: 'test.ts', 'bench-api': '../../test/bench/api/run.ts', 'bench-module-versions': '../../test/bench/module-versions/run.ts', 'bench-usage-import': '../../test/bench/usage-import/run.ts', 'bench-merge-queue-engine': '../../test/bench/merge-queue-engine/run.ts' };
+const tasks = { start: 'start.ts', test: 'test.ts', 'bench-api': '../../test/bench/api/run.ts', 'bench-module-versions': '../../test/bench/module-versions/run.ts', 'bench-usage-import': '../../test/bench/usage-import/run.ts', 'bench-merge-queue-engine': '../../test/bench/merge-queue-engine/run.ts', 'image-rehearse': 'image-rehearse.ts' };
 const task = process.argv[2];
 if (!tasks[task]) {
   console.error(`usage: launch.cjs <${Object.keys(tasks).join('|')}>`);

@@ -7,6 +7,8 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import { createTestApp } from '../support/app';
 import { TestDnsServer } from '../support/dns-server';
 import { createTenant, type TestTenant } from '../support/factories';
+import { buildIfStale } from '../../src/ops/build';
+import { startWorker, until } from '../support/processes';
 
 interface Domain {
   id: string;
@@ -16,6 +18,8 @@ interface Domain {
 }
 
 const PENDING_TTL_MS = 3_600_000;
+/** The built worker's TTL is the default (7 days): only rows made older than that on purpose are its to sweep. */
+const WORKER_TTL_MS = 7 * 86_400_000;
 
 /** Issue 21 finding 8: an apex cannot be squatted by registering it and never verifying it. */
 describe('Managed domains: squatting', () => {
@@ -31,13 +35,14 @@ describe('Managed domains: squatting', () => {
   const status = async (tenant: TestTenant, apex: string) => (await http().get('/domains/apex-status').query({ apex }).set(tenant.auth).expect(200)).body.data;
 
   beforeAll(async () => {
+    buildIfStale();
     dns = await TestDnsServer.start();
     const base = loadConfig();
     const config = { ...base, domains: { ...base.domains, dnsServers: [dns.address], dnsTimeoutMs: 200, pendingTtlMs: PENDING_TTL_MS } };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     prisma = app.get(PrismaService, { strict: false });
     [squatter, owner] = await Promise.all([createTenant(app, 'squatter'), createTenant(app, 'apex-owner')]);
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await app?.close();
@@ -80,4 +85,40 @@ describe('Managed domains: squatting', () => {
     expect(fresh.id).not.toBe(stale.id);
     expect(fresh.verificationRecord.value).not.toBe(stale.verificationRecord.value);
   });
+
+  it('the worker sweeps expired PENDING registrations periodically, in batches, with audit entries and a metric; nothing else is touched', async () => {
+    const old = new Date(Date.now() - WORKER_TTL_MS - 3_600_000);
+    const stale = (await register(squatter, `swept.sw.${run}.example`).expect(201)).body.data as Domain;
+    const fresh = (await register(squatter, `young.sw.${run}.example`).expect(201)).body.data as Domain;
+    const active = (await register(owner, `live.sw.${run}.example`).expect(201)).body.data as Domain;
+    dns.records.set(active.verificationRecord.name, [active.verificationRecord.value]);
+    expect((await verify(owner, active).expect(200)).body.data.status).toBe('ACTIVE');
+    await prisma.managedDomain.updateMany({ where: { id: { in: [stale.id, active.id] } }, data: { createdAt: old } });
+    // More expired claims than one batch holds (500), twice over.
+    const bulk = Array.from({ length: 1_100 }, (_, i) => ({ organizationId: squatter.organizationId, apex: `bulk${i}.sw.${run}.example`, verificationToken: `dpa-verification=bulk${i}`, createdAt: old }));
+    await prisma.managedDomain.createMany({ data: bulk });
+    const mine = { organizationId: squatter.organizationId, apex: { endsWith: `.sw.${run}.example` } };
+    expect(await prisma.managedDomain.count({ where: mine })).toBe(1_102);
+
+    const worker = await startWorker({ QUEUE_PREFIX: `dpa-sweep-${randomUUID().slice(0, 8)}`, DOMAIN_PENDING_SWEEP_INTERVAL_MS: '1000', WORKER_HEALTH_PORT: '0' });
+    try {
+      await until('the expired claims swept', async () => (await prisma.managedDomain.count({ where: mine })) === 1, 60_000);
+      expect((await prisma.managedDomain.findMany({ where: mine, select: { id: true } })).map((d) => d.id)).toEqual([fresh.id]);
+      expect((await http().get(`/domains/${active.id}`).set(owner.auth).expect(200)).body.data.status).toBe('ACTIVE');
+      await http().get(`/domains/${stale.id}`).set(squatter.auth).expect(404);
+      const audit = await http().get('/audit-events').query({ action: 'domain.expired', targetId: stale.id }).set(squatter.auth).expect(200);
+      expect(audit.body.data).toHaveLength(1);
+      expect(audit.body.data[0]).toMatchObject({ actor: { type: 'SYSTEM', name: 'domain expiry' }, metadata: { apex: stale.apex, by: 'sweep' } });
+      expect(await prisma.auditEvent.count({ where: { organizationId: squatter.organizationId, action: 'domain.expired', metadata: { path: ['by'], equals: 'sweep' } } })).toBe(1_101);
+      const port = Number(/"healthPort":(\d+)/.exec(worker.output)?.[1]);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const swept = Number(/^dpa_domain_claims_expired_total\{by="sweep"\} (\d+)$/m.exec(metrics)?.[1]);
+      // Another suite's in-process worker may sweep some of these first; this worker swept the rest.
+      expect(swept).toBeGreaterThan(0);
+    } finally {
+      await worker.stop();
+    }
+    // The log line of each sweep that deleted something (read after exit: the logger writes asynchronously).
+    expect(worker.output).toMatch(/"msg":"expired PENDING domain registrations deleted"/);
+  }, 120_000);
 });

@@ -1,10 +1,13 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { createServer } from 'node:net';
 import { buildIfStale } from '../../src/ops/build';
+import { startApi } from '../support/processes';
 
 const ROOT = join(__dirname, '..', '..');
 const env = { ...process.env } as NodeJS.ProcessEnv;
@@ -100,6 +103,39 @@ describe('The built processes', () => {
       worker.kill('SIGTERM');
       // Graceful shutdown (src/common/lifecycle): the workers and the application close, then exit 0.
       expect(await exited).toEqual({ code: 0, signal: null });
+    }
+  }, 150_000);
+
+  it('an API that ran LOCAL_GIT commands and stopped leaves no temporary git HOME (dpa-git-home-*) behind', async () => {
+    // The process gets a TMPDIR of its own, so what other processes on this machine leave in /tmp does not count.
+    const tmp = mkdtempSync(join(tmpdir(), 'dpa-home-leak-'));
+    const root = join(tmp, 'repos');
+    try {
+      const path = join(root, 'demo.git');
+      execFileSync('git', ['init', '--bare', '--quiet', path]);
+      const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' };
+      const tree = execFileSync('git', ['--git-dir', path, 'mktree'], { input: '' }).toString().trim();
+      const commit = execFileSync('git', ['--git-dir', path, 'commit-tree', tree, '-m', 'x'], { env: gitEnv }).toString().trim();
+      execFileSync('git', ['--git-dir', path, 'update-ref', 'refs/heads/main', commit]);
+      execFileSync('git', ['--git-dir', path, 'symbolic-ref', 'HEAD', 'refs/heads/main']);
+      const bootstrap = JSON.parse(node(['dist/cli.js', 'bootstrap', '--org', `home-${randomUUID()}`, '--json']).stdout);
+      const api = await startApi({ TMPDIR: tmp, GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: root });
+      try {
+        const headers = { Authorization: `Bearer ${bootstrap.token}`, 'Content-Type': 'application/json' };
+        const created = await fetch(`${api.base}/code-sources`, { method: 'POST', headers, body: JSON.stringify({ data: { provider: 'LOCAL_GIT', repository: path } }) });
+        expect(created.status).toBe(201);
+        const id = ((await created.json()) as { data: { id: string } }).data.id;
+        // git ran in the API process: it read the default branch.
+        const repository = await fetch(`${api.base}/code-source/${id}/repository`, { headers });
+        expect(repository.status).toBe(200);
+        expect(((await repository.json()) as { data: { defaultBranch: { name: string } } }).data.defaultBranch.name).toBe('main');
+      } finally {
+        await api.stop('SIGTERM');
+      }
+      expect(await api.exited()).toEqual({ code: 0, signal: null });
+      expect(readdirSync(tmp).filter((name) => name.startsWith('dpa-git-home-'))).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
   }, 150_000);
 

@@ -21,14 +21,17 @@ function usageConfig(emulator: GitProviderEmulator, extra: Partial<AppConfig> = 
   return {
     ...base,
     queuePrefix: PREFIX,
-    usage: { cooldownSeconds: 1, freshnessMs: 3_600_000 },
+    usage: { ...base.usage, cooldownSeconds: 1, freshnessMs: 3_600_000 },
     git: { ...base.git, github: { ...base.git.github, apiUrl: emulator.url, webUrl: emulator.url }, repositoryCacheTtlMs: 0 },
     ...extra,
   };
 }
 
+/** The most pages the worker walks per import: the 2,000-run import below is exactly this many pages. */
+const MAX_PAGES = 20;
+
 /** The real worker process (dist/worker.js) on the emulator. */
-const startUsageWorker = (emulator: GitProviderEmulator) => startWorker({ QUEUE_PREFIX: PREFIX, GITHUB_API_URL: emulator.url, GITHUB_WEB_URL: emulator.url, LOG_LEVEL: 'warn' });
+const startUsageWorker = (emulator: GitProviderEmulator) => startWorker({ QUEUE_PREFIX: PREFIX, GITHUB_API_URL: emulator.url, GITHUB_WEB_URL: emulator.url, LOG_LEVEL: 'warn', USAGE_IMPORT_MAX_PAGES: String(MAX_PAGES) });
 
 /** What GET /scm/actions/usage should say, computed from the emulator's own data. */
 function expectedUsage(codeSourceId: string, runs: EmulatedRun[]) {
@@ -214,6 +217,18 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     expect(await counts(sources[0].id)).toEqual({ runs: 2_000, jobs: jobsOf(sources[0].runs) });
     process.stdout.write(`resume: killed at checkpoint page ${killed.nextPage} (${killed.pagesDone} pages committed); run-page requests before the kill ${before}, after ${after.length} (pages ${after[0]}..${after[after.length - 1]})\n`);
   }, 120_000);
+
+  it('a provider listing more than USAGE_IMPORT_MAX_PAGES pages fails the import with PAGE_LIMIT_REACHED; the page after the cap is never asked for', async () => {
+    const { tenant, login, sources } = await tenantWithRepos('usage-cap', [{ runs: MAX_PAGES * 100 + 50, jobsPerRun: 1 }]);
+    expect((await startImport(tenant)).body.data.started).toBe(1);
+    const [done] = await allFinished(tenant, 1);
+    expect(done).toMatchObject({ status: 'FAILED', pagesDone: MAX_PAGES, runsImported: MAX_PAGES * 100 });
+    expect(done.lastError).toContain('dpa:Usage:PAGE_LIMIT_REACHED');
+    expect(done.lastError).toContain(`${MAX_PAGES} pages`);
+    expect(emulator.runPageRequests(login, 'repo-0').sort((a, b) => a - b)).toEqual(Array.from({ length: MAX_PAGES }, (_, i) => i + 1));
+    // What was imported before the cap stays.
+    expect((await counts(sources[0].id)).runs).toBe(MAX_PAGES * 100);
+  }, 90_000);
 
   it('a revoked token fails the import with a clear error and marks the integration NEEDS_ATTENTION', async () => {
     const { tenant, user, integrationId } = await tenantWithRepos('usage-revoked', [{ runs: 10 }]);

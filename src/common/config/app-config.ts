@@ -205,6 +205,13 @@ export class EnvironmentVariables {
   @Max(365 * 86_400_000)
   DOMAIN_PENDING_TTL_MS?: number;
 
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1_000)
+  @Max(86_400_000)
+  DOMAIN_PENDING_SWEEP_INTERVAL_MS?: number;
+
   /** Unset (or empty) means production: a forgotten variable never turns development conveniences on. */
   @IsOptional()
   @Transform(({ value }) => (value === '' ? undefined : value))
@@ -360,6 +367,13 @@ export class EnvironmentVariables {
   @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
   @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  USAGE_IMPORT_MAX_PAGES?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
   @Min(100)
   @Max(3_600_000)
   MERGE_QUEUE_SWEEP_INTERVAL_MS?: number;
@@ -428,6 +442,8 @@ export interface AppConfig {
     cooldownSeconds: number;
     /** A code source whose newest successful import is older than this makes the usage `stale`. */
     freshnessMs: number;
+    /** The most pages of workflow runs one import walks through; a provider listing more fails the import (PAGE_LIMIT_REACHED). */
+    maxPages: number;
   };
   /** The merge-queue worker. */
   mergeQueues: {
@@ -449,6 +465,8 @@ export interface AppConfig {
     verificationGraceMs: number;
     /** How long a registration may stay PENDING_VERIFICATION; past it, it expires (cannot be verified, is replaced by a new registration). */
     pendingTtlMs: number;
+    /** How often a worker deletes PENDING registrations older than pendingTtlMs (the domains queue's job scheduler). */
+    pendingSweepIntervalMs: number;
   };
   /** `production` unless NODE_ENV says otherwise. */
   environment: 'production' | 'development' | 'test';
@@ -558,6 +576,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     usage: {
       cooldownSeconds: raw.USAGE_IMPORT_COOLDOWN_SECONDS ?? 60,
       freshnessMs: raw.USAGE_IMPORT_FRESHNESS_MS ?? 86_400_000,
+      maxPages: raw.USAGE_IMPORT_MAX_PAGES ?? 1_000,
     },
     mergeQueues: {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
@@ -570,6 +589,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       reverifyIntervalMs: raw.DOMAIN_REVERIFY_INTERVAL_MS ?? 3_600_000,
       verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
       pendingTtlMs: raw.DOMAIN_PENDING_TTL_MS ?? 7 * 86_400_000,
+      pendingSweepIntervalMs: raw.DOMAIN_PENDING_SWEEP_INTERVAL_MS ?? 600_000,
     },
     environment,
     metricsPort: raw.METRICS_PORT ?? 9464,

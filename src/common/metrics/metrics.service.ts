@@ -69,6 +69,13 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly domainClaimsExpired = new Counter({
+    name: 'dpa_domain_claims_expired_total',
+    help: 'Domains: PENDING_VERIFICATION registrations deleted past DOMAIN_PENDING_TTL_MS, by the worker sweep (by="sweep") or when touched in the API (by="touch")',
+    labelNames: ['by'] as const,
+    registers: [this.registry],
+  });
+
   readonly scrapeErrors = new Counter({
     name: 'dpa_metrics_source_errors_total',
     help: 'Scrape-time reads that failed or timed out (their gauges are left out of that scrape), by source',

@@ -12,6 +12,8 @@ export const MaintenanceJob = {
 
 export const DomainsJob = {
   ReverifyActiveDomains: 'reverify-active-domains',
+  /** Deletes PENDING_VERIFICATION registrations older than DOMAIN_PENDING_TTL_MS. */
+  SweepExpiredPending: 'sweep-expired-pending-domains',
 } as const;
 
 export const MergeQueuesJob = {

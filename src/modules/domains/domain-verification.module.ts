@@ -3,11 +3,12 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { AuditModule } from '@/modules/audit/audit.module';
 import { DnsResolver, NodeDnsResolver } from './dns-resolver';
+import { DomainExpiryService } from './domain-expiry.service';
 import { DomainReverificationService } from './domain-reverification.service';
 import { DomainVerifier } from './domain-verifier';
 import { DomainsRepository } from './domains.repository';
 
-/** What both processes need: the resolver port, the verifier, the repository and re-verification. */
+/** What both processes need: the resolver port, the verifier, the repository, re-verification and expiry. */
 @Module({
   imports: [AuditModule],
   providers: [
@@ -15,7 +16,8 @@ import { DomainsRepository } from './domains.repository';
     DomainVerifier,
     DomainsRepository,
     DomainReverificationService,
+    DomainExpiryService,
   ],
-  exports: [DnsResolver, DomainVerifier, DomainsRepository, DomainReverificationService, AuditModule],
+  exports: [DnsResolver, DomainVerifier, DomainsRepository, DomainReverificationService, DomainExpiryService, AuditModule],
 })
 export class DomainVerificationModule {}

@@ -7,6 +7,7 @@ import type { AppConfig } from '@/common/config/app-config';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { DomainsJob, QueueName } from '@/common/queues/queue-names';
+import { DomainExpiryService } from './domain-expiry.service';
 import { DomainReverificationService } from './domain-reverification.service';
 
 @Processor(QueueName.Domains)
@@ -15,10 +16,12 @@ export class DomainsProcessor extends WorkerHost implements OnApplicationBootstr
 
   readonly handlers: JobHandlers = {
     [DomainsJob.ReverifyActiveDomains]: () => this.reverification.reverifyActive(new Date()),
+    [DomainsJob.SweepExpiredPending]: () => this.expiry.sweep(new Date()),
   };
 
   constructor(
     private readonly reverification: DomainReverificationService,
+    private readonly expiry: DomainExpiryService,
     @InjectQueue(QueueName.Domains) private readonly queue: Queue,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -37,6 +40,7 @@ export class DomainsProcessor extends WorkerHost implements OnApplicationBootstr
 
   async upsertSchedulers(): Promise<void> {
     await this.queue.upsertJobScheduler(DomainsJob.ReverifyActiveDomains, { every: this.config.domains.reverifyIntervalMs }, { name: DomainsJob.ReverifyActiveDomains, opts: { attempts: 1 } });
+    await this.queue.upsertJobScheduler(DomainsJob.SweepExpiredPending, { every: this.config.domains.pendingSweepIntervalMs }, { name: DomainsJob.SweepExpiredPending, opts: { attempts: 1 } });
   }
 
   async process(job: Job): Promise<unknown> {

@@ -15,6 +15,7 @@ import { AuditService } from '@/modules/audit/audit.service';
 import { normalizeApex } from './apex-name';
 import { mayNestUnder } from './apex-status.rules';
 import { DnsUnavailableError } from './dns-resolver';
+import { DomainExpiryService } from './domain-expiry.service';
 import { DomainVerifier } from './domain-verifier';
 import { DomainErrors } from './domains.errors';
 import { DomainsRepository } from './domains.repository';
@@ -32,6 +33,7 @@ export class DomainsService {
     private readonly repository: DomainsRepository,
     private readonly verifier: DomainVerifier,
     private readonly audit: AuditService,
+    private readonly expiry: DomainExpiryService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -94,10 +96,9 @@ export class DomainsService {
     return domain.status === 'PENDING_VERIFICATION' && now - domain.createdAt.getTime() > this.config.domains.pendingTtlMs;
   }
 
-  /** Deletes an expired PENDING registration (it never had dependents that mattered: nothing was live). */
+  /** Deletes an expired PENDING registration (it never had dependents that mattered: nothing was live); the worker's sweep may have deleted it first. */
   private async expire(tx: Prisma.TransactionClient, id: string, organizationId: string, apex: string): Promise<void> {
-    await tx.managedDomain.deleteMany({ where: { id, organizationId, status: 'PENDING_VERIFICATION' } });
-    await this.audit.record(tx, { system: 'domain expiry' }, { organizationId, action: AuditAction.DomainExpired, targetType: 'domain', targetId: id, metadata: { apex } });
+    await this.expiry.expireOne(tx, { id, organizationId, apex });
   }
 
   /**

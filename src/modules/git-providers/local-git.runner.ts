@@ -1,7 +1,4 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ProviderFailure } from './git-provider.port';
 
 /** A git command that ran and failed (an exit code the caller did not expect). */
@@ -23,17 +20,18 @@ export interface GitRun {
 
 const MAX_OUTPUT = 16 * 1024 * 1024;
 
-let emptyHome: string | undefined;
-/** An empty directory of our own as HOME: no ~/.gitconfig, ~/.config/git or credential helper of the server's user is read. */
-function gitHome(): string {
-  emptyHome ??= mkdtempSync(join(tmpdir(), 'dpa-git-home-'));
-  return emptyHome;
-}
+/**
+ * HOME and XDG_CONFIG_HOME of every git command: a path under which nothing exists and nothing can
+ * be created (`/dev/null/.gitconfig` is ENOTDIR, which git reads as "no such file"). No
+ * ~/.gitconfig, ~/.config/git or credential store of the server's user is read, and no temporary
+ * directory is made that a process would have to remove on exit.
+ */
+const NO_HOME = '/dev/null';
 
 /**
  * The one way this server runs the `git` CLI on a LOCAL_GIT repository (code sources read by
  * LocalGitClient, the merge-queue engine's LocalMergeQueueGit). Every command:
- *   - gets a minimal environment (PATH, an empty HOME, LANG=C), never the process's own, which
+ *   - gets a minimal environment (PATH, HOME=/dev/null, LANG=C), never the process's own, which
  *     holds DATABASE_URL and CREDENTIALS_KEYS;
  *   - reads no system or global git config (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null);
  *   - runs no repository hook (`-c core.hooksPath=/dev/null`: a repository on disk is not trusted
@@ -53,7 +51,8 @@ export class LocalGitRunner {
   static environment(extra: Record<string, string> = {}): Record<string, string> {
     return {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      HOME: gitHome(),
+      HOME: NO_HOME,
+      XDG_CONFIG_HOME: NO_HOME,
       LANG: 'C',
       GIT_CONFIG_NOSYSTEM: '1',
       GIT_CONFIG_GLOBAL: '/dev/null',

@@ -1,11 +1,14 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
 import type { Integration } from '@/generated/prisma/client';
 import { ProviderFailure, type CiUsageReader, type WorkflowJob } from '@/modules/git-providers/git-provider.port';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import type { UsageImportJobData } from './usage-import.producer';
 import { JOB_FETCH_CONCURRENCY, rateLimitDelaySeconds, RUNS_PER_PAGE, runsToImport } from './usage-rules';
+import { UsageErrors } from './usage.errors';
 import { UsageRepository } from './usage.repository';
 
 /** What a finished import job returns (BullMQ keeps it only until the job is removed). */
@@ -35,6 +38,8 @@ async function mapLimit<T, R>(items: T[], limit: number, run: (item: T) => Promi
  * checkpoint on its row, fetches each run's jobs, and commits each page with its checkpoint.
  * A provider rate limit delays the job until the reset (no attempt spent); transient failures
  * retry with backoff; refused credentials fail the import and mark the integration NEEDS_ATTENTION.
+ * A provider that lists more than USAGE_IMPORT_MAX_PAGES pages fails the import (PAGE_LIMIT_REACHED)
+ * after the last page allowed, so a provider a tenant controls cannot keep a worker paging forever.
  */
 @Injectable()
 export class UsageImportRunner {
@@ -43,6 +48,7 @@ export class UsageImportRunner {
   constructor(
     private readonly repository: UsageRepository,
     private readonly integrations: IntegrationsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async run(job: Job<UsageImportJobData>, token: string | undefined): Promise<UsageImportOutcome | { importId: string; skipped: string }> {
@@ -64,6 +70,11 @@ export class UsageImportRunner {
         await job.updateProgress({ pagesDone: state.pagesDone, runsImported: state.runsImported, jobsImported: state.jobsImported });
         if (job.data.rateLimitHits) await job.updateData({ ...job.data, rateLimitHits: 0 });
         if (step.last) break;
+        if (page >= this.config.usage.maxPages) {
+          const { code, message } = UsageErrors.PAGE_LIMIT_REACHED;
+          this.logger.warn({ importId, codeSourceId, pages: page }, 'usage import stopped at USAGE_IMPORT_MAX_PAGES');
+          throw await this.fail(job, `${code}: ${message} (${this.config.usage.maxPages} pages, ${state.runsImported} runs imported)`);
+        }
       }
     } catch (error) {
       throw await this.failure(error, job, token, integration);

@@ -32,6 +32,8 @@ const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 
 const SERVERS = {
   api: { label: 'full stack (NestJS + Prisma, everything on)', port: 3901 },
+  // The same build with this round's two levers off, measured beside it (issue 22).
+  before: { label: 'full stack, statements unnamed and every hit counted in Redis', port: 3904 },
   plain: { label: 'plain NestJS + Prisma (findMany + count)', port: 3903 },
   bare: { label: 'bare node:http + pg', port: 3902 },
 } as const;
@@ -106,12 +108,13 @@ runOrExplain(async () => {
     // raised so that the bench measures the counting, not 429s.
     const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(SERVERS.api.port), ...productionEnv(), RATE_LIMIT_PER_PRINCIPAL: '10000000' };
     processes.set('api', startProcess('api', ['dist/main.js'], env));
+    processes.set('before', startProcess('before', ['dist/main.js'], { ...env, PORT: String(SERVERS.before.port), DATABASE_PREPARED_STATEMENTS: 'false', RATE_LIMIT_LOCAL_PRE_COUNT: 'false' }));
     // tsconfig.json covers src/ only; the check config also covers test/ (decorators, paths).
     const plainEnv = { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.check.json') };
     processes.set('plain', startProcess('plain', ['--import', 'tsx', join(__dirname, 'plain-server.ts'), String(SERVERS.plain.port), databaseUrl, organizationId], plainEnv));
     processes.set('bare', startProcess('bare', [join(__dirname, 'bare-server.cjs'), String(SERVERS.bare.port), databaseUrl, organizationId], env));
     const auth = { Authorization: `Bearer ${token}` };
-    const targets = Object.fromEntries(NAMES.map((name) => [name, { url: `http://127.0.0.1:${SERVERS[name].port}/projects`, headers: name === 'api' ? auth : {} }])) as Record<ServerName, { url: string; headers: Record<string, string> }>;
+    const targets = Object.fromEntries(NAMES.map((name) => [name, { url: `http://127.0.0.1:${SERVERS[name].port}/projects`, headers: name === 'api' || name === 'before' ? auth : {} }])) as Record<ServerName, { url: string; headers: Record<string, string> }>;
     for (const name of NAMES) await waitForOk(targets[name].url, targets[name].headers);
     const bodies = await Promise.all(NAMES.map((name) => fetch(targets[name].url, { headers: targets[name].headers }).then((r) => r.text())));
     for (const [i, body] of bodies.entries()) {
@@ -121,7 +124,7 @@ runOrExplain(async () => {
       throw new Error(`${NAMES[i]} and ${NAMES[0]} do not answer the same page byte for byte (from character ${at}: …${body.slice(at, at + 60)}… against …${bodies[0].slice(at, at + 60)}…); the comparison would be meaningless`);
     }
     const totalCount = (JSON.parse(bodies[0]) as { meta: { totalCount: number } }).meta.totalCount;
-    process.stdout.write(`› the three servers answer the same page, byte for byte (20 of ${totalCount} projects); warming up ${WARMUP_S}s each…\n`);
+    process.stdout.write(`› the ${NAMES.length} servers answer the same page, byte for byte (20 of ${totalCount} projects); warming up ${WARMUP_S}s each…\n`);
     for (const name of NAMES) await drive(targets[name].url, targets[name].headers, WARMUP_S);
 
     if (PROFILE_DIR) {
@@ -137,7 +140,7 @@ runOrExplain(async () => {
       return;
     }
 
-    const results: Record<ServerName, Measurement[]> = { api: [], plain: [], bare: [] };
+    const results: Record<ServerName, Measurement[]> = { api: [], before: [], plain: [], bare: [] };
     for (let round = 1; round <= ROUNDS; round++) {
       for (const name of NAMES) {
         process.stdout.write(`› round ${round}/${ROUNDS}: ${name}, ${CONNECTIONS} connections, ${DURATION_S}s…\n`);
@@ -157,7 +160,7 @@ runOrExplain(async () => {
     const ratio = (a: ServerName, b: ServerName) => `${((rps[a] / rps[b]) * 100).toFixed(1)}%`;
     const failed = NAMES.reduce((sum, name) => sum + results[name].reduce((s, m) => s + m.non2xx, 0), 0);
     if (failed > 0) throw new Error(`${failed} responses were not 2xx: the figures above measure errors, not the list`);
-    process.stdout.write(`\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (target >= 100%, p99 < 60 ms)\n`);
+    process.stdout.write(`\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (target >= 100%, p99 < 60 ms)\nwithout the levers / plain = ${ratio('before', 'plain')}\n`);
   } finally {
     await Promise.all([...processes.values()].map(stop));
     await services.stop();
