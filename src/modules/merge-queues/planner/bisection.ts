@@ -55,7 +55,9 @@ export function planProbes(
   // Under the order rule the chain cannot pass a suspect group, so its probes are what unblocks
   // landing: they may take every free runner. Solo retries (queued at the back) keep the share.
   const held = units.some((u) => u.group);
-  const budget = normalWaiting === 0 || held ? free : Math.max(0, cap - probing);
+  const chainWants = Math.ceil(normalWaiting / Math.max(1, ctx.s.batchDepth));
+  const shared = Math.max(0, cap - probing);
+  const budget = normalWaiting === 0 ? free : held ? Math.max(shared, free - chainWants) : shared;
   return planIsolation(ctx, units, Math.min(free, budget));
 }
 
