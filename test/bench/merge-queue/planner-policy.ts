@@ -97,8 +97,10 @@ export class PlannerPolicy implements Policy {
   }
 
   private noteTime(s: MergeQueueState): void {
-    const dt = this.world.now - this.diag.lastAt;
-    this.diag.lastAt = this.world.now;
+    // Measured up to the last arrival, like the runner time in diagnose.ts.
+    const now = Math.min(this.world.now, this.world.lastArrival);
+    const dt = now - this.diag.lastAt;
+    this.diag.lastAt = Math.max(this.diag.lastAt, now);
     if (dt <= 0) return;
     const barrier = chainBarrier(s.entries) !== null;
     if (barrier) this.diag.barrierMs += dt;
