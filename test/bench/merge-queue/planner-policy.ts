@@ -2,12 +2,14 @@ import {
   createMergeQueueState,
   estimateMergeTimes,
   InvariantMonitor,
+  isFinalBatch,
   type MergeQueueEvent,
   type MergeQueueOperation,
   type MergeQueueState,
   type PlannerConfig,
   reduceMergeQueue,
 } from '@/modules/merge-queues/planner';
+import { chainBarrier } from '@/modules/merge-queues/planner/order';
 import { hashInts, mulberry32 } from './prng';
 import type { Policy } from './policy';
 import { MINUTE, type CiRun, type World } from './world';
@@ -39,6 +41,8 @@ export class PlannerPolicy implements Policy {
   private draining = false;
   steps = 0;
   unknownOutcomes = 0;
+  /** Diagnostics (diagnose.ts): time a bisection barrier held the chain, and time no chain batch was live while PRs waited. */
+  readonly diag = { barrierMs: 0, chainIdleMs: 0, lastAt: 0, idleBarrierMs: 0, idleOtherMs: 0, idleEmptyMs: 0 };
 
   constructor(
     private readonly world: World,
@@ -77,6 +81,7 @@ export class PlannerPolicy implements Policy {
 
   private send(event: Ev): void {
     const prev = this.state;
+    this.noteTime(prev);
     const result = reduceMergeQueue(prev, { ...event, at: this.world.now } as MergeQueueEvent);
     this.steps += 1;
     this.monitor.observe(prev, result.state, result.operations, result.transitions);
@@ -89,6 +94,24 @@ export class PlannerPolicy implements Policy {
     }
     this.queue.push(...result.operations);
     this.drain();
+  }
+
+  private noteTime(s: MergeQueueState): void {
+    // Measured up to the last arrival, like the runner time in diagnose.ts.
+    const now = Math.min(this.world.now, this.world.lastArrival);
+    const dt = now - this.diag.lastAt;
+    this.diag.lastAt = Math.max(this.diag.lastAt, now);
+    if (dt <= 0) return;
+    const barrier = chainBarrier(s.entries) !== null;
+    if (barrier) this.diag.barrierMs += dt;
+    const idle = (this.world.scenario.runners - this.world.busyRunners) * dt;
+    const queued = s.entries.some((e) => e.status === 'queued' && !e.setAside);
+    if (!queued) this.diag.idleEmptyMs += idle;
+    else if (barrier) this.diag.idleBarrierMs += idle;
+    else this.diag.idleOtherMs += idle;
+    const waiting = s.entries.some((e) => e.status === 'queued' && !e.setAside && e.suspectGroup === null);
+    const chainLive = s.batches.some((b) => b.role === 'chain' && !isFinalBatch(b));
+    if (waiting && !chainLive) this.diag.chainIdleMs += dt;
   }
 
   private drain(): void {

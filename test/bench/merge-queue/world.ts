@@ -276,6 +276,11 @@ export class World {
     return run;
   }
 
+  /** Runs holding a runner now (diagnostics). */
+  get busyRunners(): number {
+    return this.running.size;
+  }
+
   cancelCi(run: CiRun): void {
     if (run.canceled || run.finishedAt !== null) return;
     run.canceled = true;

@@ -52,7 +52,12 @@ export function planProbes(
 ): number {
   const { maxParallel, probeShare } = ctx.s.config;
   const cap = Math.max(1, Math.round(maxParallel * probeShare));
-  const budget = normalWaiting === 0 ? free : Math.max(0, cap - probing);
+  // Under the order rule the chain cannot pass a suspect group, so its probes are what unblocks
+  // landing: they may take every free runner. Solo retries (queued at the back) keep the share.
+  const held = units.some((u) => u.group);
+  const chainWants = Math.ceil(normalWaiting / Math.max(1, ctx.s.batchDepth));
+  const shared = Math.max(0, cap - probing);
+  const budget = normalWaiting === 0 ? free : held ? Math.max(shared, free - chainWants) : shared;
   return planIsolation(ctx, units, Math.min(free, budget));
 }
 

@@ -58,6 +58,28 @@ describe('queue order (order.ts)', () => {
     expect(d.monitor.violations).toEqual([]);
   });
 
+  it('gives a bisection the runners the chain cannot use while the chain waits behind it', () => {
+    const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4, probeShare: 0.5 });
+    d.send({ type: 'pause' });
+    for (const n of [1, 2, 3, 4]) d.enqueue(n);
+    d.send({ type: 'resume' });
+    d.complete();
+    const [batch] = d.live();
+    d.send({ type: 'pause' });
+    d.report(batch.id, 'failure');
+    // one PR the chain may take (queued ahead of the suspects by priority), three runners left
+    d.enqueue(9, 50);
+    d.send({ type: 'resume' });
+    const parts = d.live().filter((b) => b.role === 'part');
+    const chain = d.live().filter((b) => b.role === 'chain');
+    expect(chain.map((b) => b.prNumbers)).toEqual([[9]]);
+    // the probe share (2 of 4) would leave a runner idle: the probes take the three the chain cannot use
+    expect(parts.map((p) => p.prNumbers)).toEqual([[1, 2], [3], [4]]);
+    landAll(d);
+    expect(landingOrder(d)).toEqual([9, 1, 2, 3, 4]);
+    expect(d.monitor.violations).toEqual([]);
+  });
+
   it('stacks nothing past a failed candidate whose parent is unresolved, and blames it in its place', () => {
     const d = new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 2 });
     d.send({ type: 'pause' });

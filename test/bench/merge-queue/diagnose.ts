@@ -1,0 +1,56 @@
+/*
+ * npx tsx test/bench/merge-queue/diagnose.ts [-- --rate 15 --bad 0.03 --flake 0.02 --seeds 1,2,3 --prs 1500]
+ *
+ * Where the time goes for ours: CI runner time by what became of each run (its candidate landed,
+ * it passed but never landed, it failed, it was cancelled), idle runner time, and how long the
+ * chain was held by a bisection (order rule) or had nothing live while PRs waited.
+ */
+import { PlannerPolicy } from './planner-policy';
+import { simulate } from './simulator';
+import { HOUR, type Scenario } from './world';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const rate = Number(arg('rate') ?? 15);
+const sc: Scenario = {
+  name: 'diag',
+  ratePerHour: rate,
+  badRate: Number(arg('bad') ?? 0.03),
+  flakeRate: Number(arg('flake') ?? 0.02),
+  prs: Number(arg('prs') ?? 1500),
+  conflictRate: 0.004,
+  orderConflictRate: 0.01,
+  slowRate: 0.1,
+  runners: 4,
+  crashRate: 0,
+};
+
+for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
+  const { metrics, world, policy } = simulate(sc, seed, 'ours', { recordRuns: true, config: JSON.parse(arg('config') ?? '{}') });
+  const end = world.lastArrival;
+  const kinds = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
+  const count = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
+  const byRole = { chain: 0, probe: 0 };
+  for (const r of world.runs) {
+    if (r.startedAt === null || r.startedAt > end) continue;
+    const stop = Math.min(r.finishedAt ?? end, end);
+    const ms = Math.max(0, stop - r.startedAt);
+    const k = r.canceled ? 'canceled' : r.fails ? 'failed' : world.isLanded(r.sha) ? 'landed' : 'passedUnused';
+    kinds[k] += ms;
+    count[k] += 1;
+    byRole[r.tag.startsWith('probe') ? 'probe' : 'chain'] += 1;
+  }
+  const total = sc.runners * end;
+  const busy = kinds.landed + kinds.passedUnused + kinds.failed + kinds.canceled;
+  const pct = (x: number) => `${((100 * x) / total).toFixed(1)}%`;
+  const d = (policy as PlannerPolicy).diag;
+  console.log(
+    `seed ${seed}: throughput ${metrics.throughput.toFixed(3)} merged ${metrics.merged} CI/merged ${metrics.ciRunsPerMerged.toFixed(2)}; ` +
+      `runner time to last arrival: landed ${pct(kinds.landed)} (${count.landed} runs), passed-unused ${pct(kinds.passedUnused)} (${count.passedUnused}), ` +
+      `failed ${pct(kinds.failed)} (${count.failed}), cancelled ${pct(kinds.canceled)} (${count.canceled}), idle ${pct(total - busy)} (bisection ${pct(d.idleBarrierMs)}, other ${pct(d.idleOtherMs)}, nothing queued ${pct(d.idleEmptyMs)}); ` +
+      `runs chain ${byRole.chain} probe ${byRole.probe}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
+  );
+}
