@@ -130,14 +130,14 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
    * have timed out. Each queue on its own: one that fails (its planner throws, its row is locked
    * too long) is logged with its id and counted, and the sweep goes on with the others.
    */
-  async sweep(): Promise<{ swept: number; failed: string[] }> {
+  async sweep(): Promise<{ swept: string[]; failed: string[] }> {
     const { unfinished, moving, ciRunning } = await this.repository.sweepTargets();
     const failed: string[] = [];
-    let swept = 0;
+    const swept: string[] = [];
     const each = async (queueId: string, what: string, run: () => Promise<void>) => {
       try {
         await run();
-        swept++;
+        swept.push(queueId);
       } catch (error) {
         failed.push(queueId);
         this.metrics?.workerError('sweep');

@@ -456,11 +456,11 @@ export class MergeQueuesRepository {
     await this.prisma.mergeQueue.updateMany({ where: { id: queueId }, data: { retryAt: at } });
   }
 
-  /** What the sweep restarts: queues with unfinished operations, queues moving base ref (neither quarantined), queues whose CI may time out. */
+  /** What the sweep restarts: queues with unfinished operations, queues moving base ref (neither quarantined), queues whose CI may time out; each list by queue id. */
   async sweepTargets(): Promise<{ unfinished: string[]; moving: string[]; ciRunning: string[] }> {
-    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null, queue: { quarantined: false } }, distinct: ['queueId'], select: { queueId: true } });
-    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null }, quarantined: false }, select: { id: true } });
-    const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], select: { queueId: true } });
+    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null, queue: { quarantined: false } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
+    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null }, quarantined: false }, orderBy: { id: 'asc' }, select: { id: true } });
+    const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
     return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
   }
 }

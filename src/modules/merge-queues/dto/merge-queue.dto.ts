@@ -165,7 +165,7 @@ export class MergeQueueEventDto {
   @ApiProperty() id: string;
   @ApiProperty() queueId: string;
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$', description: 'The queue revision after the event (unchanged when the event changed nothing)' }) revision: string;
-  @ApiProperty({ description: 'The planner event: enqueue, pause, checkReported, operationSucceeded, ...' }) type: string;
+  @ApiProperty({ description: 'The planner event: enqueue, pause, checkReported, operationSucceeded, ...; `landRefused` (the provider refused a land for good) and `quarantined` (the worker gave up after failures in a row) stop the queue, with the reason in `detail.reason`' }) type: string;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Facts of the event: ids, the operation answered, the reason' }) detail: Record<string, unknown>;
   @ApiProperty({ type: [MergeQueueTransitionDto], description: 'Status steps the event caused, in order' }) transitions: MergeQueueTransitionDto[];
   @ApiProperty({ type: [MergeQueueIssuedOperationDto], description: 'Operations the event issued' }) operations: MergeQueueIssuedOperationDto[];
