@@ -125,6 +125,24 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     expect(git(repo.path, 'rev-parse', 'main')).not.toBe(repo.main);
   }, TEST_TIMEOUT_MS);
 
+  it('a land onto a deleted base ref stops the queue with the reason, once', async () => {
+    const repo = await newQueue();
+    await mq.enqueue(repo.queue.id, 1, pr(repo.path, repo.main, 1));
+    // CI passes once the base ref is gone: the land finds nothing to move.
+    await mq.runCi(repo.queue.id, repo.path, (q) => q.batches.some((b) => b.status === 'testing'), { report: () => false });
+    git(repo.path, 'update-ref', '-d', 'refs/heads/main');
+    const paused = await mq.runCi(repo.queue.id, repo.path, (q) => q.status === 'paused', { timeoutMs: 60_000 });
+    expect(paused.entries[0]).toMatchObject({ status: 'testing', block: 'Landing refused by the provider: the base ref main does not exist' });
+    const trail = await events(repo.queue.id);
+    expect(trail.filter((e) => e.type === 'landRefused')).toHaveLength(1);
+    // One land, tried once; a sweep finds nothing more to do.
+    await worker.get(MergeQueuesProcessor).sweep();
+    await mq.quiet(repo.queue.id);
+    const lands = await prisma.mergeQueueOperation.findMany({ where: { queueId: repo.queue.id, kind: 'land' } });
+    expect(lands.map((o) => o.outcome)).toEqual(['failed']);
+    expect(git(repo.path, 'for-each-ref', '--format=%(refname)', 'refs/heads/main')).toBe('');
+  }, TEST_TIMEOUT_MS);
+
   it('a provider answering 503 with Retry-After is tried again only after it, with backoff, and the PR lands', async () => {
     const repo = await newQueue();
     const since = Date.now();
