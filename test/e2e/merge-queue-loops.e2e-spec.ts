@@ -53,7 +53,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     emulator = await new GitProviderEmulator().start();
     const base = gitTestConfig(emulator);
     // Short backoffs so that the cases take seconds; the policy itself is unit-tested (failure-policy.spec.ts).
-    config = { ...base, mergeQueues: { ...base.mergeQueues, retryBaseMs: 200, retryMaxMs: 10_000, quarantineAfter: 10 } };
+    config = { ...base, mergeQueues: { ...base.mergeQueues, retryBaseMs: 200, retryMaxMs: 3_000, quarantineAfter: 10 } };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(config).compile();
     worker = await moduleRef.init();
