@@ -21,6 +21,8 @@ describe(classifyMergeQueueGitFailure.name, () => {
     expect(http(502, 'Server Error')).toEqual({ kind: 'transient', reason: 'unavailable: Server Error' });
     expect(http(429, 'You have exceeded a secondary rate limit', { 'retry-after': '60' })).toMatchObject({ kind: 'transient', retryAfterMs: 60_000 });
     expect(http(403, 'You have exceeded a secondary rate limit', { 'retry-after': '30' })).toMatchObject({ kind: 'transient', retryAfterMs: 30_000 });
+    // Without a header GitHub's message says it; the wait is then a minute (provider-failures.ts).
+    expect(http(403, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.')).toMatchObject({ kind: 'transient', retryAfterMs: 60_000 });
     expect(classifyMergeQueueGitFailure(new ProviderFailure('timeout', 'no answer in 10000 ms'))).toMatchObject({ kind: 'transient' });
   });
 

@@ -43,7 +43,8 @@ export function sanitizeReason(text: string): string {
 /** Classifies an HTTP answer of a provider API (GitHub's and GitLab's conventions agree on these). */
 export function classifyHttpFailure({ status, message, headers }: HttpFailure): ProviderFailure {
   const reason = sanitizeReason(typeof message === 'string' ? message : '') || `HTTP ${status}`;
-  if (status === 429 || (status === 403 && (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined))) {
+  // GitHub's secondary rate limits are a 403 (or 429) that may come without either header, saying so in the message.
+  if (status === 429 || (status === 403 && (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined || /secondary rate limit|abuse detection/i.test(reason)))) {
     return new ProviderFailure('rate_limited', reason, retryAfterSeconds(headers));
   }
   if (status === 401) return new ProviderFailure('unauthorized', reason);
