@@ -84,8 +84,18 @@ interface Knobs {
   rateLimitStatus: 403 | 429;
   /** The next this-many Actions calls answer 502 (a transient provider failure). */
   actionsFailures: number;
-  /** The next this-many git database, compare and merge calls answer 502. */
+  /** The next this-many git database, compare and merge calls answer `gitFailureStatus` (502 unless set). */
   gitFailures: number;
+  /** The status of those failures (502, 503...). */
+  gitFailureStatus?: number;
+  /** With those failures, a `Retry-After` header (seconds, or an HTTP date), as GitHub sends with some 503s. */
+  gitFailureRetryAfter?: string;
+  /**
+   * Branches (`owner/repo:branch`, or `branch` for every repository) that refuse ref updates and
+   * deletions as a GitHub branch protection rule does: 422 "Protected branch update failed for
+   * refs/heads/<branch>." (the REST API's answer to PATCH/DELETE git/refs on such a branch).
+   */
+  protectedBranches: string[];
 }
 
 const PER_PAGE_DEFAULT = 30;
@@ -94,12 +104,13 @@ export class GitProviderEmulator {
   readonly clientId = 'Iv1.emulatorclient';
   readonly clientSecret = 'emulator-client-secret';
   readonly appSlug = 'delivery-platform-demo';
-  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0, gitFailures: 0 };
+  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0, gitFailures: 0, protectedBranches: [] };
   /** Where the app install and authorize pages send the browser back (the API's /scm/callback). */
   callbackUrl = '';
   /** The user the authorize/install pages act as (there is no login page). */
   browserUser = '';
-  readonly requests: { method: string; path: string; query: string }[] = [];
+  /** Every request, in order, with when it arrived (epoch ms). */
+  readonly requests: { method: string; path: string; query: string; at: number }[] = [];
 
   private readonly users = new Map<string, EmulatedUser>();
   private readonly tokens = new Map<string, string>();
@@ -239,7 +250,7 @@ export class GitProviderEmulator {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search });
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search, at: Date.now() });
     const body = await readBody(req);
     // GitHub Enterprise Server serves the same API under /api/v3.
     const path = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
@@ -336,10 +347,16 @@ export class GitProviderEmulator {
    * is a compare-and-swap on the value just read (`git update-ref <ref> <new> <old>`), so a
    * fast-forward check and the update it allows are one atomic step.
    */
+  private isProtected(fullName: string, branch: string): boolean {
+    return this.knobs.protectedBranches.some((p) => p === branch || p.toLowerCase() === `${fullName}:${branch}`.toLowerCase());
+  }
+
   private async gitData(login: string, method: string, match: RegExpMatchArray, rawBody: string, res: http.ServerResponse): Promise<void> {
     if (this.knobs.gitFailures > 0) {
       this.knobs.gitFailures--;
-      return send(res, 502, { message: 'Server Error' });
+      if (this.knobs.gitFailureRetryAfter !== undefined) res.setHeader('retry-after', this.knobs.gitFailureRetryAfter);
+      const status = this.knobs.gitFailureStatus ?? 502;
+      return send(res, status, { message: status === 503 ? 'Service Unavailable' : 'Server Error' });
     }
     const repo = this.repos.get(`${decodeURIComponent(match[1])}/${decodeURIComponent(match[2])}`.toLowerCase());
     if (!repo || (repo.private && !repo.collaborators.includes(login))) return send(res, 404, { message: 'Not Found' });
@@ -370,6 +387,9 @@ export class GitProviderEmulator {
     if (kind === 'git/refs' && (method === 'PATCH' || method === 'DELETE') && rest) {
       const ref = `refs/${rest}`;
       if (!(await git.validRef(ref))) return send(res, 422, { message: 'Reference does not exist' });
+      if (ref.startsWith('refs/heads/') && this.isProtected(`${repo.owner}/${repo.name}`, ref.slice('refs/heads/'.length))) {
+        return send(res, 422, { message: `Protected branch update failed for ${ref}.`, documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference', status: '422' });
+      }
       for (let attempt = 0; attempt < 5; attempt++) {
         const current = await git.resolveRef(ref);
         if (!current) return send(res, 422, { message: 'Reference does not exist' });

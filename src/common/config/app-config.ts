@@ -391,6 +391,34 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(100_000)
   MERGE_QUEUE_MAX_PER_ORGANIZATION?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(10)
+  @Max(3_600_000)
+  MERGE_QUEUE_RETRY_BASE_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(10)
+  @Max(86_400_000)
+  MERGE_QUEUE_RETRY_MAX_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1_000)
+  MERGE_QUEUE_QUARANTINE_AFTER?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(86_400_000)
+  JOB_SCHEDULER_CHECK_INTERVAL_MS?: number;
 }
 
 export interface AppConfig {
@@ -453,7 +481,15 @@ export interface AppConfig {
     maxLiveEntries: number;
     /** Merge queues of one organization; one more is a 422. */
     maxPerOrganization: number;
+    /** After a failed executor run: exponential backoff with full jitter from this base... */
+    retryBaseMs: number;
+    /** ...up to this (a provider's Retry-After included). */
+    retryMaxMs: number;
+    /** A queue whose executor failed this many times in a row is quarantined (paused with the reason). */
+    quarantineAfter: number;
   };
+  /** How often each worker checks that its BullMQ job schedulers still exist (Redis may have lost them) and re-creates them. */
+  jobSchedulerCheckIntervalMs: number;
   /** Managed domains: the resolver verification uses, and periodic re-verification. */
   domains: {
     /** Empty: the system's resolvers. */
@@ -582,7 +618,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
       maxLiveEntries: raw.MERGE_QUEUE_MAX_LIVE_ENTRIES ?? 1_000,
       maxPerOrganization: raw.MERGE_QUEUE_MAX_PER_ORGANIZATION ?? 100,
+      retryBaseMs: raw.MERGE_QUEUE_RETRY_BASE_MS ?? 1_000,
+      retryMaxMs: raw.MERGE_QUEUE_RETRY_MAX_MS ?? 300_000,
+      quarantineAfter: raw.MERGE_QUEUE_QUARANTINE_AFTER ?? 10,
     },
+    jobSchedulerCheckIntervalMs: raw.JOB_SCHEDULER_CHECK_INTERVAL_MS ?? 60_000,
     domains: {
       dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),
       dnsTimeoutMs: raw.DNS_TIMEOUT_MS ?? 5_000,

@@ -52,4 +52,23 @@ describe('failpoints', () => {
     loadFailpoints({ NODE_ENV, DPA_FAILPOINTS: 'a.b' }).failpoint('a.b');
     expect(kill).not.toHaveBeenCalled();
   });
+
+  it('a throwing failpoint throws for its qualifier only, read at each call, never in production', () => {
+    const { failpointThrow, FailpointError } = loadFailpoints({ NODE_ENV: 'test' });
+    const saved = { NODE_ENV: process.env.NODE_ENV, DPA_FAILPOINTS: process.env.DPA_FAILPOINTS };
+    try {
+      process.env.NODE_ENV = 'test';
+      process.env.DPA_FAILPOINTS = 'x.y@q1';
+      expect(() => failpointThrow('x.y', 'q2')).not.toThrow();
+      expect(() => failpointThrow('x.y', 'q1')).toThrow(FailpointError);
+      process.env.NODE_ENV = 'production';
+      expect(() => failpointThrow('x.y', 'q1')).not.toThrow();
+      expect(kill).not.toHaveBeenCalled();
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
 });

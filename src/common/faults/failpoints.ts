@@ -7,7 +7,8 @@
  *
  *   DPA_FAILPOINTS=merge-queue.executor.land.after   # the base ref moved, nothing recorded yet
  *
- * The names in use are listed in docs/merge-queue.md ("Crash safety").
+ * The names in use are listed in docs/merge-queue.md ("Crash safety"). A few places throw instead
+ * of killing (`failpointThrow`): a bug that makes one subject fail while the process lives on.
  */
 const armed = parse(process.env.NODE_ENV === 'development' || process.env.NODE_ENV === 'test' ? process.env.DPA_FAILPOINTS : undefined);
 
@@ -27,4 +28,25 @@ export function failpoint(name: string, qualifier?: string): void {
   if (only !== null && only !== qualifier) return;
   process.stderr.write(`failpoint ${name} fired: killing process ${process.pid}\n`);
   process.kill(process.pid, 'SIGKILL');
+}
+
+/** Thrown by failpointThrow. */
+export class FailpointError extends Error {
+  constructor(readonly failpointName: string) {
+    super(`failpoint ${failpointName} fired`);
+    this.name = 'FailpointError';
+  }
+}
+
+/**
+ * Throws a FailpointError when `name` is armed in DPA_FAILPOINTS (for `qualifier`, if the failpoint names one): a
+ * bug in one subject (one queue's reducer) while the process and every other subject go on.
+ */
+export function failpointThrow(name: string, qualifier?: string): void {
+  // Read at each call (unlike the kill failpoints): an in-process test arms it for a subject it just created.
+  const now = process.env.NODE_ENV === 'development' || process.env.NODE_ENV === 'test' ? parse(process.env.DPA_FAILPOINTS) : new Map<string, string | null>();
+  if (!now.has(name)) return;
+  const only = now.get(name);
+  if (only !== null && only !== qualifier) return;
+  throw new FailpointError(name);
 }

@@ -76,6 +76,19 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly mergeQueueWorkerErrors = new Counter({
+    name: 'dpa_merge_queue_worker_errors_total',
+    help: 'Merge queues: failures of the worker on one queue, by where (executor: a run that failed and is retried with backoff; sweep: one queue the sweep could not handle, the others went on)',
+    labelNames: ['where'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mergeQueueQuarantines = new Counter({
+    name: 'dpa_merge_queue_quarantines_total',
+    help: 'Merge queues: queues the worker quarantined (paused with the reason) after failures in a row or a refusal that waiting will not change',
+    registers: [this.registry],
+  });
+
   readonly scrapeErrors = new Counter({
     name: 'dpa_metrics_source_errors_total',
     help: 'Scrape-time reads that failed or timed out (their gauges are left out of that scrape), by source',

@@ -3,7 +3,8 @@ import { DiscoveryService } from '@nestjs/core';
 import type { Job } from 'bullmq';
 import { JOB_NAMES, QueueName } from './queue-names';
 
-export type JobHandlers = Record<string, (job: Job) => Promise<unknown>>;
+/** `token`: the worker's lock token of the job (for job.moveToDelayed and the like). */
+export type JobHandlers = Record<string, (job: Job, token?: string) => Promise<unknown>>;
 
 const PROCESSOR_QUEUE = 'bullmq:processor_metadata';
 

@@ -1,17 +1,18 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { EventEmitter } from 'node:events';
 import type { Job, Queue } from 'bullmq';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
 import type { JobHandlers } from '@/common/queues/job-handlers';
+import { RepeatableJobs } from '@/common/queues/repeatable-jobs';
 import { DomainsJob, QueueName } from '@/common/queues/queue-names';
 import { DomainExpiryService } from './domain-expiry.service';
 import { DomainReverificationService } from './domain-reverification.service';
 
 @Processor(QueueName.Domains)
-export class DomainsProcessor extends WorkerHost implements OnApplicationBootstrap {
+export class DomainsProcessor extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DomainsProcessor.name);
 
   readonly handlers: JobHandlers = {
@@ -28,19 +29,25 @@ export class DomainsProcessor extends WorkerHost implements OnApplicationBootstr
     super();
   }
 
-  /** As MaintenanceProcessor: the scheduler is upserted by id at boot and whenever Redis comes back. */
+  private schedulers?: RepeatableJobs;
+
+  /** The schedulers are kept in Redis by RepeatableJobs (re-created when Redis loses them). */
   async onApplicationBootstrap(): Promise<void> {
     this.worker.on('error', (error: Error) => dependencyStatus.down('redis (worker domains)', error));
     (this.worker.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up('redis (worker domains)'));
-    (this.queue.getBackend() as unknown as EventEmitter).on('ready', () => {
-      void this.upsertSchedulers().catch((error: unknown) => this.logger.warn({ err: error }, 'job schedulers not upserted; retried on the next reconnect'));
-    });
-    await this.upsertSchedulers();
+    this.schedulers = new RepeatableJobs(
+      this.queue,
+      [
+        { id: DomainsJob.ReverifyActiveDomains, repeat: { every: this.config.domains.reverifyIntervalMs }, opts: { attempts: 1 } },
+        { id: DomainsJob.SweepExpiredPending, repeat: { every: this.config.domains.pendingSweepIntervalMs }, opts: { attempts: 1 } },
+      ],
+      this.config.jobSchedulerCheckIntervalMs,
+    );
+    await this.schedulers.start();
   }
 
-  async upsertSchedulers(): Promise<void> {
-    await this.queue.upsertJobScheduler(DomainsJob.ReverifyActiveDomains, { every: this.config.domains.reverifyIntervalMs }, { name: DomainsJob.ReverifyActiveDomains, opts: { attempts: 1 } });
-    await this.queue.upsertJobScheduler(DomainsJob.SweepExpiredPending, { every: this.config.domains.pendingSweepIntervalMs }, { name: DomainsJob.SweepExpiredPending, opts: { attempts: 1 } });
+  onApplicationShutdown(): void {
+    this.schedulers?.stop();
   }
 
   async process(job: Job): Promise<unknown> {

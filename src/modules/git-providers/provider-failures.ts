@@ -7,11 +7,25 @@ interface HttpFailure {
   headers: Record<string, string | undefined>;
 }
 
-/** Seconds until a rate-limited provider takes requests again: Retry-After, else x-ratelimit-reset. */
+/**
+ * A Retry-After header value in milliseconds: delay-seconds (`120`) or an HTTP date
+ * (`Wed, 21 Oct 2015 07:28:00 GMT`, relative to `now`); undefined when absent or unreadable. A
+ * date in the past is 0.
+ */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!/[a-z]/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+}
+
+/** Seconds until a rate-limited provider takes requests again: Retry-After (seconds or a date), else x-ratelimit-reset. */
 export function retryAfterSeconds(headers: Record<string, string | undefined>, now = Date.now()): number {
-  const retryAfter = Number(headers['retry-after']);
-  // `Retry-After: 0` (or a negative value) from a provider a tenant controls must not make "at once" loops.
-  if (Number.isFinite(retryAfter)) return Math.max(1, Math.ceil(retryAfter));
+  const retryAfter = parseRetryAfter(headers['retry-after'], now);
+  // `Retry-After: 0` (or a date past) from a provider a tenant controls must not make "at once" loops.
+  if (retryAfter !== undefined) return Math.max(1, Math.ceil(retryAfter / 1000));
   const reset = Number(headers['x-ratelimit-reset']);
   if (Number.isFinite(reset) && reset > 0) return Math.max(1, Math.ceil(reset - now / 1000));
   return 60;
@@ -29,13 +43,15 @@ export function sanitizeReason(text: string): string {
 /** Classifies an HTTP answer of a provider API (GitHub's and GitLab's conventions agree on these). */
 export function classifyHttpFailure({ status, message, headers }: HttpFailure): ProviderFailure {
   const reason = sanitizeReason(typeof message === 'string' ? message : '') || `HTTP ${status}`;
-  if (status === 429 || (status === 403 && (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined))) {
+  // GitHub's secondary rate limits are a 403 (or 429) that may come without either header, saying so in the message.
+  if (status === 429 || (status === 403 && (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined || /secondary rate limit|abuse detection/i.test(reason)))) {
     return new ProviderFailure('rate_limited', reason, retryAfterSeconds(headers));
   }
   if (status === 401) return new ProviderFailure('unauthorized', reason);
   if (status === 403) return new ProviderFailure('forbidden', reason);
   if (status === 404) return new ProviderFailure('not_found', reason);
-  if (status >= 500) return new ProviderFailure('unavailable', reason);
+  // A 503 may say when to come back (Retry-After); callers that retry honour it.
+  if (status >= 500) return new ProviderFailure('unavailable', reason, headers['retry-after'] !== undefined ? retryAfterSeconds(headers) : undefined);
   return new ProviderFailure('rejected', reason);
 }
 

@@ -1,14 +1,17 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG } from '@/common/config/config.module';
+import type { AppConfig } from '@/common/config/app-config';
 import type { EventEmitter } from 'node:events';
 import type { Job, Queue } from 'bullmq';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
 import { MaintenanceJob, QueueName } from '@/common/queues/queue-names';
 import type { JobHandlers } from '@/common/queues/job-handlers';
+import { RepeatableJobs } from '@/common/queues/repeatable-jobs';
 import { MaintenanceService } from './maintenance.service';
 
 @Processor(QueueName.Maintenance)
-export class MaintenanceProcessor extends WorkerHost implements OnApplicationBootstrap {
+export class MaintenanceProcessor extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MaintenanceProcessor.name);
 
   readonly handlers: JobHandlers = {
@@ -18,26 +21,23 @@ export class MaintenanceProcessor extends WorkerHost implements OnApplicationBoo
   constructor(
     private readonly maintenance: MaintenanceService,
     @InjectQueue(QueueName.Maintenance) private readonly queue: Queue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     super();
   }
 
-  /**
-   * Job schedulers are upserted by id, so any number of workers can do this at boot, and again
-   * whenever the queue's connection becomes ready: a Redis that restarted without its data has
-   * lost the scheduler, and nothing else would re-create it before the worker restarts.
-   */
+  private schedulers?: RepeatableJobs;
+
+  /** The scheduler is kept in Redis by RepeatableJobs (re-created when Redis loses it). */
   async onApplicationBootstrap(): Promise<void> {
     this.worker.on('error', (error: Error) => dependencyStatus.down('redis (worker maintenance)', error));
     (this.worker.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up('redis (worker maintenance)'));
-    (this.queue.getBackend() as unknown as EventEmitter).on('ready', () => {
-      void this.upsertSchedulers().catch((error: unknown) => this.logger.warn({ err: error }, 'job schedulers not upserted; retried on the next reconnect'));
-    });
-    await this.upsertSchedulers();
+    this.schedulers = new RepeatableJobs(this.queue, [{ id: MaintenanceJob.PurgeExpiredOAuthStates, repeat: { every: 3_600_000 } }], this.config.jobSchedulerCheckIntervalMs);
+    await this.schedulers.start();
   }
 
-  async upsertSchedulers(): Promise<void> {
-    await this.queue.upsertJobScheduler(MaintenanceJob.PurgeExpiredOAuthStates, { every: 3_600_000 }, { name: MaintenanceJob.PurgeExpiredOAuthStates });
+  onApplicationShutdown(): void {
+    this.schedulers?.stop();
   }
 
   async process(job: Job): Promise<unknown> {

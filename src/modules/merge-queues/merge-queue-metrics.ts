@@ -81,6 +81,15 @@ export class MergeQueueMetrics implements OnModuleInit {
     }
   }
 
+  /** A failure of the worker on one queue (never throws). */
+  workerError(where: 'executor' | 'sweep'): void {
+    this.metrics.mergeQueueWorkerErrors.inc({ where });
+  }
+
+  quarantined(): void {
+    this.metrics.mergeQueueQuarantines.inc();
+  }
+
   /** Land latency: from the last check report on the batch (the event trail) to now, the landing being recorded. */
   private async observeLandLatency(queueId: string, batchIds: string[], landedAt: number): Promise<void> {
     for (const id of batchIds) {

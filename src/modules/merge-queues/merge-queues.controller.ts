@@ -108,7 +108,7 @@ export class MergeQueuesController {
   @HttpCode(200)
   @RequirePermission(Permission.MergeQueuesOperate)
   @IF_MATCH
-  @ApiOperation({ summary: 'Resume a paused merge queue', description: 'Ready batches land in order and planning continues. During a base-ref move (status `migrating`) a resume takes back a pause sent before or during the move, so the queue plans again once the move completes. Resuming a queue that is neither paused nor to be paused changes nothing.' })
+  @ApiOperation({ summary: 'Resume a paused merge queue', description: 'Ready batches land in order and planning continues. During a base-ref move (status `migrating`) a resume takes back a pause sent before or during the move, so the queue plans again once the move completes. Resuming a queue that is neither paused nor to be paused changes nothing. A queue that stopped by itself (a land the provider refused for good, a quarantine after failures in a row: the reason is in the events and on the affected entries\' `block`) is resumed the same way: the reason is cleared, the failures in a row start again from zero, and a refused land is tried again once.' })
   @ApiDataResponse(MergeQueueDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.DISABLED, MergeQueueErrors.REVISION_MISMATCH)
   async resume(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {

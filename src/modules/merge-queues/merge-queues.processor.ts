@@ -1,14 +1,18 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { EventEmitter } from 'node:events';
-import type { Job, Queue } from 'bullmq';
+import { DelayedError, type Job, type Queue } from 'bullmq';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
-import { MergeQueueExecutor } from './engine/merge-queue-executor';
+import { RepeatableJobs } from '@/common/queues/repeatable-jobs';
+import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
+import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
+import { MergeQueueExecutor, OperationFailure } from './engine/merge-queue-executor';
 import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
+import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueuesRepository } from './merge-queues.repository';
 
 /**
@@ -19,11 +23,13 @@ import { MergeQueuesRepository } from './merge-queues.repository';
 // A worker that dies holding an executor job loses its lock after lockDuration; another worker's
 // stalled-job check (every stalledInterval) then runs the job again, and that executor reconciles.
 @Processor(QueueName.MergeQueues, { concurrency: 4, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 100 })
-export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBootstrap {
+export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MergeQueuesProcessor.name);
+  /** The sweep's job scheduler, kept in Redis (re-created when Redis loses it). */
+  schedulers?: RepeatableJobs;
 
   readonly handlers: JobHandlers = {
-    [MergeQueuesJob.Execute]: (job) => this.executor.drain((job.data as ExecuteJob).queueId),
+    [MergeQueuesJob.Execute]: (job, token) => this.execute(job, token),
     [MergeQueuesJob.Tick]: (job) => this.tick((job.data as TickJob).queueId),
     [MergeQueuesJob.Sweep]: () => this.sweep(),
   };
@@ -34,6 +40,7 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     private readonly scheduler: MergeQueueScheduler,
     @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() private readonly metrics?: MergeQueueMetrics,
   ) {
     super();
   }
@@ -48,24 +55,100 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
       if (job) this.logger.warn({ err: error, job: job.name, data: job.data as unknown }, 'merge-queue job failed');
       if (job) void this.afterExecutor(job, EXECUTOR_RETRY_DELAY_MS);
     });
-    await this.queue.upsertJobScheduler(MergeQueuesJob.Sweep, { every: this.config.mergeQueues.sweepIntervalMs }, { name: MergeQueuesJob.Sweep, opts: { attempts: 1 } });
+    this.schedulers = new RepeatableJobs(this.queue, [{ id: MergeQueuesJob.Sweep, repeat: { every: this.config.mergeQueues.sweepIntervalMs }, opts: { attempts: 1 } }], this.config.jobSchedulerCheckIntervalMs);
+    await this.schedulers.start();
     await this.sweep();
   }
 
-  async process(job: Job): Promise<unknown> {
-    const handler = this.handlers[job.name];
-    if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.MergeQueues}`);
-    return handler(job);
+  onApplicationShutdown(): void {
+    this.schedulers?.stop();
   }
 
-  /** Starts an executor for every queue with unfinished operations, and ticks queues whose CI may have timed out. */
-  async sweep(): Promise<number> {
+  async process(job: Job, token?: string): Promise<unknown> {
+    const handler = this.handlers[job.name];
+    if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.MergeQueues}`);
+    return handler(job, token);
+  }
+
+  /**
+   * One executor run, unless the queue is still backing off after a failure. A run that failed
+   * is counted (failures in a row, in Postgres) and decided by the failure policy: the same job
+   * waits (moved to delayed, so kicks meanwhile are no-ops) or the queue is quarantined.
+   */
+  private async execute(job: Job, token: string | undefined): Promise<number> {
+    const { queueId } = job.data as ExecuteJob;
+    const wait = await this.repository.retryWaitMs(queueId);
+    if (wait > 0) return this.delay(job, token, wait);
+    try {
+      return await this.executor.drain(queueId);
+    } catch (error) {
+      const decision = await this.afterFailure(queueId, error);
+      if (decision.quarantine) return 0;
+      return this.delay(job, token, decision.delayMs);
+    }
+  }
+
+  /** Puts the running job back as delayed (its id stays taken: no other executor of the queue starts meanwhile). */
+  private async delay(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+    await job.moveToDelayed(Date.now() + delayMs, token);
+    throw new DelayedError();
+  }
+
+  /** Counts the failure, and backs off or quarantines (a refusal waiting will not change: at once). */
+  async afterFailure(queueId: string, error: unknown): Promise<FailureDecision> {
+    const failure = error instanceof OperationFailure ? error.failure : classifyMergeQueueGitFailure(error);
+    const operation = error instanceof OperationFailure ? `${error.operationKind} ` : '';
+    const failures = await this.repository.recordFailure(queueId);
+    this.metrics?.workerError('executor');
+    const { retryBaseMs: baseMs, retryMaxMs: maxMs, quarantineAfter } = this.config.mergeQueues;
+    const decision: FailureDecision = failure.kind === 'refused' ? { quarantine: true } : decideAfterFailure({ baseMs, maxMs, quarantineAfter }, failures, failure.kind === 'transient' ? failure.retryAfterMs : undefined, Math.random());
+    this.logger.warn({ err: error, queueId, failures, failure: failure.kind, ...decision }, decision.quarantine ? 'merge-queue executor failed; quarantining the queue' : 'merge-queue executor failed; retrying after a backoff');
+    if (!decision.quarantine) {
+      await this.repository.setRetryAt(queueId, new Date(Date.now() + decision.delayMs));
+      return decision;
+    }
+    const reason = failure.kind === 'refused' ? `${operation}refused by the provider: ${failure.reason}` : `${failures} failures in a row; the last: ${operation}${failure.reason}`;
+    try {
+      await this.repository.apply({
+        organizationId: null,
+        queueId,
+        build: () => [{ type: 'quarantined', reason, at: Date.now(), ...(error instanceof OperationFailure && { operationId: error.operationId }) }],
+        wake: 'none',
+      });
+      this.metrics?.quarantined();
+      return decision;
+    } catch (applyError) {
+      // The queue could not even be put on hold (its planner fails too): wait as long as allowed.
+      this.logger.error({ err: applyError, queueId }, 'could not quarantine a failing merge queue; retrying after the longest backoff');
+      await this.repository.setRetryAt(queueId, new Date(Date.now() + maxMs));
+      return { quarantine: false, delayMs: maxMs };
+    }
+  }
+
+  /**
+   * Starts an executor for every queue with unfinished operations, and ticks queues whose CI may
+   * have timed out. Each queue on its own: one that fails (its planner throws, its row is locked
+   * too long) is logged with its id and counted, and the sweep goes on with the others.
+   */
+  async sweep(): Promise<{ swept: string[]; failed: string[] }> {
     const { unfinished, moving, ciRunning } = await this.repository.sweepTargets();
-    for (const queueId of unfinished) await this.scheduler.kick(queueId);
+    const failed: string[] = [];
+    const swept: string[] = [];
+    const each = async (queueId: string, what: string, run: () => Promise<void>) => {
+      try {
+        await run();
+        swept.push(queueId);
+      } catch (error) {
+        failed.push(queueId);
+        this.metrics?.workerError('sweep');
+        this.logger.error({ err: error, queueId, what }, 'merge-queue sweep could not handle a queue; going on with the others');
+      }
+    };
+    for (const queueId of unfinished) await each(queueId, 'kick', () => this.scheduler.kick(queueId));
     // Queues moving to a new base ref whose executor has not finished the move yet.
-    for (const queueId of moving) await this.scheduler.kick(queueId);
-    for (const queueId of ciRunning) await this.tick(queueId);
-    return unfinished.length;
+    for (const queueId of moving) await each(queueId, 'kick', () => this.scheduler.kick(queueId));
+    for (const queueId of ciRunning) await each(queueId, 'tick', () => this.tick(queueId));
+    return { swept, failed };
   }
 
   private async tick(queueId: string): Promise<void> {

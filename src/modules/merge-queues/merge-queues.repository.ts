@@ -1,6 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
+import { failpointThrow } from '@/common/faults/failpoints';
 import { fromModel, newestFirst, type Page, paginate, type PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type {
@@ -124,6 +125,11 @@ export class QueueTransaction {
     await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, finishedAt: null }, data: { outcome, finishedAt: new Date(), result } });
   }
 
+  /** The executor completed an operation: its failures in a row are over (see engine/failure-policy.ts). */
+  async resetFailures(): Promise<void> {
+    await this.tx.mergeQueue.update({ where: { id: this.queueId }, data: { failureCount: 0, retryAt: null } });
+  }
+
   /** An audit record in the event's transaction. */
   async audit(actor: AuditActor, record: Omit<AuditRecord, 'organizationId' | 'targetType' | 'targetId'>): Promise<void> {
     await this.auditService.record(this.tx, actor, { ...record, organizationId: this.organizationId, targetType: 'mergeQueue', targetId: this.queueId });
@@ -194,6 +200,8 @@ export class MergeQueuesRepository {
       const operations: MergeQueueOperation[] = [];
       const transitions: StatusTransition[] = [];
       for (const event of events) {
+        // A bug in one queue's planner (a test arms it for one queue id): that queue fails, the others go on.
+        failpointThrow('merge-queue.reduce', locked.row.id);
         const step = reduceMergeQueue(state, event);
         state = step.state;
         operations.push(...step.operations);
@@ -237,7 +245,8 @@ export class MergeQueuesRepository {
     const wake = request.wake ?? 'executor';
     if (wake === 'executor') await this.scheduler.afterCommit(request.queueId, state, applied.outcome.operations.length);
     if (wake === 'timers') await this.scheduler.scheduleTimers(request.queueId, state);
-    if (request.startExecutor) await this.scheduler.kick(request.queueId);
+    // A hold cleared (resume, enable): the executor takes up the operations it left waiting.
+    if (request.startExecutor || (applied.outcome.before.hold && !state.hold)) await this.scheduler.kick(request.queueId);
     return applied;
   }
 
@@ -285,7 +294,15 @@ export class MergeQueuesRepository {
     }
     return tx.mergeQueue.update({
       where: { id: row.id },
-      data: { plannerState: state as unknown as Prisma.InputJsonObject, revision: BigInt(state.revision), status: state.status, batchDepth: state.batchDepth },
+      data: {
+        plannerState: state as unknown as Prisma.InputJsonObject,
+        revision: BigInt(state.revision),
+        status: state.status,
+        batchDepth: state.batchDepth,
+        quarantined: state.hold?.kind === 'quarantined',
+        // A hold cleared (resume, enable): the failures in a row start again from zero.
+        ...(before.hold && !state.hold && { failureCount: 0, retryAt: null }),
+      },
     });
   }
 
@@ -399,23 +416,51 @@ export class MergeQueuesRepository {
     return this.prisma.mergeQueueOperation.findMany({ where: { queueId, finishedAt: null, outcome: 'pending', id: { notIn: [...exclude] }, kind }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }], take });
   }
 
+  /**
+   * Puts an operation the executor claimed back to `pending` without an outcome: the provider
+   * could not perform it now, or refused it (it did not happen; a land that may have happened is
+   * safe to repeat, see MergeQueueExecutor.perform). It is performed again after the backoff, or
+   * when the queue is resumed. The planner still holds it as started, which changes nothing.
+   */
+  async releaseOperation(queueId: string, operationRowId: string): Promise<void> {
+    await this.prisma.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId, outcome: 'running', finishedAt: null }, data: { outcome: 'pending' } });
+  }
+
   /** Operations marked `running` and not finished, in the order the planner issued them. */
   runningOperations(queueId: string): Promise<OperationRow[]> {
     return this.prisma.mergeQueueOperation.findMany({ where: { queueId, finishedAt: null, outcome: 'running' }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }] });
   }
 
-  /** The queue has unfinished operations, or is moving to a new base ref. */
+  /** The queue has unfinished operations, or is moving to a new base ref (a quarantined queue has no work until resumed). */
   async unfinishedWork(queueId: string): Promise<{ operations: number; moving: boolean }> {
+    const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, select: { pendingBaseRef: true, quarantined: true } });
+    if (!queue || queue.quarantined) return { operations: 0, moving: false };
     const operations = await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } });
-    const moving = (await this.prisma.mergeQueue.count({ where: { id: queueId, pendingBaseRef: { not: null } } })) > 0;
-    return { operations, moving };
+    return { operations, moving: queue.pendingBaseRef !== null };
   }
 
-  /** What the sweep restarts: queues with unfinished operations, queues moving base ref, queues whose CI may time out. */
+  /** How long the queue's executor still waits after its last failure (0: it may run). */
+  async retryWaitMs(queueId: string, now = Date.now()): Promise<number> {
+    const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, select: { retryAt: true } });
+    return queue?.retryAt ? Math.max(0, queue.retryAt.getTime() - now) : 0;
+  }
+
+  /** Counts one more executor failure in a row; returns the count. */
+  async recordFailure(queueId: string): Promise<number> {
+    const rows = await this.prisma.$queryRaw<{ failureCount: number }[]>`UPDATE "MergeQueue" SET "failureCount" = "failureCount" + 1 WHERE "id" = ${queueId} RETURNING "failureCount"`;
+    return rows[0]?.failureCount ?? 0;
+  }
+
+  /** The executor does not run before `at` (its backoff). */
+  async setRetryAt(queueId: string, at: Date): Promise<void> {
+    await this.prisma.mergeQueue.updateMany({ where: { id: queueId }, data: { retryAt: at } });
+  }
+
+  /** What the sweep restarts: queues with unfinished operations, queues moving base ref (neither quarantined), queues whose CI may time out; each list by queue id. */
   async sweepTargets(): Promise<{ unfinished: string[]; moving: string[]; ciRunning: string[] }> {
-    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null }, distinct: ['queueId'], select: { queueId: true } });
-    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null } }, select: { id: true } });
-    const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], select: { queueId: true } });
+    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null, queue: { quarantined: false } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
+    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null }, quarantined: false }, orderBy: { id: 'asc' }, select: { id: true } });
+    const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
     return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
   }
 }

@@ -256,6 +256,14 @@ export class MergeQueuesService {
       ...(row.pendingBaseRef !== null && { pendingBaseRef: row.pendingBaseRef }),
       baseSha: state.baseSha,
       status: row.status,
+      ...(state.hold && {
+        hold: {
+          kind: state.hold.kind,
+          reason: state.hold.reason,
+          since: iso(state.hold.since),
+          prNumbers: state.hold.entryIds.map((e) => state.entries.find((x) => x.id === e)?.number).filter((n): n is number => n !== undefined),
+        },
+      }),
       revision: row.revision.toString(),
       batchDepth: row.batchDepth,
       maxParallel: state.config.maxParallel,

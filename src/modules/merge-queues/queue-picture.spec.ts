@@ -88,4 +88,14 @@ describe(formatDuration.name, () => {
     [3_600_000, '1h00m'],
     [50 * 3_600_000, '2d02h'],
   ])('%d ms reads %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
+
+  it('says right under the status why a queue stopped by itself, and how to go on', () => {
+    const held = drawQueue({ ...queue, status: 'paused', hold: { kind: 'landRefused', reason: 'Protected branch update failed for refs/heads/main.', since: ago(3 * 60_000), prNumbers: [12, 15] } }).split('\n');
+    expect(held[1]).toContain('PAUSED');
+    expect(held[2]).toBe('⚠ stopped 3m00s ago, landing refused by the provider (#12 #15): Protected branch update failed for refs/heads/main.');
+    expect(held[3]).toContain(`/merge-queues/${queue.id}/resume`);
+    const quarantined = drawQueue({ ...queue, status: 'paused', hold: { kind: 'quarantined', reason: '10 failures in a row;\u001b[31m the last: 503', since: ago(1_000), prNumbers: [] } });
+    expect(quarantined).toContain('⚠ stopped 1s ago, quarantined: 10 failures in a row;[31m the last: 503');
+    expect(drawQueue(queue)).not.toContain('⚠');
+  });
 });

@@ -35,6 +35,13 @@ export interface PictureEntry {
   estimatedMergeAt?: string;
 }
 
+export interface PictureHold {
+  kind: string;
+  reason: string;
+  since: string;
+  prNumbers: number[];
+}
+
 export interface QueuePicture {
   id: string;
   repository: string;
@@ -42,6 +49,7 @@ export interface QueuePicture {
   pendingBaseRef?: string;
   baseSha: string;
   status: string;
+  hold?: PictureHold;
   revision: string;
   batchDepth: number;
   maxParallel: number;
@@ -102,6 +110,13 @@ export function drawQueue(picture: QueuePicture): string {
   const moving = q.pendingBaseRef ? ` → ${q.pendingBaseRef}` : '';
   lines.push(`merge queue ${q.id}`);
   lines.push(`${q.repository} ⇢ ${q.baseRef}${moving}   ${q.status.toUpperCase()}   revision ${q.revision}   batch depth ${q.batchDepth}   runners ${q.maxParallel}   CI ~${formatDuration(q.ciDurationMs)}`);
+  if (q.hold) {
+    // Why the queue stopped by itself, right under the status: the first thing to read.
+    const what = q.hold.kind === 'landRefused' ? 'landing refused by the provider' : 'quarantined';
+    const prs = q.hold.prNumbers.length ? ` (${q.hold.prNumbers.map((n) => `#${n}`).join(' ')})` : '';
+    lines.push(`⚠ stopped ${since(q.hold.since)} ago, ${what}${prs}: ${cut(q.hold.reason, 200)}`);
+    lines.push(`  resume the queue once this is dealt with (POST /merge-queues/${q.id}/resume)`);
+  }
   lines.push('');
   lines.push(`● ${q.baseRef} @ ${q.baseSha.slice(0, 12)}`);
   if (q.batches.length === 0) lines.push('  (no batch in flight)');

@@ -130,7 +130,7 @@ export class MergeQueueEntryDto {
   @ApiProperty({ type: 'integer', format: 'int32' }) priority: number;
   @ApiProperty() setAside: boolean;
   @ApiPropertyOptional() batchId?: string;
-  @ApiPropertyOptional({ description: 'Why the entry is blocked (a merge conflict), readable' }) block?: string;
+  @ApiPropertyOptional({ description: 'Why the entry is blocked (a merge conflict), or why it waits while its queue stopped by itself (a land the provider refused, a quarantine: the queue is `paused`; cleared on resume), readable' }) block?: string;
   @ApiPropertyOptional() title?: string;
 }
 
@@ -141,7 +141,7 @@ export class MergeQueueDto {
   @ApiProperty({ description: 'The repository (owner/name)' }) repository: string;
   @ApiProperty() baseRef: string;
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$', description: 'Counts state changes; never resets' }) revision: string;
-  @ApiProperty({ enum: MERGE_QUEUE_STATUSES }) status: string;
+  @ApiProperty({ enum: MERGE_QUEUE_STATUSES, description: '`paused` also when the queue stopped by itself: the provider refused a land for good, or the worker quarantined it after failures in a row. The reason is in the event trail and on the affected entries\' `block` (and in `hold` of GET /merge-queues/{id}/chain); resume clears it.' }) status: string;
   @ApiProperty({ type: 'integer', format: 'int32', description: 'Current adaptive batch size' }) batchDepth: number;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
   @ApiProperty({ type: [MergeQueueEntryDto], description: 'Live entries (queued, testing, blocked, merging) and the 20 most recent final ones (merged, removed, failed)' }) entries: MergeQueueEntryDto[];
@@ -165,7 +165,7 @@ export class MergeQueueEventDto {
   @ApiProperty() id: string;
   @ApiProperty() queueId: string;
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$', description: 'The queue revision after the event (unchanged when the event changed nothing)' }) revision: string;
-  @ApiProperty({ description: 'The planner event: enqueue, pause, checkReported, operationSucceeded, ...' }) type: string;
+  @ApiProperty({ description: 'The planner event: enqueue, pause, checkReported, operationSucceeded, ...; `landRefused` (the provider refused a land for good) and `quarantined` (the worker gave up after failures in a row) stop the queue, with the reason in `detail.reason`' }) type: string;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Facts of the event: ids, the operation answered, the reason' }) detail: Record<string, unknown>;
   @ApiProperty({ type: [MergeQueueTransitionDto], description: 'Status steps the event caused, in order' }) transitions: MergeQueueTransitionDto[];
   @ApiProperty({ type: [MergeQueueIssuedOperationDto], description: 'Operations the event issued' }) operations: MergeQueueIssuedOperationDto[];
@@ -200,6 +200,14 @@ export class MergeQueueWaitingEntryDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Expected merge time; absent for blocked and set-aside entries (they wait on a person)' }) estimatedMergeAt?: string;
 }
 
+/** Why a queue stopped by itself (it is `paused` until resumed). */
+export class MergeQueueHoldDto {
+  @ApiProperty({ enum: ['landRefused', 'quarantined'], description: '`landRefused`: the provider refused a land for a reason that waiting will not change (a protected branch, a missing permission, a deleted base ref); `quarantined`: the worker gave up after MERGE_QUEUE_QUARANTINE_AFTER failures in a row (or a refusal of another operation). Resuming the queue clears it.' }) kind: string;
+  @ApiProperty({ description: "The reason, as the provider or the worker gave it (also in the event trail and on the affected entries' `block`)" }) reason: string;
+  @ApiProperty({ format: 'date-time' }) since: string;
+  @ApiProperty({ type: [Number], description: 'The PRs whose entries carry the reason in `block`' }) prNumbers: number[];
+}
+
 /** A queue as people look at it: the chain in landing order and the entries waiting, with estimates. */
 export class MergeQueueChainDto {
   @ApiProperty() id: string;
@@ -208,6 +216,7 @@ export class MergeQueueChainDto {
   @ApiPropertyOptional({ description: 'The base ref the queue is moving to (status `migrating`)' }) pendingBaseRef?: string;
   @ApiProperty({ description: 'The base commit the planner builds on' }) baseSha: string;
   @ApiProperty({ enum: MERGE_QUEUE_STATUSES }) status: string;
+  @ApiPropertyOptional({ type: MergeQueueHoldDto, description: 'Set while the queue stopped by itself (status `paused`), with the reason' }) hold?: MergeQueueHoldDto;
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$' }) revision: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) batchDepth: number;
   @ApiProperty({ type: 'integer', format: 'int32' }) maxParallel: number;

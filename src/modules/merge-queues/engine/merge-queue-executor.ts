@@ -5,6 +5,7 @@ import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFac
 import { candidateRef } from './merge-queue-ids';
 import { fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { classifyMergeQueueGitFailure, type MergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
 import { MergeQueuesRepository, URGENT_OPERATION_KINDS } from '../merge-queues.repository';
 
 /** How the executor reached an outcome; stored on the operation row. */
@@ -27,6 +28,24 @@ export const OPERATIONS_IN_FLIGHT = 2;
 /** How often a running executor looks for operations that arrived while it works. */
 export const OUTBOX_POLL_MS = 25;
 
+/**
+ * An operation the executor could not perform, classified (see classifyMergeQueueGitFailure): the
+ * run ends with it and the worker decides (backoff, or quarantine). A transient or refused one was
+ * put back to `pending` (it is performed again later); an unexpected one stays `running` and is
+ * reconciled by the next run, as after a crash.
+ */
+export class OperationFailure extends Error {
+  constructor(
+    readonly failure: MergeQueueGitFailure,
+    readonly operationId: string,
+    readonly operationKind: MergeQueueOperation['kind'],
+    readonly cause?: unknown,
+  ) {
+    super(`${operationKind} ${operationId} failed (${failure.kind}): ${failure.reason}`);
+    this.name = 'OperationFailure';
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -39,8 +58,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  *      compare-and-swap of the base), and then
  *   3. answered as a new event, which may issue more operations (the loop picks them up).
  * An operation the planner no longer waits for (its batch moved on) is skipped, never performed.
- * An unexpected error leaves the operation `running` and fails the job; the next executor
- * reconciles it, exactly as after a crash.
+ * A provider failure is classified (OperationFailure): a land refused for good is answered
+ * `landRefused` (the queue holds); a transient failure puts the operation back to `pending` and ends
+ * the run (the worker retries with backoff); an unexpected error leaves the operation `running` and
+ * ends the run; the next executor reconciles it, exactly as after a crash.
  */
 @Injectable()
 export class MergeQueueExecutor {
@@ -61,7 +82,8 @@ export class MergeQueueExecutor {
    */
   async drain(queueId: string): Promise<number> {
     const queue = await this.repository.queueForWorker(queueId);
-    if (!queue) return 0;
+    // A quarantined queue performs nothing until it is resumed (the sweep does not start it either).
+    if (!queue || queue.quarantined) return 0;
     const git = await this.gits.forSource(queue.repository);
     await this.reconcileOrphans(queueId);
     const started = Date.now();
@@ -99,7 +121,19 @@ export class MergeQueueExecutor {
     const op = row.payload as unknown as MergeQueueOperation;
     if (!(await this.markRunning(queueId, row, op))) return false;
     failpoint(`merge-queue.executor.${op.kind}.before`, queueId);
-    const event = await this.perform(queueId, git, baseRef, op);
+    let event: MergeQueueEvent;
+    try {
+      event = await this.perform(queueId, git, baseRef, op);
+    } catch (error) {
+      const failure = classifyMergeQueueGitFailure(error);
+      // A land refused for good (a protected branch, a permission, a deleted ref): the queue stops
+      // with the reason after this one try, instead of trying again forever.
+      if (failure.kind === 'refused' && op.kind === 'land') event = { type: 'landRefused', operationId: op.id, reason: failure.reason, at: Date.now() };
+      else {
+        if (failure.kind !== 'unexpected') await this.repository.releaseOperation(queueId, row.id);
+        throw new OperationFailure(failure, op.id, op.kind, error);
+      }
+    }
     failpoint(`merge-queue.executor.${op.kind}.after`, queueId);
     await this.deliver(queueId, row, event, outcomeOf(event));
     return true;
@@ -204,7 +238,11 @@ export class MergeQueueExecutor {
       queueId,
       build: () => [event],
       detail: { kind: row.kind },
-      after: (q) => q.finishOperation(row.id, outcome, resultOf(event)),
+      after: async (q, queue) => {
+        await q.finishOperation(row.id, outcome, resultOf(event));
+        // An operation answered (not an orphan reconciled): the failures in a row are over.
+        if (outcome !== 'unknown' && queue.row.failureCount > 0) await q.resetFailures();
+      },
       // This executor picks up the operations the answer issued; only the check timers are kept.
       wake: 'timers',
     });
@@ -231,11 +269,13 @@ export class MergeQueueExecutor {
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
         const head = await git.readRef(baseRef);
-        if (head !== null && (await git.isAncestor(op.candidateSha, head))) {
+        // The base ref is gone: no land can succeed until someone creates it again (or moves the queue).
+        if (head === null) return { type: 'landRefused', operationId: op.id, reason: `the base ref ${baseRef} does not exist`, at: at() };
+        if (await git.isAncestor(op.candidateSha, head)) {
           // Landed already (an earlier attempt of this very operation): the land happened.
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
-        return { type: 'operationFailed', operationId: op.id, reason: `the base moved to ${head ?? '(deleted)'}`, baseSha: head ?? undefined, at: at() };
+        return { type: 'operationFailed', operationId: op.id, reason: `the base moved to ${head}`, baseSha: head, at: at() };
       }
       case 'readBack':
         return { type: 'operationSucceeded', operationId: op.id, readBack: await this.readBack(queueId, git, baseRef, op), at: at() };
@@ -273,7 +313,7 @@ export function isAwaited(state: MergeQueueState, op: MergeQueueOperation): bool
 }
 
 function outcomeOf(event: MergeQueueEvent): Outcome {
-  return event.type === 'operationSucceeded' ? 'succeeded' : event.type === 'operationFailed' ? 'failed' : 'unknown';
+  return event.type === 'operationSucceeded' ? 'succeeded' : event.type === 'operationFailed' || event.type === 'landRefused' ? 'failed' : 'unknown';
 }
 
 function resultOf(event: MergeQueueEvent): Prisma.InputJsonObject {

@@ -64,6 +64,8 @@ export function checkStepInvariants(
     if (at !== to) v.push(`${subject} ${id} ${start} -> ${to}`);
   };
   checkStatus('queue', 'queue', prev.status, next.status);
+  // A hold (holds.ts) keeps the queue from planning until someone resumes it.
+  if (next.hold && (next.status === 'idle' || next.status === 'active')) v.push(`queue holds (${next.hold.kind}) but is ${next.status}`);
   const required = next.config.requiredChecks;
   const nextBatches = new Map(next.batches.map((b) => [b.id, b]));
   const nextEntries = new Map(next.entries.map((e) => [e.id, e]));

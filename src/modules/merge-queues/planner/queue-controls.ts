@@ -1,4 +1,5 @@
 import { checkedConfig } from './config';
+import { clearHold } from './holds';
 import { applyUrgentRuleToAll } from './priority';
 import { type Ctx, liveBatches, moveBase, setQueueStatus } from './step';
 import type { QueueSettings } from './types';
@@ -23,8 +24,12 @@ export function onPause(ctx: Ctx): void {
   }
 }
 
-/** Resumes a paused queue; during a move it takes back a pause sent before or during the move. */
+/**
+ * Resumes a paused queue; during a move it takes back a pause sent before or during the move. A
+ * hold (holds.ts) is cleared: whoever resumes says the reason is dealt with.
+ */
 export function onResume(ctx: Ctx): void {
+  clearHold(ctx);
   if (ctx.s.status === 'migrating' && ctx.s.pausedBeforeMigration) {
     delete ctx.s.pausedBeforeMigration;
     ctx.changed = true;
@@ -44,7 +49,9 @@ export function onDisable(ctx: Ctx): void {
 }
 
 export function onEnable(ctx: Ctx): void {
-  if (ctx.s.status === 'disabled') setQueueStatus(ctx, 'active');
+  if (ctx.s.status !== 'disabled') return;
+  clearHold(ctx);
+  setQueueStatus(ctx, 'active');
 }
 
 /**

@@ -189,6 +189,8 @@ class Harness {
           if (b % 2 === 0) this.world.perform(d.op);
           return this.send({ type: 'operationUnknown', operationId: d.op.id });
         }
+        // The provider refuses the land for good (a protected branch): nothing moves, the queue holds.
+        if (d.op.kind === 'land' && b >= 92) return this.send({ type: 'landRefused', operationId: d.op.id, reason: 'Protected branch update failed' });
         const outcome = this.world.perform(d.op);
         if (d.op.kind === 'startCi' && b < 10) this.send({ type: 'operationStarted', operationId: d.op.id });
         return this.send(outcome);
@@ -246,8 +248,13 @@ class Harness {
         return;
       }
       case 'hold': {
-        const kinds = ['pause', 'resume', 'disable', 'enable', 'resume'] as const;
-        this.send({ type: kinds[b % kinds.length] });
+        const kinds = ['pause', 'resume', 'disable', 'enable', 'resume', 'quarantined'] as const;
+        const kind = kinds[b % kinds.length];
+        if (kind === 'quarantined') {
+          const op = this.pending.find((p) => p.op)?.op;
+          return this.send({ type: 'quarantined', reason: 'failing', ...(op && a % 2 === 0 && { operationId: op.id }) });
+        }
+        this.send({ type: kind });
         return;
       }
       case 'tick':

@@ -607,3 +607,103 @@ describe(reduceMergeQueue.name, () => {
     });
   });
 });
+
+describe('holds: a queue that stops by itself, with the reason', () => {
+  /** One PR tested and landing: its land is issued. */
+  function landing(): { d: QueueDriver; land: ReturnType<QueueDriver['take']>; batchId: string } {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    d.complete();
+    const [b] = d.live();
+    d.report(b.id, 'success');
+    return { d, land: d.take('land'), batchId: b.id };
+  }
+
+  it('a land refused for good pauses the queue with the reason on the entry; the batch stays ready and lands once resumed', () => {
+    const { d, land, batchId } = landing();
+    const ops = d.send({ type: 'landRefused', operationId: land.id, reason: 'Protected branch update failed for refs/heads/main.' });
+    expect(ops).toEqual([]);
+    expect(d.state.status).toBe('paused');
+    expect(d.state.hold).toMatchObject({ kind: 'landRefused', reason: 'Protected branch update failed for refs/heads/main.', entryIds: ['e1'] });
+    expect(d.batch(batchId)).toMatchObject({ status: 'ready', operation: null });
+    expect(d.entry(1)).toMatchObject({ status: 'testing', block: 'Landing refused by the provider: Protected branch update failed for refs/heads/main.' });
+    // Nothing is tried again while the queue holds: ticks and new PRs plan nothing.
+    d.now += 60_000;
+    expect(d.send({ type: 'tick' })).toEqual([]);
+    expect(d.enqueue(2)).toEqual([]);
+    // Resume: the hold and its block are gone, and the land is issued again (once).
+    const again = d.send({ type: 'resume' });
+    expect(d.state.hold).toBeUndefined();
+    expect(d.entry(1).block).toBeNull();
+    expect(again.filter((o) => o.kind === 'land')).toEqual([expect.objectContaining({ batchId, candidateSha: d.batch(batchId).candidateSha })]);
+    d.succeed(again.find((o) => o.kind === 'land')!);
+    expect(d.entry(1).status).toBe('merged');
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('a refused land whose PR was removed meanwhile withdraws the batch and applies the removal', () => {
+    const { d, land, batchId } = landing();
+    d.send({ type: 'remove', entryId: 'e1' });
+    expect(d.entry(1).status).toBe('merging');
+    d.send({ type: 'landRefused', operationId: land.id, reason: 'Resource not accessible by integration' });
+    expect(d.batch(batchId).status).toBe('withdrawn');
+    expect(d.entry(1).status).toBe('removed');
+    expect(d.state.status).toBe('paused');
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('a stale landRefused (not the batch’s current land) changes nothing', () => {
+    const { d } = landing();
+    const before = d.state;
+    d.send({ type: 'landRefused', operationId: 'op999', reason: 'x' });
+    expect(d.state).toBe(before);
+  });
+
+  it('quarantine pauses the queue with the reason on the entries of the failing operation; enable after disable clears it too', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    d.enqueue(2);
+    const prepare = d.take('prepare');
+    d.send({ type: 'quarantined', reason: '10 failures in a row; the last: unavailable: Service Unavailable', operationId: prepare.id });
+    expect(d.state.status).toBe('paused');
+    // The entries of the batch whose operation kept failing carry the reason; #2 waits outside it.
+    expect(d.state.hold).toMatchObject({ kind: 'quarantined', entryIds: ['e1'] });
+    expect(d.entry(1).block).toBe('Queue quarantined: 10 failures in a row; the last: unavailable: Service Unavailable');
+    expect(d.entry(2).block).toBeNull();
+    d.send({ type: 'disable' });
+    expect(d.state.hold).toBeDefined();
+    d.send({ type: 'enable' });
+    expect(d.state.hold).toBeUndefined();
+    expect([1, 2].map((n) => d.entry(n).block)).toEqual([null, null]);
+    expect(d.state.status).toBe('active');
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('a hold during a move leaves the queue paused once the move completes, until resumed', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    d.send({ type: 'migrate' });
+    d.send({ type: 'quarantined', reason: 'failing' });
+    expect(d.state.status).toBe('migrating');
+    d.send({ type: 'migrated', baseSha: 'base1' });
+    expect(d.state.status).toBe('paused');
+    expect(d.state.hold?.kind).toBe('quarantined');
+    d.send({ type: 'resume' });
+    expect(d.state.status).toBe('active');
+    expect(d.state.hold).toBeUndefined();
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('an entry blocked by a conflict meanwhile keeps its own reason when the hold is cleared', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    const prepare = d.take('prepare');
+    d.send({ type: 'quarantined', reason: 'failing', operationId: prepare.id });
+    d.send({ type: 'operationFailed', operationId: prepare.id, reason: '#1 conflicts with the base', conflictEntryId: 'e1' });
+    expect(d.entry(1).status).toBe('blocked');
+    const block = d.entry(1).block;
+    d.send({ type: 'resume' });
+    expect(d.entry(1).block).toBe(block);
+    expect(d.monitor.violations).toEqual([]);
+  });
+});

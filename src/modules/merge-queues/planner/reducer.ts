@@ -5,6 +5,7 @@ import { planNewBatches } from './chain';
 import { onTick, recordCheck } from './checks';
 import { noteLongRuns, restartRunsOfLandedWork } from './ci-weight';
 import { onEnqueue, onHeadUpdated, onRemove, onSetAside, onSetPriority } from './entry-changes';
+import { onLandRefused, onQuarantined } from './holds';
 import { issueLand } from './landing';
 import {
   onOperationFailed,
@@ -114,6 +115,10 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
       return onOperationFailed(ctx, ev.operationId, ev.reason, ev.conflictEntryId, ev.baseSha);
     case 'operationUnknown':
       return onOperationUnknown(ctx, ev.operationId);
+    case 'landRefused':
+      return onLandRefused(ctx, ev.operationId, ev.reason);
+    case 'quarantined':
+      return onQuarantined(ctx, ev.reason, ev.operationId);
     case 'checkReported':
       return recordCheck(ctx, ev.batchId, ev.candidateSha, ev.name, ev.state);
   }
@@ -162,6 +167,7 @@ function cloneState(s: MergeQueueState): MergeQueueState {
       operation: b.operation ? { ...b.operation } : null,
     })),
     cleanups: s.cleanups.map((c) => ({ ...c })),
+    ...(s.hold && { hold: { ...s.hold, entryIds: [...s.hold.entryIds] } }),
     stats: { ...s.stats },
     config: { ...s.config, requiredChecks: [...s.config.requiredChecks] },
   };

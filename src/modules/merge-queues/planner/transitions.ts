@@ -20,7 +20,8 @@ export const BATCH_TRANSITIONS: Readonly<
   preparing: ['testing', 'withdrawn', 'reconciling'],
   testing: ['ready', 'failed', 'withdrawn', 'reconciling'],
   ready: ['merging', 'withdrawn'],
-  merging: ['landed', 'withdrawn', 'reconciling'],
+  // merging -> ready: the provider refused the land for good (holds.ts); it did not happen.
+  merging: ['landed', 'withdrawn', 'reconciling', 'ready'],
   reconciling: ['preparing', 'testing', 'ready', 'landed', 'withdrawn'],
   landed: [],
   failed: [],

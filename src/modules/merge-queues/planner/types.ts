@@ -193,6 +193,20 @@ export interface PlannerStats {
   failedBatches: number;
 }
 
+/**
+ * Why a queue stopped by itself (holds.ts): the provider refused a land for a reason that will not
+ * go away (`landRefused`), or the queue failed too often in a row (`quarantined`). The queue is
+ * `paused` while it holds; `resume` (or `enable`) clears it.
+ */
+export interface QueueHold {
+  kind: 'landRefused' | 'quarantined';
+  reason: string;
+  /** When the hold was placed (the event's time). */
+  since: number;
+  /** Entries whose `block` carries the reason until the hold is cleared. */
+  entryIds: string[];
+}
+
 export interface MergeQueueState {
   revision: number;
   status: MergeQueueStatus;
@@ -210,6 +224,8 @@ export interface MergeQueueState {
    * for the queues' stored state.
    */
   pausedBeforeMigration?: boolean;
+  /** Set while the queue is stopped by itself, with the reason (see QueueHold). Absent: none. */
+  hold?: QueueHold;
 }
 
 export interface EnqueueInput {
@@ -267,6 +283,10 @@ export type MergeQueueEvent =
       baseSha?: string;
     })
   | (At & { type: 'operationUnknown'; operationId: string })
+  /** The provider refused a land for a reason that will not go away (a protected branch, a permission, a deleted ref). */
+  | (At & { type: 'landRefused'; operationId: string; reason: string })
+  /** The worker gave up on the queue after too many failures in a row; `operationId`: the operation that kept failing, if any. */
+  | (At & { type: 'quarantined'; reason: string; operationId?: string })
   | (At & {
       type: 'checkReported';
       batchId: string;
