@@ -218,13 +218,14 @@ describe('Failed authentication in one process', () => {
   });
 
   it('describes the configured limits for the OpenAPI document', () => {
-    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5 } });
+    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5, webhooks: 1200 } });
     expect(text).toContain('600 requests per window');
     expect(text).toContain('all the keys of one member or service account together 900');
     expect(text).toContain('60 per window per client address');
-    expect(text).toContain('`keyCreation` (creating and rotating API keys): 10 per 60 s per member or service account (all its keys together)');
+    expect(text).toContain('`keyCreation` (creating and rotating API keys and integration webhook secrets): 10 per 60 s per member or service account (all its keys together)');
     expect(text).toContain('`reports` (sending bug reports): 10 per 60 s per member or service account (all its keys together)');
     expect(text).toContain('`usageImport` (starting CI usage imports): 5 per 60 s per organization');
+    expect(text).toContain('`webhooks` (provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget): 1200 per 60 s per client address');
     expect(text).toContain('Retry-After');
   });
 });

@@ -337,6 +337,13 @@ export class EnvironmentVariables {
   @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
   @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_WEBHOOKS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
   @Min(0)
   @Max(86_400)
   USAGE_IMPORT_COOLDOWN_SECONDS?: number;
@@ -408,6 +415,8 @@ export interface AppConfig {
     oauthCallback: number;
     /** POST /scm/actions/usage/import per organization. */
     usageImport: number;
+    /** POST /webhooks/github per client address (the provider's delivery hosts). */
+    webhooks: number;
   };
   /** CI usage imports (POST /scm/actions/usage/import and the worker). */
   usage: {
@@ -539,6 +548,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       reports: raw.RATE_LIMIT_REPORTS ?? 10,
       oauthCallback: raw.RATE_LIMIT_OAUTH_CALLBACK ?? 30,
       usageImport: raw.RATE_LIMIT_USAGE_IMPORT ?? 10,
+      webhooks: raw.RATE_LIMIT_WEBHOOKS ?? 1_200,
     },
     usage: {
       cooldownSeconds: raw.USAGE_IMPORT_COOLDOWN_SECONDS ?? 60,

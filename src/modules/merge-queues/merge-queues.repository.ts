@@ -325,6 +325,11 @@ export class MergeQueuesRepository {
     return this.prisma.codeSource.findFirst({ where: { id, organizationId } });
   }
 
+  /** The organization's queues on the given repository (`owner/name`) connected through `integrationId` (provider webhooks). */
+  queuesOfRepository(organizationId: string, integrationId: string, nameWithOwner: string): Promise<{ id: string; baseRef: string }[]> {
+    return this.prisma.mergeQueue.findMany({ where: { organizationId, repository: { integrationId, nameWithOwner } }, select: { id: true, baseRef: true }, orderBy: { createdAt: 'asc' }, take: 100 });
+  }
+
   /** Another queue of the repository that has `baseRef` as its base ref or is moving to it (`except`: the queue asking). */
   async baseRefTaken(organizationId: string, repositoryId: string, baseRef: string, options: { except?: string; pendingOnly?: boolean } = {}): Promise<boolean> {
     const ref = options.pendingOnly ? { pendingBaseRef: baseRef } : { OR: [{ baseRef }, { pendingBaseRef: baseRef }] };
