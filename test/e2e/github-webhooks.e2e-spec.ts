@@ -91,13 +91,28 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   }
 
   const testingBatch = (queueId: string) => until(`a batch of ${queueId} testing`, async () => (await mq.get(queueId)).batches.find((b) => b.status === 'testing' && b.headSha));
+  /** The merge queue's commit statuses GitHub received for `sha`, in order, as `state: description`. */
+  const statusesOn = (sha: string) => emulator.statuses.filter((x) => x.sha === sha && x.context === 'merge-queue/main').map((x) => `${x.state}: ${x.description}`);
+  /** Waits until the last status on `sha` matches `last`, and returns them all. */
+  const statusesUntil = (sha: string, last: RegExp) => until(`a status on ${sha} matching ${last}`, async () => {
+    const seen = statusesOn(sha);
+    return seen.length > 0 && last.test(seen[seen.length - 1]) ? seen : undefined;
+  });
   const isAncestor = (repo: string, a: string, b: string) => git(repo, 'rev-list', '--count', `${b}..${a}`) === '0';
   const deliveryRows = (deliveryId: string) => prisma.webhookDelivery.findMany({ where: { integrationId, deliveryId } });
   const applied = (deliveryId: string) => until(`delivery ${deliveryId} applied`, async () => (await deliveryRows(deliveryId)).find((d) => d.processedAt !== null));
 
   it('lands PRs whose CI reports only through check_run webhooks, and ignores the push events of its own lands', async () => {
     const { repository, path, main, queue } = await newQueue();
-    for (const n of [1, 2, 3]) await mq.enqueue(queue.id, n, commit(path, main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
+    const heads: string[] = [];
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    for (const n of [1, 2, 3]) {
+      heads.push(commit(path, main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
+      await mq.enqueue(queue.id, n, heads[n - 1]);
+    }
+    // While paused, each PR head shows its place in the queue.
+    for (const [i, sha] of heads.entries()) await statusesUntil(sha, new RegExp(`^pending: Queued: position ${i + 1} of 3`));
+    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
     const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries.length === 3 && x.entries.every((e) => e.status === 'merged'));
     const head = git(path, 'rev-parse', 'main');
     expect(git(path, 'ls-tree', '--name-only', head).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-3.txt']);
@@ -110,6 +125,19 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     for (const push of ownPushes) expect((await applied(push.id)).outcome).toMatch(/unchanged \((the base the queue already knows|.* is a candidate of the queue \(its own land\)|a land is in flight.*)\)/);
     const events = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'baseMoved' } });
     expect(events).toEqual([]);
+    // Each PR head went queued -> testing (linking the CI run once CI reported) -> merged, posted with the integration's token.
+    for (const sha of heads) {
+      const seen = await statusesUntil(sha, /^success: Merged by the merge queue$/);
+      const firstTesting = seen.findIndex((x) => x.startsWith('pending: Testing'));
+      expect(seen[0]).toMatch(/^pending: Queued: position \d of \d/);
+      expect(firstTesting).toBeGreaterThan(0);
+      expect(seen.slice(firstTesting + 1).every((x) => !x.startsWith('pending: Queued'))).toBe(true);
+      expect(emulator.statuses.filter((x) => x.sha === sha).every((x) => x.by === login)).toBe(true);
+    }
+    const merged = emulator.statuses.filter((x) => heads.includes(x.sha) && x.state === 'success');
+    expect(merged.every((x) => x.targetUrl?.startsWith('http://api.test/merge-queues/'))).toBe(true);
+    // Every landed candidate shows it landed.
+    for (const b of q.batches.filter((x) => x.status === 'landed')) await statusesUntil(b.headSha as string, /^success: Landed #/);
   }, TEST_TIMEOUT_MS);
 
   it('a failing check_run fails the PR; a check_run for a commit that is no candidate changes nothing', async () => {
@@ -122,6 +150,10 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     const q = await ciByWebhooks(queue.id, repository, path, (x) => finalEntries(x) && x.entries.length === 1);
     expect(q.entries[0].status).toBe('failed');
     expect(git(path, 'rev-parse', 'main')).toBe(main);
+    // The PR shows why, linking the CI run that failed.
+    const seen = await statusesUntil(head, /^failure: Failed: /);
+    expect(seen[seen.length - 1]).toMatch(/ci/);
+    expect(emulator.statuses.filter((x) => x.sha === head && x.state === 'failure').at(-1)?.targetUrl).toMatch(/^https:\/\/ci\.example\.test\//);
   }, TEST_TIMEOUT_MS);
 
   it('synchronize during testing withdraws the batch; the new head is tested and lands, the old head never', async () => {
@@ -158,6 +190,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries.length === 2 && finalEntries(x));
     expect(Object.fromEntries(q.entries.map((e) => [e.number, e.status]))).toEqual({ 6: 'merged', 7: 'removed' });
     expect(readFile(path, git(path, 'rev-parse', 'main'), 'pr-7.txt')).toBeNull();
+    await statusesUntil(seven, /^error: Removed from the merge queue$/);
   }, TEST_TIMEOUT_MS);
 
   it('a push to the base from outside the queue re-plans: the stale candidate is withdrawn and the PR lands on the new base', async () => {

@@ -5,6 +5,7 @@ export enum QueueName {
   MergeQueues = 'merge-queues',
   UsageImports = 'usage-imports',
   Webhooks = 'webhooks',
+  CommitStatuses = 'commit-statuses',
 }
 
 export const MaintenanceJob = {
@@ -35,10 +36,16 @@ export const WebhooksJob = {
   Sweep: 'sweep-deliveries',
 } as const;
 
+export const CommitStatusesJob = {
+  /** Posts one merge-queue commit status to the provider (retried with backoff, never blocking the queue). */
+  Post: 'post-commit-status',
+} as const;
+
 export const JOB_NAMES: Record<QueueName, readonly string[]> = {
   [QueueName.Maintenance]: Object.values(MaintenanceJob),
   [QueueName.Domains]: Object.values(DomainsJob),
   [QueueName.MergeQueues]: Object.values(MergeQueuesJob),
   [QueueName.UsageImports]: Object.values(UsageImportsJob),
   [QueueName.Webhooks]: Object.values(WebhooksJob),
+  [QueueName.CommitStatuses]: Object.values(CommitStatusesJob),
 };
