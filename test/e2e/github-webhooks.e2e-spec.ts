@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -6,6 +6,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import { WorkerModule } from '@/worker.module';
 import { createTenant, type TestTenant } from '../support/factories';
 import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
@@ -33,12 +34,17 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   let secret: string;
   let mq: MergeQueueClient;
   const http = () => request(app.getHttpServer());
+  // The GitHub App APP_INSTALLATION integrations act as (GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY).
+  const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const APP_ID = '4242';
 
   beforeAll(async () => {
     emulator = await new GitProviderEmulator().start();
-    app = await createGitTestApp(emulator);
+    emulator.app = { appId: APP_ID, publicKey: appKeys.publicKey };
+    const github = { apiUrl: emulator.url, webUrl: emulator.url, clientId: emulator.clientId, clientSecret: emulator.clientSecret, appSlug: emulator.appSlug, app: { appId: APP_ID, privateKey: appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() } };
+    app = await createGitTestApp(emulator, { github });
     await app.listen(0, '127.0.0.1');
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(gitTestConfig(emulator)).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(gitTestConfig(emulator, { github })).compile();
     worker = await moduleRef.init();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'gh-webhooks');
@@ -300,5 +306,64 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     const ping = await emulator.deliver('ping', { zen: 'Keep it logically awesome.', repository: { full_name: repository } });
     expect(ping.status).toBe(202);
     expect((await applied(ping.id)).outcome).toBe('ignored: event ping is not acted on');
+  }, TEST_TIMEOUT_MS);
+
+  it('an app installation lands as the GitHub App: an installation token for a JWT the emulator verified moves the base, and posts the statuses', async () => {
+    const installation = emulator.addInstallation(login, [login]);
+    // An APP_INSTALLATION integration as the install callback leaves it (the installer's user token sealed, the installation id).
+    const row = await prisma.integration.create({ data: { organizationId: owner.organizationId, givenId: `app-${installation.id}`, name: 'GitHub App', provider: 'GITHUB', authMethod: 'APP_INSTALLATION', status: 'ACTIVE', externalAccountId: '1', externalAccountName: login, installationId: String(installation.id), createdById: owner.memberId } });
+    await prisma.integration.update({ where: { id: row.id }, data: app.get(IntegrationCredentials, { strict: false }).seal(row.id, { accessToken: emulator.issueToken(login) }) });
+    const appSecret = (await http().post(`/integrations/${row.id}/webhook-secret`).set(owner.auth).expect(200)).body.data.webhookSecret as string;
+    const name = `repo-${randomUUID().slice(0, 8)}`;
+    const { path } = emulator.addRepository(login, name);
+    const repository = `${login}/${name}`;
+    const main = commit(path, git(path, 'rev-parse', 'main'), { 'README.md': 'hello\n' }, 'initial');
+    git(path, 'update-ref', 'refs/heads/main', main);
+    const source = await http().post('/code-sources').set(owner.auth).send({ data: { integrationId: row.id, repository } }).expect(201);
+    const created = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600 } });
+    expect({ status: created.status, body: created.status === 201 ? undefined : created.body, requests: created.status === 201 ? undefined : emulator.requests.slice(-3) }).toEqual({ status: 201 });
+    const queue = created.body.data as MqQueue;
+    const previous = emulator.webhook;
+    // The app's webhook: its deliveries carry the installation id, signed with this integration's secret.
+    emulator.webhook = { url: (previous as { url: string }).url, secret: appSecret, installationId: installation.id };
+    try {
+      const head = commit(path, main, { 'pr-20.txt': 'twenty\n' }, 'PR 20');
+      await mq.enqueue(queue.id, 20, head);
+      const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries[0]?.status === 'merged');
+      expect(q.entries[0].status).toBe('merged');
+      const landed = git(path, 'rev-parse', 'main');
+      expect(readFile(path, landed, 'pr-20.txt')).toBe('twenty\n');
+      // The emulator recorded the credential of every ref the queue moved: the app's bot, never the person.
+      const moves = emulator.refMoves.filter((m) => m.repository === repository);
+      expect(moves.find((m) => m.ref === 'refs/heads/main' && m.sha === landed)?.by).toBe(emulator.botLogin);
+      expect(moves.every((m) => m.by === emulator.botLogin)).toBe(true);
+      expect(git(path, 'log', '-1', '--format=%an', landed)).toBe(emulator.botLogin);
+      const seen = await statusesUntil(head, /^success: Merged by the merge queue$/);
+      expect(seen.length).toBeGreaterThan(1);
+      expect(emulator.statuses.filter((x) => x.sha === head).every((x) => x.by === emulator.botLogin)).toBe(true);
+      // One exchange per process (the API read the base when the queue was created; the worker built,
+      // landed and posted), each cached for every later call; the tokens are stored nowhere.
+      const tokens = emulator.installationTokens.filter((t) => t.installationId === installation.id);
+      expect(tokens).toHaveLength(2);
+      const stored = await prisma.integration.findUniqueOrThrow({ where: { id: row.id } });
+      for (const { token } of tokens) expect(Buffer.from(stored.encryptedCredentials as Uint8Array).includes(Buffer.from(token))).toBe(false);
+      const deliveries = await prisma.webhookDelivery.findMany({ where: { integrationId: row.id } });
+      expect(deliveries.length).toBeGreaterThan(0);
+      for (const { token } of tokens) expect(JSON.stringify(deliveries)).not.toContain(token);
+      // A JWT signed with another key gets no token.
+      const forged = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const header = Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url');
+      const now = Math.floor(Date.now() / 1000);
+      const claims = Buffer.from(JSON.stringify({ iss: APP_ID, iat: now - 30, exp: now + 540 })).toString('base64url');
+      const jwt = `${header}.${claims}.${sign('RSA-SHA256', Buffer.from(`${header}.${claims}`), forged.privateKey).toString('base64url')}`;
+      const refused = await fetch(`${emulator.url}/app/installations/${installation.id}/access_tokens`, { method: 'POST', headers: { Authorization: `Bearer ${jwt}` } });
+      expect(refused.status).toBe(401);
+      // The installation deleted on GitHub: the integration needs to be connected again.
+      const gone = await emulator.deliver('installation', { action: 'deleted' });
+      expect(gone.status).toBe(202);
+      await until('the integration revoked', async () => (await prisma.integration.findUniqueOrThrow({ where: { id: row.id } })).status === 'REVOKED');
+    } finally {
+      emulator.webhook = previous;
+    }
   }, TEST_TIMEOUT_MS);
 });

@@ -8,7 +8,7 @@
  * Knobs (`down`, `delayMs`, `rateLimited`) let tests make it fail the ways a provider fails.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, verify as verifySignature, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -116,6 +116,13 @@ export class GitProviderEmulator {
   webhook?: { url: string; secret: string; installationId?: number };
   /** Every delivery sent, in order, with the answer (redeliver() sends one again). */
   readonly deliveries: EmulatedDelivery[] = [];
+  /**
+   * The GitHub App whose JWTs the app endpoints accept (RS256, `iss` = appId, verified with its
+   * public key). Unset: any Bearer value is accepted (the OAuth-only tests).
+   */
+  app?: { appId: string; publicKey: KeyObject };
+  /** The installation tokens issued, with the installation each acts for. */
+  readonly installationTokens: { token: string; installationId: number; expiresAt: string }[] = [];
   /** Every ref the API moved (PATCH or POST git/refs), with the credential that moved it. */
   readonly refMoves: { repository: string; ref: string; sha: string; by: string }[] = [];
   /** Commit statuses posted (POST /repos/{o}/{r}/statuses/{sha}), with the credential that posted them. */
@@ -250,6 +257,22 @@ export class GitProviderEmulator {
     return installation;
   }
 
+  /** The bot login an installation token acts as: `<app slug>[bot]`, with write access to the installation account's repositories. */
+  get botLogin(): string {
+    return `${this.appSlug}[bot]`;
+  }
+
+  private issueInstallationToken(installation: EmulatedInstallation): { token: string; expires_at: string } {
+    const token = `ghs_${randomBytes(18).toString('base64url')}`;
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const bot = this.botLogin;
+    if (!this.users.has(bot)) this.users.set(bot, { id: this.nextId++, login: bot });
+    for (const repo of this.repos.values()) if (repo.owner === installation.account && !repo.collaborators.includes(bot)) repo.collaborators.push(bot);
+    this.tokens.set(token, bot);
+    this.installationTokens.push({ token, installationId: installation.id, expiresAt });
+    return { token, expires_at: expiresAt };
+  }
+
   // ------------------------------------------------------------------ webhooks
 
   /**
@@ -375,11 +398,13 @@ export class GitProviderEmulator {
     if (method === 'GET' && path === '/meta') return send(res, 200, { verifiable_password_authentication: false, installed_version: '3.14.0' });
     const appInstallation = path.match(/^\/app\/installations\/(\d+)(\/access_tokens)?$/);
     if (appInstallation) {
-      // App endpoints authenticate with the app's JWT; the emulator accepts any Bearer value.
-      if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) return send(res, 401, { message: 'A JSON web token could not be decoded' });
+      // App endpoints authenticate with the app's JWT (verified when an app is configured).
+      const jwt = (req.headers.authorization ?? '').match(/^bearer (\S+)$/i)?.[1];
+      if (!jwt) return send(res, 401, { message: 'A JSON web token could not be decoded' });
+      if (this.app && !verifyAppJwt(jwt, this.app)) return send(res, 401, { message: "'Expiration time' claim ('exp') or signature is invalid" });
       const installation = this.installations.get(Number(appInstallation[1]));
       if (!installation) return send(res, 404, { message: 'Not Found' });
-      if (appInstallation[2] && method === 'POST') return send(res, 201, { token: `ghs_${randomBytes(18).toString('base64url')}`, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+      if (appInstallation[2] && method === 'POST') return send(res, 201, this.issueInstallationToken(installation));
       if (!appInstallation[2] && method === 'GET') return send(res, 200, installationJson(installation, this.users.get(installation.account)));
       return send(res, 404, { message: 'Not Found' });
     }
@@ -778,6 +803,22 @@ function parseForm(body: string): Record<string, string | undefined> {
     return JSON.parse(body) as Record<string, string>;
   } catch {
     return Object.fromEntries(new URLSearchParams(body));
+  }
+}
+
+/** An app JWT as GitHub checks it: RS256 over header.payload with the app's key, `iss` the app id, not expired, at most 10 minutes long. */
+function verifyAppJwt(jwt: string, app: { appId: string; publicKey: KeyObject }): boolean {
+  const parts = jwt.split('.');
+  if (parts.length !== 3) return false;
+  try {
+    const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString()) as { alg?: string };
+    const claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString()) as { iss?: unknown; iat?: number; exp?: number };
+    if (header.alg !== 'RS256' || String(claims.iss) !== app.appId) return false;
+    const now = Math.floor(Date.now() / 1000);
+    if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number' || claims.exp <= now || claims.iat > now + 60 || claims.exp - claims.iat > 660) return false;
+    return verifySignature('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), app.publicKey, Buffer.from(parts[2], 'base64url'));
+  } catch {
+    return false;
   }
 }
 
