@@ -196,6 +196,28 @@ describe('Failed authentication in one process', () => {
     }
   });
 
+  it('webhook deliveries count against their own budget, instead of the unauthenticated one', async () => {
+    const prefix = freshPrefix();
+    const base = loadConfig();
+    const config: AppConfig = { ...base, queuePrefix: prefix, rateLimits: { ...base.rateLimits, unauthenticatedPerAddress: 2, webhooks: 4 } };
+    const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await request(app.getHttpServer()).post('/webhooks/github').set('X-GitHub-Event', 'ping').set('X-GitHub-Delivery', randomUUID()).set('X-Hub-Signature-256', `sha256=${'0'.repeat(64)}`).send({ zen: 'hi', repository: { full_name: 'nobody/nothing' } });
+        statuses.push(response.status);
+        if (response.status === 429) expect(response.body.code).toBe('dpa:Request:RATE_LIMITED');
+      }
+      expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
+      // The address's unauthenticated budget was not spent (nor the address blocked) by them.
+      const other = await request(app.getHttpServer()).get('/projects').set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+      expect(other.status).toBe(401);
+    } finally {
+      await app.close();
+      await deleteKeys(prefix);
+    }
+  });
+
   it.each([
     ['ignores X-Forwarded-For by default', false, [401, 401, 429, 429]],
     ['believes X-Forwarded-For from a trusted proxy (TRUST_PROXY=1)', 1, [401, 401, 429, 401]],
