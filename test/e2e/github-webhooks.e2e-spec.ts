@@ -7,6 +7,7 @@ import request from 'supertest';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
+import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
 import { WorkerModule } from '@/worker.module';
 import { createTenant, type TestTenant } from '../support/factories';
 import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
@@ -365,5 +366,19 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     } finally {
       emulator.webhook = previous;
     }
+  }, TEST_TIMEOUT_MS);
+
+  it('the sweep applies a stored delivery whose job was lost, and deletes applied ones past retention', async () => {
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+    const lost = await prisma.webhookDelivery.create({ data: { organizationId: owner.organizationId, integrationId, deliveryId: randomUUID(), event: 'ping', payload: { zen: 'lost' }, createdAt: minutesAgo(2) } });
+    const fresh = await prisma.webhookDelivery.create({ data: { organizationId: owner.organizationId, integrationId, deliveryId: randomUUID(), event: 'ping', payload: { zen: 'just stored' } } });
+    const old = await prisma.webhookDelivery.create({ data: { organizationId: owner.organizationId, integrationId, deliveryId: randomUUID(), event: 'ping', payload: {}, outcome: 'ignored', processedAt: minutesAgo(31 * 24 * 60), createdAt: minutesAgo(31 * 24 * 60) } });
+    const result = await worker.get(WebhooksProcessor).sweep();
+    expect(result.requeued).toBeGreaterThanOrEqual(1);
+    expect(result.purged).toBeGreaterThanOrEqual(1);
+    expect((await applied(lost.deliveryId)).outcome).toBe('ignored: event ping is not acted on');
+    expect(await prisma.webhookDelivery.findUnique({ where: { id: old.id } })).toBeNull();
+    // One stored a moment ago is still the API's own job to hand over: the sweep leaves it.
+    expect((await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: fresh.id } })).processedAt).toBeNull();
   }, TEST_TIMEOUT_MS);
 });

@@ -7,6 +7,11 @@ import { parseGithubEvent } from './github-events';
 
 /** Deliveries older than this that were never applied are handed to the worker again by the sweep. */
 export const SWEEP_AFTER_MS = 60_000;
+/**
+ * Applied deliveries are kept this long, then deleted: well past the 3 days within which GitHub
+ * lets a delivery be redelivered, so a redelivery always finds its row and is applied once.
+ */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 
 /**
  * Applies stored GitHub deliveries (worker side). A delivery is applied through the merge queues'
@@ -62,6 +67,12 @@ export class WebhookDeliveries {
     await this.prisma.webhookDelivery.updateMany({ where: { id: delivery.id, organizationId }, data: { processedAt: new Date(), outcome: outcome.slice(0, 2000) } });
     this.logger.log({ deliveryId: delivery.deliveryId, event: source.event, outcome }, 'webhook delivery applied');
     return outcome;
+  }
+
+  /** Deletes applied deliveries older than DELIVERY_RETENTION_MS; returns how many. */
+  async purgeApplied(now = Date.now()): Promise<number> {
+    const { count } = await this.prisma.webhookDelivery.deleteMany({ where: { createdAt: { lt: new Date(now - DELIVERY_RETENTION_MS) }, processedAt: { not: null } } });
+    return count;
   }
 
   /** Stored deliveries not applied within SWEEP_AFTER_MS (their job was lost), oldest first. */

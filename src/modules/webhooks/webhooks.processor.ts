@@ -8,7 +8,7 @@ import type { ApplyDeliveryJob } from './webhooks.service';
 
 const SWEEP_EVERY_MS = 60_000;
 
-/** Applies GitHub webhook deliveries the API stored; the periodic sweep picks up any whose job was lost. */
+/** Applies GitHub webhook deliveries the API stored; the periodic sweep picks up any whose job was lost and deletes old applied ones. */
 @Processor(QueueName.Webhooks, { concurrency: 4 })
 export class WebhooksProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(WebhooksProcessor.name);
@@ -38,9 +38,10 @@ export class WebhooksProcessor extends WorkerHost implements OnApplicationBootst
     return handler(job);
   }
 
-  private async sweep(): Promise<number> {
-    const ids = await this.deliveries.unapplied();
+  /** Hands deliveries whose job was lost to the worker again, and deletes those past retention. */
+  async sweep(now = Date.now()): Promise<{ requeued: number; purged: number }> {
+    const ids = await this.deliveries.unapplied(now);
     for (const deliveryRowId of ids) await this.queue.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId } satisfies ApplyDeliveryJob, { jobId: `delivery-${deliveryRowId}` });
-    return ids.length;
+    return { requeued: ids.length, purged: await this.deliveries.purgeApplied(now) };
   }
 }
