@@ -1,6 +1,6 @@
 // NestJS 12 and some of its dependencies ship ESM only: @swc/jest compiles them to CommonJS with
 // the rest, and transformIgnorePatterns lets them through.
-const esmOnly = ['@nestjs', '@octokit', 'universal-user-agent', 'before-after-hook', 'fast-content-type-parse', 'json-with-bigint', 'request-filtering-agent', 'content-type', 'file-type', 'uid', 'load-esm', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit', 'nestjs-pino'];
+const esmOnly = ['@nestjs', '@octokit', 'universal-user-agent', 'before-after-hook', 'fast-content-type-parse', 'json-with-bigint', 'request-filtering-agent', 'content-type', 'file-type', 'uid', 'load-esm', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit', 'nestjs-pino', 'universal-github-app-jwt', 'toad-cache'];
 
 const swc = [
   '@swc/jest',

@@ -26,6 +26,7 @@ import { GitServersModule } from '@/modules/git-servers/git-servers.module';
 import { IntegrationsModule } from '@/modules/integrations/integrations.module';
 import { MergeQueuesModule } from '@/modules/merge-queues/merge-queues.module';
 import { UsageModule } from '@/modules/usage/usage.module';
+import { WebhooksModule } from '@/modules/webhooks/webhooks.module';
 
 /** Infrastructure every process shares (the worker module imports it too). */
 export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, MetricsModule, PrismaModule, RedisModule, QueuesModule];
@@ -36,7 +37,7 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, MetricsModul
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, IntegrationsModule, GitServersModule, CodeSourcesModule, MergeQueuesModule, UsageModule],
+  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, IntegrationsModule, GitServersModule, CodeSourcesModule, MergeQueuesModule, UsageModule, WebhooksModule],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

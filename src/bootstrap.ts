@@ -13,6 +13,8 @@ import { httpMetricsMiddleware } from '@/common/metrics/http-metrics';
 import { MetricsService } from '@/common/metrics/metrics.service';
 
 export const JSON_BODY_LIMIT = '1mb';
+/** Routes under this prefix get `req.rawBody` (the signed bytes). */
+export const WEBHOOK_PATH_PREFIX = '/webhooks/';
 
 /**
  * Everything between creating the Nest application and listening: shared by main.ts and the e2e
@@ -45,7 +47,13 @@ export function configureApp(app: NestExpressApplication): void {
   const limits = { maxDepth: config.bodyMaxDepth, maxKeys: config.bodyMaxKeys };
   // Nest's types leave out body-parser's `verify` because its rawBody option uses it; we don't use
   // rawBody, and verify is the one hook that runs between reading the body and JSON.parse.
-  const jsonOptions = { limit: JSON_BODY_LIMIT, type: JSON_MEDIA_TYPES, verify: verifyJsonBody(limits) };
+  // Webhook routes keep the exact bytes: their signature is an HMAC of the body as sent.
+  const verify = verifyJsonBody(limits);
+  const keepRawBody = (req: { url?: string; rawBody?: Buffer }, res: unknown, bytes: Buffer) => {
+    verify(req, res, bytes);
+    if (req.url?.startsWith(WEBHOOK_PATH_PREFIX)) req.rawBody = bytes;
+  };
+  const jsonOptions = { limit: JSON_BODY_LIMIT, type: JSON_MEDIA_TYPES, verify: keepRawBody };
   app.useBodyParser('json', jsonOptions as NestExpressBodyParserOptionsFor<'json'>);
   app.use(bodyRejectionHandler);
   app.use(bodyGuardMiddleware(limits));

@@ -8,12 +8,15 @@ import { DomainVerificationModule } from '@/modules/domains/domain-verification.
 import { DomainsProcessor } from '@/modules/domains/domains.processor';
 import { MergeQueueEngineModule } from '@/modules/merge-queues/merge-queue-engine.module';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
+import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-statuses.processor';
 import { UsageImportWorkerModule } from '@/modules/usage/usage-import-worker.module';
 import { UsageImportsProcessor } from '@/modules/usage/usage-imports.processor';
+import { WebhookWorkerModule } from '@/modules/webhooks/webhook-worker.module';
+import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
 
 /** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule, MergeQueueEngineModule, UsageImportWorkerModule],
-  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor, UsageImportsProcessor],
+  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule, MergeQueueEngineModule, UsageImportWorkerModule, WebhookWorkerModule],
+  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor, MergeQueueStatusesProcessor, UsageImportsProcessor, WebhooksProcessor],
 })
 export class WorkerModule {}

@@ -189,6 +189,28 @@ describe('Failed authentication in one process', () => {
     }
   });
 
+  it('webhook deliveries count against their own budget, instead of the unauthenticated one', async () => {
+    const prefix = freshPrefix();
+    const base = loadConfig();
+    const config: AppConfig = { ...base, queuePrefix: prefix, rateLimits: { ...base.rateLimits, unauthenticatedPerAddress: 2, webhooks: 4 } };
+    const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await request(app.getHttpServer()).post('/webhooks/github').set('X-GitHub-Event', 'ping').set('X-GitHub-Delivery', randomUUID()).set('X-Hub-Signature-256', `sha256=${'0'.repeat(64)}`).send({ zen: 'hi', repository: { full_name: 'nobody/nothing' } });
+        statuses.push(response.status);
+        if (response.status === 429) expect(response.body.code).toBe('dpa:Request:RATE_LIMITED');
+      }
+      expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
+      // The address's unauthenticated budget was not spent (nor the address blocked) by them.
+      const other = await request(app.getHttpServer()).get('/projects').set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+      expect(other.status).toBe(401);
+    } finally {
+      await app.close();
+      await deleteKeys(prefix);
+    }
+  });
+
   it.each([
     ['ignores X-Forwarded-For by default', false, [401, 401, 429, 429]],
     ['believes X-Forwarded-For from a trusted proxy (TRUST_PROXY=1)', 1, [401, 401, 429, 401]],
@@ -211,13 +233,14 @@ describe('Failed authentication in one process', () => {
   });
 
   it('describes the configured limits for the OpenAPI document', () => {
-    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, localPreCount: true, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5 } });
+    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, localPreCount: true, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5, webhooks: 1200 } });
     expect(text).toContain('600 requests per window');
     expect(text).toContain('all the keys of one member or service account together 900');
     expect(text).toContain('60 per window per client address');
-    expect(text).toContain('`keyCreation` (creating and rotating API keys): 10 per 60 s per member or service account (all its keys together)');
+    expect(text).toContain('`keyCreation` (creating and rotating API keys and integration webhook secrets): 10 per 60 s per member or service account (all its keys together)');
     expect(text).toContain('`reports` (sending bug reports): 10 per 60 s per member or service account (all its keys together)');
     expect(text).toContain('`usageImport` (starting CI usage imports): 5 per 60 s per organization');
+    expect(text).toContain('`webhooks` (provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget): 1200 per 60 s per client address');
     expect(text).toContain('Retry-After');
   });
 });

@@ -8,7 +8,7 @@
  * Knobs (`down`, `delayMs`, `rateLimited`) let tests make it fail the ways a provider fails.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, verify as verifySignature, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +35,15 @@ export interface EmulatedRepository {
   path: string;
   /** GitHub Actions history, newest run first (see addWorkflowRuns). */
   runs: EmulatedRun[];
+}
+
+export interface EmulatedDelivery {
+  id: string;
+  event: string;
+  body: string;
+  signature: string;
+  status: number;
+  response: string;
 }
 
 export interface EmulatedJob {
@@ -111,6 +120,24 @@ export class GitProviderEmulator {
   browserUser = '';
   /** Every request, in order, with when it arrived (epoch ms). */
   readonly requests: { method: string; path: string; query: string; at: number }[] = [];
+  /**
+   * Where webhook deliveries go (the API's POST /webhooks/github) and the secret they are signed
+   * with; unset, nothing is sent. `installationId` is put in every payload, as for a GitHub App.
+   */
+  webhook?: { url: string; secret: string; installationId?: number };
+  /** Every delivery sent, in order, with the answer (redeliver() sends one again). */
+  readonly deliveries: EmulatedDelivery[] = [];
+  /**
+   * The GitHub App whose JWTs the app endpoints accept (RS256, `iss` = appId, verified with its
+   * public key). Unset: any Bearer value is accepted (the OAuth-only tests).
+   */
+  app?: { appId: string; publicKey: KeyObject };
+  /** The installation tokens issued, with the installation each acts for. */
+  readonly installationTokens: { token: string; installationId: number; expiresAt: string }[] = [];
+  /** Every ref the API moved (PATCH or POST git/refs), with the credential that moved it. */
+  readonly refMoves: { repository: string; ref: string; sha: string; by: string }[] = [];
+  /** Commit statuses posted (POST /repos/{o}/{r}/statuses/{sha}), with the credential that posted them. */
+  readonly statuses: { repository: string; sha: string; state: string; context: string; description?: string; targetUrl?: string; by: string }[] = [];
 
   private readonly users = new Map<string, EmulatedUser>();
   private readonly tokens = new Map<string, string>();
@@ -241,6 +268,110 @@ export class GitProviderEmulator {
     return installation;
   }
 
+  /** The bot login an installation token acts as: `<app slug>[bot]`, with write access to the installation account's repositories. */
+  get botLogin(): string {
+    return `${this.appSlug}[bot]`;
+  }
+
+  private issueInstallationToken(installation: EmulatedInstallation): { token: string; expires_at: string } {
+    const token = `ghs_${randomBytes(18).toString('base64url')}`;
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const bot = this.botLogin;
+    if (!this.users.has(bot)) this.users.set(bot, { id: this.nextId++, login: bot });
+    for (const repo of this.repos.values()) if (repo.owner === installation.account && !repo.collaborators.includes(bot)) repo.collaborators.push(bot);
+    this.tokens.set(token, bot);
+    this.installationTokens.push({ token, installationId: installation.id, expiresAt });
+    return { token, expires_at: expiresAt };
+  }
+
+  // ------------------------------------------------------------------ webhooks
+
+  /**
+   * Sends a webhook delivery to `webhook.url`, signed with `webhook.secret` (or `options.secret`,
+   * or the exact `options.signature`, or unsigned with `signature: null`), and records it.
+   */
+  async deliver(event: string, payload: Record<string, unknown>, options: { secret?: string; signature?: string | null; id?: string } = {}): Promise<EmulatedDelivery> {
+    if (!this.webhook) throw new Error('the emulator has no webhook configured');
+    const full = this.webhook.installationId !== undefined ? { ...payload, installation: { id: this.webhook.installationId } } : payload;
+    const body = JSON.stringify(full);
+    const signature = options.signature === undefined ? signature256(body, options.secret ?? this.webhook.secret) : options.signature;
+    return this.post({ id: options.id ?? randomUUID(), event, body, signature: signature ?? '', status: 0, response: '' });
+  }
+
+  /** Sends a recorded delivery again, byte for byte with its id (GitHub's "Redeliver"). */
+  redeliver(id: string): Promise<EmulatedDelivery> {
+    const original = this.deliveries.find((d) => d.id === id);
+    if (!original) throw new Error(`no delivery ${id}`);
+    return this.post({ ...original, status: 0, response: '' });
+  }
+
+  /** CI finished on `sha`: a check run `name` completed with `conclusion`, announced by a `check_run` webhook. */
+  checkRunCompleted(repository: string, sha: string, name: string, conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out', detailsUrl?: string): Promise<EmulatedDelivery> {
+    return this.deliver('check_run', { action: 'completed', check_run: { id: this.nextId++, name, head_sha: sha, status: 'completed', conclusion, details_url: detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`, app: { slug: 'ci' } }, repository: this.repoRef(repository) });
+  }
+
+  /** A commit status on `sha` (what a CI using the statuses API sends). */
+  commitStatus(repository: string, sha: string, context: string, state: 'success' | 'failure' | 'error' | 'pending'): Promise<EmulatedDelivery> {
+    return this.deliver('status', { sha, context, state, target_url: `https://ci.example.test/${sha.slice(0, 12)}`, repository: this.repoRef(repository) });
+  }
+
+  /** A pull request event: `synchronize` (a new head was pushed) or `closed`. */
+  pullRequest(repository: string, action: 'synchronize' | 'closed' | 'opened', pr: { number: number; headSha: string; baseRef: string; merged?: boolean }): Promise<EmulatedDelivery> {
+    return this.deliver('pull_request', {
+      action,
+      number: pr.number,
+      pull_request: { number: pr.number, state: action === 'closed' ? 'closed' : 'open', merged: pr.merged ?? false, head: { sha: pr.headSha, ref: `pr-${pr.number}` }, base: { ref: pr.baseRef } },
+      repository: this.repoRef(repository),
+    });
+  }
+
+  /** A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from outside). */
+  push(repository: string, ref: string, before: string, after: string, pusher = 'someone'): Promise<EmulatedDelivery> {
+    return this.deliver('push', { ref, before, after, created: /^0+$/.test(before), deleted: /^0+$/.test(after), pusher: { name: pusher }, repository: this.repoRef(repository) });
+  }
+
+  private repoRef(repository: string): Record<string, unknown> {
+    const repo = this.repos.get(repository.toLowerCase());
+    return { id: repo?.id ?? 0, full_name: repo ? `${repo.owner}/${repo.name}` : repository, name: repo?.name ?? repository.split('/')[1], owner: { login: repo?.owner ?? repository.split('/')[0] } };
+  }
+
+  private async post(delivery: EmulatedDelivery): Promise<EmulatedDelivery> {
+    const target = this.webhook as { url: string };
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'GitHub-Hookshot/emulator', 'x-github-event': delivery.event, 'x-github-delivery': delivery.id };
+    if (delivery.signature) headers['x-hub-signature-256'] = delivery.signature;
+    const res = await fetch(target.url, { method: 'POST', headers, body: delivery.body });
+    delivery.status = res.status;
+    delivery.response = await res.text();
+    this.deliveries.push(delivery);
+    return delivery;
+  }
+
+  private refMoved(repo: EmulatedRepository, ref: string, before: string, after: string, by: string): void {
+    const repository = `${repo.owner}/${repo.name}`;
+    this.refMoves.push({ repository, ref, sha: after, by });
+    // As GitHub: a push event for every branch update, whoever made it (the queue's own lands too).
+    if (this.webhook && ref.startsWith('refs/heads/')) void this.push(repository, ref, before, after, by).catch(() => undefined);
+  }
+
+  private postStatus(login: string, match: RegExpMatchArray, rawBody: string, res: http.ServerResponse): void {
+    const repo = this.repos.get(`${decodeURIComponent(match[1])}/${decodeURIComponent(match[2])}`.toLowerCase());
+    if (!repo || (repo.private && !repo.collaborators.includes(login))) return send(res, 404, { message: 'Not Found' });
+    if (!repo.collaborators.includes(login)) return send(res, 403, { message: 'Resource not accessible by integration' });
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(rawBody || '{}') as Record<string, unknown>;
+    } catch {
+      return send(res, 400, { message: 'Problems parsing JSON' });
+    }
+    const state = body.state;
+    if (state !== 'pending' && state !== 'success' && state !== 'failure' && state !== 'error') return send(res, 422, { message: 'Validation Failed' });
+    const context = typeof body.context === 'string' ? body.context : 'default';
+    if (typeof body.description === 'string' && body.description.length > 140) return send(res, 422, { message: 'Validation Failed', errors: [{ field: 'description', code: 'custom', message: 'description is too long (maximum is 140 characters)' }] });
+    const status = { repository: `${repo.owner}/${repo.name}`, sha: match[3], state, context, by: login, ...(typeof body.description === 'string' && { description: body.description }), ...(typeof body.target_url === 'string' && { targetUrl: body.target_url }) };
+    this.statuses.push(status);
+    return send(res, 201, { id: this.nextId++, state, context, description: status.description ?? null, target_url: status.targetUrl ?? null, creator: { login } });
+  }
+
   /** What the provider's authorize page would hand back to the callback for `login`. */
   issueCode(login: string): string {
     const code = randomBytes(10).toString('hex');
@@ -278,11 +409,13 @@ export class GitProviderEmulator {
     if (method === 'GET' && path === '/meta') return send(res, 200, { verifiable_password_authentication: false, installed_version: '3.14.0' });
     const appInstallation = path.match(/^\/app\/installations\/(\d+)(\/access_tokens)?$/);
     if (appInstallation) {
-      // App endpoints authenticate with the app's JWT; the emulator accepts any Bearer value.
-      if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) return send(res, 401, { message: 'A JSON web token could not be decoded' });
+      // App endpoints authenticate with the app's JWT (verified when an app is configured).
+      const jwt = (req.headers.authorization ?? '').match(/^bearer (\S+)$/i)?.[1];
+      if (!jwt) return send(res, 401, { message: 'A JSON web token could not be decoded' });
+      if (this.app && !verifyAppJwt(jwt, this.app)) return send(res, 401, { message: "'Expiration time' claim ('exp') or signature is invalid" });
       const installation = this.installations.get(Number(appInstallation[1]));
       if (!installation) return send(res, 404, { message: 'Not Found' });
-      if (appInstallation[2] && method === 'POST') return send(res, 201, { token: `ghs_${randomBytes(18).toString('base64url')}`, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+      if (appInstallation[2] && method === 'POST') return send(res, 201, this.issueInstallationToken(installation));
       if (!appInstallation[2] && method === 'GET') return send(res, 200, installationJson(installation, this.users.get(installation.account)));
       return send(res, 404, { message: 'Not Found' });
     }
@@ -297,6 +430,8 @@ export class GitProviderEmulator {
     }
     const actions = path.match(/^\/repos\/([^/]+)\/([^/]+)\/actions\/runs(?:\/(\d+)\/jobs)?$/);
     if (method === 'GET' && actions) return this.actions(login, url, actions, res);
+    const statusPost = path.match(/^\/repos\/([^/]+)\/([^/]+)\/statuses\/([0-9a-f]{40})$/);
+    if (method === 'POST' && statusPost) return this.postStatus(login, statusPost, body, res);
     const gitData = path.match(/^\/repos\/([^/]+)\/([^/]+)\/(git\/ref|git\/refs|git\/commits|compare|merges)(?:\/(.+))?$/);
     if (gitData) return this.gitData(login, method, gitData, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
     const repoPath = path.match(/^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/);
@@ -381,6 +516,7 @@ export class GitProviderEmulator {
       if (typeof ref !== 'string' || !/^refs\/[^/]+\/.+/.test(ref) || !(await git.validRef(ref))) return send(res, 422, { message: 'Reference name is invalid' });
       if (typeof sha !== 'string' || !(await git.hasObject(sha))) return send(res, 422, { message: 'Object does not exist' });
       if (!(await git.updateRef(ref, sha, ''))) return send(res, 422, { message: 'Reference already exists' });
+      this.refMoved(repo, ref, '0'.repeat(40), sha, login);
       res.setHeader('location', links.refUrl(ref));
       return send(res, 201, await links.ref(git, ref, sha));
     }
@@ -400,7 +536,10 @@ export class GitProviderEmulator {
         const { sha, force } = body;
         if (typeof sha !== 'string' || !(await git.hasObject(sha))) return send(res, 422, { message: 'Object does not exist' });
         if (force !== true && !(await git.isAncestor(current, sha))) return send(res, 422, { message: 'Update is not a fast forward' });
-        if (await git.updateRef(ref, sha, current)) return send(res, 200, await links.ref(git, ref, sha));
+        if (await git.updateRef(ref, sha, current)) {
+          this.refMoved(repo, ref, current, sha, login);
+          return send(res, 200, await links.ref(git, ref, sha));
+        }
       }
       return send(res, 409, { message: 'Reference update failed' });
     }
@@ -685,6 +824,27 @@ function parseForm(body: string): Record<string, string | undefined> {
   } catch {
     return Object.fromEntries(new URLSearchParams(body));
   }
+}
+
+/** An app JWT as GitHub checks it: RS256 over header.payload with the app's key, `iss` the app id, not expired, at most 10 minutes long. */
+function verifyAppJwt(jwt: string, app: { appId: string; publicKey: KeyObject }): boolean {
+  const parts = jwt.split('.');
+  if (parts.length !== 3) return false;
+  try {
+    const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString()) as { alg?: string };
+    const claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString()) as { iss?: unknown; iat?: number; exp?: number };
+    if (header.alg !== 'RS256' || String(claims.iss) !== app.appId) return false;
+    const now = Math.floor(Date.now() / 1000);
+    if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number' || claims.exp <= now || claims.iat > now + 60 || claims.exp - claims.iat > 660) return false;
+    return verifySignature('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), app.publicKey, Buffer.from(parts[2], 'base64url'));
+  } catch {
+    return false;
+  }
+}
+
+/** GitHub's X-Hub-Signature-256 of a body. */
+export function signature256(body: string, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
@@ -281,6 +282,15 @@ export class EnvironmentVariables {
   GITHUB_APP_SLUG?: string;
 
   @IsOptional()
+  @Matches(/^[1-9][0-9]{0,19}$/, { message: 'must be the numeric GitHub App id' })
+  GITHUB_APP_ID?: string;
+
+  /** The App's private key (PEM; `\n` escapes allowed for one-line env files). */
+  @IsOptional()
+  @IsString()
+  GITHUB_APP_PRIVATE_KEY?: string;
+
+  @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
   @IsInt()
   @Min(100)
@@ -349,6 +359,13 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(10_000_000)
   RATE_LIMIT_USAGE_IMPORT?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  RATE_LIMIT_WEBHOOKS?: number;
 
   @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
@@ -463,6 +480,8 @@ export interface AppConfig {
     oauthCallback: number;
     /** POST /scm/actions/usage/import per organization. */
     usageImport: number;
+    /** POST /webhooks/github per client address (the provider's delivery hosts). */
+    webhooks: number;
   };
   /** CI usage imports (POST /scm/actions/usage/import and the worker). */
   usage: {
@@ -529,7 +548,15 @@ export interface GitConfig {
   localRoot: string;
   /** One `git` command on a LOCAL_GIT repository (its whole process group is killed past it). */
   localTimeoutMs: number;
-  github: { apiUrl: string; webUrl: string; clientId?: string; clientSecret?: string; appSlug?: string };
+  github: {
+    apiUrl: string;
+    webUrl: string;
+    clientId?: string;
+    clientSecret?: string;
+    appSlug?: string;
+    /** The GitHub App that APP_INSTALLATION integrations act as (installation tokens); both or neither. Never logged. */
+    app?: { appId: string; privateKey: string };
+  };
   /** Each request to a provider, connection to last byte. */
   timeoutMs: number;
   /** The most bytes one provider response body may have; more is a provider failure (502). */
@@ -551,6 +578,21 @@ export interface GitConfig {
 const DEVELOPMENT_CREDENTIAL_KEY = { id: 'dev', key: Buffer.alloc(32, 'delivery-platform-development-key') };
 
 export class ConfigError extends Error {}
+
+/** GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY together, the key checked to be an RSA private key (its value never in the message). */
+function githubApp(appId: string | undefined, privateKey: string | undefined): { app?: { appId: string; privateKey: string } } {
+  if (!appId && !privateKey) return {};
+  if (!appId || !privateKey) throw new ConfigError(`Invalid configuration: ${appId ? 'GITHUB_APP_PRIVATE_KEY' : 'GITHUB_APP_ID'} is not set (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY go together)`);
+  const pem = privateKey.includes('\\n') ? privateKey.replace(/\\n/g, '\n') : privateKey;
+  let key;
+  try {
+    key = createPrivateKey(pem);
+  } catch {
+    throw new ConfigError('Invalid configuration: GITHUB_APP_PRIVATE_KEY is not a PEM private key');
+  }
+  if (key.asymmetricKeyType !== 'rsa') throw new ConfigError('Invalid configuration: GITHUB_APP_PRIVATE_KEY must be an RSA key (GitHub App keys are; RS256)');
+  return { app: { appId, privateKey: pem } };
+}
 
 /**
  * Validates the environment once and returns the typed configuration. Throws a ConfigError whose
@@ -608,6 +650,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       reports: raw.RATE_LIMIT_REPORTS ?? 10,
       oauthCallback: raw.RATE_LIMIT_OAUTH_CALLBACK ?? 30,
       usageImport: raw.RATE_LIMIT_USAGE_IMPORT ?? 10,
+      webhooks: raw.RATE_LIMIT_WEBHOOKS ?? 1_200,
     },
     usage: {
       cooldownSeconds: raw.USAGE_IMPORT_COOLDOWN_SECONDS ?? 60,
@@ -647,6 +690,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         clientId: raw.GITHUB_CLIENT_ID,
         clientSecret: raw.GITHUB_CLIENT_SECRET,
         appSlug: raw.GITHUB_APP_SLUG,
+        ...githubApp(raw.GITHUB_APP_ID, raw.GITHUB_APP_PRIVATE_KEY),
       },
       timeoutMs: raw.GIT_PROVIDER_TIMEOUT_MS ?? 10_000,
       maxResponseBytes: raw.GIT_PROVIDER_MAX_RESPONSE_BYTES ?? 10 * 1024 * 1024,

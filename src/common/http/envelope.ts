@@ -1,5 +1,5 @@
 import { applyDecorators, Type as ClassType } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiCreatedResponse, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiExtraModels, ApiOkResponse, ApiCreatedResponse, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { Type } from 'class-transformer';
 import { IsDefined, IsObject, ValidateNested } from 'class-validator';
@@ -34,10 +34,12 @@ function dataSchema(model: ClassType<unknown>, list: boolean): SchemaObject {
 }
 
 /** Documents a `{data}` success response. */
-export const ApiDataResponse = (model: ClassType<unknown>, options: { status?: 200 | 201; description?: string } = {}) =>
+export const ApiDataResponse = (model: ClassType<unknown>, options: { status?: 200 | 201 | 202; description?: string } = {}) =>
   applyDecorators(
     ApiExtraModels(model),
-    (options.status === 201 ? ApiCreatedResponse : ApiOkResponse)({ description: options.description ?? (options.status === 201 ? 'Created' : 'OK'), schema: dataSchema(model, false) }),
+    options.status === 202
+      ? ApiAcceptedResponse({ description: options.description ?? 'Accepted', schema: dataSchema(model, false) })
+      : (options.status === 201 ? ApiCreatedResponse : ApiOkResponse)({ description: options.description ?? (options.status === 201 ? 'Created' : 'OK'), schema: dataSchema(model, false) }),
   );
 
 /** Documents a `{data, meta}` list response. */

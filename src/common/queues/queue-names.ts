@@ -4,6 +4,8 @@ export enum QueueName {
   Domains = 'domains',
   MergeQueues = 'merge-queues',
   UsageImports = 'usage-imports',
+  Webhooks = 'webhooks',
+  CommitStatuses = 'commit-statuses',
 }
 
 export const MaintenanceJob = {
@@ -29,9 +31,23 @@ export const UsageImportsJob = {
   ImportCodeSource: 'import-code-source',
 } as const;
 
+export const WebhooksJob = {
+  /** Applies one stored provider webhook delivery (job id = the delivery row id). */
+  ApplyGithubDelivery: 'apply-github-delivery',
+  /** Hands deliveries stored but never applied (their job lost with Redis) to the worker again. */
+  Sweep: 'sweep-deliveries',
+} as const;
+
+export const CommitStatusesJob = {
+  /** Posts one merge-queue commit status to the provider (retried with backoff, never blocking the queue). */
+  Post: 'post-commit-status',
+} as const;
+
 export const JOB_NAMES: Record<QueueName, readonly string[]> = {
   [QueueName.Maintenance]: Object.values(MaintenanceJob),
   [QueueName.Domains]: Object.values(DomainsJob),
   [QueueName.MergeQueues]: Object.values(MergeQueuesJob),
   [QueueName.UsageImports]: Object.values(UsageImportsJob),
+  [QueueName.Webhooks]: Object.values(WebhooksJob),
+  [QueueName.CommitStatuses]: Object.values(CommitStatusesJob),
 };

@@ -30,6 +30,7 @@ const TAGS: Record<string, string> = {
   'git servers': 'Self-hosted git servers (GitHub Enterprise Server, GitLab), checked against the outgoing request policy',
   'code sources': 'Repositories connected through an integration, or LOCAL_GIT bare repositories, and their provider repository information',
   usage: 'CI usage history of connected repositories: background imports (BullMQ workers, resumable, idempotent) and usage per code source, workflow and day',
+  webhooks: 'Deliveries from git providers (GitHub webhooks): public, verified with the integration\'s webhook secret (HMAC SHA-256 of the raw body), stored once per delivery id and applied by the worker',
   pipelines: 'Deployment pipelines, their immutable versions, runs, and the sandbox host plan of a version',
   'merge-queues': 'Merge queues: admit pull requests, report CI on batch candidates, pause/resume/disable/enable, and the event trail of every transition and operation',
 };

@@ -59,10 +59,12 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   private applies(name: RateLimitName, req: LimitedRequest, context: ExecutionContext): boolean {
-    if (name === 'address') return !req.principal;
+    const named = this.reflector.getAllAndOverride<string[] | undefined>(RATE_LIMIT_NAMES, [context.getHandler(), context.getClass()]);
+    // A route whose named budget replaces the address budget (webhooks: a provider's few delivery
+    // addresses must neither spend nor be blocked by the budget of unauthenticated callers).
+    if (name === 'address') return !req.principal && !named?.some((n) => isNamedRateLimit(n) && 'replacesAddressBudget' in NAMED_RATE_LIMITS[n]);
     if (!isNamedRateLimit(name)) return Boolean(req.principal);
     if (NAMED_RATE_LIMITS[name].per !== 'address' && !req.principal) return false;
-    const named = this.reflector.getAllAndOverride<string[] | undefined>(RATE_LIMIT_NAMES, [context.getHandler(), context.getClass()]);
     return named?.includes(name) === true;
   }
 }

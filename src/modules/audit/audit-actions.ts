@@ -27,6 +27,7 @@ export const AuditAction = {
   IntegrationFailed: 'integration.failed',
   IntegrationStatusChanged: 'integration.statusChanged',
   IntegrationDeleted: 'integration.deleted',
+  IntegrationWebhookSecretRotated: 'integration.webhookSecretRotated',
   GitServerCreated: 'gitServer.created',
   GitServerDeleted: 'gitServer.deleted',
   CodeSourceConnected: 'codeSource.connected',

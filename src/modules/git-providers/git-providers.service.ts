@@ -8,6 +8,7 @@ import { makeResolve, providerFetch, resolveAllowed, sameOriginFetch, type Resol
 import { checkHostUrl, type HostPolicy } from '@/common/net/host-policy';
 import { ProviderFailure, type GitProviderAuthorization, type GitProviderClient, type ProviderKind } from './git-provider.port';
 import { GitProviderErrors, providerError } from './git-providers.errors';
+import { GitHubAppInstallations } from './github-app';
 import { GitHubAuthorization, GitHubClient, type GitHubEndpoints } from './github.provider';
 import { GitLabClient } from './gitlab.provider';
 import { LocalGitClient } from './local-git.provider';
@@ -33,6 +34,7 @@ export class GitProviders {
   private readonly cloudFetch: typeof fetch;
   private readonly serverFetch: typeof fetch;
   private readonly localGit: LocalGitClient;
+  private app?: GitHubAppInstallations;
   /** The one runner of the `git` CLI on LOCAL_GIT repositories (code sources and merge queues). */
   readonly localGitRunner: LocalGitRunner;
 
@@ -52,6 +54,14 @@ export class GitProviders {
     }
     this.localGitRunner = new LocalGitRunner({ timeoutMs: config.git.localTimeoutMs });
     this.localGit = new LocalGitClient({ root: config.git.localRoot, runner: this.localGitRunner });
+  }
+
+  /** The configured GitHub App (GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY) on github.com, or undefined. */
+  githubApp(): GitHubAppInstallations | undefined {
+    const app = this.config.git.github.app;
+    if (!app) return undefined;
+    this.app ??= new GitHubAppInstallations(this.githubCloud(), app);
+    return this.app;
   }
 
   /** A client for an account at `target` with `token` (LOCAL_GIT needs none). */

@@ -25,6 +25,11 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     this.repo = { owner, repo };
   }
 
+  /** A commit status on `sha` (the merge queue's report on a PR head or candidate); provider failures propagate. */
+  async createCommitStatus(sha: string, status: { state: 'pending' | 'success' | 'failure' | 'error'; context: string; description: string; targetUrl?: string }): Promise<void> {
+    await call(() => this.api.rest.repos.createCommitStatus({ ...this.repo, sha, state: status.state, context: status.context, description: status.description, ...(status.targetUrl !== undefined && { target_url: status.targetUrl }) }));
+  }
+
   async readRef(ref: string): Promise<string | null> {
     try {
       const { data } = await call(() => this.api.rest.git.getRef({ ...this.repo, ref: apiRef(ref) }));

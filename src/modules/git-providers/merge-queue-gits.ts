@@ -19,7 +19,8 @@ export const MERGE_QUEUE_PROVIDERS: readonly CodeSource['provider'][] = ['LOCAL_
  * LocalGitClient uses: minimal environment, no hooks, GIT_LOCAL_TIMEOUT_MS); GITHUB and
  * GITHUB_ENTERPRISE use the integration's client (its token decrypted and refreshed by
  * IntegrationsService, the API URL of the cloud or of the integration's server), exactly as the
- * other provider calls get theirs. Provided by the merge-queue engine's module (it needs the
+ * other provider calls get theirs; an APP_INSTALLATION integration on github.com acts as the
+ * GitHub App with an installation token when the app is configured (github-app.ts). Provided by the merge-queue engine's module (it needs the
  * integrations' credentials); it lives here, beside the provider port, so that each provider is
  * implemented in one module.
  */
@@ -38,7 +39,10 @@ export class MergeQueueGits {
     if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') throw new ProviderFailure('rejected', `merge queues do not run on ${source.provider} code sources`);
     const integration = source.integrationId ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: source.organizationId } }) : null;
     if (!integration) throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, { message: 'The code source has lost its integration; connect it again.', metadata: { codeSourceId: source.id } });
-    const client = await this.integrations.clientFor(integration);
+    // An app installation acts as the app (installation token), so commits and statuses show the
+    // app, not the person who connected it; without a configured app it keeps the person's token.
+    const app = source.provider === 'GITHUB' && integration.authMethod === 'APP_INSTALLATION' && integration.installationId ? this.providers.githubApp() : undefined;
+    const client = app ? this.providers.client({ provider: 'GITHUB' }, await app.installationToken(integration.installationId as string)) : await this.integrations.clientFor(integration);
     if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
     return new GitHubMergeQueueGit(client.api, source.nameWithOwner);
   }

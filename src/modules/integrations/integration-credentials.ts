@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
@@ -31,6 +32,17 @@ export class IntegrationCredentials {
     return { encryptedCredentials: new Uint8Array(this.cipher.seal(JSON.stringify(tokens), integrationId)), credentialsExpireAt: tokens.expiresAt ? new Date(tokens.expiresAt) : null };
   }
 
+  /** A fresh webhook secret and its sealed form (bound to the row id and its purpose). */
+  newWebhookSecret(integrationId: string): { secret: string; encryptedWebhookSecret: Uint8Array<ArrayBuffer> } {
+    const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+    return { secret, encryptedWebhookSecret: new Uint8Array(this.cipher.seal(secret, webhookAssociated(integrationId))) };
+  }
+
+  /** The integration's webhook secret, or undefined when it has none. */
+  webhookSecret(integration: Pick<Integration, 'id' | 'encryptedWebhookSecret'>): string | undefined {
+    return integration.encryptedWebhookSecret ? this.cipher.open(integration.encryptedWebhookSecret, webhookAssociated(integration.id)) : undefined;
+  }
+
   /** The access token to call the provider with, refreshed first when it is about to expire. */
   async accessToken(integration: Integration): Promise<string | undefined> {
     if (!integration.encryptedCredentials) return undefined;
@@ -40,4 +52,9 @@ export class IntegrationCredentials {
     await this.prisma.integration.updateMany({ where: { id: integration.id, organizationId: integration.organizationId }, data: this.seal(integration.id, fresh) });
     return fresh.accessToken;
   }
+}
+
+/** What a webhook secret is sealed with: the row id and the purpose, so it never opens as a credential. */
+function webhookAssociated(integrationId: string): string {
+  return `${integrationId}:webhook-secret`;
 }

@@ -9,7 +9,7 @@ import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RateLimit } from '@/common/throttling/rate-limit.decorators';
 import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
-import { CreatedIntegrationDto, CreateIntegrationRequest, IntegrationDto, OAuthStartQueryDto, STATUS_DESCRIPTION } from './dto/integration.dto';
+import { CreatedIntegrationDto, CreateIntegrationRequest, IntegrationDto, IntegrationWebhookSecretDto, OAuthStartQueryDto, STATUS_DESCRIPTION } from './dto/integration.dto';
 import { IntegrationErrors, OAuthErrors } from './integrations.errors';
 import { IntegrationsService } from './integrations.service';
 import { CALLBACK_ERROR_REASONS, CALLBACK_PARAMETER_RULES, parseCallbackQuery } from './oauth-callback-query';
@@ -58,6 +58,17 @@ export class IntegrationsController {
   @ApiErrors(IntegrationErrors.NOT_FOUND, IntegrationErrors.NOT_CONNECTED, GitProviderErrors.NOT_CONFIGURED, GitProviderErrors.REPOSITORY_NOT_FOUND, GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, ...PROVIDER_CALL_ERRORS)
   async validate(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.integrations.validate(principal, id) };
+  }
+
+  @Post(':id/webhook-secret')
+  @HttpCode(200)
+  @RequirePermission(Permission.IntegrationsWrite)
+  @RateLimit('keyCreation')
+  @ApiOperation({ summary: 'Rotate the webhook secret', description: 'A new secret for POST /webhooks/github, returned in this response only (stored encrypted, never returned again or logged). Deliveries signed with the previous secret are refused (401) from now on: enter the new one in the GitHub App or repository webhook settings right away. GITHUB and GITHUB_ENTERPRISE integrations only (422 otherwise).' })
+  @ApiDataResponse(IntegrationWebhookSecretDto)
+  @ApiErrors(IntegrationErrors.NOT_FOUND, IntegrationErrors.WEBHOOKS_NOT_SUPPORTED)
+  async rotateWebhookSecret(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.integrations.rotateWebhookSecret(principal, id) };
   }
 
   @Delete(':id')

@@ -9,6 +9,7 @@ export const IntegrationErrors = defineErrors('Integration', {
   SERVER_REQUIRED: [422, 'This provider needs the self-hosted git server the account lives on (gitServerId).'],
   SERVER_MISMATCH: [422, 'The git server does not exist in this organization or runs another provider.'],
   REDIRECT_NOT_ALLOWED: [422, 'redirectUrl must be a path on this site or an allowed origin.'],
+  WEBHOOKS_NOT_SUPPORTED: [422, 'Webhooks are received from GitHub (GITHUB, GITHUB_ENTERPRISE) integrations only.'],
 });
 
 export const OAuthErrors = defineErrors('OAuth', {

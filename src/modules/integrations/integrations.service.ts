@@ -14,7 +14,7 @@ import { AuditService } from '@/modules/audit/audit.service';
 import { ProviderFailure, type GitProviderClient, type ProviderKind } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
 import { GitProviders } from '@/modules/git-providers/git-providers.service';
-import { CreatedIntegrationDto, CreateIntegrationDto, IntegrationDto, toIntegrationDto } from './dto/integration.dto';
+import { CreatedIntegrationDto, CreateIntegrationDto, IntegrationDto, IntegrationWebhookSecretDto, toIntegrationDto } from './dto/integration.dto';
 import { IntegrationCredentials } from './integration-credentials';
 import { nextStatus, type IntegrationEvent } from './integration-status';
 import { IntegrationErrors } from './integrations.errors';
@@ -56,18 +56,21 @@ export class IntegrationsService {
   private async createWithToken(principal: Principal, dto: CreateIntegrationDto, hostUrl: string | undefined): Promise<IntegrationDto> {
     if (!dto.token) throw new AppError(IntegrationErrors.TOKEN_REQUIRED, { details: [invalidFields(['data.token: is required with authMethod API_TOKEN'])] });
     const token = dto.token;
+    let webhookSecret: string | undefined;
     const account = await this.call(() => this.providers.client({ provider: dto.provider, hostUrl }, token).currentAccount(), 'checking');
     const row = await createWithGivenId(dto.name, dto.givenId, IntegrationErrors.GIVEN_ID_TAKEN, (givenId) =>
       this.prisma.$transaction(async (tx) => {
         const created = await tx.integration.create({
           data: { organizationId: principal.organizationId, givenId, name: dto.name, provider: dto.provider, authMethod: 'API_TOKEN', status: 'ACTIVE', externalAccountId: account.id, externalAccountName: account.login, lastValidatedAt: new Date(), gitServerId: dto.gitServerId ?? null, createdById: principal.actorId },
         });
-        const sealed = await tx.integration.update({ where: { id: created.id }, data: this.credentials.seal(created.id, { accessToken: token }) });
+        const hook = this.webhookSecretFor(dto.provider, created.id);
+        const sealed = await tx.integration.update({ where: { id: created.id }, data: { ...this.credentials.seal(created.id, { accessToken: token }), ...(hook && { encryptedWebhookSecret: hook.encryptedWebhookSecret }) } });
+        webhookSecret = hook?.secret;
         await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationConnected, targetType: 'integration', targetId: created.id, metadata: { provider: dto.provider, authMethod: 'API_TOKEN', account: account.login } });
         return sealed;
       }),
     );
-    return toIntegrationDto(row);
+    return { ...toIntegrationDto(row), ...(webhookSecret !== undefined && { webhookSecret }) };
   }
 
   /** OAUTH / APP_INSTALLATION: an INITIATED integration and a single-use state bound to it, the member and the redirect. */
@@ -81,18 +84,39 @@ export class IntegrationsService {
     }
     if (dto.token) throw new AppError(IntegrationErrors.TOKEN_REQUIRED, { message: 'A token is only accepted with authMethod API_TOKEN.', details: [invalidFields([`data.token: is not accepted with authMethod ${dto.authMethod}`])] });
     const state = randomBytes(32).toString('base64url');
+    let webhookSecret: string | undefined;
     const row = await createWithGivenId(dto.name, dto.givenId, IntegrationErrors.GIVEN_ID_TAKEN, (givenId) =>
       this.prisma.$transaction(async (tx) => {
         const created = await tx.integration.create({
           data: { organizationId: principal.organizationId, givenId, name: dto.name, provider: dto.provider, authMethod: dto.authMethod, status: 'INITIATED', externalAccountId: '', createdById: principal.actorId },
         });
+        const hook = this.webhookSecretFor(dto.provider, created.id);
+        if (hook) await tx.integration.update({ where: { id: created.id }, data: { encryptedWebhookSecret: hook.encryptedWebhookSecret } });
+        webhookSecret = hook?.secret;
         await tx.oAuthState.create({ data: { organizationId: principal.organizationId, integrationId: created.id, memberId: principal.actorId, stateHash: hashState(state), redirectUrl: normalisedRedirect, expiresAt: new Date(Date.now() + STATE_TTL_MS) } });
         await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationCreated, targetType: 'integration', targetId: created.id, metadata: { provider: dto.provider, authMethod: dto.authMethod } });
         return created;
       }),
     );
     // Not the provider's page: the API's start URL, which binds the flow to the browser that opens it.
-    return { ...toIntegrationDto(row), authorizeUrl: `${this.config.git.publicUrl}/scm/authorize?${new URLSearchParams({ state })}` };
+    return { ...toIntegrationDto(row), ...(webhookSecret !== undefined && { webhookSecret }), authorizeUrl: `${this.config.git.publicUrl}/scm/authorize?${new URLSearchParams({ state })}` };
+  }
+
+  /** A new webhook secret (GitHub), returned this once; the previous one stops verifying at once. */
+  async rotateWebhookSecret(principal: Principal, id: string): Promise<IntegrationWebhookSecretDto> {
+    return this.prisma.$transaction(async (tx) => {
+      const integration = await this.find(principal.organizationId, id, tx);
+      const hook = this.webhookSecretFor(integration.provider, integration.id);
+      if (!hook) throw new AppError(IntegrationErrors.WEBHOOKS_NOT_SUPPORTED, { metadata: { id, provider: integration.provider } });
+      await tx.integration.updateMany({ where: { id, organizationId: principal.organizationId }, data: { encryptedWebhookSecret: hook.encryptedWebhookSecret } });
+      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationWebhookSecretRotated, targetType: 'integration', targetId: id, metadata: { provider: integration.provider } });
+      return { ...toIntegrationDto(await this.find(principal.organizationId, id, tx)), webhookSecret: hook.secret };
+    });
+  }
+
+  /** Webhooks are GitHub's (POST /webhooks/github); other providers get no secret. */
+  private webhookSecretFor(provider: Integration['provider'], integrationId: string) {
+    return provider === 'GITHUB' || provider === 'GITHUB_ENTERPRISE' ? this.credentials.newWebhookSecret(integrationId) : undefined;
   }
 
   /** Asks the provider again; the status follows the answer (ACTIVE, NEEDS_ATTENTION, REVOKED). */

@@ -7,11 +7,13 @@ import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueMetrics } from './merge-queue-metrics';
+import { MergeQueueProviderEvents } from './merge-queue-provider-events';
+import { MergeQueueStatusOut } from './merge-queue-status-out';
 
 /** What both processes need: the repository (every query, the event transaction), the job kicks, the git port and the executor. */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],
-  providers: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, MergeQueueMetrics],
-  exports: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, AuditModule, QueuesModule],
+  providers: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, MergeQueueMetrics, MergeQueueProviderEvents, MergeQueueStatusOut],
+  exports: [MergeQueuesRepository, MergeQueueProviderEvents, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, AuditModule, QueuesModule],
 })
 export class MergeQueueEngineModule {}

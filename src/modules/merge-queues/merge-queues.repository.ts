@@ -19,6 +19,7 @@ import { RECENT_FINAL } from './dto/merge-queue.dto';
 import { batchRowId } from './engine/merge-queue-ids';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { MergeQueueMetrics } from './merge-queue-metrics';
+import { MergeQueueStatusOut } from './merge-queue-status-out';
 import { MergeQueueErrors } from './merge-queues.errors';
 import {
   type BatchState,
@@ -187,6 +188,7 @@ export class MergeQueuesRepository {
     private readonly audit: AuditService,
     private readonly scheduler: MergeQueueScheduler,
     @Optional() private readonly metrics?: MergeQueueMetrics,
+    @Optional() private readonly statusOut?: MergeQueueStatusOut,
   ) {}
 
   // ---------------------------------------------------------------- the one writer
@@ -242,6 +244,8 @@ export class MergeQueuesRepository {
     const { state } = applied.queue;
     // Metrics count committed events only (landings, CI runs per landed PR, bisections).
     this.metrics?.applied(applied.queue.row.id, applied.outcome.before, state);
+    // Commit statuses on the provider: handed to their own jobs, never awaited by the queue.
+    this.statusOut?.applied(applied.queue.row, applied.outcome.before, state);
     const wake = request.wake ?? 'executor';
     if (wake === 'executor') await this.scheduler.afterCommit(request.queueId, state, applied.outcome.operations.length);
     if (wake === 'timers') await this.scheduler.scheduleTimers(request.queueId, state);
@@ -340,6 +344,11 @@ export class MergeQueuesRepository {
   /** The organization's code source, or null. */
   codeSource(organizationId: string, id: string): Promise<CodeSource | null> {
     return this.prisma.codeSource.findFirst({ where: { id, organizationId } });
+  }
+
+  /** The organization's queues on the given repository (`owner/name`) connected through `integrationId` (provider webhooks). */
+  queuesOfRepository(organizationId: string, integrationId: string, nameWithOwner: string): Promise<{ id: string; baseRef: string }[]> {
+    return this.prisma.mergeQueue.findMany({ where: { organizationId, repository: { integrationId, nameWithOwner } }, select: { id: true, baseRef: true }, orderBy: { createdAt: 'asc' }, take: 100 });
   }
 
   /** Another queue of the repository that has `baseRef` as its base ref or is moving to it (`except`: the queue asking). */

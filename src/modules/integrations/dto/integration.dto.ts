@@ -70,8 +70,15 @@ export class IntegrationDto {
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
 
+const WEBHOOK_SECRET_DESCRIPTION = 'The secret GitHub signs webhook deliveries with (`X-Hub-Signature-256`) for POST /webhooks/github: enter it as the webhook secret of the GitHub App or repository webhook. Shown only here (at creation and rotation); stored encrypted, never returned again or logged.';
+
 export class CreatedIntegrationDto extends IntegrationDto {
+  @ApiPropertyOptional({ description: `GITHUB and GITHUB_ENTERPRISE. ${WEBHOOK_SECRET_DESCRIPTION}` }) webhookSecret?: string;
   @ApiPropertyOptional({ description: "OAUTH / APP_INSTALLATION: this API's GET /scm/authorize URL; open it in the browser that will authorize (it binds the flow to that browser, then goes to the provider). Valid for 10 minutes, once." }) authorizeUrl?: string;
+}
+
+export class IntegrationWebhookSecretDto extends IntegrationDto {
+  @ApiProperty({ description: `The new secret; the previous one stops verifying at once. ${WEBHOOK_SECRET_DESCRIPTION}` }) webhookSecret: string;
 }
 
 export function toIntegrationDto(row: Integration): IntegrationDto {

@@ -1,0 +1,107 @@
+import { estimateMergeTimes, FINAL_ENTRY_STATUSES, type BatchState, type EntryState, type MergeQueueState } from './planner';
+
+/** GitHub's commit status states, and its limit on a description. */
+export type CommitState = 'pending' | 'success' | 'failure' | 'error';
+export const DESCRIPTION_MAX = 140;
+
+/** One commit status to post: on a PR's head commit or on a candidate commit. */
+export interface CommitStatus {
+  sha: string;
+  state: CommitState;
+  description: string;
+  /** The batch whose CI run the status links (its checks URL, when CI reported one); absent: the poster links the queue. */
+  ciBatchId?: string;
+  subject: { kind: 'entry'; number: number } | { kind: 'candidate'; batchId: string };
+}
+
+/**
+ * What a person sees on the PR while the merge queue has it, one status per change (pure):
+ *
+ * | entry      | state   | description                                                   | link     |
+ * |------------|---------|---------------------------------------------------------------|----------|
+ * | queued     | pending | Queued: position 2 of 5, merge expected by 14:05 UTC           | queue    |
+ * | testing    | pending | Testing with #7, #8 (batch b3)                                 | CI run   |
+ * | merging    | pending | Landing on the base                                            | CI run   |
+ * | merged     | success | Merged by the merge queue                                      | queue    |
+ * | failed     | failure | Failed: <the batch's reason>                                   | CI run   |
+ * | blocked    | error   | Blocked: <why>                                                 | queue    |
+ * | removed    | error   | Removed from the merge queue                                   | queue    |
+ *
+ * and on a candidate commit: testing `pending` (Merge queue candidate for #7, #8), landed
+ * `success`, failed `failure` with the reason, withdrawn `error` with the reason.
+ */
+export function statusChanges(before: MergeQueueState, after: MergeQueueState, now = Date.now()): CommitStatus[] {
+  const out: CommitStatus[] = [];
+  const was = new Map(before.entries.map((e) => [e.id, rendered(before, e, now)]));
+  for (const e of after.entries) {
+    const status = rendered(after, e, now);
+    const previous = was.get(e.id);
+    // The ETA alone moving is no change worth a post (GitHub keeps at most 1000 statuses per commit and context).
+    if (status && (!previous || previous.sha !== status.sha || previous.state !== status.state || withoutEta(previous.description) !== withoutEta(status.description))) out.push(status);
+  }
+  const batchesBefore = new Map(before.batches.map((b) => [b.id, b]));
+  for (const b of after.batches) {
+    const prev = batchesBefore.get(b.id);
+    if (b.candidateSha === null || (prev && prev.status === b.status && prev.candidateSha === b.candidateSha)) continue;
+    const status = candidateStatus(b);
+    if (status) out.push(status);
+  }
+  return out;
+}
+
+function rendered(state: MergeQueueState, e: EntryState, now: number): CommitStatus | undefined {
+  const subject = { kind: 'entry' as const, number: e.number };
+  const batch = e.batchId ? state.batches.find((b) => b.id === e.batchId) : undefined;
+  const base = { sha: e.headSha, subject, ...(batch && { ciBatchId: batch.id }) };
+  switch (e.status) {
+    case 'queued': {
+      const { position, of } = queuePosition(state, e);
+      const eta = estimateMergeTimes(state, now).find((x) => x.entryId === e.id)?.estimatedMergeAt;
+      return { sha: e.headSha, subject, state: 'pending', description: clip(`Queued: position ${position} of ${of}${eta !== undefined ? `, merge expected by ${new Date(eta).toISOString().slice(11, 16)} UTC` : ''}`) };
+    }
+    case 'testing': {
+      const others = batch ? batch.prNumbers.filter((n) => n !== e.number) : [];
+      return { ...base, state: 'pending', description: clip(`Testing${others.length ? ` with ${others.map((n) => `#${n}`).join(', ')}` : ''}${batch ? ` (batch ${batch.id})` : ''}`) };
+    }
+    case 'merging':
+      return { ...base, state: 'pending', description: 'Landing on the base' };
+    case 'merged':
+      return { sha: e.headSha, subject, state: 'success', description: 'Merged by the merge queue' };
+    case 'failed': {
+      const failed = [...state.batches].reverse().find((b) => b.entryIds.includes(e.id) && b.status === 'failed');
+      return { sha: e.headSha, subject, state: 'failure', description: clip(`Failed: ${failed?.failureReason ?? 'a required check failed'}`), ...(failed && { ciBatchId: failed.id }) };
+    }
+    case 'blocked':
+      return { sha: e.headSha, subject, state: 'error', description: clip(`Blocked: ${e.block ?? 'needs a person'}`) };
+    case 'removed':
+      return { sha: e.headSha, subject, state: 'error', description: 'Removed from the merge queue' };
+  }
+}
+
+function candidateStatus(b: BatchState): CommitStatus | undefined {
+  const sha = b.candidateSha as string;
+  const subject = { kind: 'candidate' as const, batchId: b.id };
+  const prs = b.prNumbers.map((n) => `#${n}`).join(', ');
+  const link = { ciBatchId: b.id };
+  if (b.status === 'testing') return { sha, subject, state: 'pending', description: clip(`Merge queue candidate for ${prs}`), ...link };
+  if (b.status === 'landed') return { sha, subject, state: 'success', description: clip(`Landed ${prs}`), ...link };
+  if (b.status === 'failed') return { sha, subject, state: 'failure', description: clip(`Failed: ${b.failureReason ?? 'a required check failed'}`), ...link };
+  if (b.status === 'withdrawn') return { sha, subject, state: 'error', description: clip(`Withdrawn: ${b.failureReason ?? 'the queue changed'}`), ...link };
+  return undefined;
+}
+
+/** 1-based place among the live entries (those in batches first, then the waiting by priority and arrival). */
+function queuePosition(state: MergeQueueState, e: EntryState): { position: number; of: number } {
+  const live = state.entries.filter((x) => !FINAL_ENTRY_STATUSES.includes(x.status) && x.status !== 'blocked');
+  const inBatches = live.filter((x) => x.status !== 'queued').length;
+  const waiting = live.filter((x) => x.status === 'queued').sort((a, b) => b.priority - a.priority || a.position - b.position);
+  return { position: inBatches + waiting.findIndex((x) => x.id === e.id) + 1, of: live.length };
+}
+
+function withoutEta(description: string): string {
+  return description.replace(/, merge expected by .*$/, '');
+}
+
+function clip(text: string): string {
+  return text.length <= DESCRIPTION_MAX ? text : `${text.slice(0, DESCRIPTION_MAX - 1)}…`;
+}

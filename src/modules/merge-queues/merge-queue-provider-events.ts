@@ -1,0 +1,132 @@
+import { Injectable } from '@nestjs/common';
+import { MergeQueuesRepository } from './merge-queues.repository';
+import { batchRowId } from './engine/merge-queue-ids';
+import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState } from './planner';
+
+/** Where a provider event came from, for the queue's event trail. */
+export interface ProviderSource {
+  provider: 'github';
+  deliveryId: string;
+  event: string;
+}
+
+/** What one provider event did to one queue. */
+export interface ProviderEventResult {
+  queueId: string;
+  applied: boolean;
+  note: string;
+}
+
+/**
+ * Provider events (GitHub webhooks) as the planner's existing events, through the one writer
+ * (MergeQueuesRepository.apply): a PR's new head is `headUpdated`, a closed PR `remove`, a check
+ * result on a candidate commit `checkReported` (exactly what POST .../checks applies, bound to the
+ * candidate sha), a push to the base from outside the queue `baseMoved`. Each method looks at every
+ * queue of the repository in the organization (through the integration the delivery was verified
+ * for) and changes only those it concerns; the planner ignores what no longer applies, so applying
+ * the same delivery twice changes nothing the second time.
+ */
+@Injectable()
+export class MergeQueueProviderEvents {
+  constructor(private readonly repository: MergeQueuesRepository) {}
+
+  /** A PR got a new head commit: its batch (if any) is withdrawn and it is queued again with the new head. */
+  prHeadChanged(organizationId: string, integrationId: string, repository: string, number: number, headSha: string, source: ProviderSource): Promise<ProviderEventResult[]> {
+    return this.each(organizationId, integrationId, repository, source, (state) => {
+      const entry = liveEntry(state, number);
+      if (!entry) return { events: [], note: `#${number} is not in the queue` };
+      if (entry.headSha === headSha && entry.pendingHeadSha === null) return { events: [], note: `#${number} already has head ${headSha}` };
+      return { events: [{ type: 'headUpdated', entryId: entry.id, headSha, at: Date.now() }], note: `#${number} has a new head ${headSha}` };
+    });
+  }
+
+  /** A PR was closed (merged outside the queue or not): it leaves the queue. */
+  prClosed(organizationId: string, integrationId: string, repository: string, number: number, source: ProviderSource): Promise<ProviderEventResult[]> {
+    return this.each(organizationId, integrationId, repository, source, (state) => {
+      const entry = liveEntry(state, number);
+      if (!entry) return { events: [], note: `#${number} is not in the queue` };
+      return { events: [{ type: 'remove', entryId: entry.id, at: Date.now() }], note: `#${number} was closed` };
+    });
+  }
+
+  /**
+   * A check result on a commit: recorded for the live batch whose candidate is that commit, when
+   * the check is one the queue requires; a result for any other commit (a PR head, a withdrawn
+   * candidate) changes nothing.
+   */
+  checkCompleted(organizationId: string, integrationId: string, repository: string, check: { sha: string; name: string; state: 'success' | 'failure'; url?: string }, source: ProviderSource): Promise<ProviderEventResult[]> {
+    return this.each(
+      organizationId,
+      integrationId,
+      repository,
+      source,
+      (state) => {
+        const batch = state.batches.find((b) => b.candidateSha === check.sha && !FINAL_BATCH_STATUSES.includes(b.status));
+        if (!batch) return { events: [], note: `${check.sha} is no live candidate` };
+        if (!state.config.requiredChecks.includes(check.name)) return { events: [], note: `${check.name} is not a required check` };
+        return { events: [{ type: 'checkReported', batchId: batch.id, candidateSha: check.sha, name: check.name, state: check.state, at: Date.now() }], note: `${check.name} ${check.state} on ${check.sha}`, batchId: batch.id };
+      },
+      check.url,
+    );
+  }
+
+  /**
+   * The base branch moved. The queue's own land (its candidate, or the base it already knows) is
+   * nothing new; while a land is in flight the land's compare-and-swap finds out itself; otherwise
+   * the queue re-plans on the new base (`baseMoved`: batches built on the old one go stale).
+   */
+  basePushed(organizationId: string, integrationId: string, repository: string, branch: string, after: string, source: ProviderSource): Promise<ProviderEventResult[]> {
+    return this.each(
+      organizationId,
+      integrationId,
+      repository,
+      source,
+      (state) => {
+        if (state.baseSha === after) return { events: [], note: 'the base the queue already knows' };
+        if (state.batches.some((b) => b.candidateSha === after)) return { events: [], note: `${after} is a candidate of the queue (its own land)` };
+        if (state.batches.some((b) => b.status === 'merging' || b.status === 'reconciling')) return { events: [], note: 'a land is in flight; its compare-and-swap reads the base' };
+        return { events: [{ type: 'baseMoved', baseSha: after, at: Date.now() }], note: `the base moved to ${after} from outside the queue` };
+      },
+      undefined,
+      branch,
+    );
+  }
+
+  private async each(
+    organizationId: string,
+    integrationId: string,
+    repository: string,
+    source: ProviderSource,
+    decide: (state: MergeQueueState) => { events: MergeQueueEvent[]; note: string; batchId?: string },
+    checksUrl?: string,
+    baseRef?: string,
+  ): Promise<ProviderEventResult[]> {
+    const results: ProviderEventResult[] = [];
+    for (const queue of await this.repository.queuesOfRepository(organizationId, integrationId, repository)) {
+      if (baseRef !== undefined && queue.baseRef !== baseRef) continue;
+      let note = '';
+      let batchId: string | undefined;
+      const { outcome } = await this.repository.apply({
+        organizationId,
+        queueId: queue.id,
+        build: ({ state }) => {
+          const decided = decide(state);
+          note = decided.note;
+          batchId = decided.batchId;
+          return decided.events;
+        },
+        quietWhenUnchanged: true,
+        detail: { source: source.provider, deliveryId: source.deliveryId, providerEvent: source.event },
+        after: async (q, { row }, applied) => {
+          if (checksUrl !== undefined && batchId !== undefined && applied.changed) await q.setChecksUrl(batchRowId(row.id, batchId), checksUrl);
+        },
+      });
+      results.push({ queueId: queue.id, applied: outcome.changed, note });
+    }
+    return results;
+  }
+}
+
+function liveEntry(state: MergeQueueState, number: number) {
+  return state.entries.find((e) => e.number === number && !FINAL_ENTRY_STATUSES.includes(e.status));
+}

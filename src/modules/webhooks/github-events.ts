@@ -1,0 +1,107 @@
+/**
+ * What a GitHub webhook delivery means to the merge queue, decided from its event name and payload
+ * alone (no I/O). Anything not listed is `ignored` with the reason, which the delivery row keeps.
+ *
+ * | event                         | condition                              | meaning                     |
+ * |-------------------------------|----------------------------------------|-----------------------------|
+ * | pull_request `synchronize`    |                                        | prHead (withdraw, re-queue) |
+ * | pull_request `closed`         | merged or not                          | prClosed (leaves the queue) |
+ * | check_run `completed`         |                                        | check (`name` = check name) |
+ * | check_suite `completed`       |                                        | check (`name` = app slug)   |
+ * | status                        | state success / failure / error        | check (`name` = context)    |
+ * | push                          | a branch, not deleted                  | push (base may have moved)  |
+ * | installation `deleted`        |                                        | installation gone (REVOKED) |
+ * | installation `suspend`        |                                        | installation suspended      |
+ */
+export type GithubEvent =
+  | { kind: 'prHead'; repository: string; number: number; headSha: string; baseRef: string }
+  | { kind: 'prClosed'; repository: string; number: number; baseRef: string }
+  | { kind: 'check'; repository: string; sha: string; name: string; state: 'success' | 'failure'; url?: string }
+  | { kind: 'push'; repository: string; branch: string; after: string }
+  | { kind: 'installationGone'; installationId: string; reason: string }
+  | { kind: 'installationSuspended'; installationId: string; reason: string }
+  | { kind: 'ignored'; reason: string };
+
+/** Conclusions GitHub counts as passing a required check. */
+const PASSING = ['success', 'neutral', 'skipped'];
+const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+const sha = (v: unknown): string | undefined => (typeof v === 'string' && SHA.test(v) ? v : undefined);
+const httpUrl = (v: unknown): string | undefined => (typeof v === 'string' && /^https?:\/\//.test(v) && v.length <= 2048 ? v : undefined);
+
+/** The repository's `owner/name` of a payload, if it names one. */
+export function repositoryOf(payload: unknown): string | undefined {
+  return str(obj(obj(payload)?.repository)?.full_name);
+}
+
+/** The app installation id of a payload (GitHub App deliveries), as a string. */
+export function installationOf(payload: unknown): string | undefined {
+  const id = obj(obj(payload)?.installation)?.id;
+  return typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : str(id);
+}
+
+export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
+  const p = obj(payload) ?? {};
+  const action = str(p.action);
+  const repository = repositoryOf(p);
+  const ignored = (reason: string): GithubEvent => ({ kind: 'ignored', reason });
+  switch (event) {
+    case 'pull_request': {
+      const pr = obj(p.pull_request);
+      const number = typeof p.number === 'number' ? p.number : pr?.number;
+      const baseRef = str(obj(pr?.base)?.ref);
+      if (!repository || typeof number !== 'number' || !Number.isInteger(number) || !baseRef) return ignored('pull_request without repository, number or base');
+      if (action === 'synchronize') {
+        const headSha = sha(obj(pr?.head)?.sha);
+        return headSha ? { kind: 'prHead', repository, number, headSha, baseRef } : ignored('synchronize without a head sha');
+      }
+      if (action === 'closed') return { kind: 'prClosed', repository, number, baseRef };
+      return ignored(`pull_request ${action ?? '(no action)'} is not acted on`);
+    }
+    case 'check_run': {
+      const run = obj(p.check_run);
+      if (action !== 'completed') return ignored(`check_run ${action ?? '(no action)'} is not a result`);
+      const headSha = sha(run?.head_sha);
+      const name = str(run?.name);
+      if (!repository || !headSha || !name) return ignored('check_run without repository, head_sha or name');
+      const url = httpUrl(run?.details_url) ?? httpUrl(run?.html_url);
+      return { kind: 'check', repository, sha: headSha, name, state: PASSING.includes(String(run?.conclusion)) ? 'success' : 'failure', ...(url && { url }) };
+    }
+    case 'check_suite': {
+      const suite = obj(p.check_suite);
+      if (action !== 'completed') return ignored(`check_suite ${action ?? '(no action)'} is not a result`);
+      const headSha = sha(suite?.head_sha);
+      const name = str(obj(suite?.app)?.slug);
+      if (!repository || !headSha || !name) return ignored('check_suite without repository, head_sha or app');
+      return { kind: 'check', repository, sha: headSha, name, state: PASSING.includes(String(suite?.conclusion)) ? 'success' : 'failure' };
+    }
+    case 'status': {
+      const state = str(p.state);
+      const commit = sha(p.sha);
+      const name = str(p.context);
+      if (!repository || !commit || !name) return ignored('status without repository, sha or context');
+      if (state === 'pending') return ignored('status pending is not a result');
+      const url = httpUrl(p.target_url);
+      return { kind: 'check', repository, sha: commit, name, state: state === 'success' ? 'success' : 'failure', ...(url && { url }) };
+    }
+    case 'push': {
+      const ref = str(p.ref);
+      const after = sha(p.after);
+      if (!repository || !ref?.startsWith('refs/heads/')) return ignored('push to no branch');
+      if (p.deleted === true || !after || /^0+$/.test(after)) return ignored('branch deleted');
+      return { kind: 'push', repository, branch: ref.slice('refs/heads/'.length), after };
+    }
+    case 'installation': {
+      const installationId = installationOf(p);
+      if (!installationId) return ignored('installation without id');
+      if (action === 'deleted') return { kind: 'installationGone', installationId, reason: `the GitHub App installation ${installationId} was deleted` };
+      if (action === 'suspend') return { kind: 'installationSuspended', installationId, reason: `the GitHub App installation ${installationId} was suspended` };
+      return ignored(`installation ${action ?? '(no action)'} is not acted on`);
+    }
+    default:
+      return ignored(`event ${event} is not acted on`);
+  }
+}
