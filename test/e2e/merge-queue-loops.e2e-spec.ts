@@ -16,9 +16,18 @@ import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, git } from '../support/git-repos';
+import { migrate } from '@/common/prisma/migration-runner';
+import { Client } from 'pg';
+import { ensureDatabase, withDatabase } from '../../src/ops/services';
 import { MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 
 const TEST_TIMEOUT_MS = 90_000;
+/**
+ * A database and queue prefix of this suite's own: the other suites' workers sweep and execute
+ * every queue of theirs, and they run with other failure settings (a worker of another suite took
+ * part in this suite's failures and quarantined a queue after 4 of its 10).
+ */
+const DATABASE = `${new URL(process.env.DATABASE_URL as string).pathname.slice(1)}_loops`;
 
 /** Polls `read` until `done` holds (or fails after `timeoutMs`, showing the last value). */
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
@@ -51,9 +60,11 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
 
   beforeAll(async () => {
     emulator = await new GitProviderEmulator().start();
+    const databaseUrl = await ensureDatabase(process.env.DATABASE_URL as string, DATABASE, { fresh: true });
+    await migrate(databaseUrl);
     const base = gitTestConfig(emulator);
     // Short backoffs so that the cases take seconds; the policy itself is unit-tested (failure-policy.spec.ts).
-    config = { ...base, mergeQueues: { ...base.mergeQueues, retryBaseMs: 200, retryMaxMs: 3_000, quarantineAfter: 10 } };
+    config = { ...base, databaseUrl, queuePrefix: `dpa-loops-${randomUUID().slice(0, 8)}`, mergeQueues: { ...base.mergeQueues, retryBaseMs: 200, retryMaxMs: 3_000, quarantineAfter: 10 } };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(config).compile();
     worker = await moduleRef.init();
@@ -71,6 +82,9 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     await worker?.close();
     await app?.close();
     await emulator?.stop();
+    const admin = new Client({ connectionString: withDatabase(process.env.DATABASE_URL as string, 'postgres') });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`).finally(() => admin.end());
   });
 
   afterEach(() => {
