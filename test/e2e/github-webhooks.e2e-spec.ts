@@ -10,7 +10,9 @@ import { IntegrationCredentials } from '@/modules/integrations/integration-crede
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
 import { WorkerModule } from '@/worker.module';
 import { createTenant, type TestTenant } from '../support/factories';
-import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
+import { createTestApp } from '../support/app';
+import { GitProviderEmulator, gitTestConfig } from '../support/git';
+import { ownDatabase } from '../support/own-database';
 import { commit, git, readFile } from '../support/git-repos';
 import { finalEntries, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
@@ -35,6 +37,8 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   let secret: string;
   let mq: MergeQueueClient;
   const http = () => request(app.getHttpServer());
+  // Its own database and queue prefix: its worker runs with the app's settings (see own-database.ts).
+  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
   // The GitHub App APP_INSTALLATION integrations act as (GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY).
   const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const APP_ID = '4242';
@@ -43,9 +47,11 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     emulator = await new GitProviderEmulator().start();
     emulator.app = { appId: APP_ID, publicKey: appKeys.publicKey };
     const github = { apiUrl: emulator.url, webUrl: emulator.url, clientId: emulator.clientId, clientSecret: emulator.clientSecret, appSlug: emulator.appSlug, app: { appId: APP_ID, privateKey: appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() } };
-    app = await createGitTestApp(emulator, { github });
+    own = await ownDatabase('webhooks');
+    const config = { ...gitTestConfig(emulator, { github }), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
+    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     await app.listen(0, '127.0.0.1');
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(gitTestConfig(emulator, { github })).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(config).compile();
     worker = await moduleRef.init();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'gh-webhooks');
@@ -65,6 +71,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     await worker?.close();
     await app?.close();
     await emulator?.stop();
+    await own?.drop();
   });
 
   /** A GitHub repository whose main holds `files`, connected as a code source, with a queue on main requiring `ci`. */
