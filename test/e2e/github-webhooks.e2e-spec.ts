@@ -244,7 +244,8 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     expect(await deliveryRows(toSecond.id)).toHaveLength(1);
     const q = await mq.get(queue.id);
     expect(q.entries[0].headSha).toBe(third);
-    const trail = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'headUpdated' } });
+    // In the order applied: each head update raised the queue's revision.
+    const trail = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'headUpdated' }, orderBy: [{ revision: 'asc' }, { createdAt: 'asc' }] });
     expect(trail.map((e) => (e.detail as { deliveryId?: string }).deliveryId)).toEqual([toSecond.id, toThird.id]);
   }, TEST_TIMEOUT_MS);
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { QueueName } from '@/common/queues/queue-names';
 import { buildIfStale } from '../../src/ops/build';
 import { GitProviderEmulator } from '../support/git';
 import { bootstrapTenant, type BuiltProcess, sleep, startApi, startWorker } from '../support/processes';
@@ -91,7 +92,8 @@ describe('Observability and lifecycle of the built processes', () => {
       // Route templates, never raw paths: no id reaches a label.
       expect(text).not.toContain(missing);
       expect(samples(text, 'dpa_bullmq_jobs').get('dpa_bullmq_jobs{queue="merge-queues",state="waiting"}')).toBeGreaterThanOrEqual(0);
-      expect([...samples(text, 'dpa_bullmq_jobs').keys()]).toHaveLength(4 * 4);
+      // Every queue, in four states.
+      expect([...samples(text, 'dpa_bullmq_jobs').keys()]).toHaveLength(Object.values(QueueName).length * 4);
       expect(samples(text, 'dpa_merge_queues').has('dpa_merge_queues{status="active"}')).toBe(true);
       expect(samples(text, 'dpa_merge_queue_entries').has('dpa_merge_queue_entries{status="queued"}')).toBe(true);
       expect(samples(text, 'dpa_usage_import_records_total').has('dpa_usage_import_records_total{kind="jobs"}')).toBe(true);
