@@ -7,7 +7,8 @@ import type { Job, Queue } from 'bullmq';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
-import { MergeQueueExecutor } from './engine/merge-queue-executor';
+import { MergeQueueExecutor, type RunResult } from './engine/merge-queue-executor';
+import { LeaseLost } from './engine/merge-queue-lease';
 import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
 import { MergeQueuesRepository } from './merge-queues.repository';
 
@@ -22,8 +23,11 @@ import { MergeQueuesRepository } from './merge-queues.repository';
 export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger(MergeQueuesProcessor.name);
 
+  /** Executor jobs running here, by job id: aborted when BullMQ cannot renew the job's lock. */
+  private readonly running = new Map<string, AbortController>();
+
   readonly handlers: JobHandlers = {
-    [MergeQueuesJob.Execute]: (job) => this.executor.drain((job.data as ExecuteJob).queueId),
+    [MergeQueuesJob.Execute]: (job) => this.execute(job),
     [MergeQueuesJob.Tick]: (job) => this.tick((job.data as TickJob).queueId),
     [MergeQueuesJob.Sweep]: () => this.sweep(),
   };
@@ -40,6 +44,11 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
 
   async onApplicationBootstrap(): Promise<void> {
     this.worker.on('error', (error: Error) => dependencyStatus.down('redis (worker merge-queues)', error));
+    // BullMQ could not extend these jobs' locks: another worker may run them again (stalled-job
+    // check), so their executors stop at once (BullMQ 6 emits this; it does not abort the signal).
+    this.worker.on('lockRenewalFailed', (jobIds: string[]) => {
+      for (const id of jobIds) this.lockLost(id);
+    });
     (this.worker.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up('redis (worker merge-queues)'));
     // An executor that finished may have missed a kick that arrived while it was still active
     // (BullMQ ignores a job id that exists): look again once its job is gone.
@@ -52,10 +61,39 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     await this.sweep();
   }
 
-  async process(job: Job): Promise<unknown> {
+  async process(job: Job, _token?: string, signal?: AbortSignal): Promise<unknown> {
     const handler = this.handlers[job.name];
     if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.MergeQueues}`);
-    return handler(job);
+    if (job.name !== MergeQueuesJob.Execute || job.id === undefined) return handler(job);
+    const controller = new AbortController();
+    // A cancelled job (worker.cancelJob) stops its executor the same way.
+    signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+    this.running.set(job.id, controller);
+    try {
+      return await handler(job);
+    } finally {
+      if (this.running.get(job.id) === controller) this.running.delete(job.id);
+    }
+  }
+
+  /** The job's lock is lost: its executor aborts (writes nothing more; it gives its lease back). */
+  lockLost(jobId: string): void {
+    const controller = this.running.get(jobId);
+    if (!controller) return;
+    this.logger.warn({ job: jobId }, 'merge-queue executor lost its job lock; stopping it');
+    controller.abort(new Error('BullMQ lost the job lock'));
+  }
+
+  /** An executor run; a run that lost its lease (or its job lock) ends quietly: the queue is in other hands. */
+  private async execute(job: Job): Promise<RunResult & { leaseLost?: true }> {
+    const { queueId } = job.data as ExecuteJob;
+    try {
+      return await this.executor.run(queueId, { signal: this.running.get(job.id ?? '')?.signal });
+    } catch (error) {
+      if (!(error instanceof LeaseLost)) throw error;
+      this.logger.warn({ queueId, reason: error.message }, 'merge-queue executor stopped: it lost its lease');
+      return { performed: 0, leaseBusy: false, leaseLost: true };
+    }
   }
 
   /** Starts an executor for every queue with unfinished operations, and ticks queues whose CI may have timed out. */
@@ -76,6 +114,13 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     if (job.name !== MergeQueuesJob.Execute) return;
     const { queueId } = job.data as ExecuteJob;
     try {
+      // Another executor holds the queue's lease: look again when it expires (it is given back
+      // sooner when that run ends, and that run's own completion kicks the queue then).
+      if ((job.returnvalue as RunResult | undefined)?.leaseBusy) {
+        const remaining = await this.repository.leaseRemainingMs(queueId);
+        await this.scheduler.kick(queueId, Math.min(this.config.mergeQueues.leaseMs, Math.ceil(remaining ?? 0) + 50));
+        return;
+      }
       const { operations, moving } = await this.repository.unfinishedWork(queueId);
       // A move still waiting on a land in flight is retried after a pause, not in a tight loop.
       if (operations > 0) await this.scheduler.kick(queueId, delayMs);
