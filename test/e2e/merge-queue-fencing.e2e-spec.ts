@@ -28,6 +28,8 @@ import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '..
 import { firstParentMerges, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
 
+const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
 /** Short leases, so that a stalled executor is replaced within a second or two. */
 const LEASE_MS = 1_200;
 const TEST_TIMEOUT_MS = 120_000;
@@ -89,7 +91,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
   /** The executors' git: gated LOCAL_GIT, or GitHub through the real Octokit at the emulator. */
   const gits = {
     forSource: async (source: CodeSource): Promise<MergeQueueGit> =>
-      source.provider === 'LOCAL_GIT' ? new GatedLocalGit(source.url) : new GitHubMergeQueueGit(new Octokit({ baseUrl: emulator.url, auth: token }), source.nameWithOwner),
+      source.provider === 'LOCAL_GIT' ? new GatedLocalGit(source.url) : new GitHubMergeQueueGit(new Octokit({ baseUrl: emulator.url, auth: token, log: QUIET }), source.nameWithOwner),
   };
 
   beforeAll(async () => {
