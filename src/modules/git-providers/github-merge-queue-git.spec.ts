@@ -66,20 +66,14 @@ describe(GitHubMergeQueueGit.name, () => {
     expect(git(repo.path, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
   });
 
-  it('publishes, compares and swaps (fast-forward only), reads and deletes refs', async () => {
+  it('publishes, reads and deletes refs', async () => {
     const repo = repository();
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
     const sideways = commit(repo.path, repo.main, { 'c.txt': 'c\n' }, 'sideways');
     await repo.github.publishRef('refs/heads/mq/q/b1', next);
     await repo.github.publishRef('refs/heads/mq/q/b1', sideways);
     expect(await repo.github.readRef('refs/heads/mq/q/b1')).toBe(sideways);
-    // Not at the expected commit: refused, nothing moved.
-    expect(await repo.github.compareAndSwapRef('refs/heads/main', next, next)).toBe(false);
-    expect(await repo.github.compareAndSwapRef('refs/heads/main', next, repo.main)).toBe(true);
-    expect(await repo.github.readRef('main')).toBe(next);
-    // At the expected commit but not a fast-forward: GitHub refuses it.
-    expect(await repo.github.compareAndSwapRef('refs/heads/main', sideways, next)).toBe(false);
-    expect(git(repo.path, 'rev-parse', 'main')).toBe(next);
+    expect(await repo.github.readRef('main')).toBe(repo.main);
     await repo.github.deleteRef('refs/heads/mq/q/b1');
     await repo.github.deleteRef('refs/heads/mq/q/b1');
     expect(await repo.github.readRef('refs/heads/mq/q/b1')).toBeNull();
@@ -121,8 +115,13 @@ describe(GitHubMergeQueueGit.name, () => {
     const repo = repository();
     emulator.knobs.gitFailures = 1;
     await expect(repo.github.readRef('main')).rejects.toMatchObject({ constructor: ProviderFailure, kind: 'unavailable' });
-    emulator.knobs.gitFailures = 1;
-    await expect(repo.github.compareAndSwapRef('refs/heads/main', repo.main, repo.main)).rejects.toBeInstanceOf(ProviderFailure);
+    const fence = { ref: 'refs/heads/mq-fence/q', sha: await repo.github.moveFence('refs/heads/mq-fence/q', 'main', true) };
+    emulator.knobs.down = true;
+    try {
+      await expect(repo.github.land('refs/heads/main', repo.main, repo.main, fence)).rejects.toBeInstanceOf(ProviderFailure);
+    } finally {
+      emulator.knobs.down = false;
+    }
     expect(await repo.github.readRef('main')).toBe(repo.main);
   });
 

@@ -84,25 +84,6 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
   }
 
   /**
-   * Not a true compare-and-swap (GitHub has none): refuses when `ref` is not at `expectedSha` when
-   * read, then moves it with a fast-forward-only update, which GitHub refuses (422) when `newSha`
-   * does not contain what `ref` points at by then.
-   */
-  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
-    if ((await this.readRef(ref)) !== expectedSha) return false;
-    try {
-      await call(() => this.api.rest.git.updateRef({ ...this.repo, ref: apiRef(ref), sha: newSha, force: false }));
-      return true;
-    } catch (error) {
-      // Only "not a fast forward" means the base moved. Any other refusal (a protected branch, a
-      // rule) is no answer about the base: it propagates, the operation stays in doubt and is
-      // reconciled, instead of withdrawing the batch and burning another CI round for nothing.
-      if (isFailure(error, 'rejected') && /fast.?forward/i.test((error as ProviderFailure).reason)) return false;
-      throw error;
-    }
-  }
-
-  /**
    * GraphQL `updateRefs` with two updates: the fence checked (`beforeOid` = `afterOid`, it stays
    * where it is) and the base moved from `expectedSha`; GitHub performs them atomically, and
    * refuses all when either ref is not at its `beforeOid`. GitHub answers a stale `beforeOid` with

@@ -42,14 +42,14 @@ describe(LocalMergeQueueGit.name, () => {
     expect(await local.buildCandidate(repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({ ok: false, conflictEntryId: 'e4' });
   });
 
-  it('compares and swaps a ref: only from the expected commit', async () => {
+  it('publishes, reads and deletes refs (a missing one is fine)', async () => {
     const repo = createBareRepo();
     const local = new LocalMergeQueueGit(repo.path, runner);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
-    expect(await local.compareAndSwapRef('main', next, next)).toBe(false);
-    expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
-    expect(await local.compareAndSwapRef('main', next, repo.main)).toBe(true);
-    expect(await local.readRef('main')).toBe(next);
+    await local.publishRef('refs/heads/mq/q/b1', next);
+    expect(await local.readRef('refs/heads/mq/q/b1')).toBe(next);
+    await local.deleteRef('refs/heads/mq/q/b1');
+    expect(await local.readRef('refs/heads/mq/q/b1')).toBeNull();
     await local.deleteRef('refs/heads/missing');
     expect(await local.readRef('refs/heads/missing')).toBeNull();
   });

@@ -45,11 +45,6 @@ export abstract class MergeQueueGit {
   /** Points `ref` at `sha` whatever it pointed at (candidate refs belong to the queue alone). */
   abstract publishRef(ref: string, sha: string): Promise<void>;
   /**
-   * Moves `ref` from `expectedSha` to `newSha`; false (and nothing changed) when `ref` was
-   * elsewhere. Atomic locally; on GitHub a fast-forward-only update (see docs/merge-queue.md).
-   */
-  abstract compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean>;
-  /**
    * The fenced land: moves `ref` from `expectedSha` to `newSha` only if `fence.ref` still points
    * at `fence.sha`, both checked and the move made in one atomic ref transaction; false (nothing
    * changed) when either was elsewhere. A land request that arrives late, after a newer executor
@@ -163,11 +158,6 @@ export class LocalMergeQueueGit extends MergeQueueGit {
 
   async publishRef(ref: string, sha: string): Promise<void> {
     await this.git(['update-ref', fullRef(ref), sha]);
-  }
-
-  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
-    const { code } = await this.git(['update-ref', fullRef(ref), newSha, expectedSha], [1, 128]);
-    return code === 0;
   }
 
   /** One `git update-ref --stdin` transaction: every ref is locked, then all checked and moved, or none. */
