@@ -17,7 +17,8 @@ import { runCli, startApi, startWorker, type BuiltProcess, until } from '../supp
 
 // A prefix of this suite's own: in-process workers of other suites must not take its jobs.
 const PREFIX = `dpa-mqp-${randomUUID().slice(0, 8)}`;
-const ENV = { QUEUE_PREFIX: PREFIX, MERGE_QUEUE_SWEEP_INTERVAL_MS: '1000' };
+// A short lease: a killed worker's queue is taken over 3 s after its last renewal.
+const ENV = { QUEUE_PREFIX: PREFIX, MERGE_QUEUE_SWEEP_INTERVAL_MS: '1000', MERGE_QUEUE_LEASE_MS: '3000' };
 
 interface Batch {
   id: string;

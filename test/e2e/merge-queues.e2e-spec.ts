@@ -45,8 +45,8 @@ class CrashingGit extends LocalMergeQueueGit {
     }
   }
 
-  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
-    const swapped = await super.compareAndSwapRef(ref, newSha, expectedSha);
+  async land(...args: Parameters<LocalMergeQueueGit['land']>): Promise<boolean> {
+    const swapped = await super.land(...args);
     if (swapped && faults.crashAfterNextLand) {
       faults.crashAfterNextLand = false;
       throw new Error('simulated executor death right after the base ref moved');

@@ -7,7 +7,7 @@
  * Tests point the real Octokit / gitbeaker clients at it; `npm start` runs it as the demo provider.
  * Knobs (`down`, `delayMs`, `rateLimited`) let tests make it fail the ways a provider fails.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID, verify as verifySignature, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -105,6 +105,12 @@ interface Knobs {
    * refs/heads/<branch>." (the REST API's answer to PATCH/DELETE git/refs on such a branch).
    */
   protectedBranches: string[];
+  /**
+   * When set, a GraphQL `updateRefs` that arrives is held (its refs not yet looked at) until this
+   * promise settles, and `heldUpdateRefs` counts it: a request delayed in flight, for fencing tests.
+   */
+  holdUpdateRefs: Promise<void> | null;
+  heldUpdateRefs: number;
 }
 
 const PER_PAGE_DEFAULT = 30;
@@ -113,7 +119,7 @@ export class GitProviderEmulator {
   readonly clientId = 'Iv1.emulatorclient';
   readonly clientSecret = 'emulator-client-secret';
   readonly appSlug = 'delivery-platform-demo';
-  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0, gitFailures: 0, protectedBranches: [] };
+  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0, gitFailures: 0, protectedBranches: [], holdUpdateRefs: null, heldUpdateRefs: 0 };
   /** Where the app install and authorize pages send the browser back (the API's /scm/callback). */
   callbackUrl = '';
   /** The user the authorize/install pages act as (there is no login page). */
@@ -432,6 +438,8 @@ export class GitProviderEmulator {
     if (method === 'GET' && actions) return this.actions(login, url, actions, res);
     const statusPost = path.match(/^\/repos\/([^/]+)\/([^/]+)\/statuses\/([0-9a-f]{40})$/);
     if (method === 'POST' && statusPost) return this.postStatus(login, statusPost, body, res);
+    // GraphQL: GitHub.com serves it at /graphql, Enterprise Server at /api/graphql.
+    if (method === 'POST' && (path === '/graphql' || path === '/api/graphql')) return this.graphql(login, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
     const gitData = path.match(/^\/repos\/([^/]+)\/([^/]+)\/(git\/ref|git\/refs|git\/commits|compare|merges)(?:\/(.+))?$/);
     if (gitData) return this.gitData(login, method, gitData, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
     const repoPath = path.match(/^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/);
@@ -543,6 +551,16 @@ export class GitProviderEmulator {
       }
       return send(res, 409, { message: 'Reference update failed' });
     }
+    if (kind === 'git/commits' && method === 'POST' && rest === undefined) {
+      const { message, tree, parents } = body;
+      if (typeof message !== 'string' || typeof tree !== 'string' || !SHA_PATTERN.test(tree) || !(await git.hasObject(tree)) || (await git.objectType(tree)) !== 'tree') return send(res, 422, { message: 'Tree SHA does not exist' });
+      const list = Array.isArray(parents) ? parents : [];
+      for (const p of list) if (typeof p !== 'string' || !SHA_PATTERN.test(p) || (await git.resolveCommitish(p)) === null) return send(res, 422, { message: 'Parent SHA does not exist or is not a commit object' });
+      const identity = { name: login, email: `${this.users.get(login)?.id ?? 0}+${login}@users.noreply.emulator.test` };
+      const sha = await git.commitTree(tree, list as string[], message, identity);
+      res.setHeader('location', `${links.api}/git/commits/${sha}`);
+      return send(res, 201, links.gitCommit((await git.commit(sha))!));
+    }
     if (kind === 'git/commits' && method === 'GET' && rest) {
       const commit = SHA_PATTERN.test(rest) ? await git.commit(rest) : null;
       return commit ? send(res, 200, links.gitCommit(commit)) : send(res, 404, { message: 'Not Found' });
@@ -550,6 +568,61 @@ export class GitProviderEmulator {
     if (kind === 'compare' && method === 'GET' && rest) return this.compare(git, links, rest, res);
     if (kind === 'merges' && method === 'POST' && rest === undefined) return this.merge(git, links, login, body, res);
     return send(res, 404, { message: 'Not Found' });
+  }
+
+  /**
+   * POST /graphql, the one mutation the engine uses: `updateRefs(input: {repositoryId, refUpdates})`.
+   * As GitHub documents it: all updates are performed atomically (here one `git update-ref --stdin`
+   * transaction), each `beforeOid` must be where its ref points (zeros: must not exist), an
+   * `afterOid` of zeros deletes, and without `force` an update must be a fast-forward. A refusal is
+   * HTTP 200 with a generic entry in `errors` and `updateRefs: null`, as GitHub answers it.
+   */
+  private async graphql(login: string, rawBody: string, res: http.ServerResponse): Promise<void> {
+    let request: { query?: unknown; variables?: Record<string, unknown> };
+    try {
+      request = JSON.parse(rawBody || '{}') as typeof request;
+    } catch {
+      return send(res, 400, { message: 'Problems parsing JSON' });
+    }
+    // The same failure knob as the REST git endpoints: an HTTP error (with Retry-After) before anything is looked at.
+    if (this.knobs.gitFailures > 0) {
+      this.knobs.gitFailures--;
+      if (this.knobs.gitFailureRetryAfter !== undefined) res.setHeader('retry-after', this.knobs.gitFailureRetryAfter);
+      const status = this.knobs.gitFailureStatus ?? 502;
+      return send(res, status, { message: status === 503 ? 'Service Unavailable' : 'Server Error' });
+    }
+    const fail = (message: string, type?: string) => send(res, 200, { data: { updateRefs: null }, errors: [{ ...(type && { type }), path: ['updateRefs'], locations: [{ line: 1, column: 1 }], message }] });
+    if (typeof request.query !== 'string' || !/\bupdateRefs\s*\(/.test(request.query)) return send(res, 200, { errors: [{ message: 'The emulator serves only the updateRefs mutation.' }] });
+    const { repositoryId, refUpdates } = request.variables ?? {};
+    const repo = [...this.repos.values()].find((r) => Buffer.from(`Repository:${r.id}`).toString('base64') === repositoryId);
+    if (!repo || (repo.private && !repo.collaborators.includes(login))) return fail(`Could not resolve to a node with the global id of '${String(repositoryId)}'`, 'NOT_FOUND');
+    if (!repo.collaborators.includes(login)) return fail(`${login} does not have permission to update refs on ${repo.owner}/${repo.name}.`, 'FORBIDDEN');
+    if (!Array.isArray(refUpdates) || refUpdates.length === 0) return fail('refUpdates must list at least one update');
+    if (this.knobs.holdUpdateRefs) {
+      this.knobs.heldUpdateRefs++;
+      await this.knobs.holdUpdateRefs;
+    }
+    const git = new BareRepository(repo.path);
+    const ZERO = '0'.repeat(40);
+    const lines: string[] = [];
+    const moved: { ref: string; before: string; after: string }[] = [];
+    for (const u of refUpdates as { name?: unknown; afterOid?: unknown; beforeOid?: unknown; force?: unknown }[]) {
+      if (typeof u.name !== 'string' || !(await git.validRef(u.name)) || typeof u.afterOid !== 'string' || !SHA_PATTERN.test(u.afterOid)) return fail('Invalid ref update');
+      const before = typeof u.beforeOid === 'string' && SHA_PATTERN.test(u.beforeOid) ? u.beforeOid : undefined;
+      if (u.afterOid === ZERO) {
+        lines.push(`delete ${u.name}${before ? ` ${before}` : ''}`);
+        continue;
+      }
+      if (u.name.startsWith('refs/heads/') && this.isProtected(`${repo.owner}/${repo.name}`, u.name.slice('refs/heads/'.length))) return fail(`Protected branch update failed for ${u.name}.`, 'UNPROCESSABLE');
+      if (!(await git.hasObject(u.afterOid))) return fail(`Could not resolve to an object with the oid ${u.afterOid}`);
+      const from = before ?? (await git.resolveRef(u.name)) ?? ZERO;
+      if (u.force !== true && from !== ZERO && from !== u.afterOid && !(await git.isAncestor(from, u.afterOid))) return fail(`Update of ${u.name} is not a fast forward`);
+      lines.push(`update ${u.name} ${u.afterOid}${before ? ` ${before}` : ''}`);
+      moved.push({ ref: u.name, before: from, after: u.afterOid });
+    }
+    if (!(await git.updateRefs(`${lines.join('\n')}\n`))) return fail('A ref was not where the update expected it; no ref was updated.');
+    for (const move of moved) this.refMoved(repo, move.ref, move.before, move.after, login);
+    return send(res, 200, { data: { updateRefs: { clientMutationId: null } } });
   }
 
   /** GET /compare/{base}...{head}: where head stands relative to base (ahead, behind, identical, diverged). */
@@ -926,6 +999,16 @@ class BareRepository {
   /** Moves `ref` to `sha` only if it is at `old` ('' = must not exist); false when it was not. */
   async updateRef(ref: string, sha: string, old: string): Promise<boolean> {
     return (await this.git(['update-ref', ref, sha, old], [1, 128])).code === 0;
+  }
+
+  /** One `git update-ref --stdin` transaction (all or nothing); false when git refused it. */
+  updateRefs(input: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('git', ['--git-dir', this.path, 'update-ref', '--stdin'], { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, stdio: ['pipe', 'ignore', 'ignore'] });
+      child.on('error', reject);
+      child.on('close', (code) => resolve(code === 0));
+      child.stdin.end(input);
+    });
   }
 
   async deleteRef(ref: string, old: string): Promise<boolean> {

@@ -398,6 +398,13 @@ export class EnvironmentVariables {
   @IsOptional()
   @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
   @IsInt()
+  @Min(300)
+  @Max(600_000)
+  MERGE_QUEUE_LEASE_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
   @Min(1)
   @Max(100_000)
   MERGE_QUEUE_MAX_LIVE_ENTRIES?: number;
@@ -496,6 +503,11 @@ export interface AppConfig {
   mergeQueues: {
     /** How often a worker looks for queues whose operations wait without an executor (a lost kick, a dead process). */
     sweepIntervalMs: number;
+    /**
+     * How long an executor's lease on a queue lasts unless renewed (renewed every third of it); an
+     * executor that stops renewing (a stalled process) is replaced this long after its last renewal.
+     */
+    leaseMs: number;
     /** Entries of one queue not yet merged, removed or failed; one more is a 422. */
     maxLiveEntries: number;
     /** Merge queues of one organization; one more is a 422. */
@@ -659,6 +671,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     mergeQueues: {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
+      leaseMs: raw.MERGE_QUEUE_LEASE_MS ?? 15_000,
       maxLiveEntries: raw.MERGE_QUEUE_MAX_LIVE_ENTRIES ?? 1_000,
       maxPerOrganization: raw.MERGE_QUEUE_MAX_PER_ORGANIZATION ?? 100,
       retryBaseMs: raw.MERGE_QUEUE_RETRY_BASE_MS ?? 1_000,

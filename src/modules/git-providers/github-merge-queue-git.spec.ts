@@ -66,20 +66,14 @@ describe(GitHubMergeQueueGit.name, () => {
     expect(git(repo.path, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
   });
 
-  it('publishes, compares and swaps (fast-forward only), reads and deletes refs', async () => {
+  it('publishes, reads and deletes refs', async () => {
     const repo = repository();
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
     const sideways = commit(repo.path, repo.main, { 'c.txt': 'c\n' }, 'sideways');
     await repo.github.publishRef('refs/heads/mq/q/b1', next);
     await repo.github.publishRef('refs/heads/mq/q/b1', sideways);
     expect(await repo.github.readRef('refs/heads/mq/q/b1')).toBe(sideways);
-    // Not at the expected commit: refused, nothing moved.
-    expect(await repo.github.compareAndSwapRef('refs/heads/main', next, next)).toBe(false);
-    expect(await repo.github.compareAndSwapRef('refs/heads/main', next, repo.main)).toBe(true);
-    expect(await repo.github.readRef('main')).toBe(next);
-    // At the expected commit but not a fast-forward: GitHub refuses it.
-    expect(await repo.github.compareAndSwapRef('refs/heads/main', sideways, next)).toBe(false);
-    expect(git(repo.path, 'rev-parse', 'main')).toBe(next);
+    expect(await repo.github.readRef('main')).toBe(repo.main);
     await repo.github.deleteRef('refs/heads/mq/q/b1');
     await repo.github.deleteRef('refs/heads/mq/q/b1');
     expect(await repo.github.readRef('refs/heads/mq/q/b1')).toBeNull();
@@ -87,12 +81,47 @@ describe(GitHubMergeQueueGit.name, () => {
     expect(await repo.github.hasCommit('e'.repeat(40))).toBe(false);
   });
 
+  it('lands with GraphQL updateRefs only while the fence and the base are where the land expects them (atomically: a refusal moves neither)', async () => {
+    const repo = repository();
+    const graphqlCalls = () => emulator.requests.filter((r) => r.method === 'POST' && r.path === '/graphql').length;
+    const before = graphqlCalls();
+    const fenceRef = 'refs/heads/mq-fence/q1';
+    const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
+    const first = await repo.github.moveFence(fenceRef, 'main', true);
+    expect(await repo.github.moveFence(fenceRef, 'main', true)).toBe(first);
+    expect(git(repo.path, 'log', '-1', '--format=%P%x00%s', first)).toMatch(/^\0merge-queue fence [0-9a-f-]{36}$/);
+    const moved = await repo.github.moveFence(fenceRef, 'main');
+    expect(moved).not.toBe(first);
+    // A late land under the old fence: refused although main is still at the expected commit.
+    expect(await repo.github.land('main', next, repo.main, { ref: fenceRef, sha: first })).toBe(false);
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
+    expect(await repo.github.land('main', next, next, { ref: fenceRef, sha: moved })).toBe(false);
+    expect(await repo.github.land('main', next, repo.main, { ref: fenceRef, sha: moved })).toBe(true);
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(next);
+    expect(git(repo.path, 'rev-parse', fenceRef)).toBe(moved);
+    expect(graphqlCalls() - before).toBe(3);
+  });
+
+  it('a land GitHub refuses for another reason (no push access) is a ProviderFailure, not a moved base', async () => {
+    const repo = repository();
+    const fence = await repo.github.moveFence('refs/heads/mq-fence/q1', 'main', true);
+    const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
+    const stranger = new GitHubMergeQueueGit(outsider, `octo/${repo.name}`);
+    await expect(stranger.land('main', next, repo.main, { ref: 'refs/heads/mq-fence/q1', sha: fence })).rejects.toMatchObject({ constructor: ProviderFailure, kind: 'rejected' });
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
+  });
+
   it('lets a transient provider failure propagate as a ProviderFailure, never as an answer', async () => {
     const repo = repository();
     emulator.knobs.gitFailures = 1;
     await expect(repo.github.readRef('main')).rejects.toMatchObject({ constructor: ProviderFailure, kind: 'unavailable' });
-    emulator.knobs.gitFailures = 1;
-    await expect(repo.github.compareAndSwapRef('refs/heads/main', repo.main, repo.main)).rejects.toBeInstanceOf(ProviderFailure);
+    const fence = { ref: 'refs/heads/mq-fence/q', sha: await repo.github.moveFence('refs/heads/mq-fence/q', 'main', true) };
+    emulator.knobs.down = true;
+    try {
+      await expect(repo.github.land('refs/heads/main', repo.main, repo.main, fence)).rejects.toBeInstanceOf(ProviderFailure);
+    } finally {
+      emulator.knobs.down = false;
+    }
     expect(await repo.github.readRef('main')).toBe(repo.main);
   });
 

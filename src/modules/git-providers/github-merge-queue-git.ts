@@ -1,19 +1,22 @@
+import { randomUUID } from 'node:crypto';
 import type { Octokit } from '@octokit/rest';
 import { ProviderFailure } from './git-provider.port';
 import { call } from './github.provider';
-import { type CandidateHead, type CandidateResult, fullRef, MergeQueueGit } from './merge-queue-git';
+import { type CandidateHead, type CandidateResult, type Fence, fullRef, MergeQueueGit } from './merge-queue-git';
 
 const SHA = /^[0-9a-f]{40}$/;
 
 /**
  * GitHub and GitHub Enterprise Server, over the REST API with the integration's token: the git
- * database refs and commits, compare, and the merges endpoint. GitHub merges on the server, so a
- * candidate is built on a scratch branch named after its candidate ref, and GitHub has no
- * compare-and-swap of a ref: landing is a fast-forward-only update (docs/merge-queue.md says why
- * that is enough). Provider failures propagate as ProviderFailure.
+ * database refs and commits, compare, and the merges endpoint; the land is GraphQL's `updateRefs`,
+ * GitHub's one compare-and-swap of refs (atomic over several refs, each checked against its
+ * `beforeOid`). GitHub merges on the server, so a candidate is built on a scratch branch of its
+ * own operation (two executors never build on one branch). Provider failures propagate as
+ * ProviderFailure.
  */
 export class GitHubMergeQueueGit extends MergeQueueGit {
   private readonly repo: { owner: string; repo: string };
+  private repositoryId?: string;
 
   /** `nameWithOwner`: the code source's `owner/name`. */
   constructor(
@@ -57,18 +60,19 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
    * candidate ref once published. GitHub's merge commits carry the time they were made, so a
    * rebuild gives a different (equivalent) commit.
    */
-  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string): Promise<CandidateResult> {
-    const branch = scratchBranch('build', candidateRef);
+  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string, options: { scratch?: string; signal?: AbortSignal } = {}): Promise<CandidateResult> {
+    const branch = scratchBranch('build', candidateRef, options.scratch);
     await this.forceRef(`refs/heads/${branch}`, baseSha);
     try {
       let current = baseSha;
       for (const [i, head] of heads.entries()) {
+        options.signal?.throwIfAborted();
         if (!(await this.hasCommit(head.headSha))) {
           return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} head ${head.headSha} is not in the repository`, paths: [] };
         }
         const merged = await this.merge(branch, head.headSha, `Merge #${head.number} (${head.headSha.slice(0, 12)})`);
         if (merged === 'conflict') {
-          const culprit = await this.firstConflictingPartner(scratchBranch('probe', candidateRef), baseSha, heads.slice(0, i), head);
+          const culprit = await this.firstConflictingPartner(scratchBranch('probe', candidateRef, options.scratch), baseSha, heads.slice(0, i), head);
           return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} conflicts with ${culprit} (GitHub does not say in which paths)`, paths: [] };
         }
         // 204: the branch already contains the head; nothing was added.
@@ -85,22 +89,54 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
   }
 
   /**
-   * Not a true compare-and-swap (GitHub has none): refuses when `ref` is not at `expectedSha` when
-   * read, then moves it with a fast-forward-only update, which GitHub refuses (422) when `newSha`
-   * does not contain what `ref` points at by then.
+   * GraphQL `updateRefs` with two updates: the fence checked (`beforeOid` = `afterOid`, it stays
+   * where it is) and the base moved from `expectedSha`; GitHub performs them atomically, and
+   * refuses all when either ref is not at its `beforeOid`. GitHub answers a stale `beforeOid` with
+   * a generic GraphQL error, so a refusal is told from other errors by reading both refs again:
+   * either moved means refused (false); neither did means the error is something else (thrown).
    */
-  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
-    if ((await this.readRef(ref)) !== expectedSha) return false;
+  async land(ref: string, newSha: string, expectedSha: string, fence: Fence): Promise<boolean> {
+    const repositoryId = await this.nodeId();
     try {
-      await call(() => this.api.rest.git.updateRef({ ...this.repo, ref: apiRef(ref), sha: newSha, force: false }));
+      await this.api.graphql(
+        `mutation($repositoryId: ID!, $refUpdates: [RefUpdate!]!) { updateRefs(input: { repositoryId: $repositoryId, refUpdates: $refUpdates }) { clientMutationId } }`,
+        { repositoryId, refUpdates: [{ name: fullRef(fence.ref), beforeOid: fence.sha, afterOid: fence.sha }, { name: fullRef(ref), beforeOid: expectedSha, afterOid: newSha }] },
+      );
       return true;
     } catch (error) {
-      // Only "not a fast forward" means the base moved. Any other refusal (a protected branch, a
-      // rule) is no answer about the base: it propagates, the operation stays in doubt and is
-      // reconciled, instead of withdrawing the batch and burning another CI round for nothing.
-      if (isFailure(error, 'rejected') && /fast.?forward/i.test((error as ProviderFailure).reason)) return false;
-      throw error;
+      // No answer, or an HTTP error: classified as every REST call's failure is.
+      if ((error as { name?: string }).name !== 'GraphqlResponseError') return call<boolean>(() => Promise.reject(error));
+      const [base, fenceNow] = [await this.readRef(ref), await this.readRef(fence.ref)];
+      if (base !== expectedSha || fenceNow !== fence.sha) return false;
+      throw new ProviderFailure('rejected', `GitHub refused the land of ${newSha} onto ${fullRef(ref)}: ${(error as Error).message}`);
     }
+  }
+
+  /** A parentless commit with the tree of `treeFrom`'s head and a random message (POST /git/commits), then the ref moved to it. */
+  async moveFence(fenceRef: string, treeFrom: string, onlyIfAbsent = false): Promise<string> {
+    const head = await this.readRef(treeFrom);
+    if (head === null) throw new ProviderFailure('not_found', `${fullRef(treeFrom)} does not exist`);
+    const { data: commit } = await call(() => this.api.rest.git.getCommit({ ...this.repo, commit_sha: head }));
+    const { data: fence } = await call(() => this.api.rest.git.createCommit({ ...this.repo, message: `merge-queue fence ${randomUUID()}`, tree: commit.tree.sha, parents: [] }));
+    if (!onlyIfAbsent) {
+      await this.forceRef(fullRef(fenceRef), fence.sha);
+      return fence.sha;
+    }
+    try {
+      await call(() => this.api.rest.git.createRef({ ...this.repo, ref: fullRef(fenceRef), sha: fence.sha }));
+      return fence.sha;
+    } catch (error) {
+      if (!isFailure(error, 'rejected')) throw error;
+      const current = await this.readRef(fenceRef);
+      if (current === null) throw error;
+      return current;
+    }
+  }
+
+  /** The repository's GraphQL node id (its REST `node_id`), read once. */
+  private async nodeId(): Promise<string> {
+    this.repositoryId ??= (await call(() => this.api.rest.repos.get(this.repo))).data.node_id;
+    return this.repositoryId;
   }
 
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
@@ -164,9 +200,12 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
   }
 }
 
-/** The branch a candidate is built on (or probed on), derived from its ref: mq-build/mq/<queue>/<batch>. */
-function scratchBranch(purpose: 'build' | 'probe', candidateRef: string): string {
-  return `mq-${purpose}/${fullRef(candidateRef).slice('refs/heads/'.length)}`;
+/**
+ * The branch a candidate is built on (or probed on): mq-build/<scratch> for the operation's own key
+ * (mq-build/<queue>/<operation>), else derived from the candidate ref (mq-build/mq/<queue>/<batch>).
+ */
+function scratchBranch(purpose: 'build' | 'probe', candidateRef: string, scratch?: string): string {
+  return `mq-${purpose}/${scratch ?? fullRef(candidateRef).slice('refs/heads/'.length)}`;
 }
 
 /** The ref as GitHub's git/refs paths take it: `heads/main`. */

@@ -68,7 +68,8 @@ describe(LocalGitRunner.name, () => {
     chmodSync(hook, 0o755);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
     const local = new LocalMergeQueueGit(repo.path, runner);
-    expect(await local.compareAndSwapRef('main', next, repo.main)).toBe(true);
+    const fence = { ref: 'refs/heads/mq-fence/q', sha: await local.moveFence('refs/heads/mq-fence/q', 'main', true) };
+    expect(await local.land('main', next, repo.main, fence)).toBe(true);
     expect(await local.readRef('main')).toBe(next);
     expect(existsSync(marker)).toBe(false);
     // The hook is a working one: git run the ordinary way runs it.

@@ -42,15 +42,36 @@ describe(LocalMergeQueueGit.name, () => {
     expect(await local.buildCandidate(repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({ ok: false, conflictEntryId: 'e4' });
   });
 
-  it('compares and swaps a ref: only from the expected commit', async () => {
+  it('publishes, reads and deletes refs (a missing one is fine)', async () => {
     const repo = createBareRepo();
     const local = new LocalMergeQueueGit(repo.path, runner);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
-    expect(await local.compareAndSwapRef('main', next, next)).toBe(false);
-    expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
-    expect(await local.compareAndSwapRef('main', next, repo.main)).toBe(true);
-    expect(await local.readRef('main')).toBe(next);
+    await local.publishRef('refs/heads/mq/q/b1', next);
+    expect(await local.readRef('refs/heads/mq/q/b1')).toBe(next);
+    await local.deleteRef('refs/heads/mq/q/b1');
+    expect(await local.readRef('refs/heads/mq/q/b1')).toBeNull();
     await local.deleteRef('refs/heads/missing');
     expect(await local.readRef('refs/heads/missing')).toBeNull();
+  });
+
+  it('lands only while the fence is where the land read it: a fence moved since refuses the land even with the base still at the expected commit', async () => {
+    const repo = createBareRepo();
+    const local = new LocalMergeQueueGit(repo.path, runner);
+    const fenceRef = 'refs/heads/mq-fence/q1';
+    const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
+    // Created once; asked again, it stays.
+    const first = await local.moveFence(fenceRef, 'main', true);
+    expect(await local.moveFence(fenceRef, 'main', true)).toBe(first);
+    expect(git(repo.path, 'log', '-1', '--format=%P', first)).toBe('');
+    // A newer executor moves it (before reading back): a late land under the old fence is refused.
+    const moved = await local.moveFence(fenceRef, 'main');
+    expect(moved).not.toBe(first);
+    expect(await local.land('main', next, repo.main, { ref: fenceRef, sha: first })).toBe(false);
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
+    // Base elsewhere: refused too, and the fence is left as it was.
+    expect(await local.land('main', next, next, { ref: fenceRef, sha: moved })).toBe(false);
+    expect(await local.land('main', next, repo.main, { ref: fenceRef, sha: moved })).toBe(true);
+    expect(git(repo.path, 'rev-parse', 'main')).toBe(next);
+    expect(git(repo.path, 'rev-parse', fenceRef)).toBe(moved);
   });
 });

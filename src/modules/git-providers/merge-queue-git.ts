@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { GitCommandError, LocalGitRunner } from './local-git.runner';
 
 export { GitCommandError };
@@ -7,6 +8,12 @@ export interface CandidateHead {
   entryId: string;
   number: number;
   headSha: string;
+}
+
+/** The fence a land is issued under: `ref` must still point at `sha` for the land to apply. */
+export interface Fence {
+  ref: string;
+  sha: string;
 }
 
 export type CandidateResult =
@@ -30,16 +37,26 @@ export abstract class MergeQueueGit {
    * Building again after a crash is harmless (locally the same base and heads even give the same
    * commit). `candidateRef` is where the candidate will be published: an implementation that needs
    * a branch to build on derives its name from it. On a conflict, names the PR that could not be
-   * merged and what it conflicts with.
+   * merged and what it conflicts with. `scratch`: a key unique to the operation building it, for an
+   * implementation that builds on a branch (two executors never share one); `signal`: stop
+   * between steps once aborted (the executor lost its lease).
    */
-  abstract buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string): Promise<CandidateResult>;
+  abstract buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string, options?: { scratch?: string; signal?: AbortSignal }): Promise<CandidateResult>;
   /** Points `ref` at `sha` whatever it pointed at (candidate refs belong to the queue alone). */
   abstract publishRef(ref: string, sha: string): Promise<void>;
   /**
-   * Moves `ref` from `expectedSha` to `newSha`; false (and nothing changed) when `ref` was
-   * elsewhere. Atomic locally; on GitHub a fast-forward-only update (see docs/merge-queue.md).
+   * The fenced land: moves `ref` from `expectedSha` to `newSha` only if `fence.ref` still points
+   * at `fence.sha`, both checked and the move made in one atomic ref transaction; false (nothing
+   * changed) when either was elsewhere. A land request that arrives late, after a newer executor
+   * moved the fence (moveFence, before it reads the base back), can therefore never apply.
    */
-  abstract compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean>;
+  abstract land(ref: string, newSha: string, expectedSha: string, fence: Fence): Promise<boolean>;
+  /**
+   * Points `fenceRef` at a new commit nobody else can hold (made here, a random message, the tree
+   * of `treeFrom`'s head) and returns it. `onlyIfAbsent`: creates the fence only when it does not
+   * exist yet, and otherwise returns what it points at.
+   */
+  abstract moveFence(fenceRef: string, treeFrom: string, onlyIfAbsent?: boolean): Promise<string>;
   /** `ancestor` is `descendant` or one of its ancestors. */
   abstract isAncestor(ancestor: string, descendant: string): Promise<boolean>;
   /** The commit exists in the repository. */
@@ -115,10 +132,11 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     return missing;
   }
 
-  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], _candidateRef?: string): Promise<CandidateResult> {
+  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], _candidateRef?: string, options: { signal?: AbortSignal } = {}): Promise<CandidateResult> {
     let current = baseSha;
     const missing = await this.missingCommits(heads.map((h) => h.headSha));
     for (let i = 0; i < heads.length; i++) {
+      options.signal?.throwIfAborted();
       const head = heads[i];
       if (missing.has(head.headSha)) {
         return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} head ${head.headSha} is not in the repository`, paths: [] };
@@ -142,9 +160,26 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     await this.git(['update-ref', fullRef(ref), sha]);
   }
 
-  async compareAndSwapRef(ref: string, newSha: string, expectedSha: string): Promise<boolean> {
-    const { code } = await this.git(['update-ref', fullRef(ref), newSha, expectedSha], [1, 128]);
+  /** One `git update-ref --stdin` transaction: every ref is locked, then all checked and moved, or none. */
+  async land(ref: string, newSha: string, expectedSha: string, fence: Fence): Promise<boolean> {
+    const input = `verify ${fullRef(fence.ref)} ${fence.sha}\nupdate ${fullRef(ref)} ${newSha} ${expectedSha}\n`;
+    const { code } = await this.git(['update-ref', '--stdin'], [1, 128], input);
     return code === 0;
+  }
+
+  async moveFence(fenceRef: string, treeFrom: string, onlyIfAbsent = false): Promise<string> {
+    const { stdout } = await this.git(['commit-tree', `${fullRef(treeFrom)}^{tree}`, '-m', `merge-queue fence ${randomUUID()}`]);
+    const sha = stdout.trim();
+    if (!onlyIfAbsent) {
+      await this.git(['update-ref', fullRef(fenceRef), sha]);
+      return sha;
+    }
+    // An empty old value: the ref must not exist.
+    const { code } = await this.git(['update-ref', fullRef(fenceRef), sha, ''], [1, 128]);
+    if (code === 0) return sha;
+    const current = await this.readRef(fenceRef);
+    if (current === null) throw new Error(`could not create the fence ${fenceRef}`);
+    return current;
   }
 
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {

@@ -10,7 +10,8 @@ import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import { RepeatableJobs } from '@/common/queues/repeatable-jobs';
 import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
 import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
-import { MergeQueueExecutor, OperationFailure } from './engine/merge-queue-executor';
+import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/merge-queue-executor';
+import { LeaseLost } from './engine/merge-queue-lease';
 import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
 import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueuesRepository } from './merge-queues.repository';
@@ -27,6 +28,9 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
   private readonly logger = new Logger(MergeQueuesProcessor.name);
   /** The sweep's job scheduler, kept in Redis (re-created when Redis loses it). */
   schedulers?: RepeatableJobs;
+
+  /** Executor jobs running here, by job id: aborted when BullMQ cannot renew the job's lock. */
+  private readonly running = new Map<string, AbortController>();
 
   readonly handlers: JobHandlers = {
     [MergeQueuesJob.Execute]: (job, token) => this.execute(job, token),
@@ -47,6 +51,11 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
 
   async onApplicationBootstrap(): Promise<void> {
     this.worker.on('error', (error: Error) => dependencyStatus.down('redis (worker merge-queues)', error));
+    // BullMQ could not extend these jobs' locks: another worker may run them again (stalled-job
+    // check), so their executors stop at once (BullMQ 6 emits this; it does not abort the signal).
+    this.worker.on('lockRenewalFailed', (jobIds: string[]) => {
+      for (const id of jobIds) this.lockLost(id);
+    });
     (this.worker.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up('redis (worker merge-queues)'));
     // An executor that finished may have missed a kick that arrived while it was still active
     // (BullMQ ignores a job id that exists): look again once its job is gone.
@@ -64,10 +73,27 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     this.schedulers?.stop();
   }
 
-  async process(job: Job, token?: string): Promise<unknown> {
+  async process(job: Job, token?: string, signal?: AbortSignal): Promise<unknown> {
     const handler = this.handlers[job.name];
     if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.MergeQueues}`);
-    return handler(job, token);
+    if (job.name !== MergeQueuesJob.Execute || job.id === undefined) return handler(job, token);
+    const controller = new AbortController();
+    // A cancelled job (worker.cancelJob) stops its executor the same way.
+    signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+    this.running.set(job.id, controller);
+    try {
+      return await handler(job, token);
+    } finally {
+      if (this.running.get(job.id) === controller) this.running.delete(job.id);
+    }
+  }
+
+  /** The job's lock is lost: its executor aborts (writes nothing more; it gives its lease back). */
+  lockLost(jobId: string): void {
+    const controller = this.running.get(jobId);
+    if (!controller) return;
+    this.logger.warn({ job: jobId }, 'merge-queue executor lost its job lock; stopping it');
+    controller.abort(new Error('BullMQ lost the job lock'));
   }
 
   /**
@@ -75,15 +101,20 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
    * is counted (failures in a row, in Postgres) and decided by the failure policy: the same job
    * waits (moved to delayed, so kicks meanwhile are no-ops) or the queue is quarantined.
    */
-  private async execute(job: Job, token: string | undefined): Promise<number> {
+  private async execute(job: Job, token: string | undefined): Promise<RunResult & { leaseLost?: true }> {
     const { queueId } = job.data as ExecuteJob;
     const wait = await this.repository.retryWaitMs(queueId);
     if (wait > 0) return this.delay(job, token, wait);
     try {
-      return await this.executor.drain(queueId);
+      return await this.executor.run(queueId, { signal: this.running.get(job.id ?? '')?.signal });
     } catch (error) {
+      // A run that lost its lease (or its job lock) ends quietly: the queue is in other hands.
+      if (error instanceof LeaseLost) {
+        this.logger.warn({ queueId, reason: error.message }, 'merge-queue executor stopped: it lost its lease');
+        return { performed: 0, leaseBusy: false, leaseLost: true };
+      }
       const decision = await this.afterFailure(queueId, error);
-      if (decision.quarantine) return 0;
+      if (decision.quarantine) return { performed: 0, leaseBusy: false };
       return this.delay(job, token, decision.delayMs);
     }
   }
@@ -159,6 +190,13 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     if (job.name !== MergeQueuesJob.Execute) return;
     const { queueId } = job.data as ExecuteJob;
     try {
+      // Another executor holds the queue's lease: look again when it expires (it is given back
+      // sooner when that run ends, and that run's own completion kicks the queue then).
+      if ((job.returnvalue as RunResult | undefined)?.leaseBusy) {
+        const remaining = await this.repository.leaseRemainingMs(queueId);
+        await this.scheduler.kick(queueId, Math.min(this.config.mergeQueues.leaseMs, Math.ceil(remaining ?? 0) + 50));
+        return;
+      }
       const { operations, moving } = await this.repository.unfinishedWork(queueId);
       // A move still waiting on a land in flight is retried after a pause, not in a tight loop.
       if (operations > 0) await this.scheduler.kick(queueId, delayMs);

@@ -17,6 +17,7 @@ import { AuditAction } from '@/modules/audit/audit-actions';
 import { type AuditRecord, AuditService } from '@/modules/audit/audit.service';
 import { RECENT_FINAL } from './dto/merge-queue.dto';
 import { batchRowId } from './engine/merge-queue-ids';
+import { type Lease, LeaseLost } from './engine/merge-queue-lease';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueueStatusOut } from './merge-queue-status-out';
@@ -111,9 +112,10 @@ export class QueueTransaction {
     return current?.outcome === 'pending' && current.finishedAt === null;
   }
 
-  /** Marks a pending operation `running`; false when another executor took it first. */
-  async claimOperation(operationRowId: string): Promise<boolean> {
-    return (await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null }, data: { outcome: 'running' } })).count === 1;
+  /** Marks a pending operation `running`, owned by `lease`; false when another executor took it first. */
+  async claimOperation(operationRowId: string, lease?: Lease): Promise<boolean> {
+    const owner = lease ? { ownerHolder: lease.holder, ownerEpoch: lease.epoch } : {};
+    return (await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null }, data: { outcome: 'running', ...owner } })).count === 1;
   }
 
   /** Finishes a pending operation the planner no longer waits for, without performing it. */
@@ -155,6 +157,11 @@ export interface ApplyRequest<T> {
    * only the tick (the executor itself, which picks up new operations as it runs); `none` nothing.
    */
   wake?: 'executor' | 'timers' | 'none';
+  /**
+   * The executor's lease: the event is applied only while the queue row (locked) still names this
+   * holder and epoch; otherwise LeaseLost is thrown and nothing is written (fencing).
+   */
+  lease?: Lease;
   /** Kick the executor even when no operation was issued (a base-ref move it finishes). */
   startExecutor?: boolean;
   /** Rows to hand back as the transaction left them (the caller's answer; no read after the commit). */
@@ -196,6 +203,7 @@ export class MergeQueuesRepository {
   async apply<T = void>(request: ApplyRequest<T>): Promise<Applied<T>> {
     const applied = await this.prisma.$transaction(async (tx) => {
       const locked = await this.lock(tx, request.organizationId, request.queueId);
+      if (request.lease) assertHolds(locked.row, request.lease);
       const q = new QueueTransaction(tx, this.audit, locked.row.id, locked.row.organizationId);
       const events = await request.build(locked, q);
       let state = locked.state;
@@ -412,6 +420,45 @@ export class MergeQueuesRepository {
     return { row, entries, batches };
   }
 
+  // ---------------------------------------------------------------- the executor's lease
+
+  /**
+   * Takes the queue's lease for `holder` when it is free or expired (the database's clock decides),
+   * growing the epoch; null when another executor holds it. Waits for a write under the queue lock
+   * to finish, so no write of the previous holder can commit after the take.
+   */
+  async takeLease(queueId: string, holder: string, leaseMs: number): Promise<Lease | null> {
+    const rows = await this.prisma.$queryRaw<{ leaseEpoch: bigint }[]>`
+      UPDATE "MergeQueue" SET "leaseHolder" = ${holder}, "leaseEpoch" = "leaseEpoch" + 1,
+        "leaseExpiresAt" = (now() AT TIME ZONE 'UTC') + ${leaseMs} * interval '1 millisecond'
+      WHERE "id" = ${queueId} AND ("leaseHolder" IS NULL OR "leaseExpiresAt" IS NULL OR "leaseExpiresAt" <= (now() AT TIME ZONE 'UTC'))
+      RETURNING "leaseEpoch"`;
+    return rows.length === 1 ? { queueId, holder, epoch: BigInt(rows[0].leaseEpoch) } : null;
+  }
+
+  /** Extends the lease by `leaseMs` from now; false when it is no longer this holder's (taken over). */
+  async renewLease(lease: Lease, leaseMs: number): Promise<boolean> {
+    const count = await this.prisma.$executeRaw`
+      UPDATE "MergeQueue" SET "leaseExpiresAt" = (now() AT TIME ZONE 'UTC') + ${leaseMs} * interval '1 millisecond'
+      WHERE "id" = ${lease.queueId} AND "leaseHolder" = ${lease.holder} AND "leaseEpoch" = ${lease.epoch}`;
+    return count === 1;
+  }
+
+  /** Gives the lease back (the epoch stays: the next take grows it); nothing when it is not held any more. */
+  async releaseLease(lease: Lease): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE "MergeQueue" SET "leaseHolder" = NULL, "leaseExpiresAt" = NULL
+      WHERE "id" = ${lease.queueId} AND "leaseHolder" = ${lease.holder} AND "leaseEpoch" = ${lease.epoch}`;
+  }
+
+  /** When the queue's lease (held by someone) expires, in milliseconds from now by the database's clock; null when free. */
+  async leaseRemainingMs(queueId: string): Promise<number | null> {
+    const rows = await this.prisma.$queryRaw<{ ms: number | null }[]>`
+      SELECT CASE WHEN "leaseHolder" IS NULL THEN NULL ELSE GREATEST(0, EXTRACT(EPOCH FROM ("leaseExpiresAt" - (now() AT TIME ZONE 'UTC'))) * 1000)::float8 END AS ms
+      FROM "MergeQueue" WHERE "id" = ${queueId}`;
+    return rows[0]?.ms ?? null;
+  }
+
   // ---------------------------------------------------------------- the worker (every organization)
 
   /** A queue with its code source, for its executor (any organization: the worker works for all). */
@@ -431,13 +478,20 @@ export class MergeQueuesRepository {
    * safe to repeat, see MergeQueueExecutor.perform). It is performed again after the backoff, or
    * when the queue is resumed. The planner still holds it as started, which changes nothing.
    */
-  async releaseOperation(queueId: string, operationRowId: string): Promise<void> {
-    await this.prisma.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId, outcome: 'running', finishedAt: null }, data: { outcome: 'pending' } });
+  async releaseOperation(queueId: string, operationRowId: string, lease: Lease): Promise<void> {
+    // Only the claim of this lease: one a newer executor reconciled meanwhile is its own.
+    await this.prisma.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId, outcome: 'running', finishedAt: null, ownerHolder: lease.holder, ownerEpoch: lease.epoch }, data: { outcome: 'pending' } });
   }
 
-  /** Operations marked `running` and not finished, in the order the planner issued them. */
-  runningOperations(queueId: string): Promise<OperationRow[]> {
-    return this.prisma.mergeQueueOperation.findMany({ where: { queueId, finishedAt: null, outcome: 'running' }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }] });
+  /**
+   * Operations marked `running` and not finished by an earlier lease than `lease` (whose holder
+   * therefore lost it: it expired or was given back), in the order the planner issued them.
+   */
+  orphanedOperations(lease: Lease): Promise<OperationRow[]> {
+    return this.prisma.mergeQueueOperation.findMany({
+      where: { queueId: lease.queueId, finishedAt: null, outcome: 'running', OR: [{ ownerEpoch: null }, { ownerEpoch: { lt: lease.epoch } }] },
+      orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }],
+    });
   }
 
   /** The queue has unfinished operations, or is moving to a new base ref (a quarantined queue has no work until resumed). */
@@ -472,6 +526,12 @@ export class MergeQueuesRepository {
     const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
     return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
   }
+}
+
+/** The locked queue row still names the lease's holder and epoch; else LeaseLost (the write is dropped). */
+function assertHolds(row: MergeQueue, lease: Lease): void {
+  if (row.leaseHolder === lease.holder && row.leaseEpoch === lease.epoch) return;
+  throw new LeaseLost(lease, row.leaseEpoch === lease.epoch ? 'the lease was given back' : `the queue is at epoch ${row.leaseEpoch}`);
 }
 
 /** A batch as its row holds it (also how changes are detected: rows are written only when this changes). */

@@ -1,12 +1,16 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import { failpoint } from '@/common/faults/failpoints';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
 import { candidateRef } from './merge-queue-ids';
-import { fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
+import { type Fence, fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { classifyMergeQueueGitFailure, type MergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
-import { MergeQueuesRepository, URGENT_OPERATION_KINDS } from '../merge-queues.repository';
+import { MergeQueuesRepository, type QueueWithSource, URGENT_OPERATION_KINDS } from '../merge-queues.repository';
+import { fenceRef, type Lease, LeaseLost, renewEveryMs } from './merge-queue-lease';
 
 /** How the executor reached an outcome; stored on the operation row. */
 type Outcome = 'succeeded' | 'failed' | 'unknown';
@@ -48,11 +52,24 @@ export class OperationFailure extends Error {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** How a run ended: operations performed, or nothing because another executor holds the queue's lease. */
+export interface RunResult {
+  performed: number;
+  leaseBusy: boolean;
+}
+
 /**
- * The outbox executor of one queue. BullMQ runs at most one per queue (job id per queue), so an
- * operation this executor finds `running` when it starts was left by an executor that is gone: it
- * becomes `operationUnknown`, and the planner asks for a `readBack`. Each pending operation, in
- * the order the planner issued them, is:
+ * The outbox executor of one queue. A run first takes the queue's lease (docs/merge-queue.md,
+ * "Fencing"): a holder id of its own and an epoch the database grows on every take; a run that
+ * finds the lease held by a live executor ends at once without work. It renews the lease every
+ * third of MERGE_QUEUE_LEASE_MS and stops at once (an AbortSignal every step checks) when a
+ * renewal is refused or fails, or when BullMQ says the job's lock is lost; every write it makes is
+ * applied under the queue row's lock only while the row still names its holder and epoch (else
+ * LeaseLost, nothing written). An operation it finds `running` and claimed under an older epoch was
+ * left by an executor whose lease is over: it becomes `operationUnknown`, and the planner asks for
+ * a `readBack`, which first moves the queue's fence ref so that a land of the old executor still
+ * in flight can never apply (the land is atomic with a check of the fence). Each pending
+ * operation, in the order the planner issued them, is:
  *   1. marked `running` in its own committed transaction (operationStarted), just before
  *   2. its side effect, done idempotently (deterministic candidates and candidate refs, a
  *      compare-and-swap of the base), and then
@@ -67,10 +84,15 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class MergeQueueExecutor {
   private readonly logger = new Logger(MergeQueueExecutor.name);
 
+  private readonly leaseMs: number;
+
   constructor(
-    private readonly repository: MergeQueuesRepository,
+    protected readonly repository: MergeQueuesRepository,
     private readonly gits: MergeQueueGits,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.leaseMs = config.mergeQueues.leaseMs;
+  }
 
   /**
    * Runs the queue's outbox until it is empty (or the run's time slice is over); returns how many
@@ -80,12 +102,50 @@ export class MergeQueueExecutor {
    * of 16 merges. While operations run, the outbox is looked at again every OUTBOX_POLL_MS for
    * work that arrived meanwhile (a kick for a queue whose executor is running is ignored).
    */
-  async drain(queueId: string): Promise<number> {
+  async drain(queueId: string, options: { signal?: AbortSignal } = {}): Promise<number> {
+    return (await this.run(queueId, options)).performed;
+  }
+
+  /**
+   * One executor run: takes the lease (or ends at once when another executor holds it), drains
+   * under it while renewing it, and gives it back. Throws LeaseLost when the lease was lost or
+   * `signal` aborted (BullMQ lost the job's lock) before the run ended: nothing was written after.
+   */
+  async run(queueId: string, options: { signal?: AbortSignal } = {}): Promise<RunResult> {
     const queue = await this.repository.queueForWorker(queueId);
     // A quarantined queue performs nothing until it is resumed (the sweep does not start it either).
-    if (!queue || queue.quarantined) return 0;
+    if (!queue || queue.quarantined) return { performed: 0, leaseBusy: false };
+    const lease = await this.repository.takeLease(queueId, randomUUID(), this.leaseMs);
+    if (!lease) return { performed: 0, leaseBusy: true };
+    const controller = new AbortController();
+    const outer = options.signal;
+    const onOuterAbort = () => controller.abort(new LeaseLost(lease, `the job was aborted (${String(outer?.reason ?? 'lock lost')})`));
+    if (outer?.aborted) onOuterAbort();
+    outer?.addEventListener('abort', onOuterAbort, { once: true });
+    const renewal = setInterval(() => {
+      this.renew(lease).then(
+        (held) => held || controller.abort(new LeaseLost(lease, 'a renewal was refused: another executor took the queue')),
+        (error: Error) => controller.abort(new LeaseLost(lease, `a renewal failed (${error.message})`)),
+      );
+    }, renewEveryMs(this.leaseMs));
+    try {
+      return { performed: await this.drainHolding(queue, lease, controller.signal), leaseBusy: false };
+    } finally {
+      clearInterval(renewal);
+      outer?.removeEventListener('abort', onOuterAbort);
+      await this.repository.releaseLease(lease).catch((error: unknown) => this.logger.warn({ err: error, queueId }, 'could not give the merge-queue lease back; it expires'));
+    }
+  }
+
+  /** Extends the lease; false when another executor took it (overridden by tests that stall a run). */
+  protected renew(lease: Lease): Promise<boolean> {
+    return this.repository.renewLease(lease, this.leaseMs);
+  }
+
+  private async drainHolding(queue: QueueWithSource, lease: Lease, signal: AbortSignal): Promise<number> {
+    const queueId = queue.id;
     const git = await this.gits.forSource(queue.repository);
-    await this.reconcileOrphans(queueId);
+    await this.reconcileOrphans(lease);
     const started = Date.now();
     const inFlight = new Map<string, { row: OperationRow; done: Promise<void> }>();
     let performed = 0;
@@ -93,10 +153,10 @@ export class MergeQueueExecutor {
     try {
       for (;;) {
         const free = OPERATIONS_IN_FLIGHT - inFlight.size;
-        if (!failure && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
+        if (!failure && !signal.aborted && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
           const running = [...inFlight.values()].map((f) => f.row);
           for (const row of await this.nextOperations(queueId, running, free)) {
-            const done = this.runOne(queueId, git, queue.baseRef, row).then(
+            const done = this.runOne(git, queue.baseRef, row, lease, signal).then(
               (claimed) => void (performed += claimed ? 1 : 0),
               (error: unknown) => void (failure ??= { error }),
             );
@@ -110,33 +170,53 @@ export class MergeQueueExecutor {
       // Never leave an operation running unattended: the job ends only when every one has ended.
       await Promise.allSettled([...inFlight.values()].map((f) => f.done));
     }
+    // Lost the lease (or the job's lock): stop here, writing nothing more.
+    if (signal.aborted) throw signal.reason instanceof LeaseLost ? signal.reason : new LeaseLost(lease, String(signal.reason));
     // An operation that threw stays `running`; the next executor reconciles it (as after a crash).
     if (failure) throw failure.error;
-    if (queue.pendingBaseRef !== null) await this.completeMigration(queueId, git);
+    if (queue.pendingBaseRef !== null) await this.completeMigration(queueId, git, lease);
     return performed;
   }
 
   /** Claims, performs and answers one operation; false when it was not claimed (taken or superseded). */
-  private async runOne(queueId: string, git: MergeQueueGit, baseRef: string, row: OperationRow): Promise<boolean> {
+  private async runOne(git: MergeQueueGit, baseRef: string, row: OperationRow, lease: Lease, signal: AbortSignal): Promise<boolean> {
+    const { queueId } = lease;
     const op = row.payload as unknown as MergeQueueOperation;
-    if (!(await this.markRunning(queueId, row, op))) return false;
+    signal.throwIfAborted();
+    // A land's fence is read BEFORE the claim: the claim commits only under this lease, which proves
+    // that no newer executor had taken the queue (and so moved the fence) when the fence was read.
+    const fence = op.kind === 'land' ? await this.currentFence(queueId, git, baseRef) : undefined;
+    if (!(await this.markRunning(row, op, lease))) return false;
+    signal.throwIfAborted();
     failpoint(`merge-queue.executor.${op.kind}.before`, queueId);
     let event: MergeQueueEvent;
     try {
-      event = await this.perform(queueId, git, baseRef, op);
+      event = await this.perform(queueId, git, baseRef, op, fence, signal);
     } catch (error) {
+      // Stopped because the lease (or the job lock) was lost: no failure of the provider's, and the
+      // operation is the next executor's to read back.
+      if (error instanceof LeaseLost) throw error;
+      if (signal.aborted) throw signal.reason instanceof LeaseLost ? signal.reason : error;
       const failure = classifyMergeQueueGitFailure(error);
       // A land refused for good (a protected branch, a permission, a deleted ref): the queue stops
       // with the reason after this one try, instead of trying again forever.
       if (failure.kind === 'refused' && op.kind === 'land') event = { type: 'landRefused', operationId: op.id, reason: failure.reason, at: Date.now() };
       else {
-        if (failure.kind !== 'unexpected') await this.repository.releaseOperation(queueId, row.id);
+        if (failure.kind !== 'unexpected') await this.repository.releaseOperation(queueId, row.id, lease);
         throw new OperationFailure(failure, op.id, op.kind, error);
       }
     }
     failpoint(`merge-queue.executor.${op.kind}.after`, queueId);
-    await this.deliver(queueId, row, event, outcomeOf(event));
+    // Lost meanwhile: the outcome is not written; the next executor reads it back.
+    signal.throwIfAborted();
+    await this.deliver(row, event, outcomeOf(event), lease);
     return true;
+  }
+
+  /** Where the queue's fence ref points, created on the first land. */
+  private async currentFence(queueId: string, git: MergeQueueGit, baseRef: string): Promise<Fence> {
+    const ref = fenceRef(queueId);
+    return { ref, sha: (await git.readRef(ref)) ?? (await git.moveFence(ref, baseRef, true)) };
   }
 
   /**
@@ -145,7 +225,7 @@ export class MergeQueueExecutor {
    * with the new ref in the same transaction. Batches built on the old base go stale and their PRs
    * are planned again on the new one. Returns false while a land is still in flight.
    */
-  async completeMigration(queueId: string, git: MergeQueueGit): Promise<boolean> {
+  async completeMigration(queueId: string, git: MergeQueueGit, lease: Lease): Promise<boolean> {
     const queue = await this.repository.queueForWorker(queueId);
     if (!queue || queue.pendingBaseRef === null) return false;
     const target = queue.pendingBaseRef;
@@ -157,6 +237,7 @@ export class MergeQueueExecutor {
     const { result: moved } = await this.repository.apply({
       organizationId: null,
       queueId,
+      lease,
       // A migrating queue ends its move with `migrated`; one disabled (or disabled and enabled)
       // meanwhile has its base moved under it (`baseMoved`): its batches on the old base go stale.
       build: ({ row, state }) => (row.pendingBaseRef !== target || state.batches.some(isLanding) ? [] : [state.status === 'migrating' ? { type: 'migrated', baseSha, at: Date.now() } : { type: 'baseMoved', baseSha, at: Date.now() }]),
@@ -194,12 +275,16 @@ export class MergeQueueExecutor {
     return picked;
   }
 
-  /** Every operation still `running` belongs to an executor that is gone: its outcome is unknown. */
-  async reconcileOrphans(queueId: string): Promise<number> {
-    const orphans = await this.repository.runningOperations(queueId);
+  /**
+   * An operation still `running` that an older lease claimed belongs to an executor whose lease is
+   * over (it expired or was given back): its outcome is unknown. One claimed under this very lease
+   * is never touched.
+   */
+  async reconcileOrphans(lease: Lease): Promise<number> {
+    const orphans = await this.repository.orphanedOperations(lease);
     for (const row of orphans) {
-      this.logger.warn({ queueId, operation: row.plannerKey, kind: row.kind }, 'operation left running by an executor that is gone; reconciling');
-      await this.deliver(queueId, row, { type: 'operationUnknown', operationId: row.plannerKey, at: Date.now() }, 'unknown');
+      this.logger.warn({ queueId: lease.queueId, operation: row.plannerKey, kind: row.kind, ownerEpoch: row.ownerEpoch?.toString() ?? null, epoch: lease.epoch.toString() }, 'operation left running by an executor whose lease is over; reconciling');
+      await this.deliver(row, { type: 'operationUnknown', operationId: row.plannerKey, at: Date.now() }, 'unknown', lease);
     }
     return orphans.length;
   }
@@ -210,10 +295,11 @@ export class MergeQueueExecutor {
    * pending row (a stalled job re-run while its first run still lives), exactly one performs it.
    * False when another executor claimed it or the planner no longer waits for it.
    */
-  private async markRunning(queueId: string, row: OperationRow, op: MergeQueueOperation): Promise<boolean> {
+  private async markRunning(row: OperationRow, op: MergeQueueOperation, lease: Lease): Promise<boolean> {
     const { result } = await this.repository.apply({
       organizationId: null,
-      queueId,
+      queueId: lease.queueId,
+      lease,
       build: async ({ state }, q) => {
         if (!(await q.operationClaimable(row.id))) return [];
         return isAwaited(state, op) ? [{ type: 'operationStarted', operationId: op.id, at: Date.now() }] : [];
@@ -223,7 +309,7 @@ export class MergeQueueExecutor {
           await q.supersedeOperation(row.id);
           return false;
         }
-        return q.claimOperation(row.id);
+        return q.claimOperation(row.id, lease);
       },
       // The operation starts now, in this executor: nothing to wake.
       wake: 'none',
@@ -232,10 +318,11 @@ export class MergeQueueExecutor {
   }
 
   /** Step 3: the outcome as a new event, and the operation row finished, in one transaction. */
-  private async deliver(queueId: string, row: OperationRow, event: MergeQueueEvent, outcome: Outcome): Promise<void> {
+  private async deliver(row: OperationRow, event: MergeQueueEvent, outcome: Outcome, lease: Lease): Promise<void> {
     await this.repository.apply({
       organizationId: null,
-      queueId,
+      queueId: lease.queueId,
+      lease,
       build: () => [event],
       detail: { kind: row.kind },
       after: async (q, queue) => {
@@ -249,11 +336,12 @@ export class MergeQueueExecutor {
   }
 
   /** Step 2: the side effect. Known refusals become `operationFailed`; anything unexpected propagates. */
-  private async perform(queueId: string, git: MergeQueueGit, baseRef: string, op: MergeQueueOperation): Promise<MergeQueueEvent> {
+  private async perform(queueId: string, git: MergeQueueGit, baseRef: string, op: MergeQueueOperation, fence: Fence | undefined, signal: AbortSignal): Promise<MergeQueueEvent> {
     const at = () => Date.now();
     switch (op.kind) {
       case 'prepare': {
-        const built = await git.buildCandidate(op.baseSha, op.heads, candidateRef(queueId, op.batchId));
+        // Built on a scratch branch of this operation's own (GitHub): two executors never share one.
+        const built = await git.buildCandidate(op.baseSha, op.heads, candidateRef(queueId, op.batchId), { scratch: `${queueId}/${op.id}`, signal });
         if (built.ok) return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.candidateSha, at: at() };
         return { type: 'operationFailed', operationId: op.id, reason: built.reason, conflictEntryId: built.conflictEntryId, at: at() };
       }
@@ -265,7 +353,8 @@ export class MergeQueueExecutor {
         // reports through POST /merge-queues/{id}/batches/{batchId}/checks: nothing more to do.
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
       case 'land': {
-        if (await git.compareAndSwapRef(fullRef(baseRef), op.candidateSha, op.expectedBaseSha)) {
+        // Atomic with the check of the fence read before the claim (see runOne).
+        if (await git.land(fullRef(baseRef), op.candidateSha, op.expectedBaseSha, fence as Fence)) {
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
         const head = await git.readRef(baseRef);
@@ -286,6 +375,9 @@ export class MergeQueueExecutor {
   }
 
   private async readBack(queueId: string, git: MergeQueueGit, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>): Promise<ReadBackFacts> {
+    // The fence first: a land of an older executor still in flight checks the fence it read, so
+    // from here on it cannot apply, and what is read below stays true (docs/merge-queue.md, "Fencing").
+    await git.moveFence(fenceRef(queueId), baseRef);
     const baseSha = await git.readRef(baseRef);
     if (baseSha === null) throw new Error(`base ref ${baseRef} is missing; cannot read back`);
     const candidate = op.candidateSha !== null && (await git.hasCommit(op.candidateSha)) ? op.candidateSha : null;
