@@ -100,7 +100,9 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
   it('a land refused by a protected branch stops the queue with a readable reason after exactly one try; resume lands it once the rule is lifted', async () => {
     const repo = await newQueue();
     emulator.knobs.protectedBranches = [`${login}/${repo.name}:main`];
-    const mainUpdates = () => emulator.requests.filter((r) => r.method === 'PATCH' && decodeURIComponent(r.path) === `/repos/${login}/${repo.name}/git/refs/heads/main`).length;
+    // A land is one GraphQL updateRefs (the fenced land); this suite's worker works on this queue only now.
+    const since = Date.now();
+    const mainUpdates = () => emulator.requests.filter((r) => r.at >= since && r.method === 'POST' && r.path === '/graphql').length;
     await mq.enqueue(repo.queue.id, 1, pr(repo.path, repo.main, 1));
     const paused = await mq.runCi(repo.queue.id, repo.path, (q) => q.status === 'paused', { timeoutMs: 60_000 });
     await mq.quiet(repo.queue.id);

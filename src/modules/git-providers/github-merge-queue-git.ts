@@ -108,7 +108,9 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
       if ((error as { name?: string }).name !== 'GraphqlResponseError') return call<boolean>(() => Promise.reject(error));
       const [base, fenceNow] = [await this.readRef(ref), await this.readRef(fence.ref)];
       if (base !== expectedSha || fenceNow !== fence.sha) return false;
-      throw new ProviderFailure('rejected', `GitHub refused the land of ${newSha} onto ${fullRef(ref)}: ${(error as Error).message}`);
+      // GitHub's own words (a protected branch, a rule), as a person reads them on the queue.
+      const messages = ((error as { errors?: { message?: string }[] }).errors ?? []).map((e) => e.message).filter(Boolean);
+      throw new ProviderFailure('rejected', messages.length ? messages.join('; ') : `GitHub refused the land of ${newSha} onto ${fullRef(ref)}: ${(error as Error).message}`);
     }
   }
 

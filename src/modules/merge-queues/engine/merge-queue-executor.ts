@@ -8,6 +8,7 @@ import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFac
 import { candidateRef } from './merge-queue-ids';
 import { type Fence, fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure, type MergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
 import { MergeQueuesRepository, type QueueWithSource, URGENT_OPERATION_KINDS } from '../merge-queues.repository';
 import { fenceRef, type Lease, LeaseLost, renewEveryMs } from './merge-queue-lease';
@@ -185,13 +186,25 @@ export class MergeQueueExecutor {
     signal.throwIfAborted();
     // A land's fence is read BEFORE the claim: the claim commits only under this lease, which proves
     // that no newer executor had taken the queue (and so moved the fence) when the fence was read.
-    const fence = op.kind === 'land' ? await this.currentFence(queueId, git, baseRef) : undefined;
+    let fence: Fence | undefined;
+    let baseMissing = false;
+    if (op.kind === 'land') {
+      try {
+        fence = await this.currentFence(queueId, git, baseRef);
+      } catch (error) {
+        // The queue's first fence is made from the base, which is gone: nothing can land on it.
+        if (!(error instanceof ProviderFailure && error.kind === 'not_found' && (await git.readRef(baseRef)) === null)) throw error;
+        baseMissing = true;
+      }
+    }
     if (!(await this.markRunning(row, op, lease))) return false;
     signal.throwIfAborted();
     failpoint(`merge-queue.executor.${op.kind}.before`, queueId);
     let event: MergeQueueEvent;
     try {
-      event = await this.perform(queueId, git, baseRef, op, fence, signal);
+      event = baseMissing
+        ? { type: 'landRefused', operationId: op.id, reason: `the base ref ${baseRef} does not exist`, at: Date.now() }
+        : await this.perform(queueId, git, baseRef, op, fence, signal);
     } catch (error) {
       // Stopped because the lease (or the job lock) was lost: no failure of the provider's, and the
       // operation is the next executor's to read back.
