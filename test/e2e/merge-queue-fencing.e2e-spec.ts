@@ -6,11 +6,9 @@ import { Test } from '@nestjs/testing';
 import { Octokit } from '@octokit/rest';
 import type { Queue as BullQueue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { Client } from 'pg';
 import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
-import { migrate } from '@/common/prisma/migration-runner';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { QueueName } from '@/common/queues/queue-names';
 import type { CodeSource } from '@/generated/prisma/client';
@@ -24,7 +22,7 @@ import { fenceRef, type Lease, LeaseLost } from '@/modules/merge-queues/engine/m
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
 import { WorkerModule } from '@/worker.module';
-import { ensureDatabase, withDatabase } from '../../src/ops/services';
+import { ownDatabase } from '../support/own-database';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator, gitTestConfig } from '../support/git';
@@ -35,11 +33,11 @@ import { until } from '../support/processes';
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /**
- * This suite runs on a database and a BullMQ prefix of its own (`<test database>_fencing`, dropped
- * and created again at the start): the workers of suites running beside it sweep every queue of
- * their database and would take part in the take-overs this suite stages.
+ * This suite runs on a database and a BullMQ prefix of its own (own-database.ts): the workers of
+ * suites running beside it sweep every queue of their database and would take part in the
+ * take-overs this suite stages.
  */
-const DATABASE = `${new URL(process.env.DATABASE_URL as string).pathname.slice(1)}_fencing`;
+let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
 
 /** Short leases, so that a stalled executor is replaced within a second or two. */
 const LEASE_MS = 1_200;
@@ -107,10 +105,9 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
 
   beforeAll(async () => {
     emulator = await new GitProviderEmulator().start();
-    const databaseUrl = await ensureDatabase(process.env.DATABASE_URL as string, DATABASE, { fresh: true });
-    await migrate(databaseUrl);
+    own = await ownDatabase('fencing');
     const base = gitTestConfig(emulator);
-    config = { ...base, databaseUrl, queuePrefix: `dpa-fencing-${randomUUID().slice(0, 8)}`, mergeQueues: { ...base.mergeQueues, leaseMs: LEASE_MS } };
+    config = { ...base, databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix, mergeQueues: { ...base.mergeQueues, leaseMs: LEASE_MS } };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(config).overrideProvider(MergeQueueGits).useValue(gits).compile();
     worker = await moduleRef.init();
@@ -129,9 +126,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     await worker?.close();
     await app?.close();
     await emulator?.stop();
-    const admin = new Client({ connectionString: withDatabase(process.env.DATABASE_URL as string, 'postgres') });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`).finally(() => admin.end());
+    await own?.drop();
   });
 
   const settings = { requiredChecks: ['ci'], checkTimeoutSeconds: 600, minBatch: 2, maxBatch: 2, maxParallel: 1, flakyRetries: 0 };
