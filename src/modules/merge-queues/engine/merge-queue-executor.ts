@@ -130,7 +130,12 @@ export class MergeQueueExecutor {
       );
     }, renewEveryMs(this.leaseMs));
     try {
-      return { performed: await this.drainHolding(queue, lease, controller.signal), leaseBusy: false };
+      // The queue as it is under this lease: the row read above may predate the last holder's
+      // base-ref move (completeMigration), and a run on that snapshot would build and land on the
+      // old base ref (seen: a PR landed on main after the queue had moved to release).
+      const held = await this.repository.queueForWorker(queueId);
+      if (!held || held.quarantined) return { performed: 0, leaseBusy: false };
+      return { performed: await this.drainHolding(held, lease, controller.signal), leaseBusy: false };
     } finally {
       clearInterval(renewal);
       outer?.removeEventListener('abort', onOuterAbort);
