@@ -18,9 +18,19 @@ import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, git } from '../support/git-repos';
 import { ownDatabase } from '../support/own-database';
 import { MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
-import { until } from '../support/processes';
 
 const TEST_TIMEOUT_MS = 90_000;
+
+/** Polls `read` until `done` holds (or fails after `timeoutMs`, showing the last value). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(value, null, 1)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /**
  * Issue 19, "no silent loops", on GitHub (the provider emulator, the real Octokit client) with the
@@ -165,7 +175,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     // Every git call fails (far more than the 10 tries before quarantine), without Retry-After.
     Object.assign(emulator.knobs, { gitFailures: 1_000_000, gitFailureStatus: 503 });
     await mq.enqueue(failing.queue.id, 1, pr(failing.path, failing.main, 1));
-    const quarantined = await until('the failing queue paused', async () => { const q = await mq.get(failing.queue.id); return q.status === 'paused' ? q : undefined; }, 60_000);
+    const quarantined = await until(() => mq.get(failing.queue.id), (q) => q.status === 'paused', 60_000);
     emulator.knobs.gitFailures = 0;
     const row = await prisma.mergeQueue.findUniqueOrThrow({ where: { id: failing.queue.id } });
     expect(row).toMatchObject({ quarantined: true, failureCount: 10 });
@@ -186,7 +196,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     for (let i = 0; i < 3; i++) queues.push(await newQueue());
     for (const [i, q] of queues.entries()) await mq.enqueue(q.queue.id, 1 + i, pr(q.path, q.main, 1 + i));
     // CI starts on all three and never reports: each is a queue the sweep ticks (its check timeout may have passed).
-    for (const q of queues) await until('a batch testing', async () => (await mq.get(q.queue.id)).batches.some((b) => b.status === 'testing'), 30_000);
+    for (const q of queues) await until(() => mq.get(q.queue.id), (v) => v.batches.some((b) => b.status === 'testing'));
     const [broken, ...others] = queues.map((q) => q.queue.id);
     expect(others.every((id) => id > broken)).toBe(true);
     process.env.DPA_FAILPOINTS = `merge-queue.reduce@${broken}`;
@@ -217,13 +227,13 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
       const sweeps: number[] = [];
       processor.worker.on('completed', (job: Job) => void (job.name === MergeQueuesJob.Sweep && sweeps.push(Date.now())));
       expect(await queue.getJobScheduler(MergeQueuesJob.Sweep)).toBeDefined();
-      await until('a sweep', async () => sweeps.length > 0, 30_000);
+      await until(async () => sweeps.length, (n) => n > 0);
       expect(await redis.flushdb()).toBe('OK');
       const flushedAt = Date.now();
       expect(await queue.getJobScheduler(MergeQueuesJob.Sweep)).toBeUndefined();
       // Re-created by the periodic check, and sweeping again.
-      await until('the sweep scheduler re-created', async () => (await queue.getJobScheduler(MergeQueuesJob.Sweep)) !== undefined, 30_000);
-      await until('a sweep after the flush', async () => sweeps.filter((t) => t > flushedAt).length > 0, 30_000);
+      await until(() => queue.getJobScheduler(MergeQueuesJob.Sweep), (s) => s !== undefined);
+      await until(async () => sweeps.filter((t) => t > flushedAt).length, (n) => n > 0);
       expect(processor.schedulers?.recreated).toBeGreaterThanOrEqual(1);
     } finally {
       await redis.flushdb();
