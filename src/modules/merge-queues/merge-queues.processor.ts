@@ -163,14 +163,16 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
    */
   async sweep(): Promise<{ swept: string[]; failed: string[] }> {
     const { unfinished, moving, ciRunning } = await this.repository.sweepTargets();
-    const failed: string[] = [];
-    const swept: string[] = [];
+    // A queue may be both kicked and ticked: it counts as swept only when every step for it went
+    // through, and as failed (once) when any did not.
+    const failed = new Set<string>();
+    const handled = new Set<string>();
     const each = async (queueId: string, what: string, run: () => Promise<void>) => {
+      handled.add(queueId);
       try {
         await run();
-        swept.push(queueId);
       } catch (error) {
-        failed.push(queueId);
+        failed.add(queueId);
         this.metrics?.workerError('sweep');
         this.logger.error({ err: error, queueId, what }, 'merge-queue sweep could not handle a queue; going on with the others');
       }
@@ -179,7 +181,7 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     // Queues moving to a new base ref whose executor has not finished the move yet.
     for (const queueId of moving) await each(queueId, 'kick', () => this.scheduler.kick(queueId));
     for (const queueId of ciRunning) await each(queueId, 'tick', () => this.tick(queueId));
-    return { swept, failed };
+    return { swept: [...handled].filter((id) => !failed.has(id)), failed: [...failed] };
   }
 
   private async tick(queueId: string): Promise<void> {
