@@ -1,7 +1,7 @@
 import type { NestExpressApplication, NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
-import { requestIdMiddleware } from '@/common/logging/logging.module';
+import { requestIdMiddleware } from '@/common/logging/request-id.middleware';
 import { createValidationPipe } from '@/common/http/validation';
 import { bodyGuardMiddleware, bodyRejectionHandler, JSON_MEDIA_TYPES, jsonOnlyMiddleware, verifyJsonBody } from '@/common/http/body-guard';
 import { ParameterGuardPipe } from '@/common/http/parameter-guard.pipe';

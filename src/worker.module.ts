@@ -2,9 +2,9 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { INFRASTRUCTURE_MODULES } from '@/app.module';
 import { JobHandlerCheck } from '@/common/queues/job-handlers';
-import { MaintenanceModule } from '@/modules/maintenance/maintenance.module';
-import { MaintenanceProcessor } from '@/modules/maintenance/maintenance.processor';
-import { DomainVerificationModule } from '@/modules/domains/domain-verification.module';
+import { IntegrationsWorkerModule } from '@/modules/integrations/integrations-worker.module';
+import { MaintenanceProcessor } from '@/modules/integrations/maintenance.processor';
+import { DomainVerificationModule } from '@/modules/domains/verification/domain-verification.module';
 import { DomainsProcessor } from '@/modules/domains/domains.processor';
 import { MergeQueueEngineModule } from '@/modules/merge-queues/merge-queue-engine.module';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
@@ -16,7 +16,7 @@ import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
 
 /** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, MaintenanceModule, DomainVerificationModule, MergeQueueEngineModule, UsageImportWorkerModule, WebhookWorkerModule],
+  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, IntegrationsWorkerModule, DomainVerificationModule, MergeQueueEngineModule, UsageImportWorkerModule, WebhookWorkerModule],
   providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor, MergeQueueStatusesProcessor, UsageImportsProcessor, WebhooksProcessor],
 })
 export class WorkerModule {}

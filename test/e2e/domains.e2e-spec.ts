@@ -6,7 +6,7 @@ import type { Queue } from 'bullmq';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { DomainsJob, QueueName } from '@/common/queues/queue-names';
-import { DomainReverificationService } from '@/modules/domains/domain-reverification.service';
+import { DomainReverificationService } from '@/modules/domains/verification/domain-reverification.service';
 import { WorkerModule } from '@/worker.module';
 import { createTestApp } from '../support/app';
 import { TestDnsServer } from '../support/dns-server';

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
-import { redactTokens, redactUrl } from '@/common/logging/logging.module';
+import { redactTokens, redactUrl } from '@/common/logging/redaction';
 import { buildIfStale } from '../../src/ops/build';
 import { freePort, ROOT } from '../support/processes';
 

@@ -1,7 +1,7 @@
-import { Prisma } from '@/generated/prisma/client';
 import { AppError } from '@/common/errors/app-error';
 import type { ErrorEntry } from '@/common/errors/error-catalogue';
 import { invalidFields } from '@/common/errors/invalid-fields';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 
 export const GIVEN_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -16,16 +16,6 @@ export function slugify(name: string): string {
     .slice(0, 56)
     .replace(/-+$/g, '');
   return slug || 'item';
-}
-
-/** True for a unique-constraint violation (P2002) whose constraint covers `field`. */
-export function isUniqueViolation(error: unknown, field: string): boolean {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError) || error.code !== 'P2002') return false;
-  const meta = error.meta as { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: string[]; index?: string } } } } | undefined;
-  const constraint = meta?.driverAdapterError?.cause?.constraint;
-  const names = [meta?.target, constraint?.fields, constraint?.index].flat().filter((v): v is string => typeof v === 'string');
-  // Index names follow Prisma's convention <Model>_<field>_<field>_key.
-  return names.some((name) => name.replace(/"/g, '') === field || name.split('_').includes(field));
 }
 
 /**

@@ -5,7 +5,7 @@ import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { CodeSource, Integration, Prisma } from '@/generated/prisma/client';

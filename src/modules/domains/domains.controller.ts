@@ -6,7 +6,7 @@ import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
-import { ApexStatusService } from './apex-status.service';
+import { ApexStatusService } from './apex-status/apex-status.service';
 import { DomainErrors } from './domains.errors';
 import { DomainsService } from './domains.service';
 import { ApexStatusDto, ApexStatusQueryDto, CreateDomainRequest, DomainDto } from './dto/domain.dto';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { ApexStatusService } from './apex-status.service';
-import { DomainDependentsController } from './domain-dependents.controller';
-import { DomainDependentsService } from './domain-dependents.service';
-import { DomainGrantsController } from './domain-grants.controller';
-import { DomainGrantsService } from './domain-grants.service';
-import { DomainVerificationModule } from './domain-verification.module';
+import { ApexStatusService } from './apex-status/apex-status.service';
+import { DomainDependentsController } from './dependents/domain-dependents.controller';
+import { DomainDependentsService } from './dependents/domain-dependents.service';
+import { DomainGrantsController } from './grants/domain-grants.controller';
+import { DomainGrantsService } from './grants/domain-grants.service';
+import { DomainVerificationModule } from './verification/domain-verification.module';
 import { DomainsController } from './domains.controller';
 import { DomainsService } from './domains.service';
 

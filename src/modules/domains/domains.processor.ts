@@ -8,8 +8,8 @@ import { dependencyStatus } from '@/common/errors/dependency-errors';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { RepeatableJobs } from '@/common/queues/repeatable-jobs';
 import { DomainsJob, QueueName } from '@/common/queues/queue-names';
-import { DomainExpiryService } from './domain-expiry.service';
-import { DomainReverificationService } from './domain-reverification.service';
+import { DomainExpiryService } from './verification/domain-expiry.service';
+import { DomainReverificationService } from './verification/domain-reverification.service';
 
 @Processor(QueueName.Domains)
 export class DomainsProcessor extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {

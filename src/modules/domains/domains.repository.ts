@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ManagedDomain, Prisma } from '@/generated/prisma/client';
 import { AppError } from '@/common/errors/app-error';
-import { ancestorsOf } from './apex-name';
-import type { ActiveAncestorFacts } from './apex-status.rules';
+import { ancestorsOf } from './dns/apex-name';
+import type { ActiveAncestorFacts } from './apex-status/apex-status.rules';
 import { DomainErrors } from './domains.errors';
 
 /** All Prisma access of the domains module that is shared by its services. */

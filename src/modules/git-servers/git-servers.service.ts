@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { Prisma } from '@/generated/prisma/client';

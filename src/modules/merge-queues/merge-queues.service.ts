@@ -5,7 +5,7 @@ import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { decodeCursor, Page, PaginationQueryDto } from '@/common/pagination/pagination';
 import type { CodeSource, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';

@@ -3,7 +3,7 @@ import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { RequestErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ModuleDefinition, Prisma } from '@/generated/prisma/client';

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
-import { createWithGivenId, isUniqueViolation } from '@/common/http/given-id';
+import { createWithGivenId } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { newestFirst, newestFirstFromSql, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateProjectDto, ProjectDto, toProjectDto, UpdateProjectDto } from './dto/project.dto';

@@ -3,7 +3,7 @@ import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service
 import type { Principal } from '@/common/auth/principal';
 import { assertMayGrant, assertMayManage } from '@/common/auth/role-rules';
 import { AppError } from '@/common/errors/app-error';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { Prisma, ServiceAccount } from '@/generated/prisma/client';

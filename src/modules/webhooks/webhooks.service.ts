@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { QueueName, WebhooksJob } from '@/common/queues/queue-names';
 import type { Prisma } from '@/generated/prisma/client';

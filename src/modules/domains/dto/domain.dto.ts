@@ -4,8 +4,8 @@ import { RequestEnvelope } from '@/common/http/envelope';
 import type { DomainDependent, DomainGrant, ManagedDomain } from '@/generated/prisma/client';
 import { DomainDependentKind, ManagedDomainStatus } from '@/generated/prisma/enums';
 import { ROW_ID } from '@/modules/pipelines/dto/pipeline.dto';
-import { MAX_HOSTNAME_INPUT_LENGTH, normalizeApex, normalizeHostname, verificationRecordName } from '../apex-name';
-import { MAX_LISTED_DEPENDENTS } from '../apex-status.rules';
+import { MAX_HOSTNAME_INPUT_LENGTH, normalizeApex, normalizeHostname, verificationRecordName } from '../dns/apex-name';
+import { MAX_LISTED_DEPENDENTS } from '../apex-status/apex-status.rules';
 
 const STATUSES = Object.values(ManagedDomainStatus);
 const KINDS = Object.values(DomainDependentKind);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@/common/prisma/prisma.service';
 
 @Injectable()
-export class MaintenanceService {
+export class OAuthStatePurgeService {
   constructor(private readonly prisma: PrismaService) {}
 
   /** Deletes OAuth CSRF states that expired more than a day ago (used ones are kept that long for audit). */

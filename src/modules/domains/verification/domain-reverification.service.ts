@@ -4,8 +4,8 @@ import type { AppConfig } from '@/common/config/app-config';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
-import { DnsUnavailableError } from './dns-resolver';
-import { DomainVerifier } from './domain-verifier';
+import { DnsUnavailableError } from '../dns/dns-resolver';
+import { DomainVerifier } from '../dns/domain-verifier';
 
 /** ACTIVE domains read per query, and lookups in flight at once. */
 const BATCH_SIZE = 100;

@@ -8,18 +8,19 @@ import { dependencyStatus } from '@/common/errors/dependency-errors';
 import { MaintenanceJob, QueueName } from '@/common/queues/queue-names';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { RepeatableJobs } from '@/common/queues/repeatable-jobs';
-import { MaintenanceService } from './maintenance.service';
+import { OAuthStatePurgeService } from './oauth-state-purge.service';
 
+/** The maintenance queue: housekeeping of the integrations (today only expired OAuth states). */
 @Processor(QueueName.Maintenance)
 export class MaintenanceProcessor extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MaintenanceProcessor.name);
 
   readonly handlers: JobHandlers = {
-    [MaintenanceJob.PurgeExpiredOAuthStates]: async () => ({ deleted: await this.maintenance.purgeExpiredOAuthStates(new Date()) }),
+    [MaintenanceJob.PurgeExpiredOAuthStates]: async () => ({ deleted: await this.oauthStates.purgeExpiredOAuthStates(new Date()) }),
   };
 
   constructor(
-    private readonly maintenance: MaintenanceService,
+    private readonly oauthStates: OAuthStatePurgeService,
     @InjectQueue(QueueName.Maintenance) private readonly queue: Queue,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {

@@ -2,16 +2,16 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { DomainDependent } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
-import { isUnder, normalizeHostname } from './apex-name';
-import { DomainDependentErrors } from './domains.errors';
-import { DomainsRepository } from './domains.repository';
-import { CreateDomainDependentDto, DomainDependentDto, toDomainDependentDto } from './dto/domain.dto';
+import { isUnder, normalizeHostname } from '../dns/apex-name';
+import { DomainDependentErrors } from '../domains.errors';
+import { DomainsRepository } from '../domains.repository';
+import { CreateDomainDependentDto, DomainDependentDto, toDomainDependentDto } from '../dto/domain.dto';
 
 const LIST = newestFirst<DomainDependent>('domainDependents');
 

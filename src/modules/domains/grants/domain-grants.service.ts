@@ -2,15 +2,15 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
-import { isUniqueViolation } from '@/common/http/given-id';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { DomainGrant } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
-import { DomainGrantErrors } from './domains.errors';
-import { DomainsRepository } from './domains.repository';
-import { CreateDomainGrantDto, DomainGrantDto, toDomainGrantDto } from './dto/domain.dto';
+import { DomainGrantErrors } from '../domains.errors';
+import { DomainsRepository } from '../domains.repository';
+import { CreateDomainGrantDto, DomainGrantDto, toDomainGrantDto } from '../dto/domain.dto';
 
 const LIST = newestFirst<DomainGrant>('domainGrants');
 

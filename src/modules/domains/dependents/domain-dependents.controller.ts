@@ -7,8 +7,8 @@ import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { DomainDependentsService } from './domain-dependents.service';
-import { DomainDependentErrors, DomainErrors } from './domains.errors';
-import { CreateDomainDependentRequest, DomainDependentDto } from './dto/domain.dto';
+import { DomainDependentErrors, DomainErrors } from '../domains.errors';
+import { CreateDomainDependentRequest, DomainDependentDto } from '../dto/domain.dto';
 
 @ApiTags('domains')
 @Controller('domains/:id/dependents')

@@ -4,10 +4,10 @@ import { AppError } from '@/common/errors/app-error';
 import { RequestErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { normalizeApex } from './apex-name';
+import { normalizeApex } from '../dns/apex-name';
 import { decideApexStatus, MAX_LISTED_DEPENDENTS } from './apex-status.rules';
-import { DomainsRepository } from './domains.repository';
-import type { ApexStatusDto } from './dto/domain.dto';
+import { DomainsRepository } from '../domains.repository';
+import type { ApexStatusDto } from '../dto/domain.dto';
 
 /** Spec endpoint 15: the status of an apex as the caller's organization may see it (rules in apex-status.rules.ts). */
 @Injectable()

@@ -7,8 +7,8 @@ import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { DomainGrantsService } from './domain-grants.service';
-import { DomainErrors, DomainGrantErrors } from './domains.errors';
-import { CreateDomainGrantRequest, DomainGrantDto } from './dto/domain.dto';
+import { DomainErrors, DomainGrantErrors } from '../domains.errors';
+import { CreateDomainGrantRequest, DomainGrantDto } from '../dto/domain.dto';
 
 @ApiTags('domains')
 @Controller('domains/:id/grants')

@@ -2,11 +2,11 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { AuditModule } from '@/modules/audit/audit.module';
-import { DnsResolver, NodeDnsResolver } from './dns-resolver';
+import { DnsResolver, NodeDnsResolver } from '../dns/dns-resolver';
 import { DomainExpiryService } from './domain-expiry.service';
 import { DomainReverificationService } from './domain-reverification.service';
-import { DomainVerifier } from './domain-verifier';
-import { DomainsRepository } from './domains.repository';
+import { DomainVerifier } from '../dns/domain-verifier';
+import { DomainsRepository } from '../domains.repository';
 
 /** What both processes need: the resolver port, the verifier, the repository, re-verification and expiry. */
 @Module({
