@@ -14,7 +14,10 @@ import { UsageImportsProcessor } from '@/modules/usage/usage-imports.processor';
 import { WebhookWorkerModule } from '@/modules/webhooks/webhook-worker.module';
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
 
-/** The worker process: the same providers as the API, BullMQ processors, no HTTP. */
+/**
+ * The worker process: the API's infrastructure modules, the domain modules its processors need, and
+ * the processors; no controllers (worker.ts serves its health and metrics port).
+ */
 @Module({
   imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, IntegrationsWorkerModule, DomainVerificationModule, MergeQueueEngineModule, UsageImportWorkerModule, WebhookWorkerModule],
   providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor, MergeQueueStatusesProcessor, UsageImportsProcessor, WebhooksProcessor],

@@ -1,5 +1,7 @@
-export type ActorType = 'MEMBERSHIP' | 'SERVICE_ACCOUNT';
-export type Role = 'OWNER' | 'ADMIN' | 'MEMBER' | 'VIEWER';
+import type { ApiKeyOwnerType, Role } from '@/generated/prisma/enums';
+
+export type { Role };
+export type ActorType = ApiKeyOwnerType;
 
 /** Who is calling: set on the request by the bearer guard, read by handlers. */
 export interface Principal {

@@ -4,7 +4,22 @@ import { tmpdir } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 
-/** Environment variables the processes read. Nothing else in the code base reads process.env. */
+/**
+ * An optional whole number in [min, max]: absent or empty is undefined, anything else must parse.
+ * The same decorators, in the same order, as writing them out on the property.
+ */
+function OptionalInt(min: number, max: number): PropertyDecorator {
+  const decorators = [IsOptional(), Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value))), IsInt(), Min(min), Max(max)];
+  return (target, key) => {
+    for (const decorator of decorators.reverse()) decorator(target, key);
+  };
+}
+
+/**
+ * Environment variables the processes read, validated once at boot into AppConfig. The few other
+ * readers of process.env run without it: failpoints (test builds only), the CLI, the container
+ * healthcheck, migrate, and the PATH handed to git.
+ */
 export class EnvironmentVariables {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgresql:// URL' })
   DATABASE_URL: string;
@@ -12,29 +27,17 @@ export class EnvironmentVariables {
   @Matches(/^rediss?:\/\/\S+$/, { message: 'must be a redis:// or rediss:// URL' })
   REDIS_URL: string;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @OptionalInt(0, 65535)
   PORT?: number;
 
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(3_600_000)
+  @OptionalInt(0, 3_600_000)
   AUTH_CACHE_TTL_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(1000)
+  @OptionalInt(1, 1000)
   DATABASE_POOL_SIZE?: number;
 
   // 'false' behind a pooler in transaction mode (PgBouncer < 1.21 without max_prepared_statements).
@@ -48,74 +51,34 @@ export class EnvironmentVariables {
   QUEUE_PREFIX?: string;
 
   // class-transformer recurses per level: far past a few hundred levels it overflows the stack.
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(2)
-  @Max(200)
+  @OptionalInt(2, 200)
   BODY_MAX_DEPTH?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(10)
-  @Max(100_000)
+  @OptionalInt(10, 100_000)
   BODY_MAX_KEYS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(600000)
+  @OptionalInt(100, 600000)
   DATABASE_CONNECT_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(600000)
+  @OptionalInt(100, 600000)
   DATABASE_QUERY_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(600000)
+  @OptionalInt(100, 600000)
   DATABASE_TRANSACTION_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(600000)
+  @OptionalInt(100, 600000)
   REDIS_CONNECT_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(600000)
+  @OptionalInt(100, 600000)
   REDIS_COMMAND_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1000)
-  @Max(600000)
+  @OptionalInt(1000, 600000)
   HTTP_HEADERS_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1000)
-  @Max(3600000)
+  @OptionalInt(1000, 3600000)
   HTTP_REQUEST_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1000)
-  @Max(600000)
+  @OptionalInt(1000, 600000)
   HTTP_KEEP_ALIVE_TIMEOUT_MS?: number;
 
   /** Express `trust proxy`: `false`, `true`, a number of hops, or comma-separated addresses/subnets. */
@@ -125,50 +88,26 @@ export class EnvironmentVariables {
   })
   TRUST_PROXY?: string;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1000)
-  @Max(86_400_000)
+  @OptionalInt(1000, 86_400_000)
   RATE_LIMIT_WINDOW_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_PER_PRINCIPAL?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_PER_ACTOR?: number;
 
   @IsOptional()
   @IsIn(['true', 'false'])
   RATE_LIMIT_LOCAL_PRE_COUNT?: string;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_KEY_CREATION?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_REPORTS?: number;
 
   /** Comma-separated resolver addresses, `ip` or `ip:port` (`[ipv6]:port`); empty means the system's. */
@@ -178,39 +117,19 @@ export class EnvironmentVariables {
   })
   DNS_SERVERS?: string;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(60_000)
+  @OptionalInt(100, 60_000)
   DNS_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(60_000)
-  @Max(7 * 86_400_000)
+  @OptionalInt(60_000, 7 * 86_400_000)
   DOMAIN_REVERIFY_INTERVAL_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(30 * 86_400_000)
+  @OptionalInt(0, 30 * 86_400_000)
   DOMAIN_VERIFICATION_GRACE_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(60_000)
-  @Max(365 * 86_400_000)
+  @OptionalInt(60_000, 365 * 86_400_000)
   DOMAIN_PENDING_TTL_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1_000)
-  @Max(86_400_000)
+  @OptionalInt(1_000, 86_400_000)
   DOMAIN_PENDING_SWEEP_INTERVAL_MS?: number;
 
   /** Unset (or empty) means production: a forgotten variable never turns development conveniences on. */
@@ -220,27 +139,15 @@ export class EnvironmentVariables {
   NODE_ENV?: string;
 
   /** The API's Prometheus listener (GET /metrics), never the public port; 0 = any free port. */
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @OptionalInt(0, 65535)
   METRICS_PORT?: number;
 
   /** The worker's health and metrics listener; 0 = any free port. */
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @OptionalInt(0, 65535)
   WORKER_HEALTH_PORT?: number;
 
   /** How long a process given SIGTERM may spend finishing in-flight requests and jobs. */
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(600_000)
+  @OptionalInt(0, 600_000)
   SHUTDOWN_GRACE_MS?: number;
 
   /** Browser origins allowed by CORS, comma-separated; unset: no CORS headers at all. */
@@ -290,39 +197,19 @@ export class EnvironmentVariables {
   @IsString()
   GITHUB_APP_PRIVATE_KEY?: string;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(120_000)
+  @OptionalInt(100, 120_000)
   GIT_PROVIDER_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(600_000)
+  @OptionalInt(100, 600_000)
   GIT_LOCAL_TIMEOUT_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(3_600_000)
+  @OptionalInt(0, 3_600_000)
   GIT_REPOSITORY_CACHE_TTL_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1024)
-  @Max(1_073_741_824)
+  @OptionalInt(1024, 1_073_741_824)
   GIT_PROVIDER_MAX_RESPONSE_BYTES?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000)
+  @OptionalInt(1, 10_000)
   GIT_PROVIDER_MAX_PAGES?: number;
 
   @IsOptional()
@@ -346,102 +233,46 @@ export class EnvironmentVariables {
   @Matches(/^https?:\/\/[^\s/?#]+(\s*,\s*https?:\/\/[^\s/?#]+)*$/, { message: 'must be comma-separated origins such as https://app.example.com' })
   OAUTH_REDIRECT_ALLOWED_ORIGINS?: string;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_OAUTH_CALLBACK?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_USAGE_IMPORT?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(10_000_000)
+  @OptionalInt(1, 10_000_000)
   RATE_LIMIT_WEBHOOKS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(0)
-  @Max(86_400)
+  @OptionalInt(0, 86_400)
   USAGE_IMPORT_COOLDOWN_SECONDS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1_000)
-  @Max(365 * 86_400_000)
+  @OptionalInt(1_000, 365 * 86_400_000)
   USAGE_IMPORT_FRESHNESS_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
+  @OptionalInt(1, 1_000_000)
   USAGE_IMPORT_MAX_PAGES?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(3_600_000)
+  @OptionalInt(100, 3_600_000)
   MERGE_QUEUE_SWEEP_INTERVAL_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(300)
-  @Max(600_000)
+  @OptionalInt(300, 600_000)
   MERGE_QUEUE_LEASE_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
+  @OptionalInt(1, 100_000)
   MERGE_QUEUE_MAX_LIVE_ENTRIES?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
+  @OptionalInt(1, 100_000)
   MERGE_QUEUE_MAX_PER_ORGANIZATION?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(10)
-  @Max(3_600_000)
+  @OptionalInt(10, 3_600_000)
   MERGE_QUEUE_RETRY_BASE_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(10)
-  @Max(86_400_000)
+  @OptionalInt(10, 86_400_000)
   MERGE_QUEUE_RETRY_MAX_MS?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(1)
-  @Max(1_000)
+  @OptionalInt(1, 1_000)
   MERGE_QUEUE_QUARANTINE_AFTER?: number;
 
-  @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
-  @IsInt()
-  @Min(100)
-  @Max(86_400_000)
+  @OptionalInt(100, 86_400_000)
   JOB_SCHEDULER_CHECK_INTERVAL_MS?: number;
 }
 

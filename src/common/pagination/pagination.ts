@@ -4,6 +4,7 @@ import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class
 import { AppError } from '@/common/errors/app-error';
 import { PaginationErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
+import { ROW_ID } from '@/common/http/row-id';
 import { Prisma } from '@/generated/prisma/client';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -82,7 +83,6 @@ export function decodeCursor<Position extends readonly unknown[]>(keyset: Keyset
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const ROW_ID = /^[0-9A-Za-z_-]{1,64}$/;
 
 /** A timestamp as this service writes it: ISO 8601 UTC with milliseconds, years 0001-9999 (inside Postgres' range). */
 export function parseInstant(value: unknown): Date | undefined {

@@ -4,7 +4,7 @@ import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service
 import { SUPERADMIN_PERMISSION } from '@/common/auth/auth.decorators';
 import { hashToken } from '@/common/auth/api-key-hash';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
-import { hasPermission, Permission, principalMay } from '@/common/auth/permissions';
+import { hasPermission, Permission, principalMay, ROLE_ORDER } from '@/common/auth/permissions';
 import { roleAtLeast, type Principal, type Role } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { AuthErrors } from '@/common/errors/common.errors';
@@ -243,7 +243,7 @@ export class ApiKeysService {
 
   /** Ids of the members and service accounts whose role is above the caller's: their keys are hidden from the caller. */
   private async ownersAbove(principal: Principal): Promise<string[]> {
-    const above = (['OWNER', 'ADMIN', 'MEMBER'] as Role[]).filter((role) => !roleAtLeast(principal.role, role));
+    const above = ROLE_ORDER.filter((role) => !roleAtLeast(principal.role, role));
     if (!above.length) return [];
     const where = { organizationId: principal.organizationId, role: { in: above } };
     const [members, serviceAccounts] = await Promise.all([this.prisma.member.findMany({ where, select: { id: true } }), this.prisma.serviceAccount.findMany({ where, select: { id: true } })]);

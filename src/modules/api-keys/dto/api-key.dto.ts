@@ -5,6 +5,7 @@ import { IsOptionalNonNull } from '@/common/http/optional';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { ApiKey } from '@/generated/prisma/client';
+import { ApiKeyOwnerType } from '@/generated/prisma/enums';
 
 export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'ci' }) @IsString() @Length(1, 200) name: string;
@@ -48,7 +49,7 @@ export class ApiKeyDto {
   @ApiProperty() name: string;
   @ApiProperty() organizationId: string;
   @ApiProperty() ownerId: string;
-  @ApiProperty({ enum: ['MEMBERSHIP', 'SERVICE_ACCOUNT'] }) ownerType: string;
+  @ApiProperty({ enum: Object.values(ApiKeyOwnerType) }) ownerType: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty() createdById: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;

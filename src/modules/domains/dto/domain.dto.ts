@@ -3,7 +3,7 @@ import { IsDefined, IsIn, IsString, Length, Matches, MaxLength, ValidateBy, type
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { DomainDependent, DomainGrant, ManagedDomain } from '@/generated/prisma/client';
 import { DomainDependentKind, ManagedDomainStatus } from '@/generated/prisma/enums';
-import { ROW_ID } from '@/modules/pipelines/dto/pipeline.dto';
+import { ROW_ID } from '@/common/http/row-id';
 import { MAX_HOSTNAME_INPUT_LENGTH, normalizeApex, normalizeHostname, verificationRecordName } from '../dns/apex-name';
 import { MAX_LISTED_DEPENDENTS } from '../apex-status/apex-status.rules';
 

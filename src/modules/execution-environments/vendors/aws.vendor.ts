@@ -1,4 +1,4 @@
-import type { InstanceCatalogue } from '@/modules/pipelines/sandbox-plan';
+import type { InstanceCatalogue } from './instance-catalogue';
 import catalogue from './aws.catalogue.json';
 import type { CloudVendor } from './vendor';
 

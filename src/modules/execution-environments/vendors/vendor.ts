@@ -1,4 +1,4 @@
-import type { InstanceCatalogue } from '@/modules/pipelines/sandbox-plan';
+import type { InstanceCatalogue } from './instance-catalogue';
 
 /** The fields of an environment whose shape depends on the vendor. */
 export const VENDOR_FIELDS = ['region', 'vpcId', 'subnetId', 'securityGroupId', 'cloudAccountId'] as const;

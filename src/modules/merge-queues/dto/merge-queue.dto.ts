@@ -3,7 +3,7 @@ import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsIn
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
 import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEntry, MergeQueueEvent } from '@/generated/prisma/client';
-import { ROW_ID } from '@/modules/pipelines/dto/pipeline.dto';
+import { ROW_ID } from '@/common/http/row-id';
 import {
   MERGE_QUEUE_BATCH_STATUSES,
   MERGE_QUEUE_CHECK_STATES,

@@ -3,7 +3,8 @@ import { IsIn, IsString, Matches } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { PipelineRun } from '@/generated/prisma/client';
 import { PipelineRunStatus } from '@/generated/prisma/enums';
-import { ROW_ID, RUN_STATUSES } from './pipeline.dto';
+import { ROW_ID } from '@/common/http/row-id';
+import { RUN_STATUSES } from './pipeline.dto';
 
 export class CreatePipelineRunDto {
   @ApiProperty({ description: 'A version of this pipeline', pattern: ROW_ID.source })

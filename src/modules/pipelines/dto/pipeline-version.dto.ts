@@ -4,7 +4,7 @@ import { IsOptionalNonNull } from '@/common/http/optional';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsInt, IsNumber, IsPositive, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { PipelineVersion } from '@/generated/prisma/client';
-import { ROW_ID } from './pipeline.dto';
+import { ROW_ID } from '@/common/http/row-id';
 
 export const MAX_STEPS = 5000;
 export const STEP_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

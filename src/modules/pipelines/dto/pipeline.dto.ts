@@ -2,12 +2,12 @@ import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs
 import { IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { IsOptionalNonNull } from '@/common/http/optional';
 import { GIVEN_ID_PATTERN } from '@/common/http/given-id';
+import { ROW_ID } from '@/common/http/row-id';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import type { Pipeline } from '@/generated/prisma/client';
 import { PipelineRunStatus } from '@/generated/prisma/enums';
 
-export const ROW_ID = /^[0-9A-Za-z_-]{1,64}$/;
 export const RUN_STATUSES = Object.values(PipelineRunStatus);
 
 export class CreatePipelineDto {

@@ -1,3 +1,8 @@
+import type { InstanceCatalogue, InstanceType, MicroVmSupport } from '@/modules/execution-environments/vendors/instance-catalogue';
+
+/** The vendors' catalogue types, owned by execution-environments (the data lives there), re-exported for the calculator's callers. */
+export type { InstanceCatalogue, InstanceType, MicroVmSupport };
+
 /** A step of a pipeline version as the calculator reads it. */
 export interface PlanStep {
   readonly name: string;
@@ -22,31 +27,6 @@ export interface Resources {
   readonly cpu: number;
   readonly memoryGiB: number;
   readonly diskGiB: number;
-}
-
-/** How a type runs microVMs: on bare metal, or as a VM that supports nested virtualisation. */
-export type MicroVmSupport = 'bare-metal' | 'nested-virtualization' | 'none';
-
-export interface InstanceType {
-  readonly name: string;
-  readonly vcpu: number;
-  readonly memoryGiB: number;
-  /** Local (instance-store / local SSD) disk; microVM root and scratch disks live there. */
-  readonly localDiskGiB: number;
-  readonly microVm: MicroVmSupport;
-  /** Regions where the type is offered. */
-  readonly regions: readonly string[];
-  /** On-demand USD per hour by region; regions absent here use the catalogue's base price region. */
-  readonly hourlyUsd: Readonly<Record<string, number>>;
-}
-
-/** One vendor's instance catalogue, a data file with its source and date. */
-export interface InstanceCatalogue {
-  readonly vendor: string;
-  readonly source: string;
-  readonly asOf: string;
-  readonly basePriceRegion: string;
-  readonly types: readonly InstanceType[];
 }
 
 /** Per-microVM overhead added to every slot, and what a host keeps for itself. */

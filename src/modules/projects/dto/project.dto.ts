@@ -5,8 +5,9 @@ import { ErrorBodyDto } from '@/common/errors/error-body';
 import { GIVEN_ID_PATTERN } from '@/common/http/given-id';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { Project } from '@/generated/prisma/client';
+import { ProjectStatus } from '@/generated/prisma/enums';
 
-export const PROJECT_STATUSES = ['ACTIVE', 'PROVISIONING', 'ERROR', 'ARCHIVED'] as const;
+const PROJECT_STATUSES = Object.values(ProjectStatus);
 
 export class CreateProjectDto {
   @ApiPropertyOptional({ description: 'Slug unique in the organization; derived from name when absent', pattern: GIVEN_ID_PATTERN.source, example: 'checkout-service' })
@@ -29,9 +30,9 @@ export class CreateProjectDto {
 
 // skipNullProperties: false keeps `null` out of the fields that cannot hold it (name, givenId, status).
 export class UpdateProjectDto extends PartialType(CreateProjectDto, { skipNullProperties: false }) {
-  @ApiPropertyOptional({ enum: ['ACTIVE', 'ARCHIVED'], description: 'Archive or re-activate the project' })
+  @ApiPropertyOptional({ enum: [ProjectStatus.ACTIVE, ProjectStatus.ARCHIVED], description: 'Archive or re-activate the project' })
   @IsOptionalNonNull()
-  @IsIn(['ACTIVE', 'ARCHIVED'])
+  @IsIn([ProjectStatus.ACTIVE, ProjectStatus.ARCHIVED])
   status?: 'ACTIVE' | 'ARCHIVED';
 }
 

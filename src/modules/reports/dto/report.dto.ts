@@ -4,6 +4,7 @@ import { IsObject, IsString, Length, MaxLength, ValidateNested } from 'class-val
 import { IsOptionalNonNull } from '@/common/http/optional';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { Report } from '@/generated/prisma/client';
+import { ApiKeyOwnerType } from '@/generated/prisma/enums';
 
 export const REPORT_METADATA_MAX_LENGTH = 500;
 
@@ -33,7 +34,7 @@ export class ReportDto {
   @ApiProperty() id: string;
   @ApiProperty() organizationId: string;
   @ApiProperty({ description: 'The member or service account that sent it' }) reporterId: string;
-  @ApiProperty({ enum: ['MEMBERSHIP', 'SERVICE_ACCOUNT'] }) reporterType: string;
+  @ApiProperty({ enum: Object.values(ApiKeyOwnerType) }) reporterType: string;
   @ApiProperty() title: string;
   @ApiProperty() message: string;
   @ApiProperty({ type: ReportMetadataDto }) metadata: ReportMetadataDto;

@@ -3,19 +3,20 @@ import { IsIn, IsString, Length, MaxLength } from 'class-validator';
 import { IsOptionalNonNull } from '@/common/http/optional';
 import { RequestEnvelope } from '@/common/http/envelope';
 import type { ServiceAccount } from '@/generated/prisma/client';
+import { Role } from '@/generated/prisma/enums';
 
-export const ROLES = ['OWNER', 'ADMIN', 'MEMBER', 'VIEWER'] as const;
+const ROLES = Object.values(Role);
 
 export class CreateServiceAccountDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'ci-deployer' }) @IsString() @Length(1, 200) name: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional({ enum: ROLES, default: 'MEMBER' }) @IsOptionalNonNull() @IsIn(ROLES) role?: (typeof ROLES)[number];
+  @ApiPropertyOptional({ enum: ROLES, default: 'MEMBER' }) @IsOptionalNonNull() @IsIn(ROLES) role?: Role;
 }
 
 export class UpdateServiceAccountDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 }) @IsOptionalNonNull() @IsString() @Length(1, 200) name?: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional({ enum: ROLES, description: 'At most your own role; takes effect on the next request of its keys' }) @IsOptionalNonNull() @IsIn(ROLES) role?: (typeof ROLES)[number];
+  @ApiPropertyOptional({ enum: ROLES, description: 'At most your own role; takes effect on the next request of its keys' }) @IsOptionalNonNull() @IsIn(ROLES) role?: Role;
 }
 
 export class CreateServiceAccountRequest extends RequestEnvelope(CreateServiceAccountDto) {}
