@@ -31,8 +31,8 @@ describe('the permission table', () => {
     expect(principalMay({ role: 'MEMBER', scopes: [Permission.MergeQueuesReportChecks] }, Permission.MergeQueuesReportChecks)).toBe(false);
   });
 
-  it('is the table README shows', () => {
-    const readme = readFileSync(join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+  it('is the table docs/roles-and-permissions.md shows', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'roles-and-permissions.md'), 'utf8');
     expect(readme).toContain(permissionTableMarkdown());
   });
 });

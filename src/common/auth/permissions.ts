@@ -107,7 +107,7 @@ export function rolesHolding(permission: Permission): Role[] {
   return ROLE_ORDER.filter((role) => ROLE_PERMISSIONS[role].has(permission));
 }
 
-/** The table as Markdown rows, for the README (a unit test keeps the two in step). */
+/** The table as Markdown rows, for docs/roles-and-permissions.md (a unit test keeps the two in step). */
 export function permissionTableMarkdown(): string {
   const header = `| permission | ${ROLE_ORDER.join(' | ')} |\n|---|${ROLE_ORDER.map(() => ':-:').join('|')}|`;
   const rows = (Object.values(Permission) as Permission[]).map((p) => `| \`${p}\` | ${ROLE_ORDER.map((r) => (hasPermission(r, p) ? '✓' : '')).join(' | ')} |`);

@@ -1,6 +1,6 @@
 /**
  * The rate-limit policy as data: which budgets exist, what each counts, and how they are described
- * to callers (README, OpenAPI). No Nest or Redis here.
+ * to callers (docs/api-conventions.md, OpenAPI). No Nest or Redis here.
  */
 import type { AppConfig } from '@/common/config/app-config';
 

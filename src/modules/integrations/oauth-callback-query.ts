@@ -77,7 +77,7 @@ export function setupOutcome(setupAction: string | undefined): SetupOutcome {
   return setupAction === 'request' ? 'requested' : 'unsupported';
 }
 
-/** The `integration_error` reasons the callback can add to the original URL (documented in README). */
+/** The `integration_error` reasons the callback can add to the original URL (documented in docs/integrations-oauth.md). */
 export const CALLBACK_ERROR_REASONS = {
   browser_mismatch: 'The callback came from a browser that did not start the flow (no or another flow cookie from GET /scm/authorize): the flow is closed unused.',
   state_expired: 'The state is older than 10 minutes: the flow is closed; start again.',
