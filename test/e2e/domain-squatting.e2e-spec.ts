@@ -7,8 +7,9 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import { createTestApp } from '../support/app';
 import { TestDnsServer } from '../support/dns-server';
 import { createTenant, type TestTenant } from '../support/factories';
-import { buildIfStale } from '../../src/ops/build';
-import { startWorker, until } from '../support/processes';
+import { buildIfStale } from '@/ops/build';
+import { eventually } from '../support/eventually';
+import { startWorker } from '../support/processes';
 
 interface Domain {
   id: string;
@@ -102,7 +103,7 @@ describe('Managed domains: squatting', () => {
 
     const worker = await startWorker({ QUEUE_PREFIX: `dpa-sweep-${randomUUID().slice(0, 8)}`, DOMAIN_PENDING_SWEEP_INTERVAL_MS: '1000', WORKER_HEALTH_PORT: '0' });
     try {
-      await until('the expired claims swept', async () => (await prisma.managedDomain.count({ where: mine })) === 1, 60_000);
+      await eventually('the expired claims swept', async () => (await prisma.managedDomain.count({ where: mine })) === 1, { timeoutMs: 60_000 });
       expect((await prisma.managedDomain.findMany({ where: mine, select: { id: true } })).map((d) => d.id)).toEqual([fresh.id]);
       expect((await http().get(`/domains/${active.id}`).set(owner.auth).expect(200)).body.data.status).toBe('ACTIVE');
       await http().get(`/domains/${stale.id}`).set(squatter.auth).expect(404);

@@ -9,6 +9,7 @@ import { DomainsJob, QueueName } from '@/common/queues/queue-names';
 import { DomainReverificationService } from '@/modules/domains/verification/domain-reverification.service';
 import { WorkerModule } from '@/worker.module';
 import { createTestApp } from '../support/app';
+import { eventually } from '../support/eventually';
 import { TestDnsServer } from '../support/dns-server';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 
@@ -326,12 +327,14 @@ describe('Managed wildcard domains', () => {
         const scheduler = await queue.getJobScheduler(DomainsJob.ReverifyActiveDomains);
         expect(scheduler).toMatchObject({ name: DomainsJob.ReverifyActiveDomains, every: HOUR });
         const job = await queue.add(DomainsJob.ReverifyActiveDomains, {});
-        const deadline = Date.now() + 20_000;
-        while (!(await job.isCompleted()) && Date.now() < deadline) {
-          expect(await job.isFailed()).toBe(false);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-        expect(await job.isCompleted()).toBe(true);
+        await eventually(
+          'the re-verification job completed',
+          async () => {
+            expect(await job.isFailed()).toBe(false);
+            return job.isCompleted();
+          },
+          { timeoutMs: 20_000 },
+        );
         expect((await http().get(`/domains/${domain.id}`).set(owner.auth).expect(200)).body.data.status).toBe('LAPSED');
         await queue.removeJobScheduler(DomainsJob.ReverifyActiveDomains);
       } finally {

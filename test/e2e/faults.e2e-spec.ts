@@ -15,6 +15,7 @@ import { applyServerTimeouts } from '@/common/http/server-timeouts';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
 import { createTestApp } from '../support/app';
+import { eventuallyPasses } from '../support/eventually';
 import { createTenant, type TestTenant } from '../support/factories';
 import { TcpProxy } from '../support/tcp-proxy';
 import { MaintenanceJob, QueueName } from '@/common/queues/queue-names';
@@ -76,18 +77,8 @@ function expectUnavailable(response: request.Response, dependency: string): void
 }
 
 /** Polls until `check` passes: recovery is asynchronous (reconnects), but must come without a restart. */
-async function eventually(label: string, check: () => Promise<void>, withinMs = 10_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    try {
-      await check();
-      timings.push(`${label}: recovered after ${Date.now() - started} ms`);
-      return;
-    } catch (error) {
-      if (Date.now() - started > withinMs) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+async function recovered(label: string, check: () => Promise<void>, withinMs = 10_000): Promise<void> {
+  timings.push(`${label}: recovered after ${await eventuallyPasses(label, check, { timeoutMs: withinMs })} ms`);
 }
 
 describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses and resumes', () => {
@@ -105,7 +96,7 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
     tenant = await createTenant(app, 'faults');
     const server = app.getHttpServer();
     http = () => request(server);
-    await eventually('initial readiness', async () => {
+    await recovered('initial readiness', async () => {
       await http().get('/health/ready').expect(200);
     });
   });
@@ -142,7 +133,7 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
     expect(ready.response.headers['retry-after']).toMatch(/^\d+$/);
 
     await pgProxy.resume();
-    await eventually('postgres resumed: GET /projects', async () => {
+    await recovered('postgres resumed: GET /projects', async () => {
       await listProjects().expect(200);
     });
     await http().get('/fault-probe/transaction').expect(200);
@@ -161,7 +152,7 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
     expectUnavailable(tx.response, 'postgres');
 
     await pgProxy.resume();
-    await eventually('postgres re-accepting: GET /projects', async () => {
+    await recovered('postgres re-accepting: GET /projects', async () => {
       await listProjects().expect(200);
     });
     await http().get('/fault-probe/transaction').expect(200);
@@ -199,10 +190,10 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
       consoleErrors.mockRestore();
 
       await redisProxy.resume();
-      await eventually(`redis ${mode} then resumed: Redis command`, async () => {
+      await recovered(`redis ${mode} then resumed: Redis command`, async () => {
         await http().get('/fault-probe/redis').expect(200);
       });
-      await eventually(`redis ${mode} then resumed: GET /health/ready`, async () => {
+      await recovered(`redis ${mode} then resumed: GET /health/ready`, async () => {
         await http().get('/health/ready').expect(200);
       });
       await listProjects().expect(200);
@@ -265,7 +256,7 @@ describe('Worker: Redis loses its data', () => {
       await direct.del(...keys);
       await redisProxy.resume();
       const started = Date.now();
-      await eventually('worker: scheduler re-created after Redis lost its data', async () => {
+      await recovered('worker: scheduler re-created after Redis lost its data', async () => {
         expect(await queue.getJobScheduler(MaintenanceJob.PurgeExpiredOAuthStates)).toBeDefined();
       });
       console.log(`worker: scheduler re-created ${Date.now() - started} ms after Redis came back`);

@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { redactTokens, redactUrl } from '@/common/logging/redaction';
-import { buildIfStale } from '../../src/ops/build';
+import { buildIfStale } from '@/ops/build';
+import { eventually } from '../support/eventually';
 import { freePort, ROOT } from '../support/processes';
 
 /** Every character percent-encoded: the token is not in the raw URL, only in the decoded one. */
@@ -72,8 +73,7 @@ describe('The logs of a request suite', () => {
       return response;
     };
     try {
-      for (let i = 0; i < 100 && !output.includes('api listening'); i++) await new Promise((r) => setTimeout(r, 200));
-      expect(output).toContain('api listening');
+      await eventually('api listening', async () => output.includes('api listening'), { timeoutMs: 20_000, everyMs: 200 });
 
       const created = await send('create', '/api-keys', { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { name: 'second', ownerId: tenant.memberId } }) }, 201);
       expect(created.headers.get('cache-control')).toBe('no-store');

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { QueueName } from '@/common/queues/queue-names';
-import { buildIfStale } from '../../src/ops/build';
+import { buildIfStale } from '@/ops/build';
 import { GitProviderEmulator } from '../support/git';
-import { bootstrapTenant, type BuiltProcess, sleep, startApi, startWorker } from '../support/processes';
+import { eventually, sleep } from '../support/eventually';
+import { bootstrapTenant, type BuiltProcess, startApi, startWorker } from '../support/processes';
 
 // A prefix of this suite's own, so other suites' workers never take its jobs (and the other way round).
 const PREFIX = `dpa-obs-${randomUUID().slice(0, 8)}`;
@@ -220,8 +221,7 @@ describe('Observability and lifecycle of the built processes', () => {
           const response = await fetch(`${api.base}/scm/actions/usage/imports?limit=10`, { headers: auth });
           return ((await response.json()) as { data: { status: string; runsImported: number }[] }).data[0];
         };
-        for (let i = 0; i < 200 && (await importRow())?.status !== 'RUNNING'; i++) await sleep(50);
-        expect((await importRow()).status).toBe('RUNNING');
+        await eventually('the import running', async () => (await importRow())?.status === 'RUNNING', { timeoutMs: 10_000, everyMs: 50 });
         worker.child.kill('SIGTERM');
         await sleep(300);
         const ready = await fetch(`${health}/health/ready`);

@@ -3,10 +3,10 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { VENDORS, vendorShapeProblems } from '@/modules/execution-environments/vendors';
 import { createTestApp } from '../support/app';
-import { createTenant, type TestTenant } from '../support/factories';
+import { eventually } from '../support/eventually';
+import { createExecutionEnvironment, createProject, createTenant, ENVIRONMENT_SHAPES, type TestTenant } from '../support/factories';
 
-const AWS_ENV = { type: 'AWS', region: 'us-east-1', vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d4e5f60718', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012' };
-const GCP_ENV = { type: 'GCP', region: 'europe-west1', vpcId: 'build-net', subnetId: 'build-subnet', securityGroupId: 'allow-sandboxes', cloudAccountId: 'acme-builds' };
+const { AWS: AWS_ENV, GCP: GCP_ENV } = ENVIRONMENT_SHAPES;
 
 describe('Pipelines, versions, runs and sandbox plans', () => {
   let app: NestExpressApplication;
@@ -20,9 +20,11 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
   beforeAll(async () => {
     app = await createTestApp();
     [tenant, other] = await Promise.all([createTenant(app, 'pipelines'), createTenant(app, 'pipelines-other')]);
-    projectId = (await http().post('/projects').set(tenant.auth).send({ data: { name: 'Checkout' } }).expect(201)).body.data.id;
-    aws = (await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'aws', ...AWS_ENV } }).expect(201)).body.data.id;
-    gcp = (await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'gcp', ...GCP_ENV } }).expect(201)).body.data.id;
+    [{ id: projectId }, { id: aws }, { id: gcp }] = await Promise.all([
+      createProject(app, tenant, { name: 'Checkout' }),
+      createExecutionEnvironment(app, tenant, { name: 'aws', ...AWS_ENV }),
+      createExecutionEnvironment(app, tenant, { name: 'gcp', ...GCP_ENV }),
+    ]);
   });
 
   afterAll(async () => {
@@ -111,7 +113,7 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
     expect(unknown.body.code).toBe('dpa:PipelineVersion:UNKNOWN_DEPENDENCY');
     expect(unknown.body.message).toContain('ghost');
     await post([step('a', aws), step('a', aws)]).expect(422);
-    const foreignEnv = (await http().post('/execution-environments').set(other.auth).send({ data: { name: 'theirs', ...AWS_ENV } }).expect(201)).body.data.id;
+    const foreignEnv = (await createExecutionEnvironment(app, other, { name: 'theirs' })).id;
     const foreign = await post([step('ok', aws), step('sneaky', foreignEnv)]).expect(422);
     expect(foreign.body.code).toBe('dpa:PipelineVersion:UNKNOWN_EXECUTION_ENVIRONMENT');
     expect(foreign.body.message).toContain('sneaky');
@@ -204,12 +206,14 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
         await holder.query('BEGIN');
         await holder.query('SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = $1 FOR UPDATE', [id]);
         const patch = http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { region: 'eu-west-1' } }).then((r) => r);
-        for (let waited = 0; ; waited += 20) {
-          const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%ExecutionEnvironment%'`);
-          if (rows[0].n > 0) break;
-          if (waited > 5_000) throw new Error('the PATCH never waited for the row');
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await eventually(
+          'the PATCH waiting for the row',
+          async () => {
+            const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%ExecutionEnvironment%'`);
+            return rows[0].n > 0;
+          },
+          { timeoutMs: 5_000, everyMs: 20 },
+        );
         await holder.query(`UPDATE "ExecutionEnvironment" SET "type" = 'GCP', "region" = $2, "vpcId" = $3, "subnetId" = $4, "securityGroupId" = $5, "cloudAccountId" = $6 WHERE "id" = $1`, [
           id, GCP_ENV.region, GCP_ENV.vpcId, GCP_ENV.subnetId, GCP_ENV.securityGroupId, GCP_ENV.cloudAccountId,
         ]);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { createServer } from 'node:net';
-import { buildIfStale } from '../../src/ops/build';
+import { buildIfStale } from '@/ops/build';
+import { eventually } from '../support/eventually';
 import { startApi } from '../support/processes';
 
 const ROOT = join(__dirname, '..', '..');
@@ -87,8 +88,7 @@ describe('The built processes', () => {
     worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     worker.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {
-      const deadline = Date.now() + 90_000;
-      while (!output.includes('worker started') && worker.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await eventually('worker started', async () => output.includes('worker started') || worker.exitCode !== null, { timeoutMs: 90_000 });
       expect(output).toContain('worker started');
       const redisUrl = new URL(env.REDIS_URL as string);
       const queue = new Queue('maintenance', { connection: { url: redisUrl.toString() }, prefix: env.QUEUE_PREFIX });
@@ -153,7 +153,7 @@ describe('The built processes', () => {
     api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {
       const base = `http://127.0.0.1:${port}`;
-      for (let i = 0; i < 450 && !output.includes('api listening'); i++) await new Promise((r) => setTimeout(r, 200));
+      await eventually('api listening', async () => output.includes('api listening'), { timeoutMs: 90_000, everyMs: 200 }).catch(() => undefined);
       const ok = await fetch(`${base}/projects`, { headers: { Authorization: `Bearer ${bootstrap.token}`, 'X-Request-Id': 'log-check-1' } });
       expect(ok.status).toBe(200);
       const bad = await fetch(`${base}/projects?token=${bootstrap.token}`, { headers: { Authorization: `Bearer ${bootstrap.token.slice(0, -2)}xx`, 'X-Request-Id': 'log-check-2' } });

@@ -6,10 +6,11 @@ import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
 import { describeRateLimits } from '@/common/throttling/rate-limits';
-import { buildIfStale } from '../../src/ops/build';
+import { buildIfStale } from '@/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant } from '../support/factories';
-import { bootstrapTenant, sleep, startApi } from '../support/processes';
+import { eventually, sleep } from '../support/eventually';
+import { bootstrapTenant, startApi } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
 
 const WINDOW_MS = 60_000;
@@ -281,13 +282,17 @@ describe('When Redis fails under a running API process', () => {
       // A black-holed Redis costs at most one short timeout per second, not one per request.
       expect(Date.now() - started).toBeLessThan(3_000);
       await proxy.resume();
-      let back: Response | undefined;
-      for (let i = 0; i < 50 && !back?.headers.get('ratelimit-limit'); i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        back = await get();
-      }
-      expect(back?.status).toBe(200);
-      expect(back?.headers.get('ratelimit-limit')).toBe('1000');
+      const back = await eventually(
+        'rate limiting back after Redis resumed',
+        async () => {
+          await sleep(200);
+          const response = await get();
+          return response.headers.get('ratelimit-limit') ? response : undefined;
+        },
+        { timeoutMs: 10_000, everyMs: 0 },
+      );
+      expect(back.status).toBe(200);
+      expect(back.headers.get('ratelimit-limit')).toBe('1000');
     }
     const warnings = api.output.split('\n').filter((line) => line.includes('rate limits are not enforced'));
     expect(warnings).toHaveLength(2);

@@ -1,8 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestApp } from '../support/app';
-import { createTenant, type TestTenant } from '../support/factories';
+import { createCodeSource, createExecutionEnvironment, createGitServer, createManagedDomain, createModuleDefinition, createProject, createServiceAccount, createTenant, ENVIRONMENT_SHAPES, type TestTenant } from '../support/factories';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { commit, createBareRepo, createLocalCodeSource } from '../support/git-repos';
 import { listRoutes } from '../support/routes';
@@ -10,52 +9,45 @@ import { listRoutes } from '../support/routes';
 /** One resource of each kind that has an {id} route, created by `owner`. */
 async function createResources(app: NestExpressApplication, owner: TestTenant): Promise<Record<string, string>> {
   const http = () => request(app.getHttpServer());
-  const project = await http().post('/projects').set(owner.auth).send({ data: { name: 'Secret project' } }).expect(201);
-  const environment = await http()
-    .post('/execution-environments')
-    .set(owner.auth)
-    .send({ data: { name: 'Secret env', type: 'AWS', region: 'eu-central-1', vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012' } })
-    .expect(201);
-  const unusedEnvironment = await http()
-    .post('/execution-environments')
-    .set(owner.auth)
-    .send({ data: { name: 'Secret unused env', type: 'GCP', region: 'europe-west1', vpcId: 'secret-net', subnetId: 'secret-subnet', securityGroupId: 'allow-secret', cloudAccountId: 'secret-project' } })
-    .expect(201);
-  const pipeline = await http().post('/pipelines').set(owner.auth).send({ data: { projectId: project.body.data.id, name: 'Secret pipeline' } }).expect(201);
+  const [project, environment, unusedEnvironment, serviceAccount, moduleDefinition, domain, gitServer, codeSource] = await Promise.all([
+    createProject(app, owner, { name: 'Secret project' }),
+    createExecutionEnvironment(app, owner, { name: 'Secret env' }),
+    createExecutionEnvironment(app, owner, { name: 'Secret unused env', ...ENVIRONMENT_SHAPES.GCP }),
+    createServiceAccount(app, owner, { name: 'secret-sa' }),
+    createModuleDefinition(app, owner, { name: 'Secret module' }),
+    createManagedDomain(app, owner),
+    createGitServer(app, owner, { provider: 'GITLAB', hostUrl: 'https://secret-git.example.com' }),
+    createCodeSource(app, owner, { foreignId: '/srv/secret.git', nameWithOwner: '/srv/secret.git', url: 'file:///srv/secret.git' }),
+  ]);
+  // The pipeline version over HTTP: it links the environment (what makes that environment's DELETE a 409).
+  const pipeline = await http().post('/pipelines').set(owner.auth).send({ data: { projectId: project.id, name: 'Secret pipeline' } }).expect(201);
   const version = await http()
     .post(`/pipelines/${pipeline.body.data.id}/versions`)
     .set(owner.auth)
-    .send({ data: { steps: [{ name: 'secret-step', executionEnvironmentId: environment.body.data.id, cpu: 1, memoryGiB: 1, diskGiB: 1 }] } })
+    .send({ data: { steps: [{ name: 'secret-step', executionEnvironmentId: environment.id, cpu: 1, memoryGiB: 1, diskGiB: 1 }] } })
     .expect(201);
   const run = await http().post(`/pipelines/${pipeline.body.data.id}/runs`).set(owner.auth).send({ data: { pipelineVersionId: version.body.data.id } }).expect(201);
-  const serviceAccount = await http().post('/service-accounts').set(owner.auth).send({ data: { name: 'secret-sa' } }).expect(201);
   const apiKey = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'secret key', ownerId: owner.memberId } }).expect(201);
   const member = await http().post('/members').set(owner.auth).send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } }).expect(201);
-  const moduleDefinition = await http().post('/module-definitions').set(owner.auth).send({ data: { name: 'Secret module' } }).expect(201);
-  const domain = await http().post('/domains').set(owner.auth).send({ data: { apex: `secret-${randomUUID().slice(0, 8)}.example` } }).expect(201);
-  // Git resources straight through the services' tables: no provider is reachable from this suite.
-  const prisma = app.get(PrismaService, { strict: false });
-  const gitServer = await prisma.gitServer.create({ data: { organizationId: owner.organizationId, provider: 'GITLAB', hostUrl: 'https://secret-git.example.com' } });
   const integration = await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: 'Secret integration' } }).expect(201);
-  const codeSource = await prisma.codeSource.create({ data: { organizationId: owner.organizationId, provider: 'LOCAL_GIT', foreignId: '/srv/secret.git', nameWithOwner: '/srv/secret.git', url: 'file:///srv/secret.git' } });
   const repo = createBareRepo();
   const source = await createLocalCodeSource(app.get(PrismaService, { strict: false }), owner.organizationId, repo.path);
   const mergeQueue = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201);
   return {
     '/merge-queues': mergeQueue.body.data.id,
     '/merge-queues/head': commit(repo.path, repo.main, { 'x.txt': 'x' }, 'hijack'),
-    '/projects': project.body.data.id,
-    '/execution-environments': environment.body.data.id,
-    '/service-accounts': serviceAccount.body.data.id,
+    '/projects': project.id,
+    '/execution-environments': environment.id,
+    '/service-accounts': serviceAccount.id,
     '/api-keys': apiKey.body.data.id,
     '/members': member.body.data.id,
     '/pipelines': pipeline.body.data.id,
     '/pipeline-versions': version.body.data.id,
     '/pipeline-runs': run.body.data.id,
     // The environment DELETE would 409 for its owner (a version uses it); the intruder must see a 404 either way.
-    '/execution-environments/unused': unusedEnvironment.body.data.id,
-    '/module-definitions': moduleDefinition.body.data.id,
-    '/domains': domain.body.data.id,
+    '/execution-environments/unused': unusedEnvironment.id,
+    '/module-definitions': moduleDefinition.id,
+    '/domains': domain.id,
     '/integrations': integration.body.data.id,
     '/git/self-hosted': gitServer.id,
     '/code-sources': codeSource.id,

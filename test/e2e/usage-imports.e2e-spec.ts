@@ -5,13 +5,14 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
-import { buildIfStale } from '../../src/ops/build';
+import { buildIfStale } from '@/ops/build';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator } from '../support/git';
-import { type BuiltProcess, startWorker, until } from '../support/processes';
+import { eventually } from '../support/eventually';
+import { type BuiltProcess, startWorker } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
-import type { EmulatedRun } from '../../tools/git-emulator/emulator';
+import type { EmulatedRun } from '@tools/git-emulator/emulator';
 
 // A prefix of this suite's own: workers other suites start in-process must not take its jobs.
 const PREFIX = `dpa-usage-${randomUUID().slice(0, 8)}`;
@@ -104,7 +105,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
   const startImport = (tenant: TestTenant) => http().post('/scm/actions/usage/import').set(tenant.auth).expect(202);
   const imports = async (tenant: TestTenant) => (await http().get('/scm/actions/usage/imports?limit=100').set(tenant.auth).expect(200)).body.data as { id: string; codeSourceId: string; status: string; pagesDone: number; nextPage: number; runsImported: number; jobsImported: number; lastError?: string; rateLimitedUntil?: string }[];
   const allFinished = (tenant: TestTenant, count: number) =>
-    until(`${count} finished imports`, async () => {
+    eventually(`${count} finished imports`, async () => {
       const rows = await imports(tenant);
       return rows.filter((r) => r.status === 'SUCCEEDED' || r.status === 'FAILED').length >= count && rows;
     });
@@ -173,7 +174,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     try {
       Object.assign(emulator.knobs, { actionsRateLimitedUntil: Date.now() + 6_000, rateLimitStatus: status });
       expect((await startImport(tenant)).body.data.started).toBe(1);
-      const row = await until('the import delayed', async () => (await imports(tenant)).find((r) => r.rateLimitedUntil));
+      const row = await eventually('the import delayed', async () => (await imports(tenant)).find((r) => r.rateLimitedUntil));
       expect(row.status).toBe('QUEUED');
       const delayed = await queue.getJobs(['delayed']);
       expect(delayed.map((j) => j.id)).toContain(`usage-import-${row.id}`);
@@ -203,7 +204,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     const { tenant, login, sources } = await tenantWithRepos('usage-kill', [{ runs: 2_000, jobsPerRun: 2 }]);
     emulator.knobs.delayMs = 2;
     expect((await startImport(tenant)).body.data.started).toBe(1);
-    await until('four pages committed', async () => (await imports(tenant))[0]?.pagesDone >= 4, 60_000);
+    await eventually('four pages committed', async () => (await imports(tenant))[0]?.pagesDone >= 4, { timeoutMs: 60_000 });
     await worker.stop('SIGKILL');
     const [killed] = await imports(tenant);
     const before = emulator.runPageRequests(login, 'repo-0').length;

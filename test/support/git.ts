@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig, type GitConfig } from '@/common/config/app-config';
-import { GitProviderEmulator } from '../../tools/git-emulator/emulator';
+import { GitProviderEmulator } from '@tools/git-emulator/emulator';
 import { createTestApp } from './app';
 
 export { GitProviderEmulator };

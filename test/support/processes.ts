@@ -1,6 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { eventually } from './eventually';
+
+export { sleep } from './eventually';
 
 export const ROOT = join(__dirname, '..', '..');
 
@@ -19,8 +22,7 @@ export class BuiltProcess {
   // 90 s: a start-up normally takes a few seconds, but a machine running several suites side by side has taken 25 s.
   static async start(script: 'dist/main.js' | 'dist/worker.js', env: NodeJS.ProcessEnv, ready: string, timeoutMs = 90_000): Promise<BuiltProcess> {
     const proc = new BuiltProcess(spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
-    const deadline = Date.now() + timeoutMs;
-    while (!proc.output.includes(ready) && proc.running && Date.now() < deadline) await sleep(50);
+    await eventually(`${script} to print ${ready}`, async () => proc.output.includes(ready) || !proc.running, { timeoutMs, everyMs: 50 }).catch(() => undefined);
     if (!proc.output.includes(ready)) {
       await proc.stop('SIGKILL');
       throw new Error(`${script} did not start:\n${proc.output}`);
@@ -85,15 +87,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns a truthy value (returned), or throws naming `what`. */
+/** The shared polling helper under the name the merge-queue suites know it by. */
 export async function until<T>(what: string, check: () => Promise<T | undefined | false | null>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
+  return eventually(what, check, { timeoutMs, everyMs });
 }

@@ -1,4 +1,4 @@
-import { OPEN_REDIRECT_PROBES } from '../../../test/support/open-redirect-probes';
+import { OPEN_REDIRECT_PROBES } from '@test/support/open-redirect-probes';
 import { allowedRedirect, withQueryParameter } from './redirect-policy';
 
 const ALLOWED = ['https://app.example.com'];

@@ -18,9 +18,9 @@ import { PrismaClient } from '@/generated/prisma/client';
 import { hashToken } from '@/common/auth/api-key-hash';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { randomBytes } from 'node:crypto';
-import { buildIfStale } from '../../../src/ops/build';
+import { buildIfStale } from '@/ops/build';
 import { CONNECTIONS, drive, productionEnv, waitForOk, type Measurement } from '../http-drive';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
+import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
 import { summariseProfile } from './cpu-profile-summary';
 
 const ORGANIZATIONS = 10;

@@ -23,9 +23,9 @@ import { PrismaClient, type Prisma } from '@/generated/prisma/client';
 import { MODULE_VERSION_SUMMARY_KEYSET } from '@/modules/module-versions/module-versions.keyset';
 import { ModuleVersionsRepository, type VersionListFilter } from '@/modules/module-versions/module-versions.repository';
 import { parseVersion } from '@/modules/module-versions/semver-key';
-import { buildIfStale } from '../../../src/ops/build';
+import { buildIfStale } from '@/ops/build';
 import { CONNECTIONS, drive, productionEnv, waitForOk, type Measurement } from '../http-drive';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
+import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
 
 const DEFINITIONS = { own: 700, global: 200, other: 100 };
 const TOTAL_VERSIONS = 100_000;

@@ -16,9 +16,9 @@ import { migrate } from '@/common/prisma/migration-runner';
 import { QueueName, UsageImportsJob } from '@/common/queues/queue-names';
 import { PrismaClient } from '@/generated/prisma/client';
 import { codeSourceDeduplicationId, IMPORT_ATTEMPTS, importJobId } from '@/modules/usage/usage-rules';
-import { GitProviderEmulator } from '../../../tools/git-emulator/emulator';
-import { buildIfStale } from '../../../src/ops/build';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
+import { GitProviderEmulator } from '@tools/git-emulator/emulator';
+import { buildIfStale } from '@/ops/build';
+import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10_000);
 const JOBS_PER_RUN = Number(process.env.BENCH_JOBS_PER_RUN ?? 5);

@@ -1,7 +1,7 @@
 import awsCatalogue from '@/modules/execution-environments/vendors/aws.catalogue.json';
 import gcpCatalogue from '@/modules/execution-environments/vendors/gcp.catalogue.json';
 import overheads from './sandbox-overheads.json';
-import { TEST_OVERHEADS, testCatalogue } from '../../../../test/support/sandbox-plan/generators';
+import { TEST_OVERHEADS, testCatalogue } from '@test/support/sandbox-plan/generators';
 import { planSandboxes } from './sandbox-plan.calculator';
 import { buildStepGraph } from './step-graph';
 import type { InstanceCatalogue, PlanStep, SandboxPlanInput } from './sandbox-plan.types';

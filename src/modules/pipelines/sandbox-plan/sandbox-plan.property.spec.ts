@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { bruteForceMaxConcurrent, reachability } from '../../../../test/support/sandbox-plan/brute-force';
-import { TEST_OVERHEADS, generatePipeline, testCatalogue } from '../../../../test/support/sandbox-plan/generators';
+import { bruteForceMaxConcurrent, reachability } from '@test/support/sandbox-plan/brute-force';
+import { TEST_OVERHEADS, generatePipeline, testCatalogue } from '@test/support/sandbox-plan/generators';
 import { hostCapacity, hourlyMicroUsd, slotSize, slotsPerHost, typesInRegion } from './host-fit';
 import { maxWeightAntichain } from './max-antichain';
 import { planSandboxes } from './sandbox-plan.calculator';
