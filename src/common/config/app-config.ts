@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import { QueueName } from '@/common/queues/queue-names';
 
 /**
  * An optional whole number in [min, max]: absent or empty is undefined, anything else must parse.
@@ -274,6 +275,41 @@ export class EnvironmentVariables {
 
   @OptionalInt(100, 86_400_000)
   JOB_SCHEDULER_CHECK_INTERVAL_MS?: number;
+
+  @OptionalInt(1, 100)
+  JOB_ATTEMPTS?: number;
+
+  @OptionalInt(10, 3_600_000)
+  JOB_BACKOFF_MS?: number;
+
+  @OptionalInt(1, 256)
+  WORKER_CONCURRENCY?: number;
+}
+
+/** A BullMQ worker's settings (passed to its Worker when it is created). */
+export interface WorkerSettings {
+  concurrency: number;
+  lockDuration?: number;
+  stalledInterval?: number;
+  maxStalledCount?: number;
+}
+
+/**
+ * Each queue's worker. `parallel` (WORKER_CONCURRENCY) for the queues whose jobs are independent;
+ * one at a time where order matters (commit statuses: the newest revision wins in the process) or
+ * the work is periodic. Resumable jobs (usage imports, merge-queue executors) are taken over
+ * quickly when their worker dies (short lock, frequent stalled check) and never failed for stalling.
+ */
+function workerSettings(parallel: number): Record<QueueName, WorkerSettings> {
+  const resumable = { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 100 };
+  return {
+    [QueueName.Maintenance]: { concurrency: 1 },
+    [QueueName.Domains]: { concurrency: 1 },
+    [QueueName.MergeQueues]: { concurrency: parallel, ...resumable },
+    [QueueName.UsageImports]: { concurrency: parallel, ...resumable },
+    [QueueName.Webhooks]: { concurrency: parallel },
+    [QueueName.CommitStatuses]: { concurrency: 1 },
+  };
 }
 
 export interface AppConfig {
@@ -352,6 +388,14 @@ export interface AppConfig {
   };
   /** How often each worker checks that its BullMQ job schedulers still exist (Redis may have lost them) and re-creates them. */
   jobSchedulerCheckIntervalMs: number;
+  /** BullMQ: the default options of every job, and each queue's worker settings. */
+  jobs: {
+    /** Attempts of a job before it fails for good (repeatable jobs set their own). */
+    attempts: number;
+    /** The first retry's delay; each next one doubles. */
+    backoffMs: number;
+    workers: Readonly<Record<QueueName, WorkerSettings>>;
+  };
   /** Managed domains: the resolver verification uses, and periodic re-verification. */
   domains: {
     /** Empty: the system's resolvers. */
@@ -510,6 +554,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       quarantineAfter: raw.MERGE_QUEUE_QUARANTINE_AFTER ?? 10,
     },
     jobSchedulerCheckIntervalMs: raw.JOB_SCHEDULER_CHECK_INTERVAL_MS ?? 60_000,
+    jobs: { attempts: raw.JOB_ATTEMPTS ?? 5, backoffMs: raw.JOB_BACKOFF_MS ?? 1_000, workers: workerSettings(raw.WORKER_CONCURRENCY ?? 4) },
     domains: {
       dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),
       dnsTimeoutMs: raw.DNS_TIMEOUT_MS ?? 5_000,

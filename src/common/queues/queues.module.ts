@@ -34,8 +34,8 @@ class QueueConnectionWatch implements OnModuleInit {
         connection: { url: config.redisUrl, maxRetriesPerRequest: null },
         prefix: config.queuePrefix,
         defaultJobOptions: {
-          attempts: 5,
-          backoff: { type: 'exponential', delay: 1_000 },
+          attempts: config.jobs.attempts,
+          backoff: { type: 'exponential', delay: config.jobs.backoffMs },
           removeOnComplete: { age: 24 * 3600, count: 1_000 },
           removeOnFail: { age: 7 * 24 * 3600 },
         },

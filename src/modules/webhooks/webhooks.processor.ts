@@ -1,18 +1,20 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger, OnApplicationBootstrap } from '@nestjs/common';
-import type { Job, Queue } from 'bullmq';
+import { InjectQueue, Processor } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import type { JobHandlers } from '@/common/queues/job-handlers';
+import { JobProcessor } from '@/common/queues/job-processor';
 import { QueueName, WebhooksJob } from '@/common/queues/queue-names';
+import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { WebhookDeliveries } from './webhook-deliveries';
 import type { ApplyDeliveryJob } from './webhooks.service';
 
 const SWEEP_EVERY_MS = 60_000;
 
 /** Applies GitHub webhook deliveries the API stored; the periodic sweep picks up any whose job was lost and deletes old applied ones. */
-@Processor(QueueName.Webhooks, { concurrency: 4 })
-export class WebhooksProcessor extends WorkerHost implements OnApplicationBootstrap {
-  private readonly logger = new Logger(WebhooksProcessor.name);
-
+@Processor(QueueName.Webhooks)
+export class WebhooksProcessor extends JobProcessor {
   readonly handlers: JobHandlers = {
     [WebhooksJob.ApplyGithubDelivery]: (job) => this.deliveries.apply((job.data as ApplyDeliveryJob).deliveryRowId),
     [WebhooksJob.Sweep]: () => this.sweep(),
@@ -20,28 +22,20 @@ export class WebhooksProcessor extends WorkerHost implements OnApplicationBootst
 
   constructor(
     private readonly deliveries: WebhookDeliveries,
-    @InjectQueue(QueueName.Webhooks) private readonly queue: Queue,
+    @InjectQueue(QueueName.Webhooks) private readonly webhooks: Queue,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    super();
+    super(QueueName.Webhooks, config, webhooks);
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    this.worker.on('failed', (job: Job | undefined, error: Error) => {
-      if (job) this.logger.warn({ err: error, job: job.name, data: job.data as unknown, attempts: job.attemptsMade }, 'webhook job failed');
-    });
-    await this.queue.upsertJobScheduler(WebhooksJob.Sweep, { every: SWEEP_EVERY_MS }, { name: WebhooksJob.Sweep, opts: { attempts: 1 } });
-  }
-
-  async process(job: Job): Promise<unknown> {
-    const handler = this.handlers[job.name];
-    if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.Webhooks}`);
-    return handler(job);
+  protected repeatableJobs(): RepeatableJob[] {
+    return [{ id: WebhooksJob.Sweep, repeat: { every: SWEEP_EVERY_MS }, opts: { attempts: 1 } }];
   }
 
   /** Hands deliveries whose job was lost to the worker again, and deletes those past retention. */
   async sweep(now = Date.now()): Promise<{ requeued: number; purged: number }> {
     const ids = await this.deliveries.unapplied(now);
-    for (const deliveryRowId of ids) await this.queue.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId } satisfies ApplyDeliveryJob, { jobId: `delivery-${deliveryRowId}` });
+    for (const deliveryRowId of ids) await this.webhooks.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId } satisfies ApplyDeliveryJob, { jobId: `delivery-${deliveryRowId}` });
     return { requeued: ids.length, purged: await this.deliveries.purgeApplied(now) };
   }
 }
