@@ -344,7 +344,11 @@ describe('Abuse: bad input on every route', () => {
       while ((performance.now() - started < 500 || histogram.count < 25) && performance.now() - started < 10_000) {
         const [rejected, live] = await Promise.all([
           client.send({ ...jsonRequest(projects, many.json), headers: { ...tenant.auth, 'Content-Type': 'application/json' } }),
-          new Promise<RawResponse>((resolve, reject) => setTimeout(() => client.send({ method: 'GET', path: '/health/live' }).then(resolve, reject), 1)),
+          new Promise<RawResponse>((resolve, reject) =>
+            setTimeout(() => {
+              client.send({ method: 'GET', path: '/health/live' }).then(resolve, reject);
+            }, 1),
+          ),
         ]);
         rejections.push(rejected);
         lives.push(live);

@@ -66,7 +66,6 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
   }
 
   let mq: MergeQueueClient;
-  const getQueue = (id: string) => mq.get(id);
   const enqueue = (queueId: string, number: number, headSha: string) => mq.enqueue(queueId, number, headSha);
   const runCi = (queueId: string, repoPath: string, done: (q: Queue) => boolean, timeoutMs = 60_000) => mq.runCi(queueId, repoPath, done, { timeoutMs });
   const quiet = (queueId: string) => mq.quiet(queueId);

@@ -8,7 +8,6 @@ import { loadConfig, type AppConfig } from '@/common/config/app-config';
 import { describeRateLimits } from '@/common/throttling/rate-limits';
 import { buildIfStale } from '@/ops/build';
 import { createTestApp } from '../support/app';
-import { createTenant } from '../support/factories';
 import { eventually, sleep } from '../support/eventually';
 import { bootstrapTenant, startApi } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';

@@ -2,11 +2,11 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Reflector } from '@nestjs/core';
 import request from 'supertest';
 import { REQUIRED_PERMISSION, SUPERADMIN_ONLY } from '@/common/auth/auth.decorators';
-import { hasPermission, Permission, ROLE_ORDER } from '@/common/auth/permissions';
+import { hasPermission, type Permission, ROLE_ORDER } from '@/common/auth/permissions';
 import type { Role } from '@/common/auth/principal';
 import { createTestApp } from '../support/app';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
-import { concretePath, listRoutes, routeHandlers } from '../support/routes';
+import { concretePath, routeHandlers } from '../support/routes';
 
 /**
  * The role x route matrix, generated from the route list and the permission table: every protected

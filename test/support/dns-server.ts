@@ -23,7 +23,10 @@ export class TestDnsServer {
     handle: (request, send) => {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
-      if (!question) return send(response);
+      if (!question) {
+        void send(response);
+        return;
+      }
       const name = question.name.toLowerCase();
       if (question.type === Packet.TYPE.TXT) {
         const answer = this.records.get(name);
@@ -41,7 +44,7 @@ export class TestDnsServer {
       if (entry && question.type === Packet.TYPE.AAAA) {
         for (const address of entry.aaaa ?? []) response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.AAAA, class: Packet.CLASS.IN, ttl: 0, address }));
       }
-      send(response);
+      void send(response);
     },
   });
 

@@ -1,7 +1,7 @@
-import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiForbiddenResponse } from '@nestjs/swagger';
 import { ErrorBodyDto } from '@/common/errors/error-body';
-import { Permission, rolesHolding } from './permissions';
+import { type Permission, rolesHolding } from './permissions';
 import type { Principal } from './principal';
 
 export const IS_PUBLIC = 'auth:isPublic';

@@ -1,5 +1,7 @@
+import type * as Failpoints from './failpoints';
+
 /** Failpoints read the environment once, at import: each case imports a fresh copy. */
-function loadFailpoints(env: { NODE_ENV?: string; DPA_FAILPOINTS?: string }): typeof import('./failpoints') {
+function loadFailpoints(env: { NODE_ENV?: string; DPA_FAILPOINTS?: string }): typeof Failpoints {
   const saved = { NODE_ENV: process.env.NODE_ENV, DPA_FAILPOINTS: process.env.DPA_FAILPOINTS };
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) delete process.env[key];
@@ -7,7 +9,7 @@ function loadFailpoints(env: { NODE_ENV?: string; DPA_FAILPOINTS?: string }): ty
   }
   if (!('NODE_ENV' in env)) delete process.env.NODE_ENV;
   try {
-    let loaded!: typeof import('./failpoints');
+    let loaded!: typeof Failpoints;
     jest.isolateModules(() => {
       loaded = jest.requireActual('./failpoints');
     });

@@ -1,4 +1,4 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { type ValidationError, ValidationPipe } from '@nestjs/common';
 import { AppError } from '@/common/errors/app-error';
 import { RequestErrors } from '@/common/errors/common.errors';
 import { capList, invalidFields } from '@/common/errors/invalid-fields';

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, ParameterObject, PathItemObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { IS_PUBLIC, REQUIRED_PERMISSION, SUPERADMIN_ONLY, SUPERADMIN_PERMISSION } from '@/common/auth/auth.decorators';
 import { rolesHolding, type Permission } from '@/common/auth/permissions';

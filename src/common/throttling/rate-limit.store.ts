@@ -141,7 +141,8 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
     if (pending.length === 0) return;
     const pipeline = this.connection.pipeline();
     for (const { hitKey, hits, spec } of pending) {
-      (pipeline as unknown as RateLimitRedis).rateLimitIncrement(hitKey, hitKey.replace(/:hits$/, ':blocked'), spec.ttlMs, spec.limit, spec.blockDurationMs, hits);
+      // Queued on the pipeline (it returns the pipeline, not a promise): the answers come from exec().
+      void (pipeline as unknown as RateLimitRedis).rateLimitIncrement(hitKey, hitKey.replace(/:hits$/, ':blocked'), spec.ttlMs, spec.limit, spec.blockDurationMs, hits);
     }
     try {
       const results = (await pipeline.exec()) ?? [];

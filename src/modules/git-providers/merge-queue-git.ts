@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GitCommandError, LocalGitRunner } from './local-git.runner';
+import { GitCommandError, type LocalGitRunner } from './local-git.runner';
 
 export { GitCommandError };
 

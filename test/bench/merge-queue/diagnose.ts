@@ -5,7 +5,7 @@
  * it passed but never landed, it failed, it was cancelled), idle runner time, and how long the
  * chain was held by a bisection (order rule) or had nothing live while PRs waited.
  */
-import { PlannerPolicy } from './planner-policy';
+import type { PlannerPolicy } from './planner-policy';
 import { simulate } from './simulator';
 import { HOUR, type Scenario } from './world';
 
