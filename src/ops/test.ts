@@ -1,4 +1,4 @@
-/** `npm test`: services, a fresh migrated test database, type-check, then every Jest suite. */
+/** `npm test`: services, a fresh migrated test database, type-check, lint and format check, then every Jest suite. */
 import { spawnSync } from 'node:child_process';
 import { migrate } from '@/common/prisma/migration-runner';
 import { buildIfStale } from './build';
@@ -22,6 +22,12 @@ runOrExplain(async () => {
     process.stdout.write('› type-checking…\n');
     const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.check.json'], { cwd: ROOT, env, stdio: 'inherit' });
     if (typecheck.status !== 0) throw new Error('type-check failed');
+    // The linter and the formatter gate the suite as the type-check does (CI runs npm test).
+    process.stdout.write('› linting (npm run lint) and checking formatting (npm run format:check)…\n');
+    const lint = spawnSync('npx', ['eslint', '.', '--cache', '--cache-location', 'node_modules/.cache/eslint/'], { cwd: ROOT, env, stdio: 'inherit' });
+    if (lint.status !== 0) throw new Error('lint failed: see above (npm run lint)');
+    const format = spawnSync('npx', ['prettier', '--check', '.', '--log-level', 'warn'], { cwd: ROOT, env, stdio: 'inherit' });
+    if (format.status !== 0) throw new Error('files not formatted: run npm run format');
     // The suites that start built processes (API, worker, CLI) find dist/ fresh instead of building it in parallel.
     buildIfStale();
     const jestArgs = ['jest', '--maxWorkers=2', ...(process.env.CI ? ['--ci'] : []), ...process.argv.slice(2)];
