@@ -252,16 +252,28 @@ export class MergeQueueExecutor {
       this.logger.warn({ queueId, baseRef: target }, 'the new base ref of a migrating merge queue is gone; the queue stays migrating until it is set again');
       return false;
     }
+    // Decided once, in build, on the state BEFORE `migrated`: that event lets the queue plan again,
+    // and the same reduce may issue a land at once (a batch whose CI passed while the queue was
+    // migrating, its candidate still on the new base when the new ref points where the old one
+    // did). That land is on the new ref; judged on the state after the event it looked like a land
+    // in flight on the old one, the ref was not moved while `migrated` was, and the land went to
+    // the old ref (seen under load: a PR landed on main while the queue still showed migrating).
+    let move = false;
     const { result: moved } = await this.repository.apply({
       organizationId: null,
       queueId,
       lease,
       // A migrating queue ends its move with `migrated`; one disabled (or disabled and enabled)
       // meanwhile has its base moved under it (`baseMoved`): its batches on the old base go stale.
-      build: ({ row, state }) => (row.pendingBaseRef !== target || state.batches.some(isLanding) ? [] : [state.status === 'migrating' ? { type: 'migrated', baseSha, at: Date.now() } : { type: 'baseMoved', baseSha, at: Date.now() }]),
+      build: ({ row, state }) => {
+        move = row.pendingBaseRef === target && !state.batches.some(isLanding);
+        return move ? [state.status === 'migrating' ? { type: 'migrated', baseSha, at: Date.now() } : { type: 'baseMoved', baseSha, at: Date.now() }] : [];
+      },
       detail: { baseRef: target },
-      after: async (q, { row, state }) => {
-        if (row.pendingBaseRef !== target || state.batches.some(isLanding)) return false;
+      // The new ref is the queue's in the same transaction as the event: no land issued from here on
+      // can be performed on the old one (a run reads the ref under its lease, see run()).
+      after: async (q) => {
+        if (!move) return false;
         await q.setQueueFields({ baseRef: target, pendingBaseRef: null });
         return true;
       },
