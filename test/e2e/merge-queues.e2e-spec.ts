@@ -286,10 +286,9 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     git(repo.path, 'merge-base', '--is-ancestor', newHead, main);
   }, TEST_TIMEOUT_MS);
 
-  // SKIPPED (stop 26, named in the closing note): since the fencing and loops merges this case
-  // fails under load (beside merge-queue-processes, also on a database of its own): the PR lands on
-  // main while the queue is still migrating to release. Alone it passes. The race is not found yet.
-  it.skip('PATCH: settings apply at once; a new baseRef goes through migrating, waits for nothing landing, and PRs then land on the new branch', async () => {
+  // Under load CI's report often arrived while the queue was still migrating; the two cases after
+  // this one make both orders of "CI passes" and "PATCH baseRef" deterministic.
+  it('PATCH: settings apply at once; a new baseRef goes through migrating, waits for nothing landing, and PRs then land on the new branch', async () => {
     const { repo, queue } = await newQueue();
     git(repo.path, 'update-ref', 'refs/heads/release', repo.main);
     const entry = await enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
@@ -319,6 +318,73 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     const audit = await http().get(`/audit-events?targetId=${queue.id}&limit=100`).set(owner.auth).expect(200);
     expect((audit.body.data as { action: string }[]).filter((e) => e.action === 'mergeQueue.updated')).toHaveLength(2);
   }, TEST_TIMEOUT_MS);
+  /**
+   * A queue whose batch is under test on `main`, with `release` made at main's commit (so the
+   * candidate's base is the same commit on both refs), and BullMQ paused: no executor runs until
+   * `resume`, so the PATCH and CI's report are applied in the order the case sends them.
+   */
+  async function migrationWithExecutorsHeld() {
+    const jobs = worker.get<Queue_>(getQueueToken(QueueName.MergeQueues), { strict: false });
+    const { repo, queue } = await newQueue();
+    git(repo.path, 'update-ref', 'refs/heads/release', repo.main);
+    const entry = await enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
+    const testing = await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
+    const batch = testing.batches.find((b) => b.status === 'testing')!;
+    await jobs.pause();
+    const passCi = () => http().post(`/merge-queues/${queue.id}/batches/${batch.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: batch.headSha } }).expect(200);
+    const moveToRelease = () => http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data: { baseRef: 'release' } }).expect(200);
+    const lands = () => prisma.mergeQueueOperation.count({ where: { queueId: queue.id, kind: 'land' } });
+    const settle = async () => {
+      await jobs.resume();
+      const done = await runCi(queue.id, repo.path, (x) => x.entries.find((e) => e.id === entry.id)?.status === 'merged');
+      await quiet(queue.id);
+      // The move may finish in the run after the land's.
+      for (let i = 0; i < 100 && (await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } })).pendingBaseRef !== null; i++) await new Promise((r) => setTimeout(r, 100));
+      const row = await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } });
+      const events = (await http().get(`/merge-queues/${queue.id}/events?limit=100`).set(owner.auth).expect(200)).body.data as { type: string }[];
+      return { done, row, types: events.map((e) => e.type).reverse() };
+    };
+    return { jobs, repo, queue, entry, passCi, moveToRelease, lands, settle };
+  }
+
+  it('PATCH baseRef, then CI passes while migrating: the batch lands on the NEW ref once the move is done (never on the old one)', async () => {
+    const t = await migrationWithExecutorsHeld();
+    try {
+      expect((await t.moveToRelease()).body.data.status).toBe('migrating');
+      // Recorded while migrating; nothing is planned or landed until the move is done.
+      await t.passCi();
+      expect(await t.lands()).toBe(0);
+      // The worker's next run completes the move; `migrated` plans the land at once (the
+      // candidate's base is release's head too), and that land is on release.
+      const { done, row, types } = await t.settle();
+      expect({ baseRef: row.baseRef, pendingBaseRef: row.pendingBaseRef }).toEqual({ baseRef: 'release', pendingBaseRef: null });
+      expect(done.entries.find((e) => e.id === t.entry.id)?.status).toBe('merged');
+      expect(readFile(t.repo.path, git(t.repo.path, 'rev-parse', 'release'), 'pr-1.txt')).toBe('one\n');
+      expect(git(t.repo.path, 'rev-parse', 'main')).toBe(t.repo.main);
+      expect(types.indexOf('migrated')).toBeGreaterThan(types.indexOf('checkReported'));
+    } finally {
+      await t.jobs.resume();
+    }
+  }, TEST_TIMEOUT_MS);
+
+  it('CI passes, then PATCH baseRef before the land ran: the land already issued finishes on the OLD ref, then the queue moves', async () => {
+    const t = await migrationWithExecutorsHeld();
+    try {
+      await t.passCi();
+      // The land is issued (in the outbox; no executor has run it yet) when the PATCH arrives.
+      expect(await t.lands()).toBe(1);
+      expect((await t.moveToRelease()).body.data.status).toBe('migrating');
+      const { done, row, types } = await t.settle();
+      expect(done.entries.find((e) => e.id === t.entry.id)?.status).toBe('merged');
+      expect(readFile(t.repo.path, git(t.repo.path, 'rev-parse', 'main'), 'pr-1.txt')).toBe('one\n');
+      expect(git(t.repo.path, 'rev-parse', 'release')).toBe(t.repo.main);
+      expect({ baseRef: row.baseRef, pendingBaseRef: row.pendingBaseRef }).toEqual({ baseRef: 'release', pendingBaseRef: null });
+      expect(types.indexOf('migrated')).toBeGreaterThan(types.indexOf('migrate'));
+    } finally {
+      await t.jobs.resume();
+    }
+  }, TEST_TIMEOUT_MS);
+
   it('two executors draining one outbox at once perform each operation exactly once (claimed from pending under the queue lock)', async () => {
     const jobs = worker.get<Queue_>(getQueueToken(QueueName.MergeQueues), { strict: false });
     const executor = worker.get(MergeQueueExecutor);

@@ -258,6 +258,10 @@ export class EnvironmentVariables {
   @OptionalInt(300, 600_000)
   MERGE_QUEUE_LEASE_MS?: number;
 
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  MERGE_QUEUE_FENCE_SHORTCUTS?: string;
+
   @OptionalInt(1, 100_000)
   MERGE_QUEUE_MAX_LIVE_ENTRIES?: number;
 
@@ -375,6 +379,12 @@ export interface AppConfig {
      * executor that stops renewing (a stalled process) is replaced this long after its last renewal.
      */
     leaseMs: number;
+    /**
+     * The executor's shortcuts around its lease (docs/merge-queue.md, "Fencing"): a run with nothing
+     * to do takes no lease, and a run reads the fence ref once (ahead, beside its first queries)
+     * rather than before every land. On by default; off only to measure what they save.
+     */
+    fenceShortcuts: boolean;
     /** Entries of one queue not yet merged, removed or failed; one more is a 422. */
     maxLiveEntries: number;
     /** Merge queues of one organization; one more is a 422. */
@@ -547,6 +557,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mergeQueues: {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
       leaseMs: raw.MERGE_QUEUE_LEASE_MS ?? 15_000,
+      fenceShortcuts: raw.MERGE_QUEUE_FENCE_SHORTCUTS !== 'false',
       maxLiveEntries: raw.MERGE_QUEUE_MAX_LIVE_ENTRIES ?? 1_000,
       maxPerOrganization: raw.MERGE_QUEUE_MAX_PER_ORGANIZATION ?? 100,
       retryBaseMs: raw.MERGE_QUEUE_RETRY_BASE_MS ?? 1_000,

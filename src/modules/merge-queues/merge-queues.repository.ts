@@ -494,6 +494,19 @@ export class MergeQueuesRepository {
     });
   }
 
+  /**
+   * What an executor run would find, in one statement and without the lease: the kinds of the
+   * queue's unfinished operations and whether it is moving to a new base ref; null when the queue
+   * is gone or quarantined (nothing to do until it is resumed).
+   */
+  async executorWork(queueId: string): Promise<{ kinds: MergeQueueOperationKind[]; moving: boolean } | null> {
+    const rows = await this.prisma.$queryRaw<{ moving: boolean; kinds: MergeQueueOperationKind[] }[]>`
+      SELECT q."pendingBaseRef" IS NOT NULL AS "moving",
+        ARRAY(SELECT DISTINCT o."kind"::text FROM "MergeQueueOperation" o WHERE o."queueId" = q."id" AND o."finishedAt" IS NULL) AS "kinds"
+      FROM "MergeQueue" q WHERE q."id" = ${queueId} AND NOT q."quarantined"`;
+    return rows.length === 1 ? rows[0] : null;
+  }
+
   /** The queue has unfinished operations, or is moving to a new base ref (a quarantined queue has no work until resumed). */
   async unfinishedWork(queueId: string): Promise<{ operations: number; moving: boolean }> {
     const queue = await this.prisma.mergeQueue.findUnique({ where: { id: queueId }, select: { pendingBaseRef: true, quarantined: true } });

@@ -27,6 +27,10 @@
  * BENCH_PARALLEL_PRS (20), BENCH_PLANNER_SIZES (100,250,500,1000), BENCH_CI_POLL_MS (5),
  * BENCH_PHASE_TIMEOUT_S (240), BENCH_PORT (3921), BENCH_QUEUE_PREFIX (random),
  * BENCH_DATABASE (used when DATABASE_URL is unset: dropped and re-created), REDIS_URL.
+ * BENCH_FENCE_COMPARE=N (0): the latency phase runs 2N times instead, alternating a worker with the
+ * executor's fence shortcuts off (MERGE_QUEUE_FENCE_SHORTCUTS=false) and on, restarted between
+ * rounds, so both are measured side by side under the same load. BENCH_LATENCY_ONLY=1 skips the
+ * throughput and planner phases.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -57,6 +61,8 @@ const CI_POLL_MS = num('BENCH_CI_POLL_MS', 5);
 const PHASE_TIMEOUT_MS = num('BENCH_PHASE_TIMEOUT_S', 240) * 1000;
 const PORT = num('BENCH_PORT', 3921);
 const DATABASE = process.env.BENCH_DATABASE ?? 'delivery_platform_bench_merge_queue_engine';
+const FENCE_COMPARE = num('BENCH_FENCE_COMPARE', 0);
+const LATENCY_ONLY = process.env.BENCH_LATENCY_ONLY === '1';
 const REQUIRED_CHECKS = ['build', 'test'];
 /** Requests measured around each planner size (the ones just before it is reached). */
 const ENQUEUE_WINDOW = 20;
@@ -671,14 +677,27 @@ async function main(): Promise<void> {
     // measures the engine, not 429s.
     const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, PORT: String(PORT), ...productionEnv(), GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: dir, RATE_LIMIT_PER_PRINCIPAL: '10000000', LOG_LEVEL: 'warn' };
     const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-    const worker = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(api, worker);
-    let workerOutput = '';
-    worker.stdout.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-    while (!workerOutput.includes('worker started')) {
-      if (worker.exitCode !== null) throw new Error('the worker exited');
-      await sleep(50);
-    }
+    children.push(api);
+    let worker: ChildProcess | undefined;
+    /** (Re)starts the one worker, with `extra` in its environment. */
+    const startWorker = async (extra: Record<string, string> = {}) => {
+      if (worker) {
+        const stopped = worker;
+        const exited = new Promise((r) => stopped.once('exit', r));
+        stopped.kill('SIGTERM');
+        await exited;
+      }
+      const started = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
+      worker = started;
+      children.push(started);
+      let workerOutput = '';
+      started.stdout?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
+      while (!workerOutput.includes('worker started')) {
+        if (started.exitCode !== null) throw new Error('the worker exited');
+        await sleep(50);
+      }
+    };
+    await startWorker();
     await waitForOk(`http://127.0.0.1:${PORT}/merge-queues`, { Authorization: `Bearer ${token}` });
     await executor.ready();
     const client = new Api(`http://127.0.0.1:${PORT}`, token);
@@ -689,7 +708,27 @@ async function main(): Promise<void> {
 
     const results: PhaseResult[] = [];
     out(`› latency: 1 queue, ${LATENCY_PRS} PRs, one PR per candidate and one candidate at a time (maxBatch 1, maxParallel 1)`);
-    results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+    if (FENCE_COMPARE > 0) {
+      // Alternating rounds, so that the machine's load drifts over both settings alike.
+      for (let round = 1; round <= FENCE_COMPARE; round++) {
+        for (const shortcuts of ['false', 'true']) {
+          await startWorker({ MERGE_QUEUE_FENCE_SHORTCUTS: shortcuts });
+          out(`› latency round ${round}, fence shortcuts ${shortcuts === 'true' ? 'on' : 'off'} (load ${loadavg()[0].toFixed(1)})`);
+          results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial, shortcuts ${shortcuts === 'true' ? 'on' : 'off'} #${round}`, [await createQueue(bench, `latency-${shortcuts}-${round}`, LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+        }
+      }
+      for (const shortcuts of ['off', 'on']) {
+        const own = results.filter((r) => r.name.includes(`shortcuts ${shortcuts} `)).flatMap((r) => r.lands.map((l) => l.movedAt - (l.report as Report).t0));
+        out(`› fence shortcuts ${shortcuts}: ${own.length} lands, own report p50 ${ms(median(own))} ms, p99 ${ms(quantile(own, 0.99))} ms`);
+      }
+    } else {
+      results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+    }
+    if (LATENCY_ONLY) {
+      printLanding(results);
+      out(`\nWall time: ${((Date.now() - wallStart) / 1000).toFixed(0)} s; ${client.requests} API requests.`);
+      return;
+    }
     out(`› throughput: 1 queue, ${QUEUE_PRS} PRs, default settings`);
     results.push(await runLandingPhase(bench, `1 queue, ${QUEUE_PRS} PRs`, [await createQueue(bench, 'single', QUEUE_PRS, {})]));
     out(`› throughput: ${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs at once, default settings`);

@@ -86,6 +86,7 @@ export class MergeQueueExecutor {
   private readonly logger = new Logger(MergeQueueExecutor.name);
 
   private readonly leaseMs: number;
+  private readonly shortcuts: boolean;
 
   constructor(
     protected readonly repository: MergeQueuesRepository,
@@ -93,6 +94,7 @@ export class MergeQueueExecutor {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.mergeQueues.leaseMs;
+    this.shortcuts = config.mergeQueues.fenceShortcuts;
   }
 
   /**
@@ -113,9 +115,19 @@ export class MergeQueueExecutor {
    * `signal` aborted (BullMQ lost the job's lock) before the run ended: nothing was written after.
    */
   async run(queueId: string, options: { signal?: AbortSignal } = {}): Promise<RunResult> {
-    const queue = await this.repository.queueForWorker(queueId);
     // A quarantined queue performs nothing until it is resumed (the sweep does not start it either).
-    if (!queue || queue.quarantined) return { performed: 0, leaseBusy: false };
+    // With the shortcuts on, a run with nothing to do (no unfinished operation, no move: a kick whose
+    // work an earlier run already did) ends here without taking the lease: it would write nothing.
+    // Work issued after this read kicks the queue again (or is found when this job completes).
+    let landing = true;
+    if (this.shortcuts) {
+      const work = await this.repository.executorWork(queueId);
+      if (!work || (work.kinds.length === 0 && !work.moving)) return { performed: 0, leaseBusy: false };
+      landing = work.kinds.includes('land');
+    } else {
+      const queue = await this.repository.queueForWorker(queueId);
+      if (!queue || queue.quarantined) return { performed: 0, leaseBusy: false };
+    }
     const lease = await this.repository.takeLease(queueId, randomUUID(), this.leaseMs);
     if (!lease) return { performed: 0, leaseBusy: true };
     const controller = new AbortController();
@@ -135,7 +147,7 @@ export class MergeQueueExecutor {
       // old base ref (seen: a PR landed on main after the queue had moved to release).
       const held = await this.repository.queueForWorker(queueId);
       if (!held || held.quarantined) return { performed: 0, leaseBusy: false };
-      return { performed: await this.drainHolding(held, lease, controller.signal), leaseBusy: false };
+      return { performed: await this.drainHolding(held, lease, controller.signal, landing), leaseBusy: false };
     } finally {
       clearInterval(renewal);
       outer?.removeEventListener('abort', onOuterAbort);
@@ -148,9 +160,12 @@ export class MergeQueueExecutor {
     return this.repository.renewLease(lease, this.leaseMs);
   }
 
-  private async drainHolding(queue: QueueWithSource, lease: Lease, signal: AbortSignal): Promise<number> {
+  private async drainHolding(queue: QueueWithSource, lease: Lease, signal: AbortSignal, landing: boolean): Promise<number> {
     const queueId = queue.id;
     const git = await this.gits.forSource(queue.repository);
+    const fences = new RunFence(() => this.currentFence(queueId, git, queue.baseRef), this.shortcuts);
+    // A land is waiting: its fence is read now, beside the queries below, not after them.
+    if (this.shortcuts && landing) fences.prefetch();
     await this.reconcileOrphans(lease);
     const started = Date.now();
     const inFlight = new Map<string, { row: OperationRow; done: Promise<void> }>();
@@ -162,7 +177,7 @@ export class MergeQueueExecutor {
         if (!failure && !signal.aborted && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
           const running = [...inFlight.values()].map((f) => f.row);
           for (const row of await this.nextOperations(queueId, running, free)) {
-            const done = this.runOne(git, queue.baseRef, row, lease, signal).then(
+            const done = this.runOne(git, queue.baseRef, row, lease, signal, fences).then(
               (claimed) => void (performed += claimed ? 1 : 0),
               (error: unknown) => void (failure ??= { error }),
             );
@@ -185,7 +200,7 @@ export class MergeQueueExecutor {
   }
 
   /** Claims, performs and answers one operation; false when it was not claimed (taken or superseded). */
-  private async runOne(git: MergeQueueGit, baseRef: string, row: OperationRow, lease: Lease, signal: AbortSignal): Promise<boolean> {
+  private async runOne(git: MergeQueueGit, baseRef: string, row: OperationRow, lease: Lease, signal: AbortSignal, fences: RunFence): Promise<boolean> {
     const { queueId } = lease;
     const op = row.payload as unknown as MergeQueueOperation;
     signal.throwIfAborted();
@@ -195,7 +210,7 @@ export class MergeQueueExecutor {
     let baseMissing = false;
     if (op.kind === 'land') {
       try {
-        fence = await this.currentFence(queueId, git, baseRef);
+        fence = await fences.get();
       } catch (error) {
         // The queue's first fence is made from the base, which is gone: nothing can land on it.
         if (!(error instanceof ProviderFailure && error.kind === 'not_found' && (await git.readRef(baseRef)) === null)) throw error;
@@ -209,7 +224,7 @@ export class MergeQueueExecutor {
     try {
       event = baseMissing
         ? { type: 'landRefused', operationId: op.id, reason: `the base ref ${baseRef} does not exist`, at: Date.now() }
-        : await this.perform(queueId, git, baseRef, op, fence, signal);
+        : await this.perform(queueId, git, baseRef, op, fence, signal, fences);
     } catch (error) {
       // Stopped because the lease (or the job lock) was lost: no failure of the provider's, and the
       // operation is the next executor's to read back.
@@ -252,16 +267,28 @@ export class MergeQueueExecutor {
       this.logger.warn({ queueId, baseRef: target }, 'the new base ref of a migrating merge queue is gone; the queue stays migrating until it is set again');
       return false;
     }
+    // Decided once, in build, on the state BEFORE `migrated`: that event lets the queue plan again,
+    // and the same reduce may issue a land at once (a batch whose CI passed while the queue was
+    // migrating, its candidate still on the new base when the new ref points where the old one
+    // did). That land is on the new ref; judged on the state after the event it looked like a land
+    // in flight on the old one, the ref was not moved while `migrated` was, and the land went to
+    // the old ref (seen under load: a PR landed on main while the queue still showed migrating).
+    let move = false;
     const { result: moved } = await this.repository.apply({
       organizationId: null,
       queueId,
       lease,
       // A migrating queue ends its move with `migrated`; one disabled (or disabled and enabled)
       // meanwhile has its base moved under it (`baseMoved`): its batches on the old base go stale.
-      build: ({ row, state }) => (row.pendingBaseRef !== target || state.batches.some(isLanding) ? [] : [state.status === 'migrating' ? { type: 'migrated', baseSha, at: Date.now() } : { type: 'baseMoved', baseSha, at: Date.now() }]),
+      build: ({ row, state }) => {
+        move = row.pendingBaseRef === target && !state.batches.some(isLanding);
+        return move ? [state.status === 'migrating' ? { type: 'migrated', baseSha, at: Date.now() } : { type: 'baseMoved', baseSha, at: Date.now() }] : [];
+      },
       detail: { baseRef: target },
-      after: async (q, { row, state }) => {
-        if (row.pendingBaseRef !== target || state.batches.some(isLanding)) return false;
+      // The new ref is the queue's in the same transaction as the event: no land issued from here on
+      // can be performed on the old one (a run reads the ref under its lease, see run()).
+      after: async (q) => {
+        if (!move) return false;
         await q.setQueueFields({ baseRef: target, pendingBaseRef: null });
         return true;
       },
@@ -354,7 +381,7 @@ export class MergeQueueExecutor {
   }
 
   /** Step 2: the side effect. Known refusals become `operationFailed`; anything unexpected propagates. */
-  private async perform(queueId: string, git: MergeQueueGit, baseRef: string, op: MergeQueueOperation, fence: Fence | undefined, signal: AbortSignal): Promise<MergeQueueEvent> {
+  private async perform(queueId: string, git: MergeQueueGit, baseRef: string, op: MergeQueueOperation, fence: Fence | undefined, signal: AbortSignal, fences: RunFence): Promise<MergeQueueEvent> {
     const at = () => Date.now();
     switch (op.kind) {
       case 'prepare': {
@@ -375,6 +402,8 @@ export class MergeQueueExecutor {
         if (await git.land(fullRef(baseRef), op.candidateSha, op.expectedBaseSha, fence as Fence)) {
           return { type: 'operationSucceeded', operationId: op.id, at: at() };
         }
+        // Refused: the base moved, or the fence did (then this run's copy is stale; read it again).
+        fences.forget();
         const head = await git.readRef(baseRef);
         // The base ref is gone: no land can succeed until someone creates it again (or moves the queue).
         if (head === null) return { type: 'landRefused', operationId: op.id, reason: `the base ref ${baseRef} does not exist`, at: at() };
@@ -385,17 +414,18 @@ export class MergeQueueExecutor {
         return { type: 'operationFailed', operationId: op.id, reason: `the base moved to ${head}`, baseSha: head, at: at() };
       }
       case 'readBack':
-        return { type: 'operationSucceeded', operationId: op.id, readBack: await this.readBack(queueId, git, baseRef, op), at: at() };
+        return { type: 'operationSucceeded', operationId: op.id, readBack: await this.readBack(queueId, git, baseRef, op, fences), at: at() };
       case 'cleanup':
         await git.deleteRef(candidateRef(queueId, op.batchId));
         return { type: 'operationSucceeded', operationId: op.id, at: at() };
     }
   }
 
-  private async readBack(queueId: string, git: MergeQueueGit, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>): Promise<ReadBackFacts> {
+  private async readBack(queueId: string, git: MergeQueueGit, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>, fences: RunFence): Promise<ReadBackFacts> {
     // The fence first: a land of an older executor still in flight checks the fence it read, so
     // from here on it cannot apply, and what is read below stays true (docs/merge-queue.md, "Fencing").
-    await git.moveFence(fenceRef(queueId), baseRef);
+    // A readBack runs alone (nextOperations): no land of this run holds the copy it replaces.
+    fences.moved({ ref: fenceRef(queueId), sha: await git.moveFence(fenceRef(queueId), baseRef) });
     const baseSha = await git.readRef(baseRef);
     if (baseSha === null) throw new Error(`base ref ${baseRef} is missing; cannot read back`);
     const candidate = op.candidateSha !== null && (await git.hasCommit(op.candidateSha)) ? op.candidateSha : null;
@@ -408,6 +438,49 @@ export class MergeQueueExecutor {
       // startCi has no side effect of its own (see perform): CI exists once the candidate is published.
       ciStarted: published,
     };
+  }
+}
+
+/**
+ * The queue's fence ref as one executor run knows it. Read after the run took its lease, so the
+ * argument of runOne holds for every land of the run: each land's claim commits only under this
+ * lease, which proves that no newer executor had taken the queue (and so moved the fence) since the
+ * read. The run's own readBack moves the fence (moved); a refused land drops the copy (forget): an
+ * older executor's readBack still finishing may have moved it. With `cache` off (the shortcuts
+ * off), every land reads the fence itself, as before.
+ */
+class RunFence {
+  private copy: Promise<Fence> | undefined;
+
+  constructor(
+    private readonly read: () => Promise<Fence>,
+    private readonly cache: boolean,
+  ) {}
+
+  get(): Promise<Fence> {
+    if (!this.cache) return this.read();
+    if (!this.copy) {
+      const reading = this.read();
+      this.copy = reading;
+      // A failed read is not kept: the next land reads again.
+      reading.catch(() => {
+        if (this.copy === reading) this.copy = undefined;
+      });
+    }
+    return this.copy;
+  }
+
+  /** Starts the read now (its failure, if any, is met by the land that awaits it). */
+  prefetch(): void {
+    void this.get().catch(() => undefined);
+  }
+
+  moved(fence: Fence): void {
+    if (this.cache) this.copy = Promise.resolve(fence);
+  }
+
+  forget(): void {
+    this.copy = undefined;
   }
 }
 
