@@ -195,9 +195,11 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     const queues = [];
     for (let i = 0; i < 3; i++) queues.push(await newQueue());
     for (const [i, q] of queues.entries()) await mq.enqueue(q.queue.id, 1 + i, pr(q.path, q.main, 1 + i));
-    // CI starts on all three and never reports: each is a queue the sweep ticks (its check timeout may have passed).
+    // CI starts on all three and never reports; each is made due (as if its check deadline had come), so the sweep ticks it.
     for (const q of queues) await until(() => mq.get(q.queue.id), (v) => v.batches.some((b) => b.status === 'testing'));
     const [broken, ...others] = queues.map((q) => q.queue.id);
+    const due = () => prisma.mergeQueue.updateMany({ where: { id: { in: [broken, ...others] } }, data: { nextWakeAt: new Date(Date.now() - 1_000) } });
+    await due();
     expect(others.every((id) => id > broken)).toBe(true);
     process.env.DPA_FAILPOINTS = `merge-queue.reduce@${broken}`;
     const result = await worker.get(MergeQueuesProcessor).sweep();
@@ -206,6 +208,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     expect(result.swept).not.toContain(broken);
     // Armed no more: the next sweep handles the queue that failed.
     delete process.env.DPA_FAILPOINTS;
+    await due();
     const next = await worker.get(MergeQueuesProcessor).sweep();
     expect(next.failed).toEqual([]);
     expect(next.swept).toEqual(expect.arrayContaining([broken, ...others]));

@@ -499,9 +499,9 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
       expect(batch).toMatchObject({ status: 'preparing', headSha: gate.reached, operation: { kind: 'publish' } });
       const early = await reportOn(queue.id, batch.id, owner.auth, { sha: gate.reached, url: 'https://ci.example.test/early' }).expect(200);
       expect(early.body.data).toMatchObject({ status: 'preparing', requiredChecks: [{ name: 'ci', state: 'pending' }], checksUrl: 'https://ci.example.test/early' });
-      // Kept in the planner state in Postgres, not in a process's memory.
-      const row = await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } });
-      const kept = (row.plannerState as { batches: { earlyChecks?: unknown }[] }).batches[0].earlyChecks;
+      // Kept in the planner state in Postgres (the batch row's planner part), not in a process's memory.
+      const row = await prisma.mergeQueueBatch.findUniqueOrThrow({ where: { id: batch.id } });
+      const kept = (row.planner as { earlyChecks?: unknown }).earlyChecks;
       expect(kept).toEqual([{ sha: gate.reached, name: 'ci', state: 'success' }]);
     } finally {
       release();

@@ -11,14 +11,15 @@ import type {
   MergeQueueEntry as EntryRow,
   MergeQueueEvent as EventRow,
   MergeQueueOperation as OperationRow,
-  Prisma,
 } from '@/generated/prisma/client';
+import { Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { type AuditRecord, AuditService } from '@/modules/audit/audit.service';
 import { RECENT_FINAL } from './dto/merge-queue.dto';
 import { batchRowId } from './engine/merge-queue-ids';
 import { type Lease, LeaseLost } from './engine/merge-queue-lease';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
+import { nextWakeAt } from './engine/merge-queue-wake';
 import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueueStatusOut } from './merge-queue-status-out';
 import { MergeQueueErrors } from './merge-queues.errors';
@@ -220,7 +221,12 @@ export class MergeQueuesRepository {
       const outcome: ApplyOutcome = { before: locked.state, state, operations, transitions, changed: state !== locked.state };
       let row = locked.row;
       const written = { entries: new Map<string, EntryRow>(), batches: new Map<string, BatchRow>() };
-      if (outcome.changed) row = await this.persist(tx, locked, outcome, written);
+      // A tick has seen every moment up to its time: those are done, the sweep waits for the next.
+      const ticked = events.reduce<number | null>((t, e) => (e.type === 'tick' ? Math.max(t ?? e.at, e.at) : t), null);
+      const wakeMs = nextWakeAt(state, ticked);
+      const wakeAt = wakeMs === null ? null : new Date(wakeMs);
+      if (outcome.changed) row = await this.persist(tx, locked, outcome, written, wakeAt);
+      else if ((row.nextWakeAt?.getTime() ?? null) !== wakeMs) row = await tx.mergeQueue.update({ where: { id: row.id }, data: { nextWakeAt: wakeAt } });
       for (const [i, event] of events.entries()) {
         if (!outcome.changed && request.quietWhenUnchanged) break;
         // The status steps and operations of the whole request are listed once, on its last event.
@@ -269,26 +275,58 @@ export class MergeQueuesRepository {
       : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
     if (found.length === 0) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
     const row = await tx.mergeQueue.findUniqueOrThrow({ where: { id: queueId } });
-    return { row, state: row.plannerState as unknown as MergeQueueState };
+    return { row, state: await assembleState(tx, row) };
   }
 
-  private async persist(tx: Prisma.TransactionClient, locked: LockedQueue, outcome: ApplyOutcome, written: { entries: Map<string, EntryRow>; batches: Map<string, BatchRow> }): Promise<MergeQueue> {
+  /** The queue's planner state as the last event left it (one snapshot), or null when there is no such queue. */
+  async plannerState(organizationId: string, queueId: string): Promise<MergeQueueState | null> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const row = await tx.mergeQueue.findFirst({ where: { id: queueId, organizationId } });
+        return row ? assembleState(tx, row) : null;
+      },
+      { isolationLevel: 'RepeatableRead' },
+    );
+  }
+
+  /**
+   * Writes what the event changed, and only that: the entry and batch rows whose row fields or
+   * planner part changed (new ones placed after every row the state holds), the rows the planner's
+   * history dropped (their planner part cleared: the row stays, as history), the operations issued,
+   * and the queue row with the small rest of the state (counters, stats, config, cleanups, hold).
+   */
+  private async persist(tx: Prisma.TransactionClient, locked: LockedQueue, outcome: ApplyOutcome, written: { entries: Map<string, EntryRow>; batches: Map<string, BatchRow> }, wakeAt: Date | null): Promise<MergeQueue> {
     const { row } = locked;
     const { before, state } = outcome;
-    const oldBatches = new Map(before.batches.map((b) => [b.id, JSON.stringify(batchRow(row, state, b))]));
+    // New rows of this event go after the existing ones, in the order the state lists them.
+    const seqBase = BigInt(state.revision) * SEQ_PER_REVISION;
+    let added = 0n;
+    const oldBatches = new Map(before.batches.map((b) => [b.id, rowKey(batchRow(row, state, b), b)]));
     for (const b of state.batches) {
       const data = batchRow(row, state, b);
-      if (oldBatches.get(b.id) === JSON.stringify(data)) continue;
+      const old = oldBatches.get(b.id);
+      oldBatches.delete(b.id);
+      if (old === rowKey(data, b)) continue;
       const { id, ...rest } = data;
-      written.batches.set(id, await tx.mergeQueueBatch.upsert({ where: { id }, create: data, update: rest }));
+      const planner = b as unknown as Prisma.InputJsonObject;
+      const create = { ...data, planner, ...(old === undefined && { plannerSeq: seqBase + added++ }) };
+      written.batches.set(id, await tx.mergeQueueBatch.upsert({ where: { id }, create, update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) } }));
     }
-    const oldEntries = new Map(before.entries.map((e) => [e.id, JSON.stringify(entryRow(row, e))]));
+    // An entry's row is derived from its state alone, so equal states (compared field by field: all primitives) mean an equal row.
+    const oldEntries = new Map(before.entries.map((e) => [e.id, e]));
     for (const e of state.entries) {
+      const old = oldEntries.get(e.id);
+      oldEntries.delete(e.id);
+      if (old !== undefined && sameEntry(old, e)) continue;
       const data = entryRow(row, e);
-      if (oldEntries.get(e.id) === JSON.stringify(data)) continue;
       const { id, ...rest } = data;
-      written.entries.set(id, await tx.mergeQueueEntry.upsert({ where: { id }, create: data, update: rest }));
+      const planner = e as unknown as Prisma.InputJsonObject;
+      const create = { ...data, planner, ...(old === undefined && { plannerSeq: seqBase + added++ }) };
+      written.entries.set(id, await tx.mergeQueueEntry.upsert({ where: { id }, create, update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) } }));
     }
+    // Dropped by the planner's history: out of the state, kept as rows.
+    if (oldBatches.size) await tx.mergeQueueBatch.updateMany({ where: { queueId: row.id, id: { in: [...oldBatches.keys()].map((k) => batchRowId(row.id, k)) } }, data: { planner: Prisma.DbNull, plannerSeq: null } });
+    if (oldEntries.size) await tx.mergeQueueEntry.updateMany({ where: { queueId: row.id, id: { in: [...oldEntries.keys()] } }, data: { planner: Prisma.DbNull, plannerSeq: null } });
     if (outcome.operations.length) {
       await tx.mergeQueueOperation.createMany({
         data: outcome.operations.map((op, ordinal) => ({
@@ -307,11 +345,12 @@ export class MergeQueuesRepository {
     return tx.mergeQueue.update({
       where: { id: row.id },
       data: {
-        plannerState: state as unknown as Prisma.InputJsonObject,
+        plannerState: LEGACY_PERSISTENCE ? (state as unknown as Prisma.InputJsonObject) : documentOf(state),
         revision: BigInt(state.revision),
         status: state.status,
         batchDepth: state.batchDepth,
         quarantined: state.hold?.kind === 'quarantined',
+        nextWakeAt: wakeAt,
         // A hold cleared (resume, enable): the failures in a row start again from zero.
         ...(before.hold && !state.hold && { failureCount: 0, retryAt: null }),
       },
@@ -341,7 +380,7 @@ export class MergeQueuesRepository {
           status: state.status,
           batchDepth: state.batchDepth,
           settings: state.config as unknown as Prisma.InputJsonObject,
-          plannerState: state as unknown as Prisma.InputJsonObject,
+          plannerState: documentOf(state),
         },
       });
       await new QueueTransaction(tx, this.audit, queue.id, organizationId).audit(actor, { action: AuditAction.MergeQueueCreated, metadata: { repositoryId, baseRef } });
@@ -532,12 +571,24 @@ export class MergeQueuesRepository {
     await this.prisma.mergeQueue.updateMany({ where: { id: queueId }, data: { retryAt: at } });
   }
 
-  /** What the sweep restarts: queues with unfinished operations, queues moving base ref (neither quarantined), queues whose CI may time out; each list by queue id. */
+  /**
+   * What the sweep restarts: queues with unfinished operations, queues moving base ref (neither
+   * quarantined), and queues with something due by now (`nextWakeAt`: a check deadline or a heavy-
+   * run threshold of running CI; the list keeps its old name); each list by queue id. Every query
+   * goes through a partial index, so idle queues cost nothing.
+   */
   async sweepTargets(): Promise<{ unfinished: string[]; moving: string[]; ciRunning: string[] }> {
-    const unfinished = await this.prisma.mergeQueueOperation.findMany({ where: { finishedAt: null, queue: { quarantined: false } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
+    const unfinished = await this.prisma.$queryRaw<{ queueId: string }[]>`
+      SELECT DISTINCT o."queueId" FROM "MergeQueueOperation" o JOIN "MergeQueue" q ON q."id" = o."queueId"
+      WHERE o."finishedAt" IS NULL AND NOT q."quarantined" ORDER BY o."queueId"`;
     const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null }, quarantined: false }, orderBy: { id: 'asc' }, select: { id: true } });
-    const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
-    return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
+    if (LEGACY_PERSISTENCE) {
+      const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
+      return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
+    }
+    const due = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT "id" FROM "MergeQueue" WHERE "nextWakeAt" IS NOT NULL AND "nextWakeAt" <= (now() AT TIME ZONE 'UTC') ORDER BY "id"`;
+    return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: due.map((r) => r.id) };
   }
 }
 
@@ -594,4 +645,49 @@ function eventDetail(queueId: string, event: MergeQueueEvent): Record<string, un
   if (typeof e.batchId === 'string') out.batchId = batchRowId(queueId, e.batchId);
   if (event.type === 'enqueue') Object.assign(out, { entryId: event.entry.id, number: event.entry.number, headSha: event.entry.headSha });
   return out;
+}
+
+/**
+ * The benchmark's "before" (MERGE_QUEUE_LEGACY_PERSISTENCE=1, never in production): every event
+ * also writes the whole planner state into the queue's document, and the sweep ticks every queue
+ * with CI running, as before issue 22; reads still assemble the state from the rows.
+ */
+const LEGACY_PERSISTENCE = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === '1';
+
+/** Room for the new rows of one revision in `plannerSeq` (revision * this + index). */
+const SEQ_PER_REVISION = 1n << 20n;
+
+/** What a row is compared by: its row fields and its planner part (written only when this changes). */
+function rowKey(data: object, planner: object): string {
+  return JSON.stringify(data) + JSON.stringify(planner);
+}
+
+/** The queue row's document: the planner state without its entries and batches (they are rows). */
+function documentOf(state: MergeQueueState): Prisma.InputJsonObject {
+  const { entries: _entries, batches: _batches, ...rest } = state;
+  return rest as unknown as Prisma.InputJsonObject;
+}
+
+/** The planner state of a queue row: its document with the entries and batches the state holds, in the state's order. */
+async function assembleState(tx: Prisma.TransactionClient, row: MergeQueue): Promise<MergeQueueState> {
+  // One round trip, each list as one JSON text (a row per entry through the raw-result mapping costs
+  // several times more at 1,000 entries).
+  const [lists] = await tx.$queryRaw<{ entries: string; batches: string }[]>`
+    SELECT
+      (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "MergeQueueEntry" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL)::text AS "entries",
+      (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "MergeQueueBatch" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL)::text AS "batches"`;
+  const doc = row.plannerState as unknown as MergeQueueState;
+  return { ...doc, entries: JSON.parse(lists.entries) as EntryState[], batches: JSON.parse(lists.batches) as BatchState[] };
+}
+
+/** Two entry states hold the same values: field by field (today all primitives; a structured field is compared as JSON). */
+function sameEntry(a: EntryState, b: EntryState): boolean {
+  const [x, y] = [a as unknown as Record<string, unknown>, b as unknown as Record<string, unknown>];
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  for (const k of keys) {
+    if (x[k] === y[k]) continue;
+    if (typeof x[k] !== 'object' || typeof y[k] !== 'object' || x[k] === null || y[k] === null || JSON.stringify(x[k]) !== JSON.stringify(y[k])) return false;
+  }
+  return true;
 }

@@ -216,7 +216,8 @@ export class MergeQueuesService {
   /** The chain in landing order and the waiting entries, with the planner's estimates (what `cli queue show` draws). */
   async chain(principal: Principal, id: string): Promise<MergeQueueChainDto> {
     const row = await this.repository.find(principal.organizationId, id);
-    const state = row.plannerState as unknown as MergeQueueState;
+    const state = await this.repository.plannerState(principal.organizationId, id);
+    if (!state) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
     const now = Date.now();
     const estimates = new Map(estimateMergeTimes(state, now).map((e) => [e.entryId, e.estimatedMergeAt]));
     const live = state.batches.filter((b) => !FINAL_BATCH_STATUSES.includes(b.status)).sort((a, b) => a.position - b.position);

@@ -23,7 +23,17 @@
  * webhook would tell it, rather than GET /merge-queues/{id} in a tight loop, which would take the
  * cores the worker needs; the reports themselves go through POST .../checks like any CI's.
  *
- * Environment: BENCH_LATENCY_PRS (100), BENCH_QUEUE_PRS (200), BENCH_PARALLEL_QUEUES (20),
+ *   4. the fleet (issue 22): 500 queues, 5 busy (20 PRs each) and 495 idle, TWO worker processes:
+ *      land latency, the sweep's time per pass (BullMQ's event stream, sweep every
+ *      BENCH_SWEEP_INTERVAL_MS), Postgres WAL bytes per landed PR and per event
+ *      (pg_current_wal_lsn() differences: server-wide, so other databases' writes count too).
+ * The planner phase also prints the WAL bytes of one enqueue event (median of per-request
+ * pg_current_wal_lsn() differences). MERGE_QUEUE_LEGACY_PERSISTENCE=1 (passed on to the API and
+ * workers) is the "before": the whole planner state written on every event, the sweep ticking every
+ * queue with CI running.
+ *
+ * Environment: BENCH_PHASES (latency,single,parallel,planner,fleet), BENCH_FLEET_QUEUES (500),
+ * BENCH_FLEET_BUSY (5), BENCH_FLEET_PRS (20), BENCH_SWEEP_INTERVAL_MS (2000), BENCH_LATENCY_PRS (100), BENCH_QUEUE_PRS (200), BENCH_PARALLEL_QUEUES (20),
  * BENCH_PARALLEL_PRS (20), BENCH_PLANNER_SIZES (100,250,500,1000), BENCH_CI_POLL_MS (5),
  * BENCH_PHASE_TIMEOUT_S (240), BENCH_PORT (3921), BENCH_QUEUE_PREFIX (random),
  * BENCH_DATABASE (used when DATABASE_URL is unset: dropped and re-created), REDIS_URL.
@@ -62,8 +72,14 @@ const PHASE_TIMEOUT_MS = num('BENCH_PHASE_TIMEOUT_S', 240) * 1000;
 const PORT = num('BENCH_PORT', 3921);
 const DATABASE = process.env.BENCH_DATABASE ?? 'delivery_platform_bench_merge_queue_engine';
 const FENCE_COMPARE = num('BENCH_FENCE_COMPARE', 0);
-const LATENCY_ONLY = process.env.BENCH_LATENCY_ONLY === '1';
 const REQUIRED_CHECKS = ['build', 'test'];
+// BENCH_LATENCY_ONLY=1 is BENCH_PHASES=latency.
+const PHASES = new Set((process.env.BENCH_LATENCY_ONLY === '1' ? 'latency' : (process.env.BENCH_PHASES ?? 'latency,single,parallel,planner,fleet')).split(','));
+const FLEET_QUEUES = num('BENCH_FLEET_QUEUES', 500);
+const FLEET_BUSY = num('BENCH_FLEET_BUSY', 5);
+const FLEET_PRS = num('BENCH_FLEET_PRS', 20);
+const SWEEP_INTERVAL_MS = num('BENCH_SWEEP_INTERVAL_MS', 2_000);
+const LEGACY = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === '1';
 /** Requests measured around each planner size (the ones just before it is reached). */
 const ENQUEUE_WINDOW = 20;
 /** Reducer repetitions per planner size and event kind. */
@@ -284,12 +300,23 @@ class ExecutorEvents {
   runs = 0;
   ignoredKicks = 0;
   added = 0;
+  /** Sweep jobs (the job scheduler's: "repeat:sweep:<ms>"): active -> completed, ms. */
+  sweeps: number[] = [];
+  private readonly sweepActiveAt = new Map<string, number>();
 
   constructor(connection: { url: string }, prefix: string) {
     this.events = new QueueEvents(QueueName.MergeQueues, { connection, prefix, autorun: true });
     // Stream ids are "<milliseconds>-<sequence>", stamped by Redis when the event happened.
     const at = (id: string) => Number(id.split('-')[0]);
     const executor = (jobId: string) => jobId.startsWith('execute-');
+    const sweep = (jobId: string) => jobId.startsWith('repeat:sweep:');
+    this.events.on('active', ({ jobId }, id) => void (sweep(jobId) && this.sweepActiveAt.set(jobId, at(id))));
+    this.events.on('completed', ({ jobId }, id) => {
+      const started = this.sweepActiveAt.get(jobId);
+      if (started === undefined) return;
+      this.sweepActiveAt.delete(jobId);
+      this.sweeps.push(at(id) - started);
+    });
     this.events.on('added', ({ jobId }, id) => {
       if (!executor(jobId)) return;
       this.added++;
@@ -318,6 +345,7 @@ class ExecutorEvents {
   }
 
   reset(): void {
+    this.sweeps = [];
     this.pickups = [];
     this.runs = 0;
     this.ignoredKicks = 0;
@@ -404,8 +432,9 @@ async function createQueue(bench: Bench, name: string, prs: number, settings: Re
   return { id: queue.id, repo, prs };
 }
 
-async function enqueueAll(bench: Bench, queue: QueueUnderTest, onRequest?: (n: number, ms: number) => Promise<void> | void): Promise<void> {
+async function enqueueAll(bench: Bench, queue: QueueUnderTest, onRequest?: (n: number, ms: number) => Promise<void> | void, beforeRequest?: () => Promise<void>): Promise<void> {
   for (let n = 1; n <= queue.prs; n++) {
+    await beforeRequest?.();
     const started = performance.now();
     await bench.api.call('POST', `/merge-queues/${queue.id}/entries`, { number: n, headSha: queue.repo.heads[n - 1], url: `https://example.invalid/pr/${n}`, title: `PR ${n}` });
     await onRequest?.(n, performance.now() - started);
@@ -545,6 +574,8 @@ interface PlannerPoint {
   jsonRoundTrip: number;
   jsonChars: number;
   columnBytes: number;
+  /** WAL bytes of one enqueue event (median over the window). */
+  walP50: number;
 }
 
 function timeIt(reps: number, fn: () => void): number {
@@ -564,11 +595,23 @@ async function runPlannerPhase(bench: Bench): Promise<PlannerPoint[]> {
   await bench.api.call('POST', `/merge-queues/${queue.id}/pause`);
   const points: PlannerPoint[] = [];
   const times: number[] = [];
+  const wal: number[] = [];
+  const lsn = async () => (await bench.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+  const walDiff = async (from: string) => Number((await bench.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes', [from])).rows[0].bytes);
+  let walFrom = await lsn();
   await enqueueAll(bench, queue, async (n, requestMs) => {
     times.push(requestMs);
+    wal.push(await walDiff(walFrom));
     if (n % 250 === 0) out(`  ${n} / ${largest} entries`);
     if (!PLANNER_SIZES.includes(n)) return;
-    const { rows } = await bench.pool.query<{ state: MergeQueueState; bytes: number }>(`SELECT "plannerState" AS state, pg_column_size("plannerState") AS bytes FROM "MergeQueue" WHERE "id" = $1`, [queue.id]);
+    // The state as the repository assembles it: the document with the rows the state holds (before issue 22 the document held them all).
+    const { rows } = await bench.pool.query<{ state: MergeQueueState; bytes: number }>(
+      `SELECT q."plannerState" || jsonb_build_object(
+         'entries', (SELECT coalesce(jsonb_agg(e."planner" ORDER BY e."plannerSeq"), '[]'::jsonb) FROM "MergeQueueEntry" e WHERE e."queueId" = q."id" AND e."planner" IS NOT NULL),
+         'batches', (SELECT coalesce(jsonb_agg(b."planner" ORDER BY b."plannerSeq"), '[]'::jsonb) FROM "MergeQueueBatch" b WHERE b."queueId" = q."id" AND b."planner" IS NOT NULL)
+       ) AS state, pg_column_size(q."plannerState") AS bytes FROM "MergeQueue" q WHERE q."id" = $1`,
+      [queue.id],
+    );
     const state = rows[0].state;
     const waiting = state.entries.filter((e) => e.status === 'queued').length;
     if (waiting !== n || state.status !== 'paused') throw new Error(`planner: expected ${n} waiting entries in a paused queue, found ${waiting} (${state.status})`);
@@ -584,9 +627,51 @@ async function runPlannerPhase(bench: Bench): Promise<PlannerPoint[]> {
     // What every event transaction does with the state besides reducing: parse it and write it back.
     const jsonRoundTrip = timeIt(REDUCER_REPS, () => void JSON.stringify(JSON.parse(json)));
     const window = times.slice(-ENQUEUE_WINDOW);
-    points.push({ size: n, enqueueP50: median(window), enqueueP95: quantile(window, 0.95), reduceEnqueue, reducePlan, jsonRoundTrip, jsonChars: json.length, columnBytes: Number(rows[0].bytes) });
-  });
+    points.push({ size: n, enqueueP50: median(window), enqueueP95: quantile(window, 0.95), reduceEnqueue, reducePlan, jsonRoundTrip, jsonChars: json.length, columnBytes: Number(rows[0].bytes), walP50: median(wal.slice(-ENQUEUE_WINDOW)) });
+  }, async () => void (walFrom = await lsn()));
   return points;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// The fleet (issue 22): many queues, few busy
+
+interface FleetResult {
+  landing: PhaseResult;
+  queues: number;
+  busy: number;
+  walBytes: number;
+  events: number;
+  sweeps: number[];
+  load: string;
+}
+
+async function runFleetPhase(bench: Bench): Promise<FleetResult> {
+  const busy: QueueUnderTest[] = [];
+  for (let i = 0; i < FLEET_QUEUES; i++) {
+    const prs = i < FLEET_BUSY ? FLEET_PRS : 0;
+    const q = await createQueue(bench, `fleet-${i}`, prs, {});
+    if (prs > 0) busy.push(q);
+    if ((i + 1) % 100 === 0) out(`  ${i + 1} / ${FLEET_QUEUES} queues created`);
+  }
+  const lsn = async () => (await bench.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+  const from = await lsn();
+  const eventsBefore = Number((await bench.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueEvent" WHERE "queueId" = ANY($1)`, [busy.map((q) => q.id)])).rows[0].n);
+  const landing = await runLandingPhase(bench, `fleet: ${FLEET_QUEUES} queues, ${FLEET_BUSY} busy x ${FLEET_PRS} PRs`, busy);
+  const sweeps = [...bench.executor.sweeps];
+  const walBytes = Number((await bench.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes', [from])).rows[0].bytes);
+  const events = Number((await bench.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueEvent" WHERE "queueId" = ANY($1)`, [busy.map((q) => q.id)])).rows[0].n) - eventsBefore;
+  return { landing, queues: FLEET_QUEUES, busy: FLEET_BUSY, walBytes, events, sweeps, load: loadavg().map((l) => l.toFixed(1)).join(' ') };
+}
+
+function printFleet(f: FleetResult): void {
+  const r = f.landing;
+  out(`\n## Fleet: ${f.queues} queues, ${f.busy} busy x ${r.prs / f.busy} PRs, ${f.queues - f.busy} idle, 2 worker processes (${LEGACY ? 'BEFORE: MERGE_QUEUE_LEGACY_PERSISTENCE=1' : 'AFTER'}; load ${f.load})\n`);
+  const own = r.lands.map((l) => l.movedAt - (l.report as Report).t0);
+  out('| PRs landed | seconds | land latency p50 / p99 (ms, own report -> base moved) | sweep passes | sweep time per pass p50 / max (ms) | events (txs) | WAL bytes per landed PR | WAL bytes per event |');
+  out('|---|---|---|---|---|---|---|---|');
+  out(`| ${r.prs} | ${r.seconds.toFixed(1)} | ${ms(median(own))} / ${ms(quantile(own, 0.99))} | ${f.sweeps.length} | ${ms(median(f.sweeps))} / ${ms(Math.max(...f.sweeps))} | ${f.events} | ${(f.walBytes / r.prs).toFixed(0)} | ${(f.walBytes / Math.max(1, f.events)).toFixed(0)} |`);
+  out('\nWAL is server-wide (pg_current_wal_lsn): writes of other databases on the same server during the phase count too.');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -635,11 +720,13 @@ function printLanding(results: PhaseResult[]): void {
 
 function printPlanner(points: PlannerPoint[]): void {
   out('\n## Planner at size: a paused queue with N waiting entries\n');
-  out('| waiting entries | enqueue request p50 / p95 (ms, the event transaction over HTTP) | reducer: enqueue step (ms) | reducer: planning step on resume (ms) | JSON parse + stringify of the state (ms) | state JSON | pg_column_size("plannerState") |');
-  out('|---|---|---|---|---|---|---|');
+  out(`Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=1: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+  out('| waiting entries | enqueue request p50 / p95 (ms, the event transaction over HTTP) | WAL bytes per enqueue event (p50) | reducer: enqueue step (ms) | reducer: planning step on resume (ms) | JSON parse + stringify of the state (ms) | state JSON | pg_column_size("plannerState") |');
+  out('|---|---|---|---|---|---|---|---|');
   for (const p of points) {
-    out(`| ${p.size} | ${ms(p.enqueueP50)} / ${ms(p.enqueueP95)} | ${p.reduceEnqueue.toFixed(2)} | ${p.reducePlan.toFixed(2)} | ${p.jsonRoundTrip.toFixed(2)} | ${kb(p.jsonChars)} (${(p.jsonChars / p.size).toFixed(0)} chars/entry) | ${kb(p.columnBytes)} |`);
+    out(`| ${p.size} | ${ms(p.enqueueP50)} / ${ms(p.enqueueP95)} | ${p.walP50.toFixed(0)} | ${p.reduceEnqueue.toFixed(2)} | ${p.reducePlan.toFixed(2)} | ${p.jsonRoundTrip.toFixed(2)} | ${kb(p.jsonChars)} (${(p.jsonChars / p.size).toFixed(0)} chars/entry) | ${kb(p.columnBytes)} |`);
   }
+  out(`\nEnqueue p50 at ${points[points.length - 1].size} vs ${points[0].size} waiting entries: x${(points[points.length - 1].enqueueP50 / points[0].enqueueP50).toFixed(2)} (target: within 1.5x); WAL per event ${points[points.length - 1].walP50.toFixed(0)} vs ${points[0].walP50.toFixed(0)} bytes.`);
   const sizes = points.map((p) => p.size);
   out('\nHow it grows (first to last size):');
   out(`- enqueue request: ${growth(sizes, points.map((p) => p.enqueueP50))}`);
@@ -675,7 +762,7 @@ async function main(): Promise<void> {
     // As in production (NODE_ENV=production), with LOCAL_GIT on under the bench's directory (production
     // turns it off by default and wants its root) and the per-key budget raised so that the bench
     // measures the engine, not 429s.
-    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, PORT: String(PORT), ...productionEnv(), GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: dir, RATE_LIMIT_PER_PRINCIPAL: '10000000', LOG_LEVEL: 'warn' };
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, PORT: String(PORT), ...productionEnv(), GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: dir, RATE_LIMIT_PER_PRINCIPAL: '10000000', LOG_LEVEL: 'warn', MERGE_QUEUE_MAX_PER_ORGANIZATION: String(FLEET_QUEUES + 100), MERGE_QUEUE_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS) };
     const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
     children.push(api);
     let worker: ChildProcess | undefined;
@@ -707,39 +794,57 @@ async function main(): Promise<void> {
     out(`› API and one worker up (${cpus().length} cores, load ${loadavg()[0].toFixed(1)}); required checks: ${REQUIRED_CHECKS.join(', ')}`);
 
     const results: PhaseResult[] = [];
-    out(`› latency: 1 queue, ${LATENCY_PRS} PRs, one PR per candidate and one candidate at a time (maxBatch 1, maxParallel 1)`);
-    if (FENCE_COMPARE > 0) {
-      // Alternating rounds, so that the machine's load drifts over both settings alike.
-      for (let round = 1; round <= FENCE_COMPARE; round++) {
-        for (const shortcuts of ['false', 'true']) {
-          await startWorker({ MERGE_QUEUE_FENCE_SHORTCUTS: shortcuts });
-          out(`› latency round ${round}, fence shortcuts ${shortcuts === 'true' ? 'on' : 'off'} (load ${loadavg()[0].toFixed(1)})`);
-          results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial, shortcuts ${shortcuts === 'true' ? 'on' : 'off'} #${round}`, [await createQueue(bench, `latency-${shortcuts}-${round}`, LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+    if (PHASES.has('latency')) {
+      out(`› latency: 1 queue, ${LATENCY_PRS} PRs, one PR per candidate and one candidate at a time (maxBatch 1, maxParallel 1)`);
+      if (FENCE_COMPARE > 0) {
+        // Alternating rounds, so that the machine's load drifts over both settings alike.
+        for (let round = 1; round <= FENCE_COMPARE; round++) {
+          for (const shortcuts of ['false', 'true']) {
+            await startWorker({ MERGE_QUEUE_FENCE_SHORTCUTS: shortcuts });
+            out(`› latency round ${round}, fence shortcuts ${shortcuts === 'true' ? 'on' : 'off'} (load ${loadavg()[0].toFixed(1)})`);
+            results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial, shortcuts ${shortcuts === 'true' ? 'on' : 'off'} #${round}`, [await createQueue(bench, `latency-${shortcuts}-${round}`, LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+          }
         }
+        for (const shortcuts of ['off', 'on']) {
+          const own = results.filter((r) => r.name.includes(`shortcuts ${shortcuts} `)).flatMap((r) => r.lands.map((l) => l.movedAt - (l.report as Report).t0));
+          out(`› fence shortcuts ${shortcuts}: ${own.length} lands, own report p50 ${ms(median(own))} ms, p99 ${ms(quantile(own, 0.99))} ms`);
+        }
+      } else {
+        results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
       }
-      for (const shortcuts of ['off', 'on']) {
-        const own = results.filter((r) => r.name.includes(`shortcuts ${shortcuts} `)).flatMap((r) => r.lands.map((l) => l.movedAt - (l.report as Report).t0));
-        out(`› fence shortcuts ${shortcuts}: ${own.length} lands, own report p50 ${ms(median(own))} ms, p99 ${ms(quantile(own, 0.99))} ms`);
+    }
+    if (PHASES.has('single')) {
+      out(`› throughput: 1 queue, ${QUEUE_PRS} PRs, default settings`);
+      results.push(await runLandingPhase(bench, `1 queue, ${QUEUE_PRS} PRs`, [await createQueue(bench, 'single', QUEUE_PRS, {})]));
+    }
+    if (PHASES.has('parallel')) {
+      out(`› throughput: ${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs at once, default settings`);
+      const parallel: QueueUnderTest[] = [];
+      for (let i = 0; i < PARALLEL_QUEUES; i++) parallel.push(await createQueue(bench, `parallel-${i}`, PARALLEL_PRS, {}));
+      results.push(await runLandingPhase(bench, `${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs`, parallel));
+    }
+    let planner: PlannerPoint[] = [];
+    if (PHASES.has('planner')) {
+      out(`› planner: a paused queue filled to ${PLANNER_SIZES.join(', ')} entries`);
+      planner = await runPlannerPhase(bench);
+    }
+    let fleet: FleetResult | undefined;
+    if (PHASES.has('fleet')) {
+      out(`› fleet: ${FLEET_QUEUES} queues (${FLEET_BUSY} busy x ${FLEET_PRS} PRs), a second worker process`);
+      const second = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(second);
+      let secondOutput = '';
+      second.stdout.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
+      while (!secondOutput.includes('worker started')) {
+        if (second.exitCode !== null) throw new Error('the second worker exited');
+        await sleep(50);
       }
-    } else {
-      results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+      fleet = await runFleetPhase(bench);
     }
-    if (LATENCY_ONLY) {
-      printLanding(results);
-      out(`\nWall time: ${((Date.now() - wallStart) / 1000).toFixed(0)} s; ${client.requests} API requests.`);
-      return;
-    }
-    out(`› throughput: 1 queue, ${QUEUE_PRS} PRs, default settings`);
-    results.push(await runLandingPhase(bench, `1 queue, ${QUEUE_PRS} PRs`, [await createQueue(bench, 'single', QUEUE_PRS, {})]));
-    out(`› throughput: ${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs at once, default settings`);
-    const parallel: QueueUnderTest[] = [];
-    for (let i = 0; i < PARALLEL_QUEUES; i++) parallel.push(await createQueue(bench, `parallel-${i}`, PARALLEL_PRS, {}));
-    results.push(await runLandingPhase(bench, `${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs`, parallel));
-    out(`› planner: a paused queue filled to ${PLANNER_SIZES.join(', ')} entries`);
-    const planner = await runPlannerPhase(bench);
 
-    printLanding(results);
-    printPlanner(planner);
+    if (results.length > 0) printLanding(results);
+    if (planner.length > 0) printPlanner(planner);
+    if (fleet) printFleet(fleet);
     out(`\nWall time: ${((Date.now() - wallStart) / 1000).toFixed(0)} s; ${client.requests} API requests.`);
   } finally {
     await ci?.stop().catch(() => undefined);

@@ -4,6 +4,7 @@
  * Code outside planner/ imports from here only.
  */
 export { checkReportFit, MAX_EARLY_CHECKS } from './checks';
+export { heavyThresholdMs } from './ci-weight';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';
