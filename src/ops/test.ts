@@ -23,11 +23,14 @@ runOrExplain(async () => {
     const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.check.json'], { cwd: ROOT, env, stdio: 'inherit' });
     if (typecheck.status !== 0) throw new Error('type-check failed');
     // The linter and the formatter gate the suite as the type-check does (CI runs npm test).
-    process.stdout.write('› linting (npm run lint) and checking formatting (npm run format:check)…\n');
-    const lint = spawnSync('npx', ['eslint', '.', '--cache', '--cache-location', 'node_modules/.cache/eslint/'], { cwd: ROOT, env, stdio: 'inherit' });
-    if (lint.status !== 0) throw new Error('lint failed: see above (npm run lint)');
-    const format = spawnSync('npx', ['prettier', '--check', '.', '--log-level', 'warn'], { cwd: ROOT, env, stdio: 'inherit' });
-    if (format.status !== 0) throw new Error('files not formatted: run npm run format');
+    // DPA_TEST_LINT=false skips them while iterating on one suite (never in CI).
+    if (process.env.CI || process.env.DPA_TEST_LINT !== 'false') {
+      process.stdout.write('› linting (npm run lint) and checking formatting (npm run format:check)…\n');
+      const lint = spawnSync('npx', ['eslint', '.', '--cache', '--cache-location', 'node_modules/.cache/eslint/'], { cwd: ROOT, env, stdio: 'inherit' });
+      if (lint.status !== 0) throw new Error('lint failed: see above (npm run lint)');
+      const format = spawnSync('npx', ['prettier', '--check', '.', '--log-level', 'warn'], { cwd: ROOT, env, stdio: 'inherit' });
+      if (format.status !== 0) throw new Error('files not formatted: run npm run format');
+    }
     // The suites that start built processes (API, worker, CLI) find dist/ fresh instead of building it in parallel.
     buildIfStale();
     const jestArgs = ['jest', '--maxWorkers=2', ...(process.env.CI ? ['--ci'] : []), ...process.argv.slice(2)];
