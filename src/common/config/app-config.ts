@@ -262,6 +262,10 @@ export class EnvironmentVariables {
   @IsIn(['true', 'false'])
   MERGE_QUEUE_FENCE_SHORTCUTS?: string;
 
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  MERGE_QUEUE_LEGACY_PERSISTENCE?: string;
+
   @OptionalInt(1, 100_000)
   MERGE_QUEUE_MAX_LIVE_ENTRIES?: number;
 
@@ -385,6 +389,12 @@ export interface AppConfig {
      * rather than before every land. On by default; off only to measure what they save.
      */
     fenceShortcuts: boolean;
+    /**
+     * The engine benchmark's "before" (never in production): every event also writes the whole
+     * planner state into the queue's document, and the sweep ticks every queue with CI running, as
+     * before issue 22; reads still assemble the state from the rows.
+     */
+    legacyPersistence: boolean;
     /** Entries of one queue not yet merged, removed or failed; one more is a 422. */
     maxLiveEntries: number;
     /** Merge queues of one organization; one more is a 422. */
@@ -558,6 +568,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
       leaseMs: raw.MERGE_QUEUE_LEASE_MS ?? 15_000,
       fenceShortcuts: raw.MERGE_QUEUE_FENCE_SHORTCUTS !== 'false',
+      legacyPersistence: raw.MERGE_QUEUE_LEGACY_PERSISTENCE === 'true',
       maxLiveEntries: raw.MERGE_QUEUE_MAX_LIVE_ENTRIES ?? 1_000,
       maxPerOrganization: raw.MERGE_QUEUE_MAX_PER_ORGANIZATION ?? 100,
       retryBaseMs: raw.MERGE_QUEUE_RETRY_BASE_MS ?? 1_000,

@@ -1,4 +1,6 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { APP_CONFIG } from '@/common/config/config.module';
+import type { AppConfig } from '@/common/config/app-config';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { failpointThrow } from '@/common/faults/failpoints';
@@ -195,6 +197,7 @@ export class MergeQueuesRepository {
     private readonly prisma: PrismaService,
     private readonly audit: AuditService,
     private readonly scheduler: MergeQueueScheduler,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() private readonly metrics?: MergeQueueMetrics,
     @Optional() private readonly statusOut?: MergeQueueStatusOut,
   ) {}
@@ -345,7 +348,7 @@ export class MergeQueuesRepository {
     return tx.mergeQueue.update({
       where: { id: row.id },
       data: {
-        plannerState: LEGACY_PERSISTENCE ? (state as unknown as Prisma.InputJsonObject) : documentOf(state),
+        plannerState: this.config.mergeQueues.legacyPersistence ? (state as unknown as Prisma.InputJsonObject) : documentOf(state),
         revision: BigInt(state.revision),
         status: state.status,
         batchDepth: state.batchDepth,
@@ -582,7 +585,7 @@ export class MergeQueuesRepository {
       SELECT DISTINCT o."queueId" FROM "MergeQueueOperation" o JOIN "MergeQueue" q ON q."id" = o."queueId"
       WHERE o."finishedAt" IS NULL AND NOT q."quarantined" ORDER BY o."queueId"`;
     const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null }, quarantined: false }, orderBy: { id: 'asc' }, select: { id: true } });
-    if (LEGACY_PERSISTENCE) {
+    if (this.config.mergeQueues.legacyPersistence) {
       const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
       return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
     }
@@ -646,13 +649,6 @@ function eventDetail(queueId: string, event: MergeQueueEvent): Record<string, un
   if (event.type === 'enqueue') Object.assign(out, { entryId: event.entry.id, number: event.entry.number, headSha: event.entry.headSha });
   return out;
 }
-
-/**
- * The benchmark's "before" (MERGE_QUEUE_LEGACY_PERSISTENCE=1, never in production): every event
- * also writes the whole planner state into the queue's document, and the sweep ticks every queue
- * with CI running, as before issue 22; reads still assemble the state from the rows.
- */
-const LEGACY_PERSISTENCE = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === '1';
 
 /** Room for the new rows of one revision in `plannerSeq` (revision * this + index). */
 const SEQ_PER_REVISION = 1n << 20n;

@@ -28,7 +28,7 @@
  *      BENCH_SWEEP_INTERVAL_MS), Postgres WAL bytes per landed PR and per event
  *      (pg_current_wal_lsn() differences: server-wide, so other databases' writes count too).
  * The planner phase also prints the WAL bytes of one enqueue event (median of per-request
- * pg_current_wal_lsn() differences). MERGE_QUEUE_LEGACY_PERSISTENCE=1 (passed on to the API and
+ * pg_current_wal_lsn() differences). MERGE_QUEUE_LEGACY_PERSISTENCE=true (passed on to the API and
  * workers) is the "before": the whole planner state written on every event, the sweep ticking every
  * queue with CI running.
  *
@@ -79,7 +79,7 @@ const FLEET_QUEUES = num('BENCH_FLEET_QUEUES', 500);
 const FLEET_BUSY = num('BENCH_FLEET_BUSY', 5);
 const FLEET_PRS = num('BENCH_FLEET_PRS', 20);
 const SWEEP_INTERVAL_MS = num('BENCH_SWEEP_INTERVAL_MS', 2_000);
-const LEGACY = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === '1';
+const LEGACY = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === 'true';
 /** Requests measured around each planner size (the ones just before it is reached). */
 const ENQUEUE_WINDOW = 20;
 /** Reducer repetitions per planner size and event kind. */
@@ -666,7 +666,7 @@ async function runFleetPhase(bench: Bench): Promise<FleetResult> {
 
 function printFleet(f: FleetResult): void {
   const r = f.landing;
-  out(`\n## Fleet: ${f.queues} queues, ${f.busy} busy x ${r.prs / f.busy} PRs, ${f.queues - f.busy} idle, 2 worker processes (${LEGACY ? 'BEFORE: MERGE_QUEUE_LEGACY_PERSISTENCE=1' : 'AFTER'}; load ${f.load})\n`);
+  out(`\n## Fleet: ${f.queues} queues, ${f.busy} busy x ${r.prs / f.busy} PRs, ${f.queues - f.busy} idle, 2 worker processes (${LEGACY ? 'BEFORE: MERGE_QUEUE_LEGACY_PERSISTENCE=true' : 'AFTER'}; load ${f.load})\n`);
   const own = r.lands.map((l) => l.movedAt - (l.report as Report).t0);
   out('| PRs landed | seconds | land latency p50 / p99 (ms, own report -> base moved) | sweep passes | sweep time per pass p50 / max (ms) | events (txs) | WAL bytes per landed PR | WAL bytes per event |');
   out('|---|---|---|---|---|---|---|---|');
@@ -720,7 +720,7 @@ function printLanding(results: PhaseResult[]): void {
 
 function printPlanner(points: PlannerPoint[]): void {
   out('\n## Planner at size: a paused queue with N waiting entries\n');
-  out(`Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=1: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+  out(`Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=true: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
   out('| waiting entries | enqueue request p50 / p95 (ms, the event transaction over HTTP) | WAL bytes per enqueue event (p50) | reducer: enqueue step (ms) | reducer: planning step on resume (ms) | JSON parse + stringify of the state (ms) | state JSON | pg_column_size("plannerState") |');
   out('|---|---|---|---|---|---|---|---|');
   for (const p of points) {
