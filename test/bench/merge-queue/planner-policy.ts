@@ -21,6 +21,14 @@ import { MINUTE, type CiRun, type World } from './world';
  */
 const NEUTRAL_START: Partial<PlannerConfig> = { initialFailureRate: 0.1, initialCiDurationMs: 30 * MINUTE };
 
+/**
+ * Time from an executor crash to the reconciling readBack: the lease expires (MERGE_QUEUE_LEASE_MS,
+ * 15 s) and BullMQ re-runs the stalled job (its stalled check runs every 30 s). Until this model the
+ * unknown outcome came at once, so a crash cost nothing and the crash row equalled the plain one to
+ * the last digit.
+ */
+export const CRASH_RECOVERY_MS = 45_000;
+
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
 /**
@@ -129,7 +137,9 @@ export class PlannerPolicy implements Policy {
     if (risky && this.world.scenario.crashRate > 0 && this.crash() < this.world.scenario.crashRate) {
       if (this.crash() < 0.5) this.perform(op, false);
       this.unknownOutcomes += 1;
-      this.send({ type: 'operationUnknown', operationId: op.id });
+      // The executor died with the operation in flight: the next one takes the queue's lease once
+      // it expired and only then records the operation `unknown` (and reads back).
+      this.world.events.schedule(this.world.now + CRASH_RECOVERY_MS, () => this.send({ type: 'operationUnknown', operationId: op.id }));
       return;
     }
     const outcome = this.perform(op, true);
