@@ -30,7 +30,7 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { checkedConfig, checkReportFit, createMergeQueueState, estimateMergeTimes, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, type QueueSettings } from './planner';
+import { checkedConfig, checkReportFit, createMergeQueueState, estimateMergeTimes, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type QueueSettings } from './planner';
 import { batchRowId } from './engine/merge-queue-ids';
 
 export type QueueControl = 'pause' | 'resume' | 'disable' | 'enable';
