@@ -1,6 +1,26 @@
 // NestJS 12 and some of its dependencies ship ESM only: @swc/jest compiles them to CommonJS with
 // the rest, and transformIgnorePatterns lets them through.
-const esmOnly = ['@nestjs', '@octokit', 'universal-user-agent', 'before-after-hook', 'fast-content-type-parse', 'json-with-bigint', 'request-filtering-agent', 'content-type', 'file-type', 'uid', 'load-esm', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit', 'nestjs-pino', 'universal-github-app-jwt', 'toad-cache'];
+const esmOnly = [
+  '@nestjs',
+  '@octokit',
+  'universal-user-agent',
+  'before-after-hook',
+  'fast-content-type-parse',
+  'json-with-bigint',
+  'request-filtering-agent',
+  'content-type',
+  'file-type',
+  'uid',
+  'load-esm',
+  'strtok3',
+  'token-types',
+  '@tokenizer',
+  'uint8array-extras',
+  '@borewit',
+  'nestjs-pino',
+  'universal-github-app-jwt',
+  'toad-cache',
+];
 
 const swc = [
   '@swc/jest',
@@ -29,6 +49,12 @@ const common = {
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/bench/**/*.spec.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], setupFiles: ['<rootDir>/test/support/env.ts'], setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.setup.ts', '<rootDir>/test/support/openapi-validation.setup.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      setupFiles: ['<rootDir>/test/support/env.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.setup.ts', '<rootDir>/test/support/openapi-validation.setup.ts'],
+    },
   ],
 };

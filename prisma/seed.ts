@@ -28,7 +28,11 @@ export async function seedDemo(databaseUrl: string, tokenFile = DEFAULT_TOKEN_FI
       ['catalog', 'Catalog', 'Product catalog service'],
       ['storefront', 'Storefront', 'Customer-facing web app'],
     ]) {
-      await prisma.project.upsert({ where: { organizationId_givenId: { organizationId, givenId } }, create: { organizationId, givenId, name, description }, update: {} });
+      await prisma.project.upsert({
+        where: { organizationId_givenId: { organizationId, givenId } },
+        create: { organizationId, givenId, name, description },
+        update: {},
+      });
     }
     for (const [givenId, name, region] of [
       ['production', 'Production', 'eu-central-1'],
@@ -36,7 +40,17 @@ export async function seedDemo(databaseUrl: string, tokenFile = DEFAULT_TOKEN_FI
     ]) {
       await prisma.executionEnvironment.upsert({
         where: { organizationId_givenId: { organizationId, givenId } },
-        create: { organizationId, givenId, name, type: 'AWS', region, vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012' },
+        create: {
+          organizationId,
+          givenId,
+          name,
+          type: 'AWS',
+          region,
+          vpcId: 'vpc-0a1b2c3d',
+          subnetId: 'subnet-0a1b2c3d',
+          securityGroupId: 'sg-0a1b2c3d',
+          cloudAccountId: '123456789012',
+        },
         update: {},
       });
     }
@@ -54,7 +68,15 @@ export async function seedDemo(databaseUrl: string, tokenFile = DEFAULT_TOKEN_FI
     }
     const token = encodeApiKeyToken(randomBytes(32));
     await prisma.apiKey.create({
-      data: { organizationId, name: 'demo (npm start)', ownerId: owner.id, ownerType: 'MEMBERSHIP', createdById: owner.id, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) },
+      data: {
+        organizationId,
+        name: 'demo (npm start)',
+        ownerId: owner.id,
+        ownerType: 'MEMBERSHIP',
+        createdById: owner.id,
+        tokenHash: hashToken(token),
+        keySuffix: apiKeyTokenSuffix(token),
+      },
     });
     mkdirSync(dirname(tokenFile), { recursive: true });
     writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });

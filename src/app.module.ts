@@ -37,7 +37,29 @@ export const INFRASTRUCTURE_MODULES = [ConfigModule, LoggingModule, MetricsModul
  * principal the bearer guard sets.
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, AuthModule, ThrottlingModule, HealthModule, OrganizationsModule, ApiKeysModule, ProjectsModule, ExecutionEnvironmentsModule, ServiceAccountsModule, MembersModule, AuditModule, ReportsModule, PipelinesModule, ModuleVersionsModule, DomainsModule, IntegrationsModule, GitServersModule, CodeSourcesModule, MergeQueuesModule, UsageModule, WebhooksModule],
+  imports: [
+    ...INFRASTRUCTURE_MODULES,
+    AuthModule,
+    ThrottlingModule,
+    HealthModule,
+    OrganizationsModule,
+    ApiKeysModule,
+    ProjectsModule,
+    ExecutionEnvironmentsModule,
+    ServiceAccountsModule,
+    MembersModule,
+    AuditModule,
+    ReportsModule,
+    PipelinesModule,
+    ModuleVersionsModule,
+    DomainsModule,
+    IntegrationsModule,
+    GitServersModule,
+    CodeSourcesModule,
+    MergeQueuesModule,
+    UsageModule,
+    WebhooksModule,
+  ],
   providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
 })
 export class AppModule {}

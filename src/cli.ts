@@ -60,7 +60,10 @@ async function run(argv: string[]): Promise<number> {
     try {
       const result = await app.get(OrganizationsService).bootstrap(org, { superadmin: args.includes('--superadmin'), keyName: option(args, '--key-name') });
       if (args.includes('--json')) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else process.stdout.write(`organization ${result.organizationId}\nmember       ${result.memberId}\napi key      ${result.apiKeyId}\ntoken        ${result.token}\n`);
+      else
+        process.stdout.write(
+          `organization ${result.organizationId}\nmember       ${result.memberId}\napi key      ${result.apiKeyId}\ntoken        ${result.token}\n`,
+        );
     } finally {
       await app.close();
     }
@@ -102,11 +105,16 @@ async function queueCommand(args: string[]): Promise<number> {
     return 64;
   }
   const base = (option(args, '--url') ?? process.env.DPA_API_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  const response = await fetch(`${base}/merge-queues/${encodeURIComponent(id)}/chain`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
+  const response = await fetch(`${base}/merge-queues/${encodeURIComponent(id)}/chain`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+    signal: AbortSignal.timeout(30_000),
+  });
   // Success is {data}; an error is the error body itself ({code, message, requestId, ...}).
   const body = (await response.json().catch(() => null)) as { data?: QueuePicture; code?: string; message?: string; requestId?: string } | null;
   if (!response.ok || !body?.data) {
-    process.stderr.write(`${response.status} ${body?.code ?? ''} ${body?.message ?? response.statusText}${body?.requestId ? ` (request ${body.requestId})` : ''}\n`);
+    process.stderr.write(
+      `${response.status} ${body?.code ?? ''} ${body?.message ?? response.statusText}${body?.requestId ? ` (request ${body.requestId})` : ''}\n`,
+    );
     return 1;
   }
   process.stdout.write(args.includes('--json') ? `${JSON.stringify(body.data, null, 2)}\n` : drawQueue(body.data));

@@ -19,7 +19,23 @@ import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
  * the processors; no controllers (worker.ts serves its health and metrics port).
  */
 @Module({
-  imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule, IntegrationsWorkerModule, DomainVerificationModule, MergeQueueEngineModule, UsageImportWorkerModule, WebhookWorkerModule],
-  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor, MergeQueueStatusesProcessor, UsageImportsProcessor, WebhooksProcessor],
+  imports: [
+    ...INFRASTRUCTURE_MODULES,
+    DiscoveryModule,
+    IntegrationsWorkerModule,
+    DomainVerificationModule,
+    MergeQueueEngineModule,
+    UsageImportWorkerModule,
+    WebhookWorkerModule,
+  ],
+  providers: [
+    JobHandlerCheck,
+    MaintenanceProcessor,
+    DomainsProcessor,
+    MergeQueuesProcessor,
+    MergeQueueStatusesProcessor,
+    UsageImportsProcessor,
+    WebhooksProcessor,
+  ],
 })
 export class WorkerModule {}

@@ -28,10 +28,13 @@ async function main(): Promise<void> {
   const ops = await OpsServer.start(config.workerHealthPort, {
     '/health/live': async () => ({ status: 200, contentType: JSON_TYPE, body: JSON.stringify({ data: { status: 'ok' } }) }),
     '/health/ready': async () => {
-      if (lifecycle.shuttingDown) return { ...opsError(503, ServerErrors.SERVICE_UNAVAILABLE.code, 'Not ready: the worker is shutting down.'), headers: { 'Retry-After': '5' } };
+      if (lifecycle.shuttingDown)
+        return { ...opsError(503, ServerErrors.SERVICE_UNAVAILABLE.code, 'Not ready: the worker is shutting down.'), headers: { 'Retry-After': '5' } };
       const readiness = await checkReadiness(prisma, redis);
       if (readiness.ready) return { status: 200, contentType: JSON_TYPE, body: JSON.stringify({ data: { status: 'ok', checks: readiness.checks } }) };
-      const down = Object.entries(readiness.checks).filter(([, c]) => c.status !== 'up').map(([name]) => name);
+      const down = Object.entries(readiness.checks)
+        .filter(([, c]) => c.status !== 'up')
+        .map(([name]) => name);
       return {
         ...opsError(503, ServerErrors.SERVICE_UNAVAILABLE.code, `Not ready: ${down.join(', ')} unavailable.`, {
           details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(readiness.checks).map(([k, v]) => [k, v.status])) }],
@@ -47,7 +50,11 @@ async function main(): Promise<void> {
   stop = async () => {
     // First the BullMQ workers, each waiting for its active jobs: Nest would close them only after
     // Prisma and Redis (onModuleDestroy), leaving the jobs in flight without their database.
-    const hosts = app.get(DiscoveryService).getProviders().map((wrapper) => wrapper.instance as unknown).filter((instance): instance is WorkerHost => instance instanceof WorkerHost);
+    const hosts = app
+      .get(DiscoveryService)
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is WorkerHost => instance instanceof WorkerHost);
     await Promise.all(hosts.map((host) => closeWorker(host)));
     await app.close();
     await ops.close();

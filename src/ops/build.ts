@@ -34,7 +34,7 @@ function sleepSync(ms: number): void {
  */
 export function buildIfStale(): void {
   if (isFresh()) return;
-  for (const deadline = Date.now() + STALE_LOCK_MS; ; ) {
+  for (const deadline = Date.now() + STALE_LOCK_MS; ;) {
     try {
       mkdirSync(LOCK);
       break;

@@ -2,16 +2,40 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { excluded, ignoreRules } from './dockerignore';
 
-describe('.dockerignore rules (the image rehearsal\'s build context)', () => {
+describe(".dockerignore rules (the image rehearsal's build context)", () => {
   const rules = ignoreRules(readFileSync(join(__dirname, '..', '..', '.dockerignore'), 'utf8'));
   const out = (path: string) => excluded(rules, path);
 
   it('keeps what the Dockerfile copies', () => {
-    for (const path of ['package.json', 'package-lock.json', 'prisma.config.ts', 'prisma/schema.prisma', 'prisma/migrations/20261125180000_domain_pending_claims/migration.sql', 'src/main.ts', 'src/ops/postinstall.cjs', 'tsconfig.json', 'nest-cli.json']) expect([path, out(path)]).toEqual([path, false]);
+    for (const path of [
+      'package.json',
+      'package-lock.json',
+      'prisma.config.ts',
+      'prisma/schema.prisma',
+      'prisma/migrations/20261125180000_domain_pending_claims/migration.sql',
+      'src/main.ts',
+      'src/ops/postinstall.cjs',
+      'tsconfig.json',
+      'nest-cli.json',
+    ])
+      expect([path, out(path)]).toEqual([path, false]);
   });
 
   it('leaves out secrets, dependencies, build output and what the image does not need, directories with everything under them', () => {
-    for (const path of ['.env', '.env.local', 'node_modules/bullmq/package.json', 'dist/main.js', 'src/generated/prisma/client.ts', 'test/e2e/domains.e2e-spec.ts', 'tools/git-emulator/emulator.ts', '.git', 'server.log', 'Dockerfile', 'docker-compose.yml']) expect([path, out(path)]).toEqual([path, true]);
+    for (const path of [
+      '.env',
+      '.env.local',
+      'node_modules/bullmq/package.json',
+      'dist/main.js',
+      'src/generated/prisma/client.ts',
+      'test/e2e/domains.e2e-spec.ts',
+      'tools/git-emulator/emulator.ts',
+      '.git',
+      'server.log',
+      'Dockerfile',
+      'docker-compose.yml',
+    ])
+      expect([path, out(path)]).toEqual([path, true]);
   });
 
   it('re-includes with `!` (the last matching rule wins), and `*` stays within one path segment as in filepath.Match', () => {

@@ -20,7 +20,10 @@ export function ignoreRules(text: string): IgnoreRule[] {
     .filter((line) => line && !line.startsWith('#'))
     .map((line) => {
       const negate = line.startsWith('!');
-      const glob = posix.normalize((negate ? line.slice(1) : line).trim()).replace(/^\/+/, '').replace(/\/+$/, '');
+      const glob = posix
+        .normalize((negate ? line.slice(1) : line).trim())
+        .replace(/^\/+/, '')
+        .replace(/\/+$/, '');
       let source = '';
       for (let i = 0; i < glob.length; i++) {
         const c = glob[i];

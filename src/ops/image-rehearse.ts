@@ -169,13 +169,17 @@ function performDockerfile(dir: string, context: string, nodeBin: string): Stage
       case 'RUN': {
         if (/\bapt-get\b/.test(step.args)) {
           const git = spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout.trim();
-          say(`› ${label}\n  [rehearsal: skipped, no apt in a rehearsal; the host's ${git || 'git (missing!)'} stands in, and no tini: node gets the signals itself]`);
+          say(
+            `› ${label}\n  [rehearsal: skipped, no apt in a rehearsal; the host's ${git || 'git (missing!)'} stands in, and no tini: node gets the signals itself]`,
+          );
           break;
         }
         let command = step.args;
         if (command.includes('npm cache clean --force')) {
           command = command.replace('npm cache clean --force', 'true');
-          say(`  [rehearsal: "npm cache clean --force" skipped: it would empty this machine's shared npm cache; in the image it empties a build-stage cache no later stage copies]`);
+          say(
+            `  [rehearsal: "npm cache clean --force" skipped: it would empty this machine's shared npm cache; in the image it empties a build-stage cache no later stage copies]`,
+          );
         }
         say(`› ${label}`);
         const started = Date.now();
@@ -242,7 +246,14 @@ interface Started {
 }
 
 /** Starts `node <script>` in the image's WORKDIR and polls the HEALTHCHECK command until it answers 0. */
-async function startRole(node: string, app: string, script: string, env: NodeJS.ProcessEnv, healthcheck: string[], healthEnv: NodeJS.ProcessEnv): Promise<Started> {
+async function startRole(
+  node: string,
+  app: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  healthcheck: string[],
+  healthEnv: NodeJS.ProcessEnv,
+): Promise<Started> {
   const started = Date.now();
   const child = spawn(node, [script], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
@@ -270,11 +281,12 @@ runOrExplain(async () => {
   const keep = process.argv.includes('--keep');
   const node = process.env.DPA_REHEARSE_NODE ?? process.execPath;
   const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  if (!version.startsWith('v24.')) throw new Error(`${node} is Node ${version || '(not runnable)'}; the image is node:24: put Node 24 first on PATH or set DPA_REHEARSE_NODE`);
+  if (!version.startsWith('v24.'))
+    throw new Error(`${node} is Node ${version || '(not runnable)'}; the image is node:24: put Node 24 first on PATH or set DPA_REHEARSE_NODE`);
   say('================================================================================');
-  say('IMAGE REHEARSAL, NOT AN IMAGE: the Dockerfile\'s steps outside Docker (no engine on this machine).');
+  say("IMAGE REHEARSAL, NOT AN IMAGE: the Dockerfile's steps outside Docker (no engine on this machine).");
   say('No base image, no layers, no isolation, no apt packages, not uid 1000. Sizes below are the');
-  say('application\'s /app only; an image adds node:24-bookworm-slim and the git/tini layer.');
+  say("application's /app only; an image adds node:24-bookworm-slim and the git/tini layer.");
   say(`Node ${version} (${node})`);
   say('================================================================================');
   const dir = mkdtempSync(join(tmpdir(), 'dpa-image-rehearsal-'));
@@ -324,8 +336,13 @@ runOrExplain(async () => {
     say(`› API GET /health/ready: ${ready.status} ${(await ready.text()).slice(0, 200)}`);
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const workerMetrics = await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text();
-    say(`› GET /metrics: API ${metrics.split('\n').filter((l) => l.startsWith('# TYPE')).length} metric families, worker ${workerMetrics.split('\n').filter((l) => l.startsWith('# TYPE')).length}`);
-    for (const [name, role] of [['API', api], ['worker', worker]] as const) {
+    say(
+      `› GET /metrics: API ${metrics.split('\n').filter((l) => l.startsWith('# TYPE')).length} metric families, worker ${workerMetrics.split('\n').filter((l) => l.startsWith('# TYPE')).length}`,
+    );
+    for (const [name, role] of [
+      ['API', api],
+      ['worker', worker],
+    ] as const) {
       const stopped = await stopRole(role);
       say(`› ${name} SIGTERM: exit ${stopped.code} after ${(stopped.ms / 1000).toFixed(2)} s`);
       if (stopped.code !== 0) throw new Error(`${name} did not stop cleanly:\n${role.output.join('')}`);

@@ -9,7 +9,15 @@ const { existsSync, readFileSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..', '..');
-const tasks = { start: 'start.ts', test: 'test.ts', 'bench-api': '../../test/bench/api/run.ts', 'bench-module-versions': '../../test/bench/module-versions/run.ts', 'bench-usage-import': '../../test/bench/usage-import/run.ts', 'bench-merge-queue-engine': '../../test/bench/merge-queue-engine/run.ts', 'image-rehearse': 'image-rehearse.ts' };
+const tasks = {
+  start: 'start.ts',
+  test: 'test.ts',
+  'bench-api': '../../test/bench/api/run.ts',
+  'bench-module-versions': '../../test/bench/module-versions/run.ts',
+  'bench-usage-import': '../../test/bench/usage-import/run.ts',
+  'bench-merge-queue-engine': '../../test/bench/merge-queue-engine/run.ts',
+  'image-rehearse': 'image-rehearse.ts',
+};
 const task = process.argv[2];
 if (!tasks[task]) {
   console.error(`usage: launch.cjs <${Object.keys(tasks).join('|')}>`);
@@ -42,7 +50,9 @@ if (dependenciesStale()) {
   console.log('› installing dependencies (npm ci)…');
   const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
   if (result.status !== 0) {
-    console.error('npm ci failed: if you changed package.json, run npm install to update package-lock.json; otherwise check your network access to the npm registry and run it again.');
+    console.error(
+      'npm ci failed: if you changed package.json, run npm install to update package-lock.json; otherwise check your network access to the npm registry and run it again.',
+    );
     process.exit(result.status || 1);
   }
   writeFileSync(stampFile, manifestHash());

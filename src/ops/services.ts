@@ -107,7 +107,16 @@ async function startEmbeddedPostgres(): Promise<{ serverUrl: string; stop: () =>
   mkdirSync(DATA_DIR, { recursive: true });
   // Postgres refuses to run as root: as root, the package runs it as a `postgres` system user it creates.
   const createPostgresUser = process.getuid?.() === 0;
-  const pg = new EmbeddedPostgres({ databaseDir, user: 'postgres', password: 'postgres', port: EMBEDDED_PG_PORT, persistent: true, createPostgresUser, onLog: () => undefined, onError: () => undefined });
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    user: 'postgres',
+    password: 'postgres',
+    port: EMBEDDED_PG_PORT,
+    persistent: true,
+    createPostgresUser,
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
     log(`initialising an embedded Postgres in ${databaseDir}…`);
     await pg.initialise();
@@ -121,7 +130,9 @@ async function startRedisServer(): Promise<{ url: string; stop: () => Promise<vo
   const which = spawnSync('redis-server', ['--version'], { stdio: 'pipe' });
   if (which.status !== 0) throw new ProvisioningError('no redis-server on PATH');
   log(`starting redis-server on port ${EMBEDDED_REDIS_PORT}…`);
-  const child: ChildProcess = spawn('redis-server', ['--port', String(EMBEDDED_REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child: ChildProcess = spawn('redis-server', ['--port', String(EMBEDDED_REDIS_PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   const url = `redis://127.0.0.1:${EMBEDDED_REDIS_PORT}`;
   await waitFor(() => redisAnswers(url), 'redis-server', 15_000);
   return {

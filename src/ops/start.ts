@@ -51,18 +51,25 @@ runOrExplain(async () => {
     GITHUB_CLIENT_SECRET: process.env.GITHUB_CLIENT_SECRET ?? provider.clientSecret,
     GITHUB_APP_SLUG: process.env.GITHUB_APP_SLUG ?? provider.appSlug,
   };
-  const children = ['main.js', 'worker.js'].map((file) => spawn(process.execPath, ['--enable-source-maps', join(ROOT, 'dist', file)], { cwd: ROOT, env, stdio: 'inherit' }));
+  const children = ['main.js', 'worker.js'].map((file) =>
+    spawn(process.execPath, ['--enable-source-maps', join(ROOT, 'dist', file)], { cwd: ROOT, env, stdio: 'inherit' }),
+  );
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     process.stdout.write('\n› stopping the API and the worker…\n');
-    await Promise.all(children.map((child) => new Promise<void>((done) => {
-      if (child.exitCode !== null || child.signalCode !== null) return done();
-      child.once('exit', () => done());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-    })));
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+          }),
+      ),
+    );
     await provider.stop().catch(() => undefined);
     await services.stop();
     process.exit(code);

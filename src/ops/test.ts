@@ -18,7 +18,14 @@ runOrExplain(async () => {
     process.stdout.write(`› test database ${TEST_DATABASE}: ${migrated.applied.length} migrations applied\n`);
     const redis = new URL(services.redisUrl);
     redis.pathname = `/${TEST_REDIS_DB}`;
-    const env = { ...process.env, NODE_ENV: 'test', DATABASE_URL: databaseUrl, REDIS_URL: redis.toString(), QUEUE_PREFIX: process.env.DPA_TEST_QUEUE_PREFIX ?? 'dpa-test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+    const env = {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redis.toString(),
+      QUEUE_PREFIX: process.env.DPA_TEST_QUEUE_PREFIX ?? 'dpa-test',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    };
     process.stdout.write('› type-checking…\n');
     const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.check.json'], { cwd: ROOT, env, stdio: 'inherit' });
     if (typecheck.status !== 0) throw new Error('type-check failed');

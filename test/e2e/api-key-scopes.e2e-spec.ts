@@ -28,12 +28,20 @@ describe('Scoped API keys', () => {
   });
 
   async function serviceAccount(role: string, auth = owner.auth): Promise<string> {
-    const res = await http().post('/service-accounts').set(auth).send({ data: { name: `sa-${role}-${Math.random().toString(36).slice(2, 8)}`, role } }).expect(201);
+    const res = await http()
+      .post('/service-accounts')
+      .set(auth)
+      .send({ data: { name: `sa-${role}-${Math.random().toString(36).slice(2, 8)}`, role } })
+      .expect(201);
     return res.body.data.id as string;
   }
 
   async function scopedKey(ownerId: string, scopes: string[], auth = owner.auth): Promise<{ id: string; token: string; scopes?: string[] }> {
-    const res = await http().post('/api-keys').set(auth).send({ data: { name: 'scoped', ownerId, scopes } }).expect(201);
+    const res = await http()
+      .post('/api-keys')
+      .set(auth)
+      .send({ data: { name: 'scoped', ownerId, scopes } })
+      .expect(201);
     return res.body.data;
   }
 
@@ -49,11 +57,18 @@ describe('Scoped API keys', () => {
     expect(rotated.body.data.scopes).toEqual([Permission.MergeQueuesReportChecks]);
     // The new token is scoped as the old one was: 403 on a route its owner's role allows.
     const refused = await http().get('/projects').set(bearer(rotated.body.data.token)).expect(403);
-    expect(refused.body).toMatchObject({ code: 'dpa:Auth:FORBIDDEN', metadata: { permission: Permission.ProjectsRead, scopes: [Permission.MergeQueuesReportChecks] } });
+    expect(refused.body).toMatchObject({
+      code: 'dpa:Auth:FORBIDDEN',
+      metadata: { permission: Permission.ProjectsRead, scopes: [Permission.MergeQueuesReportChecks] },
+    });
     const row = await app.get(PrismaService, { strict: false }).apiKey.findUniqueOrThrow({ where: { id: created.id } });
     expect(row.scopes).toEqual([Permission.MergeQueuesReportChecks]);
     // An unscoped key shows no scopes.
-    const plain = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'plain', ownerId: ci } }).expect(201);
+    const plain = await http()
+      .post('/api-keys')
+      .set(owner.auth)
+      .send({ data: { name: 'plain', ownerId: ci } })
+      .expect(201);
     expect(plain.body.data.scopes).toBeUndefined();
   });
 
@@ -88,26 +103,53 @@ describe('Scoped API keys', () => {
     const admin = await createMember(app, owner, 'ADMIN');
     const reader = await scopedKey(admin.memberId, [Permission.ProjectsRead, Permission.ApiKeysOwn], admin.auth);
     await http().get('/projects').set(bearer(reader.token)).expect(200);
-    await http().post('/projects').set(bearer(reader.token)).send({ data: { name: 'nope' } }).expect(403);
+    await http()
+      .post('/projects')
+      .set(bearer(reader.token))
+      .send({ data: { name: 'nope' } })
+      .expect(403);
     // Its ADMIN owner may manage the keys of others; the key, scoped without apiKeys:manageOthers, may not.
     const res = await http().get(`/api-keys?ownerId=${owner.memberId}`).set(bearer(reader.token)).expect(403);
     expect(res.body.metadata).toMatchObject({ permission: Permission.ApiKeysManageOthers });
     await http().get(`/api-keys?ownerId=${owner.memberId}`).set(admin.auth).expect(200);
     // Twice: the second answer comes from the credential cache, with the same scopes.
-    await http().post('/projects').set(bearer(reader.token)).send({ data: { name: 'nope' } }).expect(403);
+    await http()
+      .post('/projects')
+      .set(bearer(reader.token))
+      .send({ data: { name: 'nope' } })
+      .expect(403);
   });
 
   it('refuses a scope the owner does not hold (422 naming data.scopes) and a name that is no permission (400)', async () => {
     const member = await serviceAccount('MEMBER');
-    const res = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'ci', ownerId: member, scopes: [Permission.MergeQueuesReportChecks] } }).expect(422);
-    expect(res.body).toMatchObject({ code: 'dpa:ApiKey:SCOPE_NOT_HELD', metadata: { field: 'data.scopes', ownerRole: 'MEMBER', scopes: [Permission.MergeQueuesReportChecks] } });
+    const res = await http()
+      .post('/api-keys')
+      .set(owner.auth)
+      .send({ data: { name: 'ci', ownerId: member, scopes: [Permission.MergeQueuesReportChecks] } })
+      .expect(422);
+    expect(res.body).toMatchObject({
+      code: 'dpa:ApiKey:SCOPE_NOT_HELD',
+      metadata: { field: 'data.scopes', ownerRole: 'MEMBER', scopes: [Permission.MergeQueuesReportChecks] },
+    });
     expect(JSON.stringify(res.body.details)).toContain('data.scopes');
     const viewer = await createMember(app, owner, 'VIEWER');
-    const own = await http().post('/api-keys').set(viewer.auth).send({ data: { name: 'mine', ownerId: viewer.memberId, scopes: [Permission.ProjectsWrite] } }).expect(422);
+    const own = await http()
+      .post('/api-keys')
+      .set(viewer.auth)
+      .send({ data: { name: 'mine', ownerId: viewer.memberId, scopes: [Permission.ProjectsWrite] } })
+      .expect(422);
     expect(own.body.code).toBe('dpa:ApiKey:SCOPE_NOT_HELD');
-    const bad = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'ci', ownerId: member, scopes: ['projects:everything'] } }).expect(400);
+    const bad = await http()
+      .post('/api-keys')
+      .set(owner.auth)
+      .send({ data: { name: 'ci', ownerId: member, scopes: ['projects:everything'] } })
+      .expect(400);
     expect(JSON.stringify(bad.body)).toContain('scopes');
-    await http().post('/api-keys').set(owner.auth).send({ data: { name: 'ci', ownerId: member, scopes: [] } }).expect(400);
+    await http()
+      .post('/api-keys')
+      .set(owner.auth)
+      .send({ data: { name: 'ci', ownerId: member, scopes: [] } })
+      .expect(400);
     expect(await app.get(PrismaService, { strict: false }).apiKey.count({ where: { ownerId: member } })).toBe(0);
   });
 
@@ -115,12 +157,24 @@ describe('Scoped API keys', () => {
     const admin = await createMember(app, owner, 'ADMIN');
     const limited = await scopedKey(admin.memberId, [Permission.ApiKeysOwn, Permission.ProjectsRead], admin.auth);
     // An unscoped key would do everything its owner may: refused.
-    const broader = await http().post('/api-keys').set(bearer(limited.token)).send({ data: { name: 'escape', ownerId: admin.memberId, scopes: [Permission.ProjectsWrite] } }).expect(422);
+    const broader = await http()
+      .post('/api-keys')
+      .set(bearer(limited.token))
+      .send({ data: { name: 'escape', ownerId: admin.memberId, scopes: [Permission.ProjectsWrite] } })
+      .expect(422);
     expect(broader.body).toMatchObject({ code: 'dpa:ApiKey:SCOPE_BEYOND_CREATOR', metadata: { field: 'data.scopes', scopes: [Permission.ProjectsWrite] } });
     // Without scopes, the new key takes the creating key's.
-    const inherited = await http().post('/api-keys').set(bearer(limited.token)).send({ data: { name: 'child', ownerId: admin.memberId } }).expect(201);
+    const inherited = await http()
+      .post('/api-keys')
+      .set(bearer(limited.token))
+      .send({ data: { name: 'child', ownerId: admin.memberId } })
+      .expect(201);
     expect(inherited.body.data.scopes).toEqual([Permission.ApiKeysOwn, Permission.ProjectsRead]);
-    const narrower = await http().post('/api-keys').set(bearer(limited.token)).send({ data: { name: 'child', ownerId: admin.memberId, scopes: [Permission.ProjectsRead] } }).expect(201);
+    const narrower = await http()
+      .post('/api-keys')
+      .set(bearer(limited.token))
+      .send({ data: { name: 'child', ownerId: admin.memberId, scopes: [Permission.ProjectsRead] } })
+      .expect(201);
     expect(narrower.body.data.scopes).toEqual([Permission.ProjectsRead]);
     // Rotating the owner's unscoped key would hand the scoped key an unscoped token: refused.
     const rotate = await http().post(`/api-keys/${admin.apiKeyId}/rotate`).set(bearer(limited.token)).expect(403);

@@ -27,21 +27,31 @@ describe('Bearer authentication', () => {
 
   it('finds the protected routes to check', () => {
     expect(protectedRoutes.length).toBeGreaterThanOrEqual(12);
-    expect(protectedRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(['get /projects', 'get /execution-environments', 'get /service-accounts']));
+    expect(protectedRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining(['get /projects', 'get /execution-environments', 'get /service-accounts']),
+    );
   });
 
   const cases: [string, () => Record<string, string>, string][] = [
     ['no Authorization header', () => ({}), 'dpa:Auth:UNAUTHENTICATED'],
     ['a non-bearer scheme', () => ({ Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }), 'dpa:Auth:INVALID_TOKEN'],
     ['garbage', () => ({ Authorization: 'Bearer not-a-token' }), 'dpa:Auth:INVALID_TOKEN'],
-    ['a token with a broken checksum', () => ({ Authorization: `Bearer ${tenant.token.slice(0, -1)}${tenant.token.endsWith('a') ? 'b' : 'a'}` }), 'dpa:Auth:INVALID_TOKEN'],
+    [
+      'a token with a broken checksum',
+      () => ({ Authorization: `Bearer ${tenant.token.slice(0, -1)}${tenant.token.endsWith('a') ? 'b' : 'a'}` }),
+      'dpa:Auth:INVALID_TOKEN',
+    ],
     ['a well-formed token nobody issued', () => ({ Authorization: `Bearer ${encodeApiKeyToken(new Uint8Array(32).fill(7))}` }), 'dpa:Auth:INVALID_TOKEN'],
   ];
 
   it.each(cases)('rejects %s with 401 on every protected route', async (_label, headers, code) => {
     for (const route of protectedRoutes) {
       const response = await send(route, headers());
-      expect({ route: `${route.method} ${route.path}`, status: response.status, code: response.body.code }).toEqual({ route: `${route.method} ${route.path}`, status: 401, code });
+      expect({ route: `${route.method} ${route.path}`, status: response.status, code: response.body.code }).toEqual({
+        route: `${route.method} ${route.path}`,
+        status: 401,
+        code,
+      });
       expect(response.body.requestId).toBe(response.headers['x-request-id']);
       expect(response.body.data).toBeUndefined();
     }
@@ -52,7 +62,11 @@ describe('Bearer authentication', () => {
     await app.get(PrismaService).apiKey.update({ where: { id: member.apiKeyId }, data: { expiresAt: new Date(Date.now() - 1000) } });
     for (const route of protectedRoutes) {
       const response = await send(route, member.auth);
-      expect({ route: route.path, status: response.status, code: response.body.code }).toEqual({ route: route.path, status: 401, code: 'dpa:Auth:TOKEN_EXPIRED' });
+      expect({ route: route.path, status: response.status, code: response.body.code }).toEqual({
+        route: route.path,
+        status: 401,
+        code: 'dpa:Auth:TOKEN_EXPIRED',
+      });
     }
   });
 
@@ -63,7 +77,11 @@ describe('Bearer authentication', () => {
     await request(app.getHttpServer()).delete(`/api-keys/${member.apiKeyId}`).set(tenant.auth).expect(204);
     for (const route of protectedRoutes) {
       const response = await send(route, member.auth);
-      expect({ route: route.path, status: response.status, code: response.body.code }).toEqual({ route: route.path, status: 401, code: 'dpa:Auth:TOKEN_REVOKED' });
+      expect({ route: route.path, status: response.status, code: response.body.code }).toEqual({
+        route: route.path,
+        status: 401,
+        code: 'dpa:Auth:TOKEN_REVOKED',
+      });
     }
   });
 
@@ -75,12 +93,18 @@ describe('Bearer authentication', () => {
   it('lets a VIEWER read but not write (403 error body)', async () => {
     const viewer = await createMember(app, tenant, 'VIEWER');
     await request(app.getHttpServer()).get('/projects').set(viewer.auth).expect(200);
-    const response = await request(app.getHttpServer()).post('/projects').set(viewer.auth).send({ data: { name: 'nope' } }).expect(403);
+    const response = await request(app.getHttpServer())
+      .post('/projects')
+      .set(viewer.auth)
+      .send({ data: { name: 'nope' } })
+      .expect(403);
     expect(response.body.code).toBe('dpa:Auth:FORBIDDEN');
   });
 
   it('never stores the token: only its hash is in the database', async () => {
-    const rows = await app.get(PrismaService).$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM "ApiKey" WHERE "tokenHash" = ${tenant.token} OR "keySuffix" = ${tenant.token}`;
+    const rows = await app.get(PrismaService).$queryRaw<
+      { n: bigint }[]
+    >`SELECT count(*) AS n FROM "ApiKey" WHERE "tokenHash" = ${tenant.token} OR "keySuffix" = ${tenant.token}`;
     expect(Number(rows[0].n)).toBe(0);
   });
 });

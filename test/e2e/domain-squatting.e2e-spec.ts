@@ -96,12 +96,21 @@ describe('Managed domains: squatting', () => {
     expect((await verify(owner, active).expect(200)).body.data.status).toBe('ACTIVE');
     await prisma.managedDomain.updateMany({ where: { id: { in: [stale.id, active.id] } }, data: { createdAt: old } });
     // More expired claims than one batch holds (500), twice over.
-    const bulk = Array.from({ length: 1_100 }, (_, i) => ({ organizationId: squatter.organizationId, apex: `bulk${i}.sw.${run}.example`, verificationToken: `dpa-verification=bulk${i}`, createdAt: old }));
+    const bulk = Array.from({ length: 1_100 }, (_, i) => ({
+      organizationId: squatter.organizationId,
+      apex: `bulk${i}.sw.${run}.example`,
+      verificationToken: `dpa-verification=bulk${i}`,
+      createdAt: old,
+    }));
     await prisma.managedDomain.createMany({ data: bulk });
     const mine = { organizationId: squatter.organizationId, apex: { endsWith: `.sw.${run}.example` } };
     expect(await prisma.managedDomain.count({ where: mine })).toBe(1_102);
 
-    const worker = await startWorker({ QUEUE_PREFIX: `dpa-sweep-${randomUUID().slice(0, 8)}`, DOMAIN_PENDING_SWEEP_INTERVAL_MS: '1000', WORKER_HEALTH_PORT: '0' });
+    const worker = await startWorker({
+      QUEUE_PREFIX: `dpa-sweep-${randomUUID().slice(0, 8)}`,
+      DOMAIN_PENDING_SWEEP_INTERVAL_MS: '1000',
+      WORKER_HEALTH_PORT: '0',
+    });
     try {
       await eventually('the expired claims swept', async () => (await prisma.managedDomain.count({ where: mine })) === 1, { timeoutMs: 60_000 });
       expect((await prisma.managedDomain.findMany({ where: mine, select: { id: true } })).map((d) => d.id)).toEqual([fresh.id]);
@@ -110,7 +119,11 @@ describe('Managed domains: squatting', () => {
       const audit = await http().get('/audit-events').query({ action: 'domain.expired', targetId: stale.id }).set(squatter.auth).expect(200);
       expect(audit.body.data).toHaveLength(1);
       expect(audit.body.data[0]).toMatchObject({ actor: { type: 'SYSTEM', name: 'domain expiry' }, metadata: { apex: stale.apex, by: 'sweep' } });
-      expect(await prisma.auditEvent.count({ where: { organizationId: squatter.organizationId, action: 'domain.expired', metadata: { path: ['by'], equals: 'sweep' } } })).toBe(1_101);
+      expect(
+        await prisma.auditEvent.count({
+          where: { organizationId: squatter.organizationId, action: 'domain.expired', metadata: { path: ['by'], equals: 'sweep' } },
+        }),
+      ).toBe(1_101);
       const port = Number(/"healthPort":(\d+)/.exec(worker.output)?.[1]);
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       const swept = Number(/^dpa_domain_claims_expired_total\{by="sweep"\} (\d+)$/m.exec(metrics)?.[1]);

@@ -35,7 +35,8 @@ describe('Managed wildcard domains', () => {
   const run = `t${randomUUID().slice(0, 8)}`;
   const http = () => request(app.getHttpServer());
 
-  const register = async (tenant: TestTenant, apex: string, status = 201) => (await http().post('/domains').set(tenant.auth).send({ data: { apex } }).expect(status)).body;
+  const register = async (tenant: TestTenant, apex: string, status = 201) =>
+    (await http().post('/domains').set(tenant.auth).send({ data: { apex } }).expect(status)).body;
   const publish = (domain: Domain, values = [domain.verificationRecord.value]) => dns.records.set(domain.verificationRecord.name, values);
   const verify = (tenant: TestTenant, domain: Domain) => http().post(`/domains/${domain.id}/verify`).set(tenant.auth).send();
   const status = async (tenant: TestTenant, apex: string) => (await http().get('/domains/apex-status').query({ apex }).set(tenant.auth).expect(200)).body.data;
@@ -52,7 +53,11 @@ describe('Managed wildcard domains', () => {
     process.env.DNS_SERVERS = dns.address;
     process.env.DNS_TIMEOUT_MS = '200';
     app = await createTestApp();
-    [owner, grantee, stranger] = await Promise.all([createTenant(app, 'domain-owner'), createTenant(app, 'domain-grantee'), createTenant(app, 'domain-stranger')]);
+    [owner, grantee, stranger] = await Promise.all([
+      createTenant(app, 'domain-owner'),
+      createTenant(app, 'domain-grantee'),
+      createTenant(app, 'domain-stranger'),
+    ]);
   });
 
   afterAll(async () => {
@@ -64,7 +69,12 @@ describe('Managed wildcard domains', () => {
     it('registers an apex as PENDING_VERIFICATION with a random TXT record to publish', async () => {
       const apex = `preview.${run}.acme.dev`;
       const created = (await register(owner, apex)).data as Domain;
-      expect(created).toMatchObject({ apex, status: 'PENDING_VERIFICATION', organizationId: owner.organizationId, verificationRecord: { type: 'TXT', name: `_dpa-challenge.${apex}` } });
+      expect(created).toMatchObject({
+        apex,
+        status: 'PENDING_VERIFICATION',
+        organizationId: owner.organizationId,
+        verificationRecord: { type: 'TXT', name: `_dpa-challenge.${apex}` },
+      });
       expect(created.verificationRecord.value).toMatch(/^dpa-verification=[A-Za-z0-9_-]{32}$/);
       const other = (await register(owner, `other.${run}.acme.dev`)).data as Domain;
       expect(other.verificationRecord.value).not.toBe(created.verificationRecord.value);
@@ -102,7 +112,18 @@ describe('Managed wildcard domains', () => {
       expect(body.message).toContain('data.apex: is a public suffix');
     });
 
-    it.each(['', 'localhost', 'not a host.com', '-bad.example.com', 'a..example.com', '1.2.3.4', `${'x'.repeat(64)}.example.com`, '*.example.com', 'exa_mple.com', 'http://example.com'])('refuses %j as an apex', async (apex) => {
+    it.each([
+      '',
+      'localhost',
+      'not a host.com',
+      '-bad.example.com',
+      'a..example.com',
+      '1.2.3.4',
+      `${'x'.repeat(64)}.example.com`,
+      '*.example.com',
+      'exa_mple.com',
+      'http://example.com',
+    ])('refuses %j as an apex', async (apex) => {
       const body = await register(owner, apex, 400);
       expect(body.message).toContain('data.apex:');
     });
@@ -127,7 +148,11 @@ describe('Managed wildcard domains', () => {
       publish(domain, ['dpa-verification=wrong', 'v=spf1 -all']);
       const wrong = await verify(owner, domain).expect(422);
       expect(wrong.body.details[1].items).toEqual(['"dpa-verification=wrong"', '"v=spf1 -all"']);
-      expect(wrong.body.metadata).toMatchObject({ recordName: domain.verificationRecord.name, expected: domain.verificationRecord.value, seen: ['dpa-verification=wrong', 'v=spf1 -all'] });
+      expect(wrong.body.metadata).toMatchObject({
+        recordName: domain.verificationRecord.name,
+        expected: domain.verificationRecord.value,
+        seen: ['dpa-verification=wrong', 'v=spf1 -all'],
+      });
       expect((await http().get(`/domains/${domain.id}`).set(owner.auth).expect(200)).body.data.status).toBe('PENDING_VERIFICATION');
 
       publish(domain, ['v=spf1 -all', domain.verificationRecord.value]);
@@ -168,34 +193,85 @@ describe('Managed wildcard domains', () => {
     beforeAll(async () => {
       parent = await activate(owner, parentApex);
       for (const hostname of [`b.${parentApex}`, `a-1.${parentApex}`, `a.${parentApex}`]) {
-        await http().post(`/domains/${parent.id}/dependents`).set(owner.auth).send({ data: { hostname, kind: 'PREVIEW_HOSTNAME', resourceId: `pipeline-${hostname}` } }).expect(201);
+        await http()
+          .post(`/domains/${parent.id}/dependents`)
+          .set(owner.auth)
+          .send({ data: { hostname, kind: 'PREVIEW_HOSTNAME', resourceId: `pipeline-${hostname}` } })
+          .expect(201);
       }
     });
 
     it('tells the owner everything, sorted', async () => {
-      expect(await status(owner, parentApex)).toEqual({ apex: parentApex, exists: true, authorized: true, owner: owner.organizationId, dependentCount: 3, dependents: [`a-1.${parentApex}`, `a.${parentApex}`, `b.${parentApex}`] });
+      expect(await status(owner, parentApex)).toEqual({
+        apex: parentApex,
+        exists: true,
+        authorized: true,
+        owner: owner.organizationId,
+        dependentCount: 3,
+        dependents: [`a-1.${parentApex}`, `a.${parentApex}`, `b.${parentApex}`],
+      });
       // Normalised like registration, and as read by a VIEWER of the owner.
       const viewer = await createMember(app, owner, 'VIEWER');
       expect((await status(viewer, `${parentApex.toUpperCase()}.`)).apex).toBe(parentApex);
     });
 
     it('tells a stranger that it is live and whose, but not what depends on it, and refuses it names under it', async () => {
-      expect(await status(stranger, parentApex)).toEqual({ apex: parentApex, exists: true, authorized: false, owner: owner.organizationId, dependentCount: 3, dependents: [] });
-      expect(await status(stranger, `x.${parentApex}`)).toEqual({ apex: `x.${parentApex}`, exists: false, authorized: false, owner: '', dependentCount: 0, dependents: [] });
+      expect(await status(stranger, parentApex)).toEqual({
+        apex: parentApex,
+        exists: true,
+        authorized: false,
+        owner: owner.organizationId,
+        dependentCount: 3,
+        dependents: [],
+      });
+      expect(await status(stranger, `x.${parentApex}`)).toEqual({
+        apex: `x.${parentApex}`,
+        exists: false,
+        authorized: false,
+        owner: '',
+        dependentCount: 0,
+        dependents: [],
+      });
       const refused = await register(stranger, `x.${parentApex}`, 403);
       expect(refused.code).toBe('dpa:Domain:NESTING_NOT_GRANTED');
       expect(refused.metadata).toEqual({ apex: `x.${parentApex}`, parentApex });
     });
 
     it('lets a grantee see the dependents and nest; revoking stops new registrations', async () => {
-      const grant = await http().post(`/domains/${parent.id}/grants`).set(owner.auth).send({ data: { organizationId: grantee.organizationId } }).expect(201);
+      const grant = await http()
+        .post(`/domains/${parent.id}/grants`)
+        .set(owner.auth)
+        .send({ data: { organizationId: grantee.organizationId } })
+        .expect(201);
       expect(grant.body.data).toMatchObject({ domainId: parent.id, organizationId: grantee.organizationId });
-      expect((await http().post(`/domains/${parent.id}/grants`).set(owner.auth).send({ data: { organizationId: grantee.organizationId } }).expect(409)).body.code).toBe('dpa:DomainGrant:ALREADY_GRANTED');
+      expect(
+        (
+          await http()
+            .post(`/domains/${parent.id}/grants`)
+            .set(owner.auth)
+            .send({ data: { organizationId: grantee.organizationId } })
+            .expect(409)
+        ).body.code,
+      ).toBe('dpa:DomainGrant:ALREADY_GRANTED');
       const grants = await http().get(`/domains/${parent.id}/grants`).set(owner.auth).expect(200);
       expect(grants.body.data.map((g: { organizationId: string }) => g.organizationId)).toEqual([grantee.organizationId]);
 
-      expect(await status(grantee, parentApex)).toEqual({ apex: parentApex, exists: true, authorized: true, owner: owner.organizationId, dependentCount: 3, dependents: [`a-1.${parentApex}`, `a.${parentApex}`, `b.${parentApex}`] });
-      expect(await status(grantee, `child.${parentApex}`)).toEqual({ apex: `child.${parentApex}`, exists: false, authorized: true, owner: '', dependentCount: 0, dependents: [] });
+      expect(await status(grantee, parentApex)).toEqual({
+        apex: parentApex,
+        exists: true,
+        authorized: true,
+        owner: owner.organizationId,
+        dependentCount: 3,
+        dependents: [`a-1.${parentApex}`, `a.${parentApex}`, `b.${parentApex}`],
+      });
+      expect(await status(grantee, `child.${parentApex}`)).toEqual({
+        apex: `child.${parentApex}`,
+        exists: false,
+        authorized: true,
+        owner: '',
+        dependentCount: 0,
+        dependents: [],
+      });
       const child = await activate(grantee, `child.${parentApex}`);
       // The grantee's live child apex is its own: the parent's owner needs a grant to nest under it.
       expect(await status(owner, `child.${parentApex}`)).toMatchObject({ exists: true, owner: grantee.organizationId, authorized: false, dependents: [] });
@@ -204,7 +280,9 @@ describe('Managed wildcard domains', () => {
       expect((await http().get(`/domains/${parent.id}`).set(grantee.auth).expect(404)).body.code).toBe('dpa:Domain:NOT_FOUND');
 
       await http().delete(`/domains/${parent.id}/grants/${grantee.organizationId}`).set(owner.auth).expect(204);
-      expect((await http().delete(`/domains/${parent.id}/grants/${grantee.organizationId}`).set(owner.auth).expect(404)).body.code).toBe('dpa:DomainGrant:NOT_FOUND');
+      expect((await http().delete(`/domains/${parent.id}/grants/${grantee.organizationId}`).set(owner.auth).expect(404)).body.code).toBe(
+        'dpa:DomainGrant:NOT_FOUND',
+      );
       expect(await status(grantee, parentApex)).toMatchObject({ authorized: false, dependents: [], dependentCount: 3 });
       await register(grantee, `second.${parentApex}`, 403);
       // What it registered stays.
@@ -212,17 +290,54 @@ describe('Managed wildcard domains', () => {
     });
 
     it('refuses grants to an organization that does not exist, and to the owner itself', async () => {
-      const missing = await http().post(`/domains/${parent.id}/grants`).set(owner.auth).send({ data: { organizationId: '019a0000-0000-7000-8000-00000000beef' } }).expect(422);
+      const missing = await http()
+        .post(`/domains/${parent.id}/grants`)
+        .set(owner.auth)
+        .send({ data: { organizationId: '019a0000-0000-7000-8000-00000000beef' } })
+        .expect(422);
       expect(missing.body.code).toBe('dpa:DomainGrant:ORGANIZATION_NOT_FOUND');
-      expect((await http().post(`/domains/${parent.id}/grants`).set(owner.auth).send({ data: { organizationId: owner.organizationId } }).expect(422)).body.code).toBe('dpa:DomainGrant:OWN_ORGANIZATION');
+      expect(
+        (
+          await http()
+            .post(`/domains/${parent.id}/grants`)
+            .set(owner.auth)
+            .send({ data: { organizationId: owner.organizationId } })
+            .expect(422)
+        ).body.code,
+      ).toBe('dpa:DomainGrant:OWN_ORGANIZATION');
     });
 
     it('describes an unregistered apex as free, and another organization’s pending one as unregistered', async () => {
-      expect(await status(stranger, `free.${run}.example`)).toEqual({ apex: `free.${run}.example`, exists: false, authorized: true, owner: '', dependentCount: 0, dependents: [] });
+      expect(await status(stranger, `free.${run}.example`)).toEqual({
+        apex: `free.${run}.example`,
+        exists: false,
+        authorized: true,
+        owner: '',
+        dependentCount: 0,
+        dependents: [],
+      });
       const pending = (await register(owner, `pending.${run}.example`)).data as Domain;
-      await http().post(`/domains/${pending.id}/dependents`).set(owner.auth).send({ data: { hostname: `x.pending.${run}.example`, kind: 'OTHER', resourceId: 'r1' } }).expect(201);
-      expect(await status(stranger, `pending.${run}.example`)).toEqual({ apex: `pending.${run}.example`, exists: false, authorized: true, owner: '', dependentCount: 0, dependents: [] });
-      expect(await status(owner, `pending.${run}.example`)).toEqual({ apex: `pending.${run}.example`, exists: false, authorized: true, owner: owner.organizationId, dependentCount: 1, dependents: [`x.pending.${run}.example`] });
+      await http()
+        .post(`/domains/${pending.id}/dependents`)
+        .set(owner.auth)
+        .send({ data: { hostname: `x.pending.${run}.example`, kind: 'OTHER', resourceId: 'r1' } })
+        .expect(201);
+      expect(await status(stranger, `pending.${run}.example`)).toEqual({
+        apex: `pending.${run}.example`,
+        exists: false,
+        authorized: true,
+        owner: '',
+        dependentCount: 0,
+        dependents: [],
+      });
+      expect(await status(owner, `pending.${run}.example`)).toEqual({
+        apex: `pending.${run}.example`,
+        exists: false,
+        authorized: true,
+        owner: owner.organizationId,
+        dependentCount: 1,
+        dependents: [`x.pending.${run}.example`],
+      });
       // A pending apex restricts nothing under it.
       await register(stranger, `sub.pending.${run}.example`);
     });
@@ -231,7 +346,9 @@ describe('Managed wildcard domains', () => {
       const big = await activate(owner, `big.${run}.example`);
       const prisma = app.get(PrismaService, { strict: false });
       const hostnames = Array.from({ length: 105 }, (_, i) => `h${String(i).padStart(3, '0')}.big.${run}.example`);
-      await prisma.domainDependent.createMany({ data: hostnames.map((hostname) => ({ organizationId: owner.organizationId, domainId: big.id, hostname, kind: 'OTHER' as const, resourceId: 'bulk' })) });
+      await prisma.domainDependent.createMany({
+        data: hostnames.map((hostname) => ({ organizationId: owner.organizationId, domainId: big.id, hostname, kind: 'OTHER' as const, resourceId: 'bulk' })),
+      });
       const answer = await status(owner, `big.${run}.example`);
       expect(answer.dependentCount).toBe(105);
       expect(answer.dependents).toEqual(hostnames.slice(0, 100));
@@ -250,14 +367,30 @@ describe('Managed wildcard domains', () => {
     it('refuses a hostname outside the apex and blocks deletion while dependents remain, listing them', async () => {
       const domain = (await register(owner, `del.${run}.example`)).data as Domain;
       for (const hostname of [`del.${run}.example`, `other.${run}.example`, `xdel.${run}.example`]) {
-        const refused = await http().post(`/domains/${domain.id}/dependents`).set(owner.auth).send({ data: { hostname, kind: 'PREVIEW_HOSTNAME', resourceId: 'p1' } }).expect(422);
+        const refused = await http()
+          .post(`/domains/${domain.id}/dependents`)
+          .set(owner.auth)
+          .send({ data: { hostname, kind: 'PREVIEW_HOSTNAME', resourceId: 'p1' } })
+          .expect(422);
         expect(refused.body.code).toBe('dpa:DomainDependent:NOT_UNDER_APEX');
         expect(refused.body.details[0].items[0]).toMatch(/^data\.hostname: /);
       }
-      const first = await http().post(`/domains/${domain.id}/dependents`).set(owner.auth).send({ data: { hostname: `PR-1.Del.${run}.example.`, kind: 'PREVIEW_HOSTNAME', resourceId: 'pipeline-1' } }).expect(201);
+      const first = await http()
+        .post(`/domains/${domain.id}/dependents`)
+        .set(owner.auth)
+        .send({ data: { hostname: `PR-1.Del.${run}.example.`, kind: 'PREVIEW_HOSTNAME', resourceId: 'pipeline-1' } })
+        .expect(201);
       expect(first.body.data.hostname).toBe(`pr-1.del.${run}.example`);
-      await http().post(`/domains/${domain.id}/dependents`).set(owner.auth).send({ data: { hostname: `pr-1.del.${run}.example`, kind: 'OTHER', resourceId: 'x' } }).expect(409);
-      const second = await http().post(`/domains/${domain.id}/dependents`).set(owner.auth).send({ data: { hostname: `api.child.del.${run}.example`, kind: 'CHILD_APEX', resourceId: 'child-1' } }).expect(201);
+      await http()
+        .post(`/domains/${domain.id}/dependents`)
+        .set(owner.auth)
+        .send({ data: { hostname: `pr-1.del.${run}.example`, kind: 'OTHER', resourceId: 'x' } })
+        .expect(409);
+      const second = await http()
+        .post(`/domains/${domain.id}/dependents`)
+        .set(owner.auth)
+        .send({ data: { hostname: `api.child.del.${run}.example`, kind: 'CHILD_APEX', resourceId: 'child-1' } })
+        .expect(201);
 
       const blocked = await http().delete(`/domains/${domain.id}`).set(owner.auth).expect(409);
       expect(blocked.body.code).toBe('dpa:Domain:HAS_DEPENDENTS');
@@ -266,13 +399,17 @@ describe('Managed wildcard domains', () => {
         {
           title: 'Dependents',
           render: 'list',
-          items: [`api.child.del.${run}.example: CHILD_APEX child-1 (dependent ${second.body.data.id})`, `pr-1.del.${run}.example: PREVIEW_HOSTNAME pipeline-1 (dependent ${first.body.data.id})`],
+          items: [
+            `api.child.del.${run}.example: CHILD_APEX child-1 (dependent ${second.body.data.id})`,
+            `pr-1.del.${run}.example: PREVIEW_HOSTNAME pipeline-1 (dependent ${first.body.data.id})`,
+          ],
         },
       ]);
 
       const listed = await http().get(`/domains/${domain.id}/dependents`).set(owner.auth).expect(200);
       expect(listed.body.meta.totalCount).toBe(2);
-      for (const dependent of [first.body.data, second.body.data]) await http().delete(`/domains/${domain.id}/dependents/${dependent.id}`).set(owner.auth).expect(204);
+      for (const dependent of [first.body.data, second.body.data])
+        await http().delete(`/domains/${domain.id}/dependents/${dependent.id}`).set(owner.auth).expect(204);
       await http().delete(`/domains/${domain.id}/dependents/${first.body.data.id}`).set(owner.auth).expect(404);
       await http().delete(`/domains/${domain.id}`).set(owner.auth).expect(204);
       await http().get(`/domains/${domain.id}`).set(owner.auth).expect(404);
@@ -301,7 +438,10 @@ describe('Managed wildcard domains', () => {
 
       const later = await reverification.reverifyActive(new Date(now.getTime() + 25 * HOUR));
       expect(later.lapsed).toBeGreaterThanOrEqual(1);
-      expect((await http().get(`/domains/${domain.id}`).set(owner.auth).expect(200)).body.data).toMatchObject({ status: 'LAPSED', recordMissingSince: now.toISOString() });
+      expect((await http().get(`/domains/${domain.id}`).set(owner.auth).expect(200)).body.data).toMatchObject({
+        status: 'LAPSED',
+        recordMissingSince: now.toISOString(),
+      });
       expect((await http().get(`/domains/${kept.id}`).set(owner.auth).expect(200)).body.data).toMatchObject({ status: 'ACTIVE' });
       expect((await http().get(`/domains/${kept.id}`).set(owner.auth).expect(200)).body.data.recordMissingSince).toBeUndefined();
       expect(await status(stranger, domain.apex)).toEqual({ apex: domain.apex, exists: false, authorized: true, owner: '', dependentCount: 0, dependents: [] });

@@ -43,21 +43,39 @@ describe('The error body', () => {
   });
 
   it('400 for validation, with a list section naming each bad field', async () => {
-    const response = await http().post('/projects').set(tenant.auth).send({ data: { name: 42, givenId: 'Not A Slug' } }).expect(400);
+    const response = await http()
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 42, givenId: 'Not A Slug' } })
+      .expect(400);
     expectErrorBody(response.body, 'dpa:Request:VALIDATION_FAILED');
-    expect(response.body.details).toEqual([{ title: 'Invalid fields', render: 'list', items: expect.arrayContaining([expect.stringMatching(/^data\.name: /), expect.stringMatching(/^data\.givenId: /)]) }]);
+    expect(response.body.details).toEqual([
+      {
+        title: 'Invalid fields',
+        render: 'list',
+        items: expect.arrayContaining([expect.stringMatching(/^data\.name: /), expect.stringMatching(/^data\.givenId: /)]),
+      },
+    ]);
     expect(response.body.message).toContain('data.');
   });
 
   it('400 for a missing data envelope and for unknown fields', async () => {
     const missing = await http().post('/projects').set(tenant.auth).send({ name: 'x' }).expect(400);
     expectErrorBody(missing.body, 'dpa:Request:VALIDATION_FAILED');
-    const unknown = await http().post('/projects').set(tenant.auth).send({ data: { name: 'x', colour: 'red' } }).expect(400);
+    const unknown = await http()
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 'x', colour: 'red' } })
+      .expect(400);
     expect(unknown.body.details[0].items).toEqual(['data.colour: is not an accepted field']);
   });
 
   it('400 READ_ONLY_FIELD when a request sets a read-only field', async () => {
-    const response = await http().post('/projects').set(tenant.auth).send({ data: { name: 'x', id: 'mine', createdAt: '2020-01-01T00:00:00Z' } }).expect(400);
+    const response = await http()
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 'x', id: 'mine', createdAt: '2020-01-01T00:00:00Z' } })
+      .expect(400);
     expectErrorBody(response.body, 'dpa:Request:READ_ONLY_FIELD');
     expect(response.body.message).toContain('data.id');
   });
@@ -68,7 +86,11 @@ describe('The error body', () => {
   });
 
   it('413 for a body over the limit', async () => {
-    const response = await http().post('/projects').set(tenant.auth).send({ data: { name: 'x'.repeat(2_000_000) } }).expect(413);
+    const response = await http()
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 'x'.repeat(2_000_000) } })
+      .expect(413);
     expectErrorBody(response.body, 'dpa:Request:PAYLOAD_TOO_LARGE');
   });
 
@@ -80,7 +102,16 @@ describe('The error body', () => {
   it('401 and 403', async () => {
     expectErrorBody((await http().get('/projects').expect(401)).body, 'dpa:Auth:UNAUTHENTICATED');
     const viewer = await createMember(app, tenant, 'VIEWER');
-    expectErrorBody((await http().post('/service-accounts').set(viewer.auth).send({ data: { name: 'x' } }).expect(403)).body, 'dpa:Auth:FORBIDDEN');
+    expectErrorBody(
+      (
+        await http()
+          .post('/service-accounts')
+          .set(viewer.auth)
+          .send({ data: { name: 'x' } })
+          .expect(403)
+      ).body,
+      'dpa:Auth:FORBIDDEN',
+    );
   });
 
   it('404 for a missing resource', async () => {
@@ -88,15 +119,31 @@ describe('The error body', () => {
   });
 
   it('409 for a duplicate givenId, 201 with a suffix when the givenId was derived', async () => {
-    await http().post('/projects').set(tenant.auth).send({ data: { name: 'Billing', givenId: 'billing' } }).expect(201);
-    const duplicate = await http().post('/projects').set(tenant.auth).send({ data: { name: 'Other', givenId: 'billing' } }).expect(409);
+    await http()
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 'Billing', givenId: 'billing' } })
+      .expect(201);
+    const duplicate = await http()
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 'Other', givenId: 'billing' } })
+      .expect(409);
     expectErrorBody(duplicate.body, 'dpa:Project:GIVEN_ID_TAKEN');
-    const derived = await http().post('/projects').set(tenant.auth).send({ data: { name: 'Billing' } }).expect(201);
+    const derived = await http()
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 'Billing' } })
+      .expect(201);
     expect(derived.body.data.givenId).toBe('billing-2');
   });
 
   it('422 for a domain rule', async () => {
-    const response = await http().post('/api-keys').set(tenant.auth).send({ data: { name: 'late', ownerId: tenant.memberId, expiresAt: '2001-01-01T00:00:00Z' } }).expect(422);
+    const response = await http()
+      .post('/api-keys')
+      .set(tenant.auth)
+      .send({ data: { name: 'late', ownerId: tenant.memberId, expiresAt: '2001-01-01T00:00:00Z' } })
+      .expect(422);
     expectErrorBody(response.body, 'dpa:ApiKey:EXPIRY_IN_PAST');
   });
 

@@ -107,7 +107,9 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
     await app?.close();
     await pgProxy.close();
     await redisProxy.close();
-    console.log(`Fault timings (query timeout ${TIMEOUTS.databaseQueryTimeoutMs} ms, connect ${TIMEOUTS.databaseConnectTimeoutMs} ms, Redis command ${TIMEOUTS.redisCommandTimeoutMs} ms):\n  ${timings.join('\n  ')}`);
+    console.log(
+      `Fault timings (query timeout ${TIMEOUTS.databaseQueryTimeoutMs} ms, connect ${TIMEOUTS.databaseConnectTimeoutMs} ms, Redis command ${TIMEOUTS.redisCommandTimeoutMs} ms):\n  ${timings.join('\n  ')}`,
+    );
   });
 
   afterEach(async () => {
@@ -186,7 +188,9 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
       expect(ready.response.status).toBe(503);
 
       // Outages are logged once per state change (structured, through the logger), not printed per retry.
-      expect(consoleErrors.mock.calls.filter((args) => /ECONNREFUSED|ECONNRESET|Socket timeout|Command timed out/.test(args.map(String).join(' ')))).toEqual([]);
+      expect(consoleErrors.mock.calls.filter((args) => /ECONNREFUSED|ECONNRESET|Socket timeout|Command timed out/.test(args.map(String).join(' ')))).toEqual(
+        [],
+      );
       consoleErrors.mockRestore();
 
       await redisProxy.resume();
@@ -227,7 +231,9 @@ describe('Slow clients', () => {
         ),
       );
       const slowest = Math.max(...closedAfter.map((c) => c.ms));
-      timings.push(`slow clients: ${count} half-open requests all closed after ${slowest} ms (headersTimeout ${config.httpHeadersTimeoutMs} ms), answered ${closedAfter[0].status}`);
+      timings.push(
+        `slow clients: ${count} half-open requests all closed after ${slowest} ms (headersTimeout ${config.httpHeadersTimeoutMs} ms), answered ${closedAfter[0].status}`,
+      );
       console.log(timings.at(-1));
       expect(slowest).toBeLessThanOrEqual(config.httpHeadersTimeoutMs + 1_500);
       expect(closedAfter.every((c) => c.status === '' || c.status.startsWith('HTTP/1.1 408'))).toBe(true);
@@ -244,7 +250,10 @@ describe('Worker: Redis loses its data', () => {
     const redisProxy = await TcpProxy.start(base.redisUrl);
     // A prefix of its own: deleting this test's keys stands in for a Redis that restarted empty.
     const config: AppConfig = { ...base, ...TIMEOUTS, queuePrefix: `dpa-fault-${randomUUID().slice(0, 8)}`, redisUrl: redisProxy.rewrite(base.redisUrl) };
-    const worker = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(config).compile();
+    const worker = await Test.createTestingModule({ imports: [WorkerModule] })
+      .overrideProvider(APP_CONFIG)
+      .useValue(config)
+      .compile();
     await worker.init();
     const queue = worker.get<Queue>(getQueueToken(QueueName.Maintenance));
     const direct = worker.get(RedisService).client.duplicate({ host: new URL(base.redisUrl).hostname, port: Number(new URL(base.redisUrl).port) });

@@ -35,7 +35,11 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
 
   afterEach(() => Object.assign(emulator.knobs, { down: false, delayMs: 0, rateLimited: false }));
 
-  const tokenIntegration = (token: string, name = `gh ${Date.now()}-${Math.random()}`) => http().post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name, token } });
+  const tokenIntegration = (token: string, name = `gh ${Date.now()}-${Math.random()}`) =>
+    http()
+      .post('/integrations')
+      .set(tenant.auth)
+      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name, token } });
 
   describe('API_TOKEN integrations', () => {
     it('validates the token with the provider, stores it encrypted and never returns it', async () => {
@@ -105,7 +109,11 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     });
 
     it('connects a GitHub repository and maps the Repository object field by field', async () => {
-      const source = await http().post('/code-sources').set(tenant.auth).send({ data: { integrationId, repository: 'octocat/hello-world' } }).expect(201);
+      const source = await http()
+        .post('/code-sources')
+        .set(tenant.auth)
+        .send({ data: { integrationId, repository: 'octocat/hello-world' } })
+        .expect(201);
       expect(source.body.data).toMatchObject({ provider: 'GITHUB', integrationId, repository: 'octocat/hello-world' });
       const repo = await http().get(`/code-source/${source.body.data.id}/repository`).set(tenant.auth).expect(200);
       expect(repo.body.data).toEqual({
@@ -129,15 +137,31 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     });
 
     it('maps a provider 404 to our 404 and an invisible private repository likewise', async () => {
-      expect((await http().post('/code-sources').set(tenant.auth).send({ data: { integrationId, repository: 'octocat/nope' } }).expect(404)).body.code).toBe('dpa:GitProvider:REPOSITORY_NOT_FOUND');
-      await http().post('/code-sources').set(tenant.auth).send({ data: { integrationId, repository: 'acme/private-thing' } }).expect(404);
+      expect(
+        (
+          await http()
+            .post('/code-sources')
+            .set(tenant.auth)
+            .send({ data: { integrationId, repository: 'octocat/nope' } })
+            .expect(404)
+        ).body.code,
+      ).toBe('dpa:GitProvider:REPOSITORY_NOT_FOUND');
+      await http()
+        .post('/code-sources')
+        .set(tenant.auth)
+        .send({ data: { integrationId, repository: 'acme/private-thing' } })
+        .expect(404);
     });
 
     it('turns a refused token into a 424 and the integration into NEEDS_ATTENTION; rate limits into 503', async () => {
       const user = emulator.addUser(`rot-${Date.now()}`);
       emulator.addRepository(user.user.login, 'repo');
       const id = (await tokenIntegration(user.token).expect(201)).body.data.id;
-      const source = await http().post('/code-sources').set(tenant.auth).send({ data: { integrationId: id, repository: `${user.user.login}/repo` } }).expect(201);
+      const source = await http()
+        .post('/code-sources')
+        .set(tenant.auth)
+        .send({ data: { integrationId: id, repository: `${user.user.login}/repo` } })
+        .expect(201);
       emulator.knobs.rateLimited = true;
       const limited = await http().get(`/code-source/${source.body.data.id}/repository`).set(tenant.auth).expect(503);
       expect(limited.headers['retry-after']).toBe('42');
@@ -158,12 +182,34 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
         const tree = execFileSync('git', ['--git-dir', path, 'mktree'], { input: '' }).toString().trim();
         const commit = execFileSync('git', ['--git-dir', path, 'commit-tree', tree, '-m', 'x'], { env }).toString().trim();
         execFileSync('git', ['--git-dir', path, 'update-ref', 'refs/heads/trunk', commit]);
-        const source = await http().post('/code-sources').set(tenant.auth).send({ data: { provider: 'LOCAL_GIT', repository: path } }).expect(201);
+        const source = await http()
+          .post('/code-sources')
+          .set(tenant.auth)
+          .send({ data: { provider: 'LOCAL_GIT', repository: path } })
+          .expect(201);
         expect(source.body.data).toMatchObject({ provider: 'LOCAL_GIT', repository: path });
         const repo = await http().get(`/code-source/${source.body.data.id}/repository`).set(tenant.auth).expect(200);
-        expect(repo.body.data).toMatchObject({ name: 'demo', nameWithOwner: 'local/demo', owner: { login: 'local' }, defaultBranch: { name: 'trunk' }, defaultBranchRef: { name: 'trunk' }, isPrivate: true, isInNamespace: true, collaborators: { totalCount: 1 }, url: `file://${path}` });
-        await http().post('/code-sources').set(tenant.auth).send({ data: { provider: 'LOCAL_GIT', repository: join(dir, 'missing.git') } }).expect(404);
-        await http().post('/code-sources').set(tenant.auth).send({ data: { provider: 'LOCAL_GIT', repository: 'relative/path' } }).expect(422);
+        expect(repo.body.data).toMatchObject({
+          name: 'demo',
+          nameWithOwner: 'local/demo',
+          owner: { login: 'local' },
+          defaultBranch: { name: 'trunk' },
+          defaultBranchRef: { name: 'trunk' },
+          isPrivate: true,
+          isInNamespace: true,
+          collaborators: { totalCount: 1 },
+          url: `file://${path}`,
+        });
+        await http()
+          .post('/code-sources')
+          .set(tenant.auth)
+          .send({ data: { provider: 'LOCAL_GIT', repository: join(dir, 'missing.git') } })
+          .expect(404);
+        await http()
+          .post('/code-sources')
+          .set(tenant.auth)
+          .send({ data: { provider: 'LOCAL_GIT', repository: 'relative/path' } })
+          .expect(422);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -177,7 +223,11 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     const integrationOf = async (id: string) => (await http().get(`/integrations/${id}`).set(tenant.auth).expect(200)).body.data;
     /** POST /integrations: the flow's start URL and state. */
     const create = async (authMethod: 'OAUTH' | 'APP_INSTALLATION', redirectUrl = '/settings/git') => {
-      const response = await http().post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod, name: `oauth ${Date.now()}-${Math.random()}`, redirectUrl } }).expect(201);
+      const response = await http()
+        .post('/integrations')
+        .set(tenant.auth)
+        .send({ data: { provider: 'GITHUB', authMethod, name: `oauth ${Date.now()}-${Math.random()}`, redirectUrl } })
+        .expect(201);
       const url = new URL(response.body.data.authorizeUrl);
       return { id: response.body.data.id as string, state: url.searchParams.get('state') as string, url, body: response.body.data };
     };
@@ -190,7 +240,8 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       return { ...flow, browser, providerUrl: next as URL };
     };
     /** The callback as `browser` calls it (with its cookies), not followed further. */
-    const callback = (browser: OAuthTestBrowser, query: Record<string, string> | string) => browser.get(`/scm/callback?${typeof query === 'string' ? query : new URLSearchParams(query)}`);
+    const callback = (browser: OAuthTestBrowser, query: Record<string, string> | string) =>
+      browser.get(`/scm/callback?${typeof query === 'string' ? query : new URLSearchParams(query)}`);
     /** `login` authorizes at the provider's page in `browser`; the API's answer to the callback. */
     const authorizeAs = async (login: string, browser: OAuthTestBrowser, providerUrl: URL) => {
       const previous = emulator.browserUser;
@@ -268,7 +319,12 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     it('refuses an installation the authorizing user cannot access', async () => {
       const theirs = emulator.addInstallation('hubot', ['hubot']);
       const flow = await start('APP_INSTALLATION');
-      const done = await callback(flow.browser, { code: emulator.issueCode('octocat'), state: flow.state, installation_id: String(theirs.id), setup_action: 'install' });
+      const done = await callback(flow.browser, {
+        code: emulator.issueCode('octocat'),
+        state: flow.state,
+        installation_id: String(theirs.id),
+        setup_action: 'install',
+      });
       expect(done.headers.location).toBe('/settings/git?integration_error=installation_not_accessible');
       const integration = await integrationOf(flow.id);
       expect(integration.status).toBe('FAILED');
@@ -277,10 +333,14 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
 
     it('records a failed token exchange and a provider error, redirecting with a flag', async () => {
       const bad = await start('OAUTH');
-      expect((await callback(bad.browser, { code: 'not-a-code', state: bad.state })).headers.location).toBe('/settings/git?integration_error=token_exchange_failed');
+      expect((await callback(bad.browser, { code: 'not-a-code', state: bad.state })).headers.location).toBe(
+        '/settings/git?integration_error=token_exchange_failed',
+      );
       expect((await integrationOf(bad.id)).status).toBe('FAILED');
       const denied = await start('OAUTH', 'https://app.example.com/back');
-      const location = (await callback(denied.browser, { error: 'access_denied', error_description: 'The user has denied your application access.', state: denied.state })).headers.location;
+      const location = (
+        await callback(denied.browser, { error: 'access_denied', error_description: 'The user has denied your application access.', state: denied.state })
+      ).headers.location;
       expect(location).toBe('https://app.example.com/back?integration_error=access_denied');
       expect(await integrationOf(denied.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('access_denied') });
     });
@@ -309,7 +369,10 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
         expect((await new OAuthTestBrowser(app).get(flow.url)).status).toBe(410);
         // The provider page reached without the start URL (its state guessed from the link): no cookie, nothing connected.
         const unopened = await create('OAUTH');
-        const providerPage = new URL(`/login/oauth/authorize?${new URLSearchParams({ client_id: emulator.clientId, redirect_uri: `${API}/scm/callback`, state: unopened.state })}`, emulator.url);
+        const providerPage = new URL(
+          `/login/oauth/authorize?${new URLSearchParams({ client_id: emulator.clientId, redirect_uri: `${API}/scm/callback`, state: unopened.state })}`,
+          emulator.url,
+        );
         const done = await authorizeAs('victim', new OAuthTestBrowser(app), providerPage);
         expect(done.location).toBe('/settings/git?integration_error=browser_mismatch');
         expect(await integrationOf(unopened.id)).toMatchObject({ status: 'FAILED', externalAccountId: '' });
@@ -321,11 +384,19 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
         const [[otherName, otherValue]] = [...other.browser.cookies];
         const [[myName, myValue]] = [...mine.browser.cookies];
         expect(otherName).not.toBe(myName);
-        for (const cookie of [`${otherName}=${otherValue}`, `${myName}=${otherValue}`, `${myName}=${myValue.slice(0, -1)}A`, `${myName}=`, `${myName.replace('__Host-', '')}=${myValue}`]) {
+        for (const cookie of [
+          `${otherName}=${otherValue}`,
+          `${myName}=${otherValue}`,
+          `${myName}=${myValue.slice(0, -1)}A`,
+          `${myName}=`,
+          `${myName.replace('__Host-', '')}=${myValue}`,
+        ]) {
           const flow = await start('OAUTH');
           const name = [...flow.browser.cookies.keys()][0];
           const forged = cookie.replace(myName, name);
-          const res = await request(app.getHttpServer()).get(`/scm/callback?${new URLSearchParams({ code: emulator.issueCode('victim'), state: flow.state })}`).set('Cookie', forged);
+          const res = await request(app.getHttpServer())
+            .get(`/scm/callback?${new URLSearchParams({ code: emulator.issueCode('victim'), state: flow.state })}`)
+            .set('Cookie', forged);
           expect(res.headers.location).toBe('/settings/git?integration_error=browser_mismatch');
           expect(await integrationOf(flow.id)).toMatchObject({ status: 'FAILED', externalAccountId: '' });
         }
@@ -338,7 +409,15 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     describe('issue 24: once the state identifies the flow, every answer is a 302 back', () => {
       it('ignores query parameters it does not know (GitHub adds some)', async () => {
         const flow = await start('OAUTH');
-        const done = await callback(flow.browser, { code: emulator.issueCode('octocat'), state: flow.state, foo: 'bar', installation_target_id: '1', 'x[y]': 'z', redirect: '//evil.example', next: 'https://evil.example' });
+        const done = await callback(flow.browser, {
+          code: emulator.issueCode('octocat'),
+          state: flow.state,
+          foo: 'bar',
+          installation_target_id: '1',
+          'x[y]': 'z',
+          redirect: '//evil.example',
+          next: 'https://evil.example',
+        });
         expect(done.status).toBe(302);
         expect(done.headers.location).toBe('/settings/git');
         expect((await integrationOf(flow.id)).status).toBe('ACTIVE');
@@ -351,9 +430,14 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
         expect(done.status).toBe(302);
         expect(done.headers.location).toBe('/settings/git?integration_error=installation_requested');
         expect(exchanges()).toBe(before);
-        expect(await integrationOf(flow.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringMatching(/^installation_requested: .*owner .* approve/) });
+        expect(await integrationOf(flow.id)).toMatchObject({
+          status: 'FAILED',
+          lastError: expect.stringMatching(/^installation_requested: .*owner .* approve/),
+        });
         const unknown = await start('APP_INSTALLATION');
-        expect((await callback(unknown.browser, { code: emulator.issueCode('octocat'), state: unknown.state, setup_action: 'uninstall' })).headers.location).toBe('/settings/git?integration_error=unsupported_setup_action');
+        expect(
+          (await callback(unknown.browser, { code: emulator.issueCode('octocat'), state: unknown.state, setup_action: 'uninstall' })).headers.location,
+        ).toBe('/settings/git?integration_error=unsupported_setup_action');
       });
 
       it('neither code nor error: missing_code; a malformed known parameter: invalid_callback', async () => {
@@ -362,7 +446,12 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
         expect(done.status).toBe(302);
         expect(done.headers.location).toBe('/settings/git?integration_error=missing_code');
         expect(await integrationOf(flow.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('missing_code') });
-        for (const query of [`code=a&code=b&state=STATE`, `code=x&installation_id=abc&state=STATE`, `code=${'x'.repeat(600)}&state=STATE`, `code=a%00b&state=STATE`]) {
+        for (const query of [
+          `code=a&code=b&state=STATE`,
+          `code=x&installation_id=abc&state=STATE`,
+          `code=${'x'.repeat(600)}&state=STATE`,
+          `code=a%00b&state=STATE`,
+        ]) {
           const malformed = await start('APP_INSTALLATION');
           const res = await callback(malformed.browser, query.replace('STATE', encodeURIComponent(malformed.state)));
           expect([res.status, res.headers.location]).toEqual([302, '/settings/git?integration_error=invalid_callback']);
@@ -377,9 +466,13 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
         await db.query(`UPDATE "OAuthState" SET "expiresAt" = now() - interval '1 second' WHERE "integrationId" = $1`, [expired.id]);
         await db.end();
         const before = exchanges();
-        expect((await callback(expired.browser, { code: emulator.issueCode('octocat'), state: expired.state })).headers.location).toBe('/settings/git?integration_error=state_expired');
+        expect((await callback(expired.browser, { code: emulator.issueCode('octocat'), state: expired.state })).headers.location).toBe(
+          '/settings/git?integration_error=state_expired',
+        );
         expect(await integrationOf(expired.id)).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('state_expired') });
-        expect((await callback(expired.browser, { code: emulator.issueCode('octocat'), state: expired.state })).headers.location).toBe('/settings/git?integration_error=state_used');
+        expect((await callback(expired.browser, { code: emulator.issueCode('octocat'), state: expired.state })).headers.location).toBe(
+          '/settings/git?integration_error=state_used',
+        );
         expect(exchanges()).toBe(before);
       });
 
@@ -387,7 +480,13 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
         const before = exchanges();
         const browser = new OAuthTestBrowser(app);
         const payload = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>';
-        for (const query of [{ code: 'x' }, { code: payload, state: payload }, { code: 'x', state: 'unknown-state' }, { code: 'x', state: '' }, { state: payload, setup_action: 'request', error: payload }] as Record<string, string>[]) {
+        for (const query of [
+          { code: 'x' },
+          { code: payload, state: payload },
+          { code: 'x', state: 'unknown-state' },
+          { code: 'x', state: '' },
+          { state: payload, setup_action: 'request', error: payload },
+        ] as Record<string, string>[]) {
           const page = await callback(browser, query);
           expect(page.status).toBe(400);
           expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -398,7 +497,9 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
           expect(page.text).toContain('dpa:OAuth:INVALID_STATE');
           expect(page.text).toMatch(/start the connection again/);
           expect(page.text).not.toMatch(/<script|<img|onerror|alert\(|unknown-state/);
-          const json = await request(app.getHttpServer()).get(`/scm/callback?${new URLSearchParams(query)}`).expect(400);
+          const json = await request(app.getHttpServer())
+            .get(`/scm/callback?${new URLSearchParams(query)}`)
+            .expect(400);
           expect(json.body).toMatchObject({ code: 'dpa:OAuth:INVALID_STATE', requestId: expect.any(String) });
         }
         // A malformed known parameter with no usable state is named.
@@ -412,7 +513,10 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       it(`refuses every open-redirect probe (${OPEN_REDIRECT_PROBES.length}) when the flow starts`, async () => {
         const accepted: string[] = [];
         for (const probe of OPEN_REDIRECT_PROBES) {
-          const response = await http().post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: `probe ${Math.random()}`, redirectUrl: probe } });
+          const response = await http()
+            .post('/integrations')
+            .set(tenant.auth)
+            .send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: `probe ${Math.random()}`, redirectUrl: probe } });
           if (response.status !== 422 && response.status !== 400) accepted.push(`${JSON.stringify(probe)} -> ${response.status}`);
         }
         process.stdout.write(`open-redirect probes: ${OPEN_REDIRECT_PROBES.length} sent, ${accepted.length} accepted\n`);
@@ -421,7 +525,9 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
 
       it('stores the normalised target, and the failure path never answers a scheme-relative Location', async () => {
         const flow = await start('OAUTH', '/a/b/../../settings/./git');
-        expect((await callback(flow.browser, { error: 'access_denied', state: flow.state })).headers.location).toBe('/settings/git?integration_error=access_denied');
+        expect((await callback(flow.browser, { error: 'access_denied', state: flow.state })).headers.location).toBe(
+          '/settings/git?integration_error=access_denied',
+        );
         // A target stored before the fix (or written by anything else) is normalised and checked again at the callback.
         for (const stored of ['/..//evil.example', '/%2e%2e//evil.example', '/a/../..//evil.example']) {
           const old = await start('OAUTH');

@@ -79,7 +79,10 @@ describe('Self-hosted git servers: SSRF refusals (DNS on loopback) and self-host
     ];
     const accepted: string[] = [];
     for (const hostUrl of probes) {
-      const response = await request(strict.getHttpServer()).post('/git/self-hosted').set(tenant.auth).send({ data: { provider: 'GITLAB', hostUrl } });
+      const response = await request(strict.getHttpServer())
+        .post('/git/self-hosted')
+        .set(tenant.auth)
+        .send({ data: { provider: 'GITLAB', hostUrl } });
       if (response.status !== 422) accepted.push(`${hostUrl} -> ${response.status} ${response.body.code}`);
       else expect(response.body.message.length).toBeGreaterThan(20);
     }
@@ -90,7 +93,12 @@ describe('Self-hosted git servers: SSRF refusals (DNS on loopback) and self-host
   });
 
   it('says why: the metadata address, a name resolving to loopback, and a rebinding name caught at connect time', async () => {
-    const post = (hostUrl: string) => request(strict.getHttpServer()).post('/git/self-hosted').set(tenant.auth).send({ data: { provider: 'GITLAB', hostUrl } }).expect(422);
+    const post = (hostUrl: string) =>
+      request(strict.getHttpServer())
+        .post('/git/self-hosted')
+        .set(tenant.auth)
+        .send({ data: { provider: 'GITLAB', hostUrl } })
+        .expect(422);
     expect((await post('https://169.254.169.254')).body.message).toContain('link-local');
     expect((await post('https://loopback.test')).body.message).toContain('loopback.test resolves to 127.0.0.1 is a loopback address');
     dns.queries.delete('rebind.test');
@@ -103,28 +111,73 @@ describe('Self-hosted git servers: SSRF refusals (DNS on loopback) and self-host
 
   it('with private hosts allowed: registers servers, counts their accounts, and maps GitLab and GitHub Enterprise repositories', async () => {
     const http = () => request(onPremises.getHttpServer());
-    const gitlab = await http().post('/git/self-hosted').set(onPremisesTenant.auth).send({ data: { provider: 'GITLAB', hostUrl: `http://emulator.test:${port()}/` } }).expect(201);
+    const gitlab = await http()
+      .post('/git/self-hosted')
+      .set(onPremisesTenant.auth)
+      .send({ data: { provider: 'GITLAB', hostUrl: `http://emulator.test:${port()}/` } })
+      .expect(201);
     expect(gitlab.body.data).toMatchObject({ provider: 'GITLAB', hostUrl: `http://emulator.test:${port()}`, gitAccountsCount: 0 });
-    await http().post('/git/self-hosted').set(onPremisesTenant.auth).send({ data: { provider: 'GITLAB', hostUrl: `http://emulator.test:${port()}` } }).expect(409);
-    const ghes = await http().post('/git/self-hosted').set(onPremisesTenant.auth).send({ data: { provider: 'GITHUB_ENTERPRISE', hostUrl: `http://127.0.0.1:${port()}` } }).expect(201);
+    await http()
+      .post('/git/self-hosted')
+      .set(onPremisesTenant.auth)
+      .send({ data: { provider: 'GITLAB', hostUrl: `http://emulator.test:${port()}` } })
+      .expect(409);
+    const ghes = await http()
+      .post('/git/self-hosted')
+      .set(onPremisesTenant.auth)
+      .send({ data: { provider: 'GITHUB_ENTERPRISE', hostUrl: `http://127.0.0.1:${port()}` } })
+      .expect(201);
     // Link-local stays refused even here.
-    await http().post('/git/self-hosted').set(onPremisesTenant.auth).send({ data: { provider: 'GITLAB', hostUrl: 'http://169.254.169.254' } }).expect(422);
+    await http()
+      .post('/git/self-hosted')
+      .set(onPremisesTenant.auth)
+      .send({ data: { provider: 'GITLAB', hostUrl: 'http://169.254.169.254' } })
+      .expect(422);
 
     const dev = emulator.addUser('gl-dev');
     emulator.addRepository('gl-dev', 'service', { description: 'On GitLab', private: true, collaborators: ['gl-dev', 'octocat'] });
-    const integration = await http().post('/integrations').set(onPremisesTenant.auth).send({ data: { provider: 'GITLAB', authMethod: 'API_TOKEN', name: 'GitLab', token: dev.token, gitServerId: gitlab.body.data.id } }).expect(201);
+    const integration = await http()
+      .post('/integrations')
+      .set(onPremisesTenant.auth)
+      .send({ data: { provider: 'GITLAB', authMethod: 'API_TOKEN', name: 'GitLab', token: dev.token, gitServerId: gitlab.body.data.id } })
+      .expect(201);
     expect(integration.body.data).toMatchObject({ status: 'ACTIVE', externalAccountName: 'gl-dev', gitServerId: gitlab.body.data.id });
     expect((await http().get(`/git/self-hosted/${gitlab.body.data.id}`).set(onPremisesTenant.auth).expect(200)).body.data.gitAccountsCount).toBe(1);
     await http().delete(`/git/self-hosted/${gitlab.body.data.id}`).set(onPremisesTenant.auth).expect(409);
-    const source = await http().post('/code-sources').set(onPremisesTenant.auth).send({ data: { integrationId: integration.body.data.id, repository: 'gl-dev/service' } }).expect(201);
+    const source = await http()
+      .post('/code-sources')
+      .set(onPremisesTenant.auth)
+      .send({ data: { integrationId: integration.body.data.id, repository: 'gl-dev/service' } })
+      .expect(201);
     const repo = await http().get(`/code-source/${source.body.data.id}/repository`).set(onPremisesTenant.auth).expect(200);
-    expect(repo.body.data).toMatchObject({ name: 'service', nameWithOwner: 'gl-dev/service', owner: { login: 'gl-dev' }, description: 'On GitLab', isPrivate: true, isInNamespace: true, collaborators: { totalCount: 2 }, defaultBranch: { name: 'main' }, defaultBranchRef: { name: 'main' } });
+    expect(repo.body.data).toMatchObject({
+      name: 'service',
+      nameWithOwner: 'gl-dev/service',
+      owner: { login: 'gl-dev' },
+      description: 'On GitLab',
+      isPrivate: true,
+      isInNamespace: true,
+      collaborators: { totalCount: 2 },
+      defaultBranch: { name: 'main' },
+      defaultBranchRef: { name: 'main' },
+    });
 
-    const enterprise = await http().post('/integrations').set(onPremisesTenant.auth).send({ data: { provider: 'GITHUB_ENTERPRISE', authMethod: 'API_TOKEN', name: 'GHES', token: dev.token, gitServerId: ghes.body.data.id } }).expect(201);
-    const ghesSource = await http().post('/code-sources').set(onPremisesTenant.auth).send({ data: { integrationId: enterprise.body.data.id, repository: 'octocat/hello-world' } });
+    const enterprise = await http()
+      .post('/integrations')
+      .set(onPremisesTenant.auth)
+      .send({ data: { provider: 'GITHUB_ENTERPRISE', authMethod: 'API_TOKEN', name: 'GHES', token: dev.token, gitServerId: ghes.body.data.id } })
+      .expect(201);
+    const ghesSource = await http()
+      .post('/code-sources')
+      .set(onPremisesTenant.auth)
+      .send({ data: { integrationId: enterprise.body.data.id, repository: 'octocat/hello-world' } });
     expect(ghesSource.status).toBe(404);
     emulator.addRepository('gl-dev', 'enterprise-app');
-    const ok = await http().post('/code-sources').set(onPremisesTenant.auth).send({ data: { integrationId: enterprise.body.data.id, repository: 'gl-dev/enterprise-app' } }).expect(201);
+    const ok = await http()
+      .post('/code-sources')
+      .set(onPremisesTenant.auth)
+      .send({ data: { integrationId: enterprise.body.data.id, repository: 'gl-dev/enterprise-app' } })
+      .expect(201);
     const ghesRepo = await http().get(`/code-source/${ok.body.data.id}/repository`).set(onPremisesTenant.auth).expect(200);
     expect(ghesRepo.body.data).toMatchObject({ nameWithOwner: 'gl-dev/enterprise-app', isInNamespace: true, collaborators: { totalCount: 1 } });
     expect(emulator.requests.some((r) => r.path.startsWith('/api/v3/repos/gl-dev/enterprise-app'))).toBe(true);

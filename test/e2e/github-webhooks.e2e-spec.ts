@@ -46,19 +46,33 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   beforeAll(async () => {
     emulator = await new GitProviderEmulator().start();
     emulator.app = { appId: APP_ID, publicKey: appKeys.publicKey };
-    const github = { apiUrl: emulator.url, webUrl: emulator.url, clientId: emulator.clientId, clientSecret: emulator.clientSecret, appSlug: emulator.appSlug, app: { appId: APP_ID, privateKey: appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() } };
+    const github = {
+      apiUrl: emulator.url,
+      webUrl: emulator.url,
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      appSlug: emulator.appSlug,
+      app: { appId: APP_ID, privateKey: appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() },
+    };
     own = await ownDatabase('webhooks');
     const config = { ...gitTestConfig(emulator, { github }), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     await app.listen(0, '127.0.0.1');
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(config).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
+      .overrideProvider(APP_CONFIG)
+      .useValue(config)
+      .compile();
     worker = await moduleRef.init();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'gh-webhooks');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
     login = `wh-${randomUUID().slice(0, 8)}`;
     const user = emulator.addUser(login);
-    const integration = await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } }).expect(201);
+    const integration = await http()
+      .post('/integrations')
+      .set(owner.auth)
+      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } })
+      .expect(201);
     integrationId = integration.body.data.id;
     secret = integration.body.data.webhookSecret;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
@@ -80,8 +94,16 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     const { path } = emulator.addRepository(login, name);
     const main = commit(path, git(path, 'rev-parse', 'main'), files, 'initial');
     git(path, 'update-ref', 'refs/heads/main', main);
-    const source = await http().post('/code-sources').set(owner.auth).send({ data: { integrationId, repository: `${login}/${name}` } }).expect(201);
-    const res = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } }).expect(201);
+    const source = await http()
+      .post('/code-sources')
+      .set(owner.auth)
+      .send({ data: { integrationId, repository: `${login}/${name}` } })
+      .expect(201);
+    const res = await http()
+      .post('/merge-queues')
+      .set(owner.auth)
+      .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } })
+      .expect(201);
     return { repository: `${login}/${name}`, path, main, queue: res.body.data as MqQueue };
   }
 
@@ -89,7 +111,13 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
    * CI that reports only through GitHub: every candidate under test gets a `check_run` completed
    * webhook named `ci` (failure when the candidate holds `bad.txt`), until `done` holds.
    */
-  async function ciByWebhooks(queueId: string, repository: string, path: string, done: (q: MqQueue) => boolean, report: (sha: string) => boolean = () => true): Promise<MqQueue> {
+  async function ciByWebhooks(
+    queueId: string,
+    repository: string,
+    path: string,
+    done: (q: MqQueue) => boolean,
+    report: (sha: string) => boolean = () => true,
+  ): Promise<MqQueue> {
     const reported = new Set<string>();
     return until(`queue ${queueId} to settle`, async () => {
       const q = await mq.get(queueId);
@@ -104,289 +132,406 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     });
   }
 
-  const testingBatch = (queueId: string) => until(`a batch of ${queueId} testing`, async () => (await mq.get(queueId)).batches.find((b) => b.status === 'testing' && b.headSha));
+  const testingBatch = (queueId: string) =>
+    until(`a batch of ${queueId} testing`, async () => (await mq.get(queueId)).batches.find((b) => b.status === 'testing' && b.headSha));
   /** The merge queue's commit statuses GitHub received for `sha`, in order, as `state: description`. */
-  const statusesOn = (sha: string) => emulator.statuses.filter((x) => x.sha === sha && x.context === 'merge-queue/main').map((x) => `${x.state}: ${x.description}`);
+  const statusesOn = (sha: string) =>
+    emulator.statuses.filter((x) => x.sha === sha && x.context === 'merge-queue/main').map((x) => `${x.state}: ${x.description}`);
   /** Waits until the last status on `sha` matches `last`, and returns them all. */
-  const statusesUntil = (sha: string, last: RegExp) => until(`a status on ${sha} matching ${last}`, async () => {
-    const seen = statusesOn(sha);
-    return seen.length > 0 && last.test(seen[seen.length - 1]) ? seen : undefined;
-  });
+  const statusesUntil = (sha: string, last: RegExp) =>
+    until(`a status on ${sha} matching ${last}`, async () => {
+      const seen = statusesOn(sha);
+      return seen.length > 0 && last.test(seen[seen.length - 1]) ? seen : undefined;
+    });
   const isAncestor = (repo: string, a: string, b: string) => git(repo, 'rev-list', '--count', `${b}..${a}`) === '0';
   const deliveryRows = (deliveryId: string) => prisma.webhookDelivery.findMany({ where: { integrationId, deliveryId } });
-  const applied = (deliveryId: string) => until(`delivery ${deliveryId} applied`, async () => (await deliveryRows(deliveryId)).find((d) => d.processedAt !== null));
+  const applied = (deliveryId: string) =>
+    until(`delivery ${deliveryId} applied`, async () => (await deliveryRows(deliveryId)).find((d) => d.processedAt !== null));
 
-  it('lands PRs whose CI reports only through check_run webhooks, and ignores the push events of its own lands', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    const heads: string[] = [];
-    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
-    for (const n of [1, 2, 3]) {
-      heads.push(commit(path, main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
-      await mq.enqueue(queue.id, n, heads[n - 1]);
-    }
-    // While paused, each PR head shows its place in the queue.
-    for (const [i, sha] of heads.entries()) await statusesUntil(sha, new RegExp(`^pending: Queued: position ${i + 1} of 3`));
-    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
-    const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries.length === 3 && x.entries.every((e) => e.status === 'merged'));
-    const head = git(path, 'rev-parse', 'main');
-    expect(git(path, 'ls-tree', '--name-only', head).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-3.txt']);
-    expect(q.batches.filter((b) => b.status === 'landed').every((b) => b.requiredChecks.every((c) => c.state === 'success'))).toBe(true);
-    // The checks URL of a landed batch is the check run's details_url.
-    expect(q.batches.filter((b) => b.status === 'landed').every((b) => (b as { checksUrl?: string }).checksUrl?.startsWith('https://ci.example.test/'))).toBe(true);
-    // GitHub announced every land as a push to main; each was recognised as the queue's own.
-    const ownPushes = emulator.deliveries.filter((d) => d.event === 'push' && d.body.includes(`"full_name":"${repository}"`) && d.body.includes('"ref":"refs/heads/main"'));
-    expect(ownPushes.length).toBeGreaterThan(0);
-    for (const push of ownPushes) expect((await applied(push.id)).outcome).toMatch(/unchanged \((the base the queue already knows|.* is a candidate of the queue \(its own land\)|a land is in flight.*)\)/);
-    const events = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'baseMoved' } });
-    expect(events).toEqual([]);
-    // Each PR head went queued -> testing (linking the CI run once CI reported) -> merged, posted with the integration's token.
-    for (const sha of heads) {
-      const seen = await statusesUntil(sha, /^success: Merged by the merge queue$/);
-      const firstTesting = seen.findIndex((x) => x.startsWith('pending: Testing'));
-      expect(seen[0]).toMatch(/^pending: Queued: position \d of \d/);
-      expect(firstTesting).toBeGreaterThan(0);
-      expect(seen.slice(firstTesting + 1).every((x) => !x.startsWith('pending: Queued'))).toBe(true);
-      expect(emulator.statuses.filter((x) => x.sha === sha).every((x) => x.by === login)).toBe(true);
-    }
-    const merged = emulator.statuses.filter((x) => heads.includes(x.sha) && x.state === 'success');
-    expect(merged.every((x) => x.targetUrl?.startsWith('http://api.test/merge-queues/'))).toBe(true);
-    // Every landed candidate shows it landed.
-    for (const b of q.batches.filter((x) => x.status === 'landed')) await statusesUntil(b.headSha as string, /^success: Landed #/);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'lands PRs whose CI reports only through check_run webhooks, and ignores the push events of its own lands',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      const heads: string[] = [];
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      for (const n of [1, 2, 3]) {
+        heads.push(commit(path, main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
+        await mq.enqueue(queue.id, n, heads[n - 1]);
+      }
+      // While paused, each PR head shows its place in the queue.
+      for (const [i, sha] of heads.entries()) await statusesUntil(sha, new RegExp(`^pending: Queued: position ${i + 1} of 3`));
+      await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
+      const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries.length === 3 && x.entries.every((e) => e.status === 'merged'));
+      const head = git(path, 'rev-parse', 'main');
+      expect(git(path, 'ls-tree', '--name-only', head).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-3.txt']);
+      expect(q.batches.filter((b) => b.status === 'landed').every((b) => b.requiredChecks.every((c) => c.state === 'success'))).toBe(true);
+      // The checks URL of a landed batch is the check run's details_url.
+      expect(q.batches.filter((b) => b.status === 'landed').every((b) => (b as { checksUrl?: string }).checksUrl?.startsWith('https://ci.example.test/'))).toBe(
+        true,
+      );
+      // GitHub announced every land as a push to main; each was recognised as the queue's own.
+      const ownPushes = emulator.deliveries.filter(
+        (d) => d.event === 'push' && d.body.includes(`"full_name":"${repository}"`) && d.body.includes('"ref":"refs/heads/main"'),
+      );
+      expect(ownPushes.length).toBeGreaterThan(0);
+      for (const push of ownPushes)
+        expect((await applied(push.id)).outcome).toMatch(
+          /unchanged \((the base the queue already knows|.* is a candidate of the queue \(its own land\)|a land is in flight.*)\)/,
+        );
+      const events = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'baseMoved' } });
+      expect(events).toEqual([]);
+      // Each PR head went queued -> testing (linking the CI run once CI reported) -> merged, posted with the integration's token.
+      for (const sha of heads) {
+        const seen = await statusesUntil(sha, /^success: Merged by the merge queue$/);
+        const firstTesting = seen.findIndex((x) => x.startsWith('pending: Testing'));
+        expect(seen[0]).toMatch(/^pending: Queued: position \d of \d/);
+        expect(firstTesting).toBeGreaterThan(0);
+        expect(seen.slice(firstTesting + 1).every((x) => !x.startsWith('pending: Queued'))).toBe(true);
+        expect(emulator.statuses.filter((x) => x.sha === sha).every((x) => x.by === login)).toBe(true);
+      }
+      const merged = emulator.statuses.filter((x) => heads.includes(x.sha) && x.state === 'success');
+      expect(merged.every((x) => x.targetUrl?.startsWith('http://api.test/merge-queues/'))).toBe(true);
+      // Every landed candidate shows it landed.
+      for (const b of q.batches.filter((x) => x.status === 'landed')) await statusesUntil(b.headSha as string, /^success: Landed #/);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('a failing check_run fails the PR; a check_run for a commit that is no candidate changes nothing', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    const head = commit(path, main, { 'bad.txt': 'breaks\n' }, 'PR 4');
-    await mq.enqueue(queue.id, 4, head);
-    const stray = await emulator.checkRunCompleted(repository, head, 'ci', 'success');
-    expect(stray.status).toBe(202);
-    expect((await applied(stray.id)).outcome).toMatch(/is no live candidate/);
-    const q = await ciByWebhooks(queue.id, repository, path, (x) => finalEntries(x) && x.entries.length === 1);
-    expect(q.entries[0].status).toBe('failed');
-    expect(git(path, 'rev-parse', 'main')).toBe(main);
-    // The PR shows why, linking the CI run that failed.
-    const seen = await statusesUntil(head, /^failure: Failed: /);
-    expect(seen[seen.length - 1]).toMatch(/ci/);
-    expect(emulator.statuses.filter((x) => x.sha === head && x.state === 'failure').at(-1)?.targetUrl).toMatch(/^https:\/\/ci\.example\.test\//);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'a failing check_run fails the PR; a check_run for a commit that is no candidate changes nothing',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      const head = commit(path, main, { 'bad.txt': 'breaks\n' }, 'PR 4');
+      await mq.enqueue(queue.id, 4, head);
+      const stray = await emulator.checkRunCompleted(repository, head, 'ci', 'success');
+      expect(stray.status).toBe(202);
+      expect((await applied(stray.id)).outcome).toMatch(/is no live candidate/);
+      const q = await ciByWebhooks(queue.id, repository, path, (x) => finalEntries(x) && x.entries.length === 1);
+      expect(q.entries[0].status).toBe('failed');
+      expect(git(path, 'rev-parse', 'main')).toBe(main);
+      // The PR shows why, linking the CI run that failed.
+      const seen = await statusesUntil(head, /^failure: Failed: /);
+      expect(seen[seen.length - 1]).toMatch(/ci/);
+      expect(emulator.statuses.filter((x) => x.sha === head && x.state === 'failure').at(-1)?.targetUrl).toMatch(/^https:\/\/ci\.example\.test\//);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('synchronize during testing withdraws the batch; the new head is tested and lands, the old head never', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    const oldHead = commit(path, main, { 'pr-5.txt': 'first push\n' }, 'PR 5 first push');
-    await mq.enqueue(queue.id, 5, oldHead);
-    const first = await testingBatch(queue.id);
-    expect(isAncestor(path, oldHead, first.headSha as string)).toBe(true);
-    const newHead = commit(path, main, { 'pr-5.txt': 'second push\n' }, 'PR 5 second push');
-    const sync = await emulator.pullRequest(repository, 'synchronize', { number: 5, headSha: newHead, baseRef: 'main' });
-    expect(sync.status).toBe(202);
-    await until('the first batch withdrawn', async () => (await mq.get(queue.id)).batches.find((b) => b.id === first.id && b.status === 'withdrawn'));
-    // The old candidate's CI passes late: it is no live candidate any more and lands nothing.
-    const late = await emulator.checkRunCompleted(repository, first.headSha as string, 'ci', 'success');
-    expect((await applied(late.id)).outcome).toMatch(/is no live candidate/);
-    const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries[0]?.status === 'merged');
-    expect(q.entries[0].headSha).toBe(newHead);
-    const landed = git(path, 'rev-parse', 'main');
-    expect(readFile(path, landed, 'pr-5.txt')).toBe('second push\n');
-    expect(isAncestor(path, newHead, landed)).toBe(true);
-    expect(isAncestor(path, oldHead, landed)).toBe(false);
-  }, TEST_TIMEOUT_MS);
-
-  it('a closed PR leaves the queue; the others land', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
-    await mq.enqueue(queue.id, 6, commit(path, main, { 'pr-6.txt': 'six\n' }, 'PR 6'));
-    const seven = commit(path, main, { 'pr-7.txt': 'seven\n' }, 'PR 7');
-    await mq.enqueue(queue.id, 7, seven);
-    const closed = await emulator.pullRequest(repository, 'closed', { number: 7, headSha: seven, baseRef: 'main' });
-    expect(closed.status).toBe(202);
-    await until('#7 removed', async () => (await mq.get(queue.id)).entries.find((e) => e.number === 7 && e.status === 'removed'));
-    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
-    const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries.length === 2 && finalEntries(x));
-    expect(Object.fromEntries(q.entries.map((e) => [e.number, e.status]))).toEqual({ 6: 'merged', 7: 'removed' });
-    expect(readFile(path, git(path, 'rev-parse', 'main'), 'pr-7.txt')).toBeNull();
-    await statusesUntil(seven, /^error: Removed from the merge queue$/);
-  }, TEST_TIMEOUT_MS);
-
-  it('a push to the base from outside the queue re-plans: the stale candidate is withdrawn and the PR lands on the new base', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    await mq.enqueue(queue.id, 8, commit(path, main, { 'pr-8.txt': 'eight\n' }, 'PR 8'));
-    const first = await testingBatch(queue.id);
-    // Someone pushes to main directly (not through the API, so GitHub's push webhook is sent by hand).
-    const outside = commit(path, main, { 'hotfix.txt': 'hotfix\n' }, 'hotfix pushed by a person');
-    git(path, 'update-ref', 'refs/heads/main', outside, main);
-    const push = await emulator.push(repository, 'refs/heads/main', main, outside, 'a-person');
-    expect(push.status).toBe(202);
-    expect((await applied(push.id)).outcome).toMatch(/applied \(the base moved to/);
-    await until('the stale batch withdrawn', async () => (await mq.get(queue.id)).batches.find((b) => b.id === first.id && b.status === 'withdrawn'));
-    const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries[0]?.status === 'merged', (sha) => sha !== first.headSha);
-    const landed = git(path, 'rev-parse', 'main');
-    expect(readFile(path, landed, 'hotfix.txt')).toBe('hotfix\n');
-    expect(readFile(path, landed, 'pr-8.txt')).toBe('eight\n');
-    expect(isAncestor(path, outside, landed)).toBe(true);
-    expect(q.batches.find((b) => b.id === first.id)?.status).toBe('withdrawn');
-  }, TEST_TIMEOUT_MS);
-
-  it('a redelivered webhook is applied once', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
-    await mq.enqueue(queue.id, 9, commit(path, main, { 'pr-9.txt': 'one\n' }, 'PR 9'));
-    const second = commit(path, main, { 'pr-9.txt': 'two\n' }, 'PR 9 again');
-    const third = commit(path, main, { 'pr-9.txt': 'three\n' }, 'PR 9 once more');
-    const toSecond = await emulator.pullRequest(repository, 'synchronize', { number: 9, headSha: second, baseRef: 'main' });
-    await applied(toSecond.id);
-    const toThird = await emulator.pullRequest(repository, 'synchronize', { number: 9, headSha: third, baseRef: 'main' });
-    await applied(toThird.id);
-    // GitHub's "Redeliver" of the first: same id, same bytes. Applied again it would set the head back.
-    const again = await emulator.redeliver(toSecond.id);
-    expect(again.status).toBe(202);
-    expect(JSON.parse(again.response)).toEqual({ data: { deliveryId: toSecond.id, event: 'pull_request', duplicate: true } });
-    expect(JSON.parse(toSecond.response).data.duplicate).toBe(false);
-    expect(await deliveryRows(toSecond.id)).toHaveLength(1);
-    const q = await mq.get(queue.id);
-    expect(q.entries[0].headSha).toBe(third);
-    // In the order applied: each head update raised the queue's revision.
-    const trail = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'headUpdated' }, orderBy: [{ revision: 'asc' }, { createdAt: 'asc' }] });
-    expect(trail.map((e) => (e.detail as { deliveryId?: string }).deliveryId)).toEqual([toSecond.id, toThird.id]);
-  }, TEST_TIMEOUT_MS);
-
-  it('an unsigned, wrongly signed or unknown delivery is a 401 with the error body and changes nothing', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
-    const head = commit(path, main, { 'pr-10.txt': 'ten\n' }, 'PR 10');
-    await mq.enqueue(queue.id, 10, head);
-    const before = await mq.get(queue.id);
-    // One signed delivery (closes #10), so the queue shows what a verified one changes.
-    expect((await emulator.pullRequest(repository, 'closed', { number: 10, headSha: head, baseRef: 'main' })).status).toBe(202);
-    const eleven = commit(path, main, { 'pr-11.txt': 'eleven\n' }, 'PR 11');
-    await mq.enqueue(queue.id, 11, eleven);
-    const payload = { action: 'closed', number: 11, pull_request: { number: 11, head: { sha: eleven }, base: { ref: 'main' } }, repository: { full_name: repository } };
-    const goodHex = signature256(JSON.stringify(payload), secret).slice(7);
-    const attempts = [
-      { signature: null },
-      { secret: 'not-the-secret' },
-      { signature: `sha256=${goodHex.slice(0, 62)}` },
-      { signature: `sha256=${goodHex.slice(0, 62)}zz` },
-      { signature: `sha1=${goodHex.slice(0, 40)}` },
-    ];
-    for (const options of attempts) {
-      const delivery = await emulator.deliver('pull_request', payload, options);
-      expect(delivery.status).toBe(401);
-      const body = JSON.parse(delivery.response);
-      expect(body.code).toBe('dpa:Webhook:SIGNATURE_INVALID');
-      expect(typeof body.requestId).toBe('string');
-      expect(await deliveryRows(delivery.id)).toEqual([]);
-    }
-    // Signed with the right secret but for a repository no integration of ours knows.
-    const unknown = await emulator.deliver('pull_request', { ...payload, repository: { full_name: `${login}/nobody-connected-this` } });
-    expect(unknown.status).toBe(401);
-    // A body changed after signing (one byte) is refused too.
-    const tampered = await emulator.deliver('pull_request', payload, { signature: signature256(JSON.stringify({ ...payload, number: 12 }), secret) });
-    expect(tampered.status).toBe(401);
-    await until('#10 removed by the signed delivery', async () => (await mq.get(queue.id)).entries.find((e) => e.number === 10 && e.status === 'removed'));
-    const after = await mq.get(queue.id);
-    expect(after.entries.find((e) => e.number === 11)?.status).toBe('queued');
-    expect(BigInt(after.revision)).toBeGreaterThan(BigInt(before.revision));
-    const eventsFor11 = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'remove' } });
-    expect(eventsFor11).toHaveLength(1);
-  }, TEST_TIMEOUT_MS);
-
-  it('rotating the webhook secret: the new one verifies, the old one is refused; the secret is never returned again', async () => {
-    const { repository, path, main, queue } = await newQueue();
-    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
-    const head = commit(path, main, { 'pr-12.txt': 'twelve\n' }, 'PR 12');
-    await mq.enqueue(queue.id, 12, head);
-    const rotated = await http().post(`/integrations/${integrationId}/webhook-secret`).set(owner.auth).expect(200);
-    const fresh = rotated.body.data.webhookSecret as string;
-    expect(fresh).not.toBe(secret);
-    const got = await http().get(`/integrations/${integrationId}`).set(owner.auth).expect(200);
-    expect(JSON.stringify(got.body)).not.toContain(fresh);
-    const stored = await prisma.integration.findUniqueOrThrow({ where: { id: integrationId } });
-    expect(Buffer.from(stored.encryptedWebhookSecret as Uint8Array).includes(Buffer.from(fresh))).toBe(false);
-    const old = await emulator.pullRequest(repository, 'closed', { number: 12, headSha: head, baseRef: 'main' });
-    expect(old.status).toBe(401);
-    emulator.webhook = { ...(emulator.webhook as { url: string; secret: string }), secret: fresh };
-    secret = fresh;
-    const now = await emulator.pullRequest(repository, 'closed', { number: 12, headSha: head, baseRef: 'main' });
-    expect(now.status).toBe(202);
-    await until('#12 removed', async () => (await mq.get(queue.id)).entries.find((e) => e.number === 12 && e.status === 'removed'));
-    // Another organization cannot rotate it (404), and unknown events are accepted and ignored.
-    const other = await createTenant(app, 'gh-webhooks-other');
-    await http().post(`/integrations/${integrationId}/webhook-secret`).set(other.auth).expect(404);
-    const ping = await emulator.deliver('ping', { zen: 'Keep it logically awesome.', repository: { full_name: repository } });
-    expect(ping.status).toBe(202);
-    expect((await applied(ping.id)).outcome).toBe('ignored: event ping is not acted on');
-  }, TEST_TIMEOUT_MS);
-
-  it('an app installation lands as the GitHub App: an installation token for a JWT the emulator verified moves the base, and posts the statuses', async () => {
-    const installation = emulator.addInstallation(login, [login]);
-    // An APP_INSTALLATION integration as the install callback leaves it (the installer's user token sealed, the installation id).
-    const row = await prisma.integration.create({ data: { organizationId: owner.organizationId, givenId: `app-${installation.id}`, name: 'GitHub App', provider: 'GITHUB', authMethod: 'APP_INSTALLATION', status: 'ACTIVE', externalAccountId: '1', externalAccountName: login, installationId: String(installation.id), createdById: owner.memberId } });
-    await prisma.integration.update({ where: { id: row.id }, data: app.get(IntegrationCredentials, { strict: false }).seal(row.id, { accessToken: emulator.issueToken(login) }) });
-    const appSecret = (await http().post(`/integrations/${row.id}/webhook-secret`).set(owner.auth).expect(200)).body.data.webhookSecret as string;
-    const name = `repo-${randomUUID().slice(0, 8)}`;
-    const { path } = emulator.addRepository(login, name);
-    const repository = `${login}/${name}`;
-    const main = commit(path, git(path, 'rev-parse', 'main'), { 'README.md': 'hello\n' }, 'initial');
-    git(path, 'update-ref', 'refs/heads/main', main);
-    const source = await http().post('/code-sources').set(owner.auth).send({ data: { integrationId: row.id, repository } }).expect(201);
-    const created = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600 } });
-    expect({ status: created.status, body: created.status === 201 ? undefined : created.body, requests: created.status === 201 ? undefined : emulator.requests.slice(-3) }).toEqual({ status: 201 });
-    const queue = created.body.data as MqQueue;
-    const previous = emulator.webhook;
-    // The app's webhook: its deliveries carry the installation id, signed with this integration's secret.
-    emulator.webhook = { url: (previous as { url: string }).url, secret: appSecret, installationId: installation.id };
-    try {
-      const head = commit(path, main, { 'pr-20.txt': 'twenty\n' }, 'PR 20');
-      await mq.enqueue(queue.id, 20, head);
+  it(
+    'synchronize during testing withdraws the batch; the new head is tested and lands, the old head never',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      const oldHead = commit(path, main, { 'pr-5.txt': 'first push\n' }, 'PR 5 first push');
+      await mq.enqueue(queue.id, 5, oldHead);
+      const first = await testingBatch(queue.id);
+      expect(isAncestor(path, oldHead, first.headSha as string)).toBe(true);
+      const newHead = commit(path, main, { 'pr-5.txt': 'second push\n' }, 'PR 5 second push');
+      const sync = await emulator.pullRequest(repository, 'synchronize', { number: 5, headSha: newHead, baseRef: 'main' });
+      expect(sync.status).toBe(202);
+      await until('the first batch withdrawn', async () => (await mq.get(queue.id)).batches.find((b) => b.id === first.id && b.status === 'withdrawn'));
+      // The old candidate's CI passes late: it is no live candidate any more and lands nothing.
+      const late = await emulator.checkRunCompleted(repository, first.headSha as string, 'ci', 'success');
+      expect((await applied(late.id)).outcome).toMatch(/is no live candidate/);
       const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries[0]?.status === 'merged');
-      expect(q.entries[0].status).toBe('merged');
+      expect(q.entries[0].headSha).toBe(newHead);
       const landed = git(path, 'rev-parse', 'main');
-      expect(readFile(path, landed, 'pr-20.txt')).toBe('twenty\n');
-      // The emulator recorded the credential of every ref the queue moved: the app's bot, never the person.
-      const moves = emulator.refMoves.filter((m) => m.repository === repository);
-      expect(moves.find((m) => m.ref === 'refs/heads/main' && m.sha === landed)?.by).toBe(emulator.botLogin);
-      expect(moves.every((m) => m.by === emulator.botLogin)).toBe(true);
-      expect(git(path, 'log', '-1', '--format=%an', landed)).toBe(emulator.botLogin);
-      const seen = await statusesUntil(head, /^success: Merged by the merge queue$/);
-      expect(seen.length).toBeGreaterThan(1);
-      expect(emulator.statuses.filter((x) => x.sha === head).every((x) => x.by === emulator.botLogin)).toBe(true);
-      // One exchange per process (the API read the base when the queue was created; the worker built,
-      // landed and posted), each cached for every later call; the tokens are stored nowhere.
-      const tokens = emulator.installationTokens.filter((t) => t.installationId === installation.id);
-      expect(tokens).toHaveLength(2);
-      const stored = await prisma.integration.findUniqueOrThrow({ where: { id: row.id } });
-      for (const { token } of tokens) expect(Buffer.from(stored.encryptedCredentials as Uint8Array).includes(Buffer.from(token))).toBe(false);
-      const deliveries = await prisma.webhookDelivery.findMany({ where: { integrationId: row.id } });
-      expect(deliveries.length).toBeGreaterThan(0);
-      for (const { token } of tokens) expect(JSON.stringify(deliveries)).not.toContain(token);
-      // A JWT signed with another key gets no token.
-      const forged = generateKeyPairSync('rsa', { modulusLength: 2048 });
-      const header = Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url');
-      const now = Math.floor(Date.now() / 1000);
-      const claims = Buffer.from(JSON.stringify({ iss: APP_ID, iat: now - 30, exp: now + 540 })).toString('base64url');
-      const jwt = `${header}.${claims}.${sign('RSA-SHA256', Buffer.from(`${header}.${claims}`), forged.privateKey).toString('base64url')}`;
-      const refused = await fetch(`${emulator.url}/app/installations/${installation.id}/access_tokens`, { method: 'POST', headers: { Authorization: `Bearer ${jwt}` } });
-      expect(refused.status).toBe(401);
-      // The installation deleted on GitHub: the integration needs to be connected again.
-      const gone = await emulator.deliver('installation', { action: 'deleted' });
-      expect(gone.status).toBe(202);
-      await until('the integration revoked', async () => (await prisma.integration.findUniqueOrThrow({ where: { id: row.id } })).status === 'REVOKED');
-    } finally {
-      emulator.webhook = previous;
-    }
-  }, TEST_TIMEOUT_MS);
+      expect(readFile(path, landed, 'pr-5.txt')).toBe('second push\n');
+      expect(isAncestor(path, newHead, landed)).toBe(true);
+      expect(isAncestor(path, oldHead, landed)).toBe(false);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('the sweep applies a stored delivery whose job was lost, and deletes applied ones past retention', async () => {
-    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
-    const lost = await prisma.webhookDelivery.create({ data: { organizationId: owner.organizationId, integrationId, deliveryId: randomUUID(), event: 'ping', payload: { zen: 'lost' }, createdAt: minutesAgo(2) } });
-    const fresh = await prisma.webhookDelivery.create({ data: { organizationId: owner.organizationId, integrationId, deliveryId: randomUUID(), event: 'ping', payload: { zen: 'just stored' } } });
-    const old = await prisma.webhookDelivery.create({ data: { organizationId: owner.organizationId, integrationId, deliveryId: randomUUID(), event: 'ping', payload: {}, outcome: 'ignored', processedAt: minutesAgo(31 * 24 * 60), createdAt: minutesAgo(31 * 24 * 60) } });
-    const result = await worker.get(WebhooksProcessor).sweep();
-    expect(result.requeued).toBeGreaterThanOrEqual(1);
-    expect(result.purged).toBeGreaterThanOrEqual(1);
-    expect((await applied(lost.deliveryId)).outcome).toBe('ignored: event ping is not acted on');
-    expect(await prisma.webhookDelivery.findUnique({ where: { id: old.id } })).toBeNull();
-    // One stored a moment ago is still the API's own job to hand over: the sweep leaves it.
-    expect((await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: fresh.id } })).processedAt).toBeNull();
-  }, TEST_TIMEOUT_MS);
+  it(
+    'a closed PR leaves the queue; the others land',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      await mq.enqueue(queue.id, 6, commit(path, main, { 'pr-6.txt': 'six\n' }, 'PR 6'));
+      const seven = commit(path, main, { 'pr-7.txt': 'seven\n' }, 'PR 7');
+      await mq.enqueue(queue.id, 7, seven);
+      const closed = await emulator.pullRequest(repository, 'closed', { number: 7, headSha: seven, baseRef: 'main' });
+      expect(closed.status).toBe(202);
+      await until('#7 removed', async () => (await mq.get(queue.id)).entries.find((e) => e.number === 7 && e.status === 'removed'));
+      await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
+      const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries.length === 2 && finalEntries(x));
+      expect(Object.fromEntries(q.entries.map((e) => [e.number, e.status]))).toEqual({ 6: 'merged', 7: 'removed' });
+      expect(readFile(path, git(path, 'rev-parse', 'main'), 'pr-7.txt')).toBeNull();
+      await statusesUntil(seven, /^error: Removed from the merge queue$/);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a push to the base from outside the queue re-plans: the stale candidate is withdrawn and the PR lands on the new base',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      await mq.enqueue(queue.id, 8, commit(path, main, { 'pr-8.txt': 'eight\n' }, 'PR 8'));
+      const first = await testingBatch(queue.id);
+      // Someone pushes to main directly (not through the API, so GitHub's push webhook is sent by hand).
+      const outside = commit(path, main, { 'hotfix.txt': 'hotfix\n' }, 'hotfix pushed by a person');
+      git(path, 'update-ref', 'refs/heads/main', outside, main);
+      const push = await emulator.push(repository, 'refs/heads/main', main, outside, 'a-person');
+      expect(push.status).toBe(202);
+      expect((await applied(push.id)).outcome).toMatch(/applied \(the base moved to/);
+      await until('the stale batch withdrawn', async () => (await mq.get(queue.id)).batches.find((b) => b.id === first.id && b.status === 'withdrawn'));
+      const q = await ciByWebhooks(
+        queue.id,
+        repository,
+        path,
+        (x) => x.entries[0]?.status === 'merged',
+        (sha) => sha !== first.headSha,
+      );
+      const landed = git(path, 'rev-parse', 'main');
+      expect(readFile(path, landed, 'hotfix.txt')).toBe('hotfix\n');
+      expect(readFile(path, landed, 'pr-8.txt')).toBe('eight\n');
+      expect(isAncestor(path, outside, landed)).toBe(true);
+      expect(q.batches.find((b) => b.id === first.id)?.status).toBe('withdrawn');
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a redelivered webhook is applied once',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      await mq.enqueue(queue.id, 9, commit(path, main, { 'pr-9.txt': 'one\n' }, 'PR 9'));
+      const second = commit(path, main, { 'pr-9.txt': 'two\n' }, 'PR 9 again');
+      const third = commit(path, main, { 'pr-9.txt': 'three\n' }, 'PR 9 once more');
+      const toSecond = await emulator.pullRequest(repository, 'synchronize', { number: 9, headSha: second, baseRef: 'main' });
+      await applied(toSecond.id);
+      const toThird = await emulator.pullRequest(repository, 'synchronize', { number: 9, headSha: third, baseRef: 'main' });
+      await applied(toThird.id);
+      // GitHub's "Redeliver" of the first: same id, same bytes. Applied again it would set the head back.
+      const again = await emulator.redeliver(toSecond.id);
+      expect(again.status).toBe(202);
+      expect(JSON.parse(again.response)).toEqual({ data: { deliveryId: toSecond.id, event: 'pull_request', duplicate: true } });
+      expect(JSON.parse(toSecond.response).data.duplicate).toBe(false);
+      expect(await deliveryRows(toSecond.id)).toHaveLength(1);
+      const q = await mq.get(queue.id);
+      expect(q.entries[0].headSha).toBe(third);
+      // In the order applied: each head update raised the queue's revision.
+      const trail = await prisma.mergeQueueEvent.findMany({
+        where: { queueId: queue.id, type: 'headUpdated' },
+        orderBy: [{ revision: 'asc' }, { createdAt: 'asc' }],
+      });
+      expect(trail.map((e) => (e.detail as { deliveryId?: string }).deliveryId)).toEqual([toSecond.id, toThird.id]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'an unsigned, wrongly signed or unknown delivery is a 401 with the error body and changes nothing',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      const head = commit(path, main, { 'pr-10.txt': 'ten\n' }, 'PR 10');
+      await mq.enqueue(queue.id, 10, head);
+      const before = await mq.get(queue.id);
+      // One signed delivery (closes #10), so the queue shows what a verified one changes.
+      expect((await emulator.pullRequest(repository, 'closed', { number: 10, headSha: head, baseRef: 'main' })).status).toBe(202);
+      const eleven = commit(path, main, { 'pr-11.txt': 'eleven\n' }, 'PR 11');
+      await mq.enqueue(queue.id, 11, eleven);
+      const payload = {
+        action: 'closed',
+        number: 11,
+        pull_request: { number: 11, head: { sha: eleven }, base: { ref: 'main' } },
+        repository: { full_name: repository },
+      };
+      const goodHex = signature256(JSON.stringify(payload), secret).slice(7);
+      const attempts = [
+        { signature: null },
+        { secret: 'not-the-secret' },
+        { signature: `sha256=${goodHex.slice(0, 62)}` },
+        { signature: `sha256=${goodHex.slice(0, 62)}zz` },
+        { signature: `sha1=${goodHex.slice(0, 40)}` },
+      ];
+      for (const options of attempts) {
+        const delivery = await emulator.deliver('pull_request', payload, options);
+        expect(delivery.status).toBe(401);
+        const body = JSON.parse(delivery.response);
+        expect(body.code).toBe('dpa:Webhook:SIGNATURE_INVALID');
+        expect(typeof body.requestId).toBe('string');
+        expect(await deliveryRows(delivery.id)).toEqual([]);
+      }
+      // Signed with the right secret but for a repository no integration of ours knows.
+      const unknown = await emulator.deliver('pull_request', { ...payload, repository: { full_name: `${login}/nobody-connected-this` } });
+      expect(unknown.status).toBe(401);
+      // A body changed after signing (one byte) is refused too.
+      const tampered = await emulator.deliver('pull_request', payload, { signature: signature256(JSON.stringify({ ...payload, number: 12 }), secret) });
+      expect(tampered.status).toBe(401);
+      await until('#10 removed by the signed delivery', async () => (await mq.get(queue.id)).entries.find((e) => e.number === 10 && e.status === 'removed'));
+      const after = await mq.get(queue.id);
+      expect(after.entries.find((e) => e.number === 11)?.status).toBe('queued');
+      expect(BigInt(after.revision)).toBeGreaterThan(BigInt(before.revision));
+      const eventsFor11 = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id, type: 'remove' } });
+      expect(eventsFor11).toHaveLength(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'rotating the webhook secret: the new one verifies, the old one is refused; the secret is never returned again',
+    async () => {
+      const { repository, path, main, queue } = await newQueue();
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      const head = commit(path, main, { 'pr-12.txt': 'twelve\n' }, 'PR 12');
+      await mq.enqueue(queue.id, 12, head);
+      const rotated = await http().post(`/integrations/${integrationId}/webhook-secret`).set(owner.auth).expect(200);
+      const fresh = rotated.body.data.webhookSecret as string;
+      expect(fresh).not.toBe(secret);
+      const got = await http().get(`/integrations/${integrationId}`).set(owner.auth).expect(200);
+      expect(JSON.stringify(got.body)).not.toContain(fresh);
+      const stored = await prisma.integration.findUniqueOrThrow({ where: { id: integrationId } });
+      expect(Buffer.from(stored.encryptedWebhookSecret as Uint8Array).includes(Buffer.from(fresh))).toBe(false);
+      const old = await emulator.pullRequest(repository, 'closed', { number: 12, headSha: head, baseRef: 'main' });
+      expect(old.status).toBe(401);
+      emulator.webhook = { ...(emulator.webhook as { url: string; secret: string }), secret: fresh };
+      secret = fresh;
+      const now = await emulator.pullRequest(repository, 'closed', { number: 12, headSha: head, baseRef: 'main' });
+      expect(now.status).toBe(202);
+      await until('#12 removed', async () => (await mq.get(queue.id)).entries.find((e) => e.number === 12 && e.status === 'removed'));
+      // Another organization cannot rotate it (404), and unknown events are accepted and ignored.
+      const other = await createTenant(app, 'gh-webhooks-other');
+      await http().post(`/integrations/${integrationId}/webhook-secret`).set(other.auth).expect(404);
+      const ping = await emulator.deliver('ping', { zen: 'Keep it logically awesome.', repository: { full_name: repository } });
+      expect(ping.status).toBe(202);
+      expect((await applied(ping.id)).outcome).toBe('ignored: event ping is not acted on');
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'an app installation lands as the GitHub App: an installation token for a JWT the emulator verified moves the base, and posts the statuses',
+    async () => {
+      const installation = emulator.addInstallation(login, [login]);
+      // An APP_INSTALLATION integration as the install callback leaves it (the installer's user token sealed, the installation id).
+      const row = await prisma.integration.create({
+        data: {
+          organizationId: owner.organizationId,
+          givenId: `app-${installation.id}`,
+          name: 'GitHub App',
+          provider: 'GITHUB',
+          authMethod: 'APP_INSTALLATION',
+          status: 'ACTIVE',
+          externalAccountId: '1',
+          externalAccountName: login,
+          installationId: String(installation.id),
+          createdById: owner.memberId,
+        },
+      });
+      await prisma.integration.update({
+        where: { id: row.id },
+        data: app.get(IntegrationCredentials, { strict: false }).seal(row.id, { accessToken: emulator.issueToken(login) }),
+      });
+      const appSecret = (await http().post(`/integrations/${row.id}/webhook-secret`).set(owner.auth).expect(200)).body.data.webhookSecret as string;
+      const name = `repo-${randomUUID().slice(0, 8)}`;
+      const { path } = emulator.addRepository(login, name);
+      const repository = `${login}/${name}`;
+      const main = commit(path, git(path, 'rev-parse', 'main'), { 'README.md': 'hello\n' }, 'initial');
+      git(path, 'update-ref', 'refs/heads/main', main);
+      const source = await http()
+        .post('/code-sources')
+        .set(owner.auth)
+        .send({ data: { integrationId: row.id, repository } })
+        .expect(201);
+      const created = await http()
+        .post('/merge-queues')
+        .set(owner.auth)
+        .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600 } });
+      expect({
+        status: created.status,
+        body: created.status === 201 ? undefined : created.body,
+        requests: created.status === 201 ? undefined : emulator.requests.slice(-3),
+      }).toEqual({ status: 201 });
+      const queue = created.body.data as MqQueue;
+      const previous = emulator.webhook;
+      // The app's webhook: its deliveries carry the installation id, signed with this integration's secret.
+      emulator.webhook = { url: (previous as { url: string }).url, secret: appSecret, installationId: installation.id };
+      try {
+        const head = commit(path, main, { 'pr-20.txt': 'twenty\n' }, 'PR 20');
+        await mq.enqueue(queue.id, 20, head);
+        const q = await ciByWebhooks(queue.id, repository, path, (x) => x.entries[0]?.status === 'merged');
+        expect(q.entries[0].status).toBe('merged');
+        const landed = git(path, 'rev-parse', 'main');
+        expect(readFile(path, landed, 'pr-20.txt')).toBe('twenty\n');
+        // The emulator recorded the credential of every ref the queue moved: the app's bot, never the person.
+        const moves = emulator.refMoves.filter((m) => m.repository === repository);
+        expect(moves.find((m) => m.ref === 'refs/heads/main' && m.sha === landed)?.by).toBe(emulator.botLogin);
+        expect(moves.every((m) => m.by === emulator.botLogin)).toBe(true);
+        expect(git(path, 'log', '-1', '--format=%an', landed)).toBe(emulator.botLogin);
+        const seen = await statusesUntil(head, /^success: Merged by the merge queue$/);
+        expect(seen.length).toBeGreaterThan(1);
+        expect(emulator.statuses.filter((x) => x.sha === head).every((x) => x.by === emulator.botLogin)).toBe(true);
+        // One exchange per process (the API read the base when the queue was created; the worker built,
+        // landed and posted), each cached for every later call; the tokens are stored nowhere.
+        const tokens = emulator.installationTokens.filter((t) => t.installationId === installation.id);
+        expect(tokens).toHaveLength(2);
+        const stored = await prisma.integration.findUniqueOrThrow({ where: { id: row.id } });
+        for (const { token } of tokens) expect(Buffer.from(stored.encryptedCredentials as Uint8Array).includes(Buffer.from(token))).toBe(false);
+        const deliveries = await prisma.webhookDelivery.findMany({ where: { integrationId: row.id } });
+        expect(deliveries.length).toBeGreaterThan(0);
+        for (const { token } of tokens) expect(JSON.stringify(deliveries)).not.toContain(token);
+        // A JWT signed with another key gets no token.
+        const forged = generateKeyPairSync('rsa', { modulusLength: 2048 });
+        const header = Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url');
+        const now = Math.floor(Date.now() / 1000);
+        const claims = Buffer.from(JSON.stringify({ iss: APP_ID, iat: now - 30, exp: now + 540 })).toString('base64url');
+        const jwt = `${header}.${claims}.${sign('RSA-SHA256', Buffer.from(`${header}.${claims}`), forged.privateKey).toString('base64url')}`;
+        const refused = await fetch(`${emulator.url}/app/installations/${installation.id}/access_tokens`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${jwt}` },
+        });
+        expect(refused.status).toBe(401);
+        // The installation deleted on GitHub: the integration needs to be connected again.
+        const gone = await emulator.deliver('installation', { action: 'deleted' });
+        expect(gone.status).toBe(202);
+        await until('the integration revoked', async () => (await prisma.integration.findUniqueOrThrow({ where: { id: row.id } })).status === 'REVOKED');
+      } finally {
+        emulator.webhook = previous;
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'the sweep applies a stored delivery whose job was lost, and deletes applied ones past retention',
+    async () => {
+      const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+      const lost = await prisma.webhookDelivery.create({
+        data: {
+          organizationId: owner.organizationId,
+          integrationId,
+          deliveryId: randomUUID(),
+          event: 'ping',
+          payload: { zen: 'lost' },
+          createdAt: minutesAgo(2),
+        },
+      });
+      const fresh = await prisma.webhookDelivery.create({
+        data: { organizationId: owner.organizationId, integrationId, deliveryId: randomUUID(), event: 'ping', payload: { zen: 'just stored' } },
+      });
+      const old = await prisma.webhookDelivery.create({
+        data: {
+          organizationId: owner.organizationId,
+          integrationId,
+          deliveryId: randomUUID(),
+          event: 'ping',
+          payload: {},
+          outcome: 'ignored',
+          processedAt: minutesAgo(31 * 24 * 60),
+          createdAt: minutesAgo(31 * 24 * 60),
+        },
+      });
+      const result = await worker.get(WebhooksProcessor).sweep();
+      expect(result.requeued).toBeGreaterThanOrEqual(1);
+      expect(result.purged).toBeGreaterThanOrEqual(1);
+      expect((await applied(lost.deliveryId)).outcome).toBe('ignored: event ping is not acted on');
+      expect(await prisma.webhookDelivery.findUnique({ where: { id: old.id } })).toBeNull();
+      // One stored a moment ago is still the API's own job to hand over: the sweep leaves it.
+      expect((await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: fresh.id } })).processedAt).toBeNull();
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -8,7 +8,9 @@ describe('Health', () => {
   it('live and ready answer 200 without a token when Postgres and Redis are up', async () => {
     const app = await createTestApp();
     try {
-      await request(app.getHttpServer()).get('/health/live').expect(200, { data: { status: 'ok' } });
+      await request(app.getHttpServer())
+        .get('/health/live')
+        .expect(200, { data: { status: 'ok' } });
       const ready = await request(app.getHttpServer()).get('/health/ready').expect(200);
       expect(ready.body.data.checks).toMatchObject({ database: { status: 'up' }, redis: { status: 'up' } });
     } finally {
@@ -20,7 +22,9 @@ describe('Health', () => {
     // A Redis client pointed at a port where nothing listens stands in for a Redis outage.
     const deadRedis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
     deadRedis.on('error', () => undefined);
-    const app: NestExpressApplication = await createTestApp({}, (builder) => builder.overrideProvider(RedisService).useValue({ client: deadRedis, onModuleDestroy: () => undefined }));
+    const app: NestExpressApplication = await createTestApp({}, (builder) =>
+      builder.overrideProvider(RedisService).useValue({ client: deadRedis, onModuleDestroy: () => undefined }),
+    );
     try {
       const response = await request(app.getHttpServer()).get('/health/ready').expect(503);
       expect(response.body.code).toBe('dpa:Health:SERVICE_UNAVAILABLE');

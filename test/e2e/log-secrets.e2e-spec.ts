@@ -35,13 +35,22 @@ describe(redactUrl.name, () => {
     ['percent-encoded', `/projects?filter=${encodeEveryCharacter(token)}`, '/projects?filter=[redacted]'],
     ['OAuth code and state', '/oauth/callback?code=abc&state=def', '/oauth/callback?code=[redacted]&state=[redacted]'],
     ['nothing secret', '/projects?limit=5&cursor=abc%2F', '/projects?limit=5&cursor=abc%2F'],
-    ...PROVIDER_TOKENS.map(([what, providerToken]) => [`a ${what} token`, `/projects/${providerToken}?q=${providerToken}&f=${encodeEveryCharacter(providerToken)}`, '/projects/[redacted]?q=[redacted]&f=[redacted]'] as [string, string, string]),
+    ...PROVIDER_TOKENS.map(
+      ([what, providerToken]) =>
+        [
+          `a ${what} token`,
+          `/projects/${providerToken}?q=${providerToken}&f=${encodeEveryCharacter(providerToken)}`,
+          '/projects/[redacted]?q=[redacted]&f=[redacted]',
+        ] as [string, string, string],
+    ),
   ])('redacts %s', (_what, url, expected) => {
     expect(redactUrl(url)).toBe(expected);
   });
 
   it.each(PROVIDER_TOKENS)('redacts a %s token from any text (%s)', (_what, providerToken) => {
-    expect(redactTokens(`provider said: bad credentials ${providerToken}, "token":"${providerToken}"`)).toBe('provider said: bad credentials [redacted], "token":"[redacted]"');
+    expect(redactTokens(`provider said: bad credentials ${providerToken}, "token":"${providerToken}"`)).toBe(
+      'provider said: bad credentials [redacted], "token":"[redacted]"',
+    );
   });
 });
 
@@ -51,11 +60,20 @@ describe('The logs of a request suite', () => {
   }, 180_000);
 
   it('name none of the tokens it used, wherever they were sent', async () => {
-    const cli = spawnSync(process.execPath, ['dist/cli.js', 'bootstrap', '--org', `log-secrets-${randomUUID()}`, '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8', timeout: 60_000 });
+    const cli = spawnSync(process.execPath, ['dist/cli.js', 'bootstrap', '--org', `log-secrets-${randomUUID()}`, '--json'], {
+      cwd: ROOT,
+      env: process.env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(cli.status).toBe(0);
     const tenant = JSON.parse(cli.stdout) as { token: string; memberId: string };
     const port = await freePort();
-    const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...process.env, PORT: String(port), LOG_LEVEL: 'trace' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const api = spawn(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), LOG_LEVEL: 'trace' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     api.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -75,7 +93,16 @@ describe('The logs of a request suite', () => {
     try {
       await eventually('api listening', async () => output.includes('api listening'), { timeoutMs: 20_000, everyMs: 200 });
 
-      const created = await send('create', '/api-keys', { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { name: 'second', ownerId: tenant.memberId } }) }, 201);
+      const created = await send(
+        'create',
+        '/api-keys',
+        {
+          method: 'POST',
+          headers: { ...auth, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ data: { name: 'second', ownerId: tenant.memberId } }),
+        },
+        201,
+      );
       expect(created.headers.get('cache-control')).toBe('no-store');
       const second = ((await created.json()) as { data: { token: string } }).data.token;
       used.add(second);
@@ -89,9 +116,20 @@ describe('The logs of a request suite', () => {
         await send(`encoded-${n}`, `/projects?q=${encodeEveryCharacter(token)}`, {}, 401);
         await send(`path-${n}`, `/projects/${token}`, { headers: auth }, 404);
         await send(`unknown-route-${n}`, `/no-such-route/${token}?access_token=${token}`, { headers: auth }, 404);
-        await send(`headers-${n}`, '/projects', { headers: { ...auth, 'X-Api-Key': token, 'X-Debug': token, Cookie: `session=${token}`, Referer: `https://example.com/?t=${token}` } }, 200);
+        await send(
+          `headers-${n}`,
+          '/projects',
+          { headers: { ...auth, 'X-Api-Key': token, 'X-Debug': token, Cookie: `session=${token}`, Referer: `https://example.com/?t=${token}` } },
+          200,
+        );
         // The body parser refuses this before the request logger runs, so it has no access-log line.
-        await send(`body-${n}`, '/projects', { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: `{"data": {"name": "${token}"` }, 400, false);
+        await send(
+          `body-${n}`,
+          '/projects',
+          { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: `{"data": {"name": "${token}"` },
+          400,
+          false,
+        );
       }
       for (const [n, [, providerToken]] of PROVIDER_TOKENS.entries()) {
         used.add(providerToken);

@@ -48,7 +48,13 @@ const landGates = new Map<string, { reached: Fence | null; arrived: Promise<void
 function armLandGate(queueId: string) {
   let arrive!: () => void;
   let release!: () => void;
-  const gate = { reached: null as Fence | null, arrived: new Promise<void>((r) => (arrive = r)), arrive: () => arrive(), released: new Promise<void>((r) => (release = r)), release: () => release() };
+  const gate = {
+    reached: null as Fence | null,
+    arrived: new Promise<void>((r) => (arrive = r)),
+    arrive: () => arrive(),
+    released: new Promise<void>((r) => (release = r)),
+    release: () => release(),
+  };
   landGates.set(queueId, gate);
   return gate;
 }
@@ -100,7 +106,9 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
   /** The executors' git: gated LOCAL_GIT, or GitHub through the real Octokit at the emulator. */
   const gits = {
     forSource: async (source: CodeSource): Promise<MergeQueueGit> =>
-      source.provider === 'LOCAL_GIT' ? new GatedLocalGit(source.url) : new GitHubMergeQueueGit(new Octokit({ baseUrl: emulator.url, auth: token, log: QUIET }), source.nameWithOwner),
+      source.provider === 'LOCAL_GIT'
+        ? new GatedLocalGit(source.url)
+        : new GitHubMergeQueueGit(new Octokit({ baseUrl: emulator.url, auth: token, log: QUIET }), source.nameWithOwner),
   };
 
   beforeAll(async () => {
@@ -109,7 +117,12 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     const base = gitTestConfig(emulator);
     config = { ...base, databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix, mergeQueues: { ...base.mergeQueues, leaseMs: LEASE_MS } };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] }).overrideProvider(APP_CONFIG).useValue(config).overrideProvider(MergeQueueGits).useValue(gits).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
+      .overrideProvider(APP_CONFIG)
+      .useValue(config)
+      .overrideProvider(MergeQueueGits)
+      .useValue(gits)
+      .compile();
     worker = await moduleRef.init();
     jobs = worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
     prisma = app.get(PrismaService, { strict: false });
@@ -117,7 +130,11 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
     login = `fence-${randomUUID().slice(0, 8)}`;
     token = emulator.addUser(login).token;
-    const integration = await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token } }).expect(201);
+    const integration = await http()
+      .post('/integrations')
+      .set(owner.auth)
+      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token } })
+      .expect(201);
     integrationId = integration.body.data.id;
   }, 60_000);
 
@@ -140,7 +157,11 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     const repo = createBareRepo({ 'README.md': 'hello\n' });
     loggedRepo(repo.path);
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const res = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', ...settings } }).expect(201);
+    const res = await http()
+      .post('/merge-queues')
+      .set(owner.auth)
+      .send({ data: { codeSourceId: source.id, baseRef: 'main', ...settings } })
+      .expect(201);
     return { repo, queue: res.body.data as MqQueue };
   }
 
@@ -150,8 +171,16 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     loggedRepo(path);
     const main = commit(path, git(path, 'rev-parse', 'main'), { 'README.md': 'hello\n' }, 'initial');
     git(path, 'update-ref', 'refs/heads/main', main);
-    const source = await http().post('/code-sources').set(owner.auth).send({ data: { integrationId, repository: `${login}/${name}` } }).expect(201);
-    const res = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', ...settings } }).expect(201);
+    const source = await http()
+      .post('/code-sources')
+      .set(owner.auth)
+      .send({ data: { integrationId, repository: `${login}/${name}` } })
+      .expect(201);
+    const res = await http()
+      .post('/merge-queues')
+      .set(owner.auth)
+      .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', ...settings } })
+      .expect(201);
     return { repo: { path, main }, queue: res.body.data as MqQueue };
   }
 
@@ -164,7 +193,8 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     }
   };
 
-  const newExecutor = <T extends MergeQueueExecutor>(Kind: new (...args: ConstructorParameters<typeof MergeQueueExecutor>) => T) => new Kind(worker.get(MergeQueuesRepository), gits as unknown as MergeQueueGits, config);
+  const newExecutor = <T extends MergeQueueExecutor>(Kind: new (...args: ConstructorParameters<typeof MergeQueueExecutor>) => T) =>
+    new Kind(worker.get(MergeQueuesRepository), gits as unknown as MergeQueueGits, config);
 
   /** Two PRs queued as one batch (the queue paused while they arrive), driven by hand up to CI passing: the batch's land is next. */
   async function upToLand(queueId: string, repo: { path: string; main: string }, driver: MergeQueueExecutor) {
@@ -177,7 +207,11 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
       const q = await mq.get(queueId);
       return q.batches.find((b) => b.status === 'testing' && b.headSha && b.prNumbers.length === 2 && !b.operation);
     });
-    await http().post(`/merge-queues/${queueId}/batches/${testing.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: testing.headSha } }).expect(200);
+    await http()
+      .post(`/merge-queues/${queueId}/batches/${testing.id}/checks`)
+      .set(owner.auth)
+      .send({ data: { name: 'ci', state: 'success', sha: testing.headSha } })
+      .expect(200);
     return { e1, e2, batch: testing };
   }
 
@@ -272,64 +306,78 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     return { repo, queue };
   }
 
-  it('LOCAL_GIT: a second executor takes over from one stalled past its lease; the stale land arrives late and is refused by the fence; no PR lost, none merged twice', async () => {
-    const { repo, queue } = await staleLandScenario('LOCAL_GIT');
-    // The fence ref was moved by the read-back (a parentless commit of its own).
-    const fence = git(repo.path, 'rev-parse', fenceRef(queue.id));
-    expect(git(repo.path, 'log', '-1', '--format=%s', fence)).toMatch(/^merge-queue fence [0-9a-f-]{36}$/);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'LOCAL_GIT: a second executor takes over from one stalled past its lease; the stale land arrives late and is refused by the fence; no PR lost, none merged twice',
+    async () => {
+      const { repo, queue } = await staleLandScenario('LOCAL_GIT');
+      // The fence ref was moved by the read-back (a parentless commit of its own).
+      const fence = git(repo.path, 'rev-parse', fenceRef(queue.id));
+      expect(git(repo.path, 'log', '-1', '--format=%s', fence)).toMatch(/^merge-queue fence [0-9a-f-]{36}$/);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('GitHub (emulator): the same take-over; the stale GraphQL updateRefs is refused on its beforeOid; candidates are built on scratch branches of their own operation', async () => {
-    const { repo, queue } = await staleLandScenario('GITHUB');
-    expect(emulator.requests.some((r) => r.method === 'POST' && r.path === '/graphql')).toBe(true);
-    // Scratch branches are per operation (mq-build/<queue>/<operation>) and all deleted afterwards.
-    expect(git(repo.path, 'for-each-ref', '--format=%(refname)', 'refs/heads/mq-build', 'refs/heads/mq-probe')).toBe('');
-    const buildPaths = emulator.requests.map((r) => ({ ...r, path: decodeURIComponent(r.path) })).filter((r) => r.method === 'PATCH' && r.path.includes(`/git/refs/heads/mq-build/${queue.id}/`));
-    const scratch = new Set(buildPaths.map((r) => r.path.split('/git/refs/heads/')[1]));
-    expect(scratch.size).toBeGreaterThanOrEqual(2);
-    for (const name of scratch) expect(name).toMatch(new RegExp(`^mq-build/${queue.id}/op\\d+$`));
-  }, TEST_TIMEOUT_MS);
+  it(
+    'GitHub (emulator): the same take-over; the stale GraphQL updateRefs is refused on its beforeOid; candidates are built on scratch branches of their own operation',
+    async () => {
+      const { repo, queue } = await staleLandScenario('GITHUB');
+      expect(emulator.requests.some((r) => r.method === 'POST' && r.path === '/graphql')).toBe(true);
+      // Scratch branches are per operation (mq-build/<queue>/<operation>) and all deleted afterwards.
+      expect(git(repo.path, 'for-each-ref', '--format=%(refname)', 'refs/heads/mq-build', 'refs/heads/mq-probe')).toBe('');
+      const buildPaths = emulator.requests
+        .map((r) => ({ ...r, path: decodeURIComponent(r.path) }))
+        .filter((r) => r.method === 'PATCH' && r.path.includes(`/git/refs/heads/mq-build/${queue.id}/`));
+      const scratch = new Set(buildPaths.map((r) => r.path.split('/git/refs/heads/')[1]));
+      expect(scratch.size).toBeGreaterThanOrEqual(2);
+      for (const name of scratch) expect(name).toMatch(new RegExp(`^mq-build/${queue.id}/op\\d+$`));
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  it('an executor whose BullMQ job lock is lost stops at once and writes nothing more; the next executor reconciles what it left', async () => {
-    const { repo, queue } = await localQueue();
-    const processor = worker.get(MergeQueuesProcessor);
-    const gate = armLandGate(queue.id);
-    const lockLost = new Promise<string[]>((resolve) => processor.worker.once('lockRenewalFailed', resolve));
-    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
-    await mq.enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
-    await mq.enqueue(queue.id, 2, commit(repo.path, repo.main, { 'pr-2.txt': 'two\n' }, 'PR 2'));
-    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
-    // CI answers until the land is in flight (held at the door of git).
-    let landing = false;
-    void gate.arrived.then(() => (landing = true));
-    await mq.runCi(queue.id, repo.path, () => landing, { timeoutMs: 60_000 });
-    const land = await prisma.mergeQueueOperation.findFirstOrThrow({ where: { queueId: queue.id, kind: 'land' } });
-    expect(land.outcome).toBe('running');
-    // Redis loses the job's lock (as after a failover): BullMQ's next renewal fails and says so.
-    // This suite's own Redis database (REDIS_URL of the test run); only the one lock key is removed.
-    const redis = new Redis(process.env.REDIS_URL as string);
-    try {
-      expect(await redis.del(`${jobs.toKey(executorJobId(queue.id))}:lock`)).toBe(1);
-    } finally {
-      redis.disconnect();
-    }
-    expect(await lockLost).toContain(executorJobId(queue.id));
-    // The request in flight still reaches git (it was sent), but the aborted run records nothing.
-    gate.release();
-    const done = await mq.runCi(queue.id, repo.path, (q) => q.entries.every((e) => e.status === 'merged'), { timeoutMs: 60_000 });
-    expect(done.entries).toHaveLength(2);
-    const after = await prisma.mergeQueueOperation.findUniqueOrThrow({ where: { id: land.id } });
-    // Not `succeeded`: the aborted run never delivered its outcome; a later epoch reconciled it.
-    expect(after.outcome).toBe('unknown');
-    const readBack = await prisma.mergeQueueOperation.findFirstOrThrow({ where: { queueId: queue.id, kind: 'readBack' } });
-    expect(readBack.ownerEpoch).toBeGreaterThan(land.ownerEpoch as bigint);
-    expect((readBack.result as { readBack: { candidateLanded: boolean } }).readBack.candidateLanded).toBe(true);
-    const trail = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id }, orderBy: { createdAt: 'asc' } });
-    expect(trail.filter((e) => e.type === 'operationSucceeded' && (e.detail as { operationId?: string }).operationId === land.plannerKey)).toEqual([]);
-    expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2']);
-    // main moved once: the aborted run's request, which the read-back found landed.
-    expect(mainHistory(repo.path)).toEqual([git(repo.path, 'rev-parse', 'main')]);
-  }, TEST_TIMEOUT_MS);
+  it(
+    'an executor whose BullMQ job lock is lost stops at once and writes nothing more; the next executor reconciles what it left',
+    async () => {
+      const { repo, queue } = await localQueue();
+      const processor = worker.get(MergeQueuesProcessor);
+      const gate = armLandGate(queue.id);
+      const lockLost = new Promise<string[]>((resolve) => processor.worker.once('lockRenewalFailed', resolve));
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      await mq.enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
+      await mq.enqueue(queue.id, 2, commit(repo.path, repo.main, { 'pr-2.txt': 'two\n' }, 'PR 2'));
+      await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
+      // CI answers until the land is in flight (held at the door of git).
+      let landing = false;
+      void gate.arrived.then(() => (landing = true));
+      await mq.runCi(queue.id, repo.path, () => landing, { timeoutMs: 60_000 });
+      const land = await prisma.mergeQueueOperation.findFirstOrThrow({ where: { queueId: queue.id, kind: 'land' } });
+      expect(land.outcome).toBe('running');
+      // Redis loses the job's lock (as after a failover): BullMQ's next renewal fails and says so.
+      // This suite's own Redis database (REDIS_URL of the test run); only the one lock key is removed.
+      const redis = new Redis(process.env.REDIS_URL as string);
+      try {
+        expect(await redis.del(`${jobs.toKey(executorJobId(queue.id))}:lock`)).toBe(1);
+      } finally {
+        redis.disconnect();
+      }
+      expect(await lockLost).toContain(executorJobId(queue.id));
+      // The request in flight still reaches git (it was sent), but the aborted run records nothing.
+      gate.release();
+      const done = await mq.runCi(queue.id, repo.path, (q) => q.entries.every((e) => e.status === 'merged'), { timeoutMs: 60_000 });
+      expect(done.entries).toHaveLength(2);
+      const after = await prisma.mergeQueueOperation.findUniqueOrThrow({ where: { id: land.id } });
+      // Not `succeeded`: the aborted run never delivered its outcome; a later epoch reconciled it.
+      expect(after.outcome).toBe('unknown');
+      const readBack = await prisma.mergeQueueOperation.findFirstOrThrow({ where: { queueId: queue.id, kind: 'readBack' } });
+      expect(readBack.ownerEpoch).toBeGreaterThan(land.ownerEpoch as bigint);
+      expect((readBack.result as { readBack: { candidateLanded: boolean } }).readBack.candidateLanded).toBe(true);
+      const trail = await prisma.mergeQueueEvent.findMany({ where: { queueId: queue.id }, orderBy: { createdAt: 'asc' } });
+      expect(trail.filter((e) => e.type === 'operationSucceeded' && (e.detail as { operationId?: string }).operationId === land.plannerKey)).toEqual([]);
+      expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2']);
+      // main moved once: the aborted run's request, which the read-back found landed.
+      expect(mainHistory(repo.path)).toEqual([git(repo.path, 'rev-parse', 'main')]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   it('the lease: one holder at a time, taken over only once expired (the epoch grows), and a stale holder can neither renew nor write', async () => {
     const { queue } = await localQueue();
@@ -339,7 +387,8 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     expect(await repository.takeLease(queue.id, 'holder-b', LEASE_MS)).toBeNull();
     expect(await repository.renewLease(a!, LEASE_MS)).toBe(true);
     // A write under the lease is applied.
-    const tick = (lease: Lease) => repository.apply({ organizationId: null, queueId: queue.id, lease, build: () => [{ type: 'tick', at: Date.now() }], wake: 'none' });
+    const tick = (lease: Lease) =>
+      repository.apply({ organizationId: null, queueId: queue.id, lease, build: () => [{ type: 'tick', at: Date.now() }], wake: 'none' });
     await tick(a!);
     // B gets it once it expired (A stopped renewing), with a greater epoch.
     const b = await until('the lease to expire', () => repository.takeLease(queue.id, 'holder-b', LEASE_MS), 30_000, 100);

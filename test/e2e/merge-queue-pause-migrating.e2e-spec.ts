@@ -39,7 +39,11 @@ describe('Merge queue: pause during a base-ref move (LOCAL_GIT, real worker)', (
     const repo = createBareRepo();
     git(repo.path, 'update-ref', 'refs/heads/release', repo.main);
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const created = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600 } }).expect(201);
+    const created = await http()
+      .post('/merge-queues')
+      .set(owner.auth)
+      .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600 } })
+      .expect(201);
     const id = (created.body.data as MqQueue).id;
     const entry = await mq.enqueue(id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
     await mq.runCi(id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
@@ -48,7 +52,11 @@ describe('Merge queue: pause during a base-ref move (LOCAL_GIT, real worker)', (
     await jobs.pause();
     let paused: MqQueue;
     try {
-      await http().patch(`/merge-queues/${id}`).set(owner.auth).send({ data: { baseRef: 'release' } }).expect(200);
+      await http()
+        .patch(`/merge-queues/${id}`)
+        .set(owner.auth)
+        .send({ data: { baseRef: 'release' } })
+        .expect(200);
       const before = await mq.get(id);
       expect(before.status).toBe('migrating');
       const res = await http().post(`/merge-queues/${id}/pause`).set(owner.auth).expect(200);
@@ -64,16 +72,24 @@ describe('Merge queue: pause during a base-ref move (LOCAL_GIT, real worker)', (
     }
 
     // The move completes: the queue is paused on the new ref, and lands nothing even with CI green.
-    for (let i = 0; i < 400 && (await prisma.mergeQueue.findUniqueOrThrow({ where: { id } })).pendingBaseRef !== null; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 400 && (await prisma.mergeQueue.findUniqueOrThrow({ where: { id } })).pendingBaseRef !== null; i++)
+      await new Promise((r) => setTimeout(r, 50));
     const moved = await prisma.mergeQueue.findUniqueOrThrow({ where: { id } });
     expect({ baseRef: moved.baseRef, pendingBaseRef: moved.pendingBaseRef }).toEqual({ baseRef: 'release', pendingBaseRef: null });
     expect((await mq.get(id)).status).toBe('paused');
-    const events = (await http().get(`/merge-queues/${id}/events?limit=100`).set(owner.auth).expect(200)).body.data as { type: string; transitions: { subject: string; to: string }[] }[];
+    const events = (await http().get(`/merge-queues/${id}/events?limit=100`).set(owner.auth).expect(200)).body.data as {
+      type: string;
+      transitions: { subject: string; to: string }[];
+    }[];
     expect(events.find((e) => e.type === 'migrated')?.transitions).toContainEqual(expect.objectContaining({ subject: 'queue', to: 'paused' }));
     await mq.quiet(id);
     const release = git(repo.path, 'rev-parse', 'release');
     for (const b of (await mq.get(id)).batches.filter((x) => x.status === 'testing')) {
-      await http().post(`/merge-queues/${id}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: b.headSha } }).expect(200);
+      await http()
+        .post(`/merge-queues/${id}/batches/${b.id}/checks`)
+        .set(owner.auth)
+        .send({ data: { name: 'ci', state: 'success', sha: b.headSha } })
+        .expect(200);
     }
     await mq.quiet(id);
     await new Promise((r) => setTimeout(r, 500));

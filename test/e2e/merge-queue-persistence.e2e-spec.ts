@@ -37,21 +37,32 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
   async function pausedQueue(n: number) {
     const repo = createBareRepo({ 'README.md': 'hello\n' });
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const queue = (await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201)).body.data as MqQueue;
+    const queue = (
+      await http()
+        .post('/merge-queues')
+        .set(owner.auth)
+        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+        .expect(201)
+    ).body.data as MqQueue;
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     const entries = [];
     for (let i = 1; i <= n; i++) entries.push(await mq.enqueue(queue.id, i, commit(repo.path, repo.main, { [`pr-${i}.txt`]: `${i}\n` }, `PR ${i}`)));
     return { queue, entries };
   }
 
-  it('a change to one entry writes that row only; the document holds no entries; the state read back is the reducer\'s', async () => {
+  it("a change to one entry writes that row only; the document holds no entries; the state read back is the reducer's", async () => {
     const { queue, entries } = await pausedQueue(5);
     const doc = (await prisma.mergeQueue.findUniqueOrThrow({ where: { id: queue.id } })).plannerState as Record<string, unknown>;
     expect(doc).not.toHaveProperty('entries');
     expect(doc).not.toHaveProperty('batches');
     const before = await prisma.mergeQueueEntry.findMany({ where: { queueId: queue.id }, orderBy: { number: 'asc' } });
     const target = entries[2].id;
-    const applied = await repository.apply({ organizationId: owner.organizationId, queueId: queue.id, build: () => [{ type: 'setAside', entryId: target, setAside: true, at: Date.now() }], wake: 'none' });
+    const applied = await repository.apply({
+      organizationId: owner.organizationId,
+      queueId: queue.id,
+      build: () => [{ type: 'setAside', entryId: target, setAside: true, at: Date.now() }],
+      wake: 'none',
+    });
     expect(applied.outcome.changed).toBe(true);
     const after = await prisma.mergeQueueEntry.findMany({ where: { queueId: queue.id }, orderBy: { number: 'asc' } });
     const rewritten = after.filter((row, i) => row.updatedAt.getTime() !== before[i].updatedAt.getTime()).map((row) => row.id);
@@ -72,7 +83,12 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     await prisma.$executeRaw`UPDATE "MergeQueue" SET "plannerState" = jsonb_set("plannerState", '{config,historyLimit}', '2') WHERE "id" = ${queue.id}`;
     for (const e of entries.slice(0, 4)) await http().delete(`/merge-queues/${queue.id}/entries/${e.id}`).set(owner.auth).expect(200);
     // One more event: the reducer prunes before it applies an event.
-    await repository.apply({ organizationId: owner.organizationId, queueId: queue.id, build: () => [{ type: 'setAside', entryId: entries[4].id, setAside: true, at: Date.now() }], wake: 'none' });
+    await repository.apply({
+      organizationId: owner.organizationId,
+      queueId: queue.id,
+      build: () => [{ type: 'setAside', entryId: entries[4].id, setAside: true, at: Date.now() }],
+      wake: 'none',
+    });
     const state = (await repository.plannerState(owner.organizationId, queue.id))!;
     const finalInState = state.entries.filter((e) => e.status === 'removed').map((e) => e.id);
     expect(finalInState).toEqual([entries[2].id, entries[3].id]);

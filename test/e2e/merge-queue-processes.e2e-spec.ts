@@ -63,17 +63,25 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
   async function newQueue(api: string, settings: Record<string, unknown> = {}) {
     const repo = createBareRepo();
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const res = await request(api).post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } }).expect(201);
+    const res = await request(api)
+      .post('/merge-queues')
+      .set(owner.auth)
+      .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } })
+      .expect(201);
     return { repo, queueId: res.body.data.id as string };
   }
 
   const prHead = (repo: { path: string; main: string }, n: number) => commit(repo.path, repo.main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`);
 
   async function enqueue(api: string, queueId: string, number: number, headSha: string) {
-    return request(api).post(`/merge-queues/${queueId}/entries`).set(owner.auth).send({ data: { number, headSha, url: `https://example.test/pr/${number}` } });
+    return request(api)
+      .post(`/merge-queues/${queueId}/entries`)
+      .set(owner.auth)
+      .send({ data: { number, headSha, url: `https://example.test/pr/${number}` } });
   }
 
-  const getQueue = async (api: string, id: string): Promise<Queue> => (await request(api).get(`/merge-queues/${id}`).set(owner.auth).expect(200)).body.data as Queue;
+  const getQueue = async (api: string, id: string): Promise<Queue> =>
+    (await request(api).get(`/merge-queues/${id}`).set(owner.auth).expect(200)).body.data as Queue;
 
   /**
    * Acts as CI through `apis` (round robin) until every entry is merged. `afterStartCi`: a batch
@@ -83,22 +91,34 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
   async function ciUntilMerged(apis: string[], queueId: string, count: number, options: { timeoutMs?: number; afterStartCi?: boolean } = {}): Promise<Queue> {
     const reported = new Set<string>();
     let turn = 0;
-    return until(`${count} PRs merged on ${queueId}`, async () => {
-      const api = apis[turn++ % apis.length];
-      const q = await getQueue(api, queueId);
-      if (q.entries.length === count && q.entries.every((e) => e.status === 'merged')) return q;
-      for (const b of q.batches) {
-        if (b.status !== 'testing' || !b.headSha || reported.has(b.id) || (options.afterStartCi && b.operation)) continue;
-        await request(apis[turn++ % apis.length]).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: b.headSha } }).expect(200);
-        reported.add(b.id);
-      }
-      return undefined;
-    }, options.timeoutMs ?? 90_000, 150);
+    return until(
+      `${count} PRs merged on ${queueId}`,
+      async () => {
+        const api = apis[turn++ % apis.length];
+        const q = await getQueue(api, queueId);
+        if (q.entries.length === count && q.entries.every((e) => e.status === 'merged')) return q;
+        for (const b of q.batches) {
+          if (b.status !== 'testing' || !b.headSha || reported.has(b.id) || (options.afterStartCi && b.operation)) continue;
+          await request(apis[turn++ % apis.length])
+            .post(`/merge-queues/${queueId}/batches/${b.id}/checks`)
+            .set(owner.auth)
+            .send({ data: { name: 'ci', state: 'success', sha: b.headSha } })
+            .expect(200);
+          reported.add(b.id);
+        }
+        return undefined;
+      },
+      options.timeoutMs ?? 90_000,
+      150,
+    );
   }
 
   /** Every PR appears exactly once on the base's first-parent line, and the content is all there. */
   function expectMergedOnce(repo: { path: string }, numbers: number[]): void {
-    const merges = git(repo.path, 'log', '--first-parent', '--format=%s', 'main').split('\n').filter((s) => s.startsWith('Merge #')).map((s) => Number(s.split(' ')[1].slice(1)));
+    const merges = git(repo.path, 'log', '--first-parent', '--format=%s', 'main')
+      .split('\n')
+      .filter((s) => s.startsWith('Merge #'))
+      .map((s) => Number(s.split(' ')[1].slice(1)));
     expect([...merges].sort((a, b) => a - b)).toEqual([...numbers].sort((a, b) => a - b));
     const main = git(repo.path, 'rev-parse', 'main');
     for (const n of numbers) expect(readFile(repo.path, main, `pr-${n}.txt`)).toBe(`change ${n}\n`);
@@ -151,43 +171,56 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
     ['publish.after', 'publish', 'the candidate ref was pushed, nothing recorded'],
     ['startCi.before', 'startCi', 'CI start was marked running, its outcome never recorded'],
     ['land.after', 'land', 'the base ref moved, nothing recorded'],
-  ])('a worker killed at %s (%s: %s) is replaced and the queue reconciles: each PR merged exactly once', async (failpoint, kind) => {
-    const api = track(await startApi(ENV));
-    const { repo, queueId } = await newQueue(api.base);
-    const doomed = track(await startWorker({ ...ENV, DPA_FAILPOINTS: `merge-queue.executor.${failpoint}@${queueId}` }));
-    for (const n of [1, 2]) expect((await enqueue(api.base, queueId, n, prHead(repo, n))).status).toBe(201);
-    // CI reports until the worker dies at the failpoint; it reports only once startCi has been
-    // performed (no operation left on the batch), as a CI system started by it would.
-    const reported = new Set<string>();
-    await until(`the worker to die at ${failpoint}`, async () => {
-      if (!doomed.running) return true;
-      for (const b of (await getQueue(api.base, queueId)).batches) {
-        if (b.status !== 'testing' || !b.headSha || b.operation || reported.has(b.id)) continue;
-        await request(api.base).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: b.headSha } });
-        reported.add(b.id);
+  ])(
+    'a worker killed at %s (%s: %s) is replaced and the queue reconciles: each PR merged exactly once',
+    async (failpoint, kind) => {
+      const api = track(await startApi(ENV));
+      const { repo, queueId } = await newQueue(api.base);
+      const doomed = track(await startWorker({ ...ENV, DPA_FAILPOINTS: `merge-queue.executor.${failpoint}@${queueId}` }));
+      for (const n of [1, 2]) expect((await enqueue(api.base, queueId, n, prHead(repo, n))).status).toBe(201);
+      // CI reports until the worker dies at the failpoint; it reports only once startCi has been
+      // performed (no operation left on the batch), as a CI system started by it would.
+      const reported = new Set<string>();
+      await until(
+        `the worker to die at ${failpoint}`,
+        async () => {
+          if (!doomed.running) return true;
+          for (const b of (await getQueue(api.base, queueId)).batches) {
+            if (b.status !== 'testing' || !b.headSha || b.operation || reported.has(b.id)) continue;
+            await request(api.base)
+              .post(`/merge-queues/${queueId}/batches/${b.id}/checks`)
+              .set(owner.auth)
+              .send({ data: { name: 'ci', state: 'success', sha: b.headSha } });
+            reported.add(b.id);
+          }
+          return false;
+        },
+        60_000,
+      );
+      expect(await doomed.exited()).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(doomed.output).toContain(`failpoint merge-queue.executor.${failpoint} fired`);
+      // Left `running`; or already reconciled to `unknown` when a worker of a suite running beside this
+      // one (same database) swept the queue first: either way the dead worker's operation is in doubt.
+      const orphan = await prisma.mergeQueueOperation.findFirstOrThrow({
+        where: { queueId, kind, OR: [{ outcome: 'running', finishedAt: null }, { outcome: 'unknown' }] },
+      });
+      if (kind === 'land' && orphan.outcome === 'running') {
+        // The base ref already holds the candidate while the database still says `merging`.
+        const payload = orphan.payload as { candidateSha: string };
+        expect(git(repo.path, 'rev-parse', 'main')).toBe(payload.candidateSha);
+        expect((await getQueue(api.base, queueId)).batches.some((b) => b.status === 'merging')).toBe(true);
       }
-      return false;
-    }, 60_000);
-    expect(await doomed.exited()).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(doomed.output).toContain(`failpoint merge-queue.executor.${failpoint} fired`);
-    // Left `running`; or already reconciled to `unknown` when a worker of a suite running beside this
-    // one (same database) swept the queue first: either way the dead worker's operation is in doubt.
-    const orphan = await prisma.mergeQueueOperation.findFirstOrThrow({ where: { queueId, kind, OR: [{ outcome: 'running', finishedAt: null }, { outcome: 'unknown' }] } });
-    if (kind === 'land' && orphan.outcome === 'running') {
-      // The base ref already holds the candidate while the database still says `merging`.
-      const payload = orphan.payload as { candidateSha: string };
-      expect(git(repo.path, 'rev-parse', 'main')).toBe(payload.candidateSha);
-      expect((await getQueue(api.base, queueId)).batches.some((b) => b.status === 'merging')).toBe(true);
-    }
 
-    track(await startWorker(ENV));
-    await ciUntilMerged([api.base], queueId, 2, { afterStartCi: true });
-    expectMergedOnce(repo, [1, 2]);
-    await expectEachOperationStartedOnce(queueId);
-    const after = await prisma.mergeQueueOperation.findUniqueOrThrow({ where: { id: orphan.id } });
-    expect(after.outcome).toBe('unknown');
-    expect(await prisma.mergeQueueOperation.count({ where: { queueId, kind: 'readBack', outcome: 'succeeded' } })).toBeGreaterThan(0);
-  }, 180_000);
+      track(await startWorker(ENV));
+      await ciUntilMerged([api.base], queueId, 2, { afterStartCi: true });
+      expectMergedOnce(repo, [1, 2]);
+      await expectEachOperationStartedOnce(queueId);
+      const after = await prisma.mergeQueueOperation.findUniqueOrThrow({ where: { id: orphan.id } });
+      expect(after.outcome).toBe('unknown');
+      expect(await prisma.mergeQueueOperation.count({ where: { queueId, kind: 'readBack', outcome: 'succeeded' } })).toBeGreaterThan(0);
+    },
+    180_000,
+  );
 
   it('an API process killed between an event commit and the executor kick: the periodic sweep picks the outbox up', async () => {
     const witness = track(await startApi(ENV));

@@ -68,11 +68,18 @@ describe('Merge queue replay of a real history (LOCAL_GIT, real worker)', () => 
     expect(Math.max(...history.prs.map((p) => p.behind))).toBeGreaterThanOrEqual(3);
 
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const created = await request(app.getHttpServer()).post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, maxParallel: 4 } }).expect(201);
+    const created = await request(app.getHttpServer())
+      .post('/merge-queues')
+      .set(owner.auth)
+      .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, maxParallel: 4 } })
+      .expect(201);
     const queueId = (created.body.data as MqQueue).id;
 
     // CI: fails a candidate exactly when its tree holds a ci-fail-*.txt (a bad PR's file).
-    const failsCi = (sha: string) => git(repo.path, 'ls-tree', '--name-only', sha).split('\n').some((f) => f.startsWith('ci-fail-'));
+    const failsCi = (sha: string) =>
+      git(repo.path, 'ls-tree', '--name-only', sha)
+        .split('\n')
+        .some((f) => f.startsWith('ci-fail-'));
     const enqueuedAt = new Map<number, number>();
     const mergedAt = new Map<number, number>();
     const baseValues = new Set<string>([history.initial]);
@@ -105,7 +112,14 @@ describe('Merge queue replay of a real history (LOCAL_GIT, real worker)', () => 
       for (const b of q.batches) {
         if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
         const state = failsCi(b.headSha) ? 'failure' : 'success';
-        await withRetry(() => request(app.getHttpServer()).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(owner.auth).send({ data: { name: 'ci', state, sha: b.headSha, url: `https://ci.example.test/${b.id}` } }), 200);
+        await withRetry(
+          () =>
+            request(app.getHttpServer())
+              .post(`/merge-queues/${queueId}/batches/${b.id}/checks`)
+              .set(owner.auth)
+              .send({ data: { name: 'ci', state, sha: b.headSha, url: `https://ci.example.test/${b.id}` } }),
+          200,
+        );
         reported.add(b.id);
         ciRuns += 1;
       }
@@ -127,7 +141,9 @@ describe('Merge queue replay of a real history (LOCAL_GIT, real worker)', () => 
 
     // Every value main took is a state the oracle passes through, in the oracle's order: the
     // landed candidates (from the API) and every head seen while polling.
-    const landed = (await prisma.mergeQueueBatch.findMany({ where: { queueId, status: 'landed' }, select: { headSha: true } })).flatMap((b) => (b.headSha ? [b.headSha] : []));
+    const landed = (await prisma.mergeQueueBatch.findMany({ where: { queueId, status: 'landed' }, select: { headSha: true } })).flatMap((b) =>
+      b.headSha ? [b.headSha] : [],
+    );
     const oracleIndex = (sha: string) => history.oracleTrees.indexOf(git(repo.path, 'rev-parse', `${sha}^{tree}`));
     for (const sha of new Set([...landed, ...baseValues])) expect({ sha, oracleState: oracleIndex(sha) >= 0 }).toEqual({ sha, oracleState: true });
     const firstParents = git(repo.path, 'rev-list', '--first-parent', `${history.initial}..${main}`).split('\n').reverse();
@@ -140,10 +156,16 @@ describe('Merge queue replay of a real history (LOCAL_GIT, real worker)', () => 
     for (const sha of firstParents) {
       expect({ sha, empty: git(repo.path, 'rev-parse', `${sha}^{tree}`) === git(repo.path, 'rev-parse', `${sha}^1^{tree}`) }).toEqual({ sha, empty: false });
     }
-    const merged = git(repo.path, 'log', '--first-parent', '--format=%s', `${history.initial}..${main}`).split('\n').reverse().map((s) => Number(/^Merge #(\d+)/.exec(s)?.[1]));
+    const merged = git(repo.path, 'log', '--first-parent', '--format=%s', `${history.initial}..${main}`)
+      .split('\n')
+      .reverse()
+      .map((s) => Number(/^Merge #(\d+)/.exec(s)?.[1]));
     expect(merged).toEqual(history.prs.filter((p) => !p.bad).map((p) => p.number));
 
-    const waits = history.prs.filter((p) => !p.bad).map((p) => (mergedAt.get(p.number) ?? Date.now()) - (enqueuedAt.get(p.number) ?? started)).sort((a, b) => a - b);
+    const waits = history.prs
+      .filter((p) => !p.bad)
+      .map((p) => (mergedAt.get(p.number) ?? Date.now()) - (enqueuedAt.get(p.number) ?? started))
+      .sort((a, b) => a - b);
     const figures = {
       source: `${fixture.source} ${fixture.firstParentRange}`,
       prs: history.prs.length,

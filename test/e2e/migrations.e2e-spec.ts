@@ -33,7 +33,9 @@ describe('db:migrate', () => {
       const client = new Client({ connectionString: url });
       await client.connect();
       try {
-        const { rows } = await client.query('SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at, logs FROM "_prisma_migrations" ORDER BY migration_name');
+        const { rows } = await client.query(
+          'SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at, logs FROM "_prisma_migrations" ORDER BY migration_name',
+        );
         expect(rows).toHaveLength(first.applied.length);
         for (const row of rows) {
           const sql = readFileSync(join(MIGRATIONS_DIR, row.migration_name, 'migration.sql'));

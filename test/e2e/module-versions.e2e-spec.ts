@@ -17,9 +17,34 @@ interface Summary {
 
 /** Versions of one definition, published in a shuffled order: releases, prereleases, the semver.org chain, big numbers. */
 const VERSIONS_A = [
-  '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0',
-  '0.9.0', '0.10.0', '1.0.1', '1.1.0-rc.1', '1.1.0', '1.10.0', '1.2.0', '2.0.0-0', '2.0.0-0.3', '2.0.0-1', '2.0.0-a', '2.0.0-A', '2.0.0',
-  '10.0.0', '2.0.0-rc.12345678901234567890', '2.0.0-rc.12345678901234567891', '2.0.0-rc.9007199254740993', '2147483647.0.0+build.1', '3.0.0-x-y.1', '3.0.0-x.1',
+  '1.0.0-alpha',
+  '1.0.0-alpha.1',
+  '1.0.0-alpha.beta',
+  '1.0.0-beta',
+  '1.0.0-beta.2',
+  '1.0.0-beta.11',
+  '1.0.0-rc.1',
+  '1.0.0',
+  '0.9.0',
+  '0.10.0',
+  '1.0.1',
+  '1.1.0-rc.1',
+  '1.1.0',
+  '1.10.0',
+  '1.2.0',
+  '2.0.0-0',
+  '2.0.0-0.3',
+  '2.0.0-1',
+  '2.0.0-a',
+  '2.0.0-A',
+  '2.0.0',
+  '10.0.0',
+  '2.0.0-rc.12345678901234567890',
+  '2.0.0-rc.12345678901234567891',
+  '2.0.0-rc.9007199254740993',
+  '2147483647.0.0+build.1',
+  '3.0.0-x-y.1',
+  '3.0.0-x.1',
 ];
 const GLOBAL_VERSIONS = ['1.0.0', '1.5.0-beta.1', '1.5.0', '0.1.0'];
 const OTHER_VERSIONS = ['1.0.0', '9.9.9'];
@@ -65,7 +90,10 @@ describe('Module versions', () => {
   }
 
   function publish(tenant: TestTenant, moduleDefinitionId: string, version: string, config: object = { v: version }) {
-    return http().post('/module-versions').set(tenant.auth).send({ data: { moduleDefinitionId, version, description: `Version ${version}`, config } });
+    return http()
+      .post('/module-versions')
+      .set(tenant.auth)
+      .send({ data: { moduleDefinitionId, version, description: `Version ${version}`, config } });
   }
 
   async function walk(path: string, auth: Record<string, string>, limit: number): Promise<{ pages: Summary[][]; totalCounts: number[] }> {
@@ -74,7 +102,10 @@ describe('Module versions', () => {
     let cursor: string | undefined;
     do {
       const separator = path.includes('?') ? '&' : '?';
-      const response = await http().get(`${path}${separator}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`).set(auth).expect(200);
+      const response = await http()
+        .get(`${path}${separator}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
+        .set(auth)
+        .expect(200);
       pages.push(response.body.data);
       totalCounts.push(response.body.meta.totalCount);
       cursor = response.body.meta.nextCursor;
@@ -85,7 +116,11 @@ describe('Module versions', () => {
 
   beforeAll(async () => {
     app = await createTestApp();
-    [owner, other, superadmin] = await Promise.all([createTenant(app, 'mv-owner'), createTenant(app, 'mv-other'), createTenant(app, 'mv-super', { superadmin: true })]);
+    [owner, other, superadmin] = await Promise.all([
+      createTenant(app, 'mv-owner'),
+      createTenant(app, 'mv-other'),
+      createTenant(app, 'mv-super', { superadmin: true }),
+    ]);
     viewer = await createMember(app, owner, 'VIEWER');
     definitionA = await define(owner, 'vpc');
     definitionA2 = await define(owner, 'eks');
@@ -147,7 +182,13 @@ describe('Module versions', () => {
 
     it('refuses a non-string version, a missing field and an unknown field', async () => {
       const base = { moduleDefinitionId: definitionA, version: '7.0.0', description: 'x', config: {} };
-      for (const data of [{ ...base, version: 7 }, { ...base, config: undefined }, { ...base, extra: true }, { ...base, description: undefined }, { ...base, moduleDefinitionId: ['a'] }]) {
+      for (const data of [
+        { ...base, version: 7 },
+        { ...base, config: undefined },
+        { ...base, extra: true },
+        { ...base, description: undefined },
+        { ...base, moduleDefinitionId: ['a'] },
+      ]) {
         const response = await http().post('/module-versions').set(owner.auth).send({ data }).expect(400);
         expect(response.body.code).toMatch(/^dpa:Request:/);
       }
@@ -180,14 +221,22 @@ describe('Module versions', () => {
         [deep, /at most 8 levels/],
       ];
       for (const [config, reason] of cases) {
-        const response = await http().post('/module-versions').set(owner.auth).send({ data: { moduleDefinitionId: definitionA, version: '8.0.0', description: 'x', config } }).expect(400);
+        const response = await http()
+          .post('/module-versions')
+          .set(owner.auth)
+          .send({ data: { moduleDefinitionId: definitionA, version: '8.0.0', description: 'x', config } })
+          .expect(400);
         expect(response.body.details[0].items.join('\n')).toMatch(new RegExp(`data\\.config: .*${reason.source}`));
       }
       await publish(owner, definitionA2, '8.0.0', { blob: 'x'.repeat(16_000), a: { b: { c: { d: { e: { f: { g: 1 } } } } } } }).expect(201);
     });
 
     it('keeps global definitions to superadmins: creating one or publishing to one is a 403 for others', async () => {
-      const create = await http().post('/module-definitions').set(owner.auth).send({ data: { name: 'sneaky', global: true } }).expect(403);
+      const create = await http()
+        .post('/module-definitions')
+        .set(owner.auth)
+        .send({ data: { name: 'sneaky', global: true } })
+        .expect(403);
       expect(create.body.code).toBe('dpa:ModuleDefinition:GLOBAL_REQUIRES_SUPERADMIN');
       const response = await publish(owner, definitionGlobal, '99.0.0').expect(403);
       expect(response.body.code).toBe('dpa:ModuleDefinition:GLOBAL_REQUIRES_SUPERADMIN');
@@ -204,13 +253,29 @@ describe('Module versions', () => {
 
   describe('definitions', () => {
     it('keeps names unique per owner, global included', async () => {
-      expect((await http().post('/module-definitions').set(owner.auth).send({ data: { name: 'vpc' } }).expect(409)).body.code).toBe('dpa:ModuleDefinition:NAME_TAKEN');
-      await http().post('/module-definitions').set(superadmin.auth).send({ data: { name: `global-${owner.organizationId}`, global: true } }).expect(409);
+      expect(
+        (
+          await http()
+            .post('/module-definitions')
+            .set(owner.auth)
+            .send({ data: { name: 'vpc' } })
+            .expect(409)
+        ).body.code,
+      ).toBe('dpa:ModuleDefinition:NAME_TAKEN');
+      await http()
+        .post('/module-definitions')
+        .set(superadmin.auth)
+        .send({ data: { name: `global-${owner.organizationId}`, global: true } })
+        .expect(409);
       // The same name for another owner is fine (definitionOther is also 'vpc').
-      await http().post('/module-definitions').set(superadmin.auth).send({ data: { name: 'vpc' } }).expect(201);
+      await http()
+        .post('/module-definitions')
+        .set(superadmin.auth)
+        .send({ data: { name: 'vpc' } })
+        .expect(201);
     });
 
-    it('lists and gets the organization\'s and the global definitions, never another organization\'s', async () => {
+    it("lists and gets the organization's and the global definitions, never another organization's", async () => {
       const ids = (await walk('/module-definitions', owner.auth, 100)).pages.flat().map((d) => d.id);
       expect(ids).toEqual(expect.arrayContaining([definitionA, definitionA2, definitionGlobal]));
       expect(ids).not.toContain(definitionOther);
@@ -234,7 +299,21 @@ describe('Module versions', () => {
         if (isSummary) {
           expect(item.config).toBeUndefined();
           expect(Object.keys(item).sort()).toEqual(
-            ['id', 'moduleDefinitionId', 'version', 'description', 'versionMajor', 'versionMinor', 'versionPatch', 'versionPrereleaseSortKey', 'createdAt', 'updatedAt', 'createdById', 'organizationId', ...(item.version.split('+')[0].includes('-') ? ['versionPrereleaseRank'] : [])].sort(),
+            [
+              'id',
+              'moduleDefinitionId',
+              'version',
+              'description',
+              'versionMajor',
+              'versionMinor',
+              'versionPatch',
+              'versionPrereleaseSortKey',
+              'createdAt',
+              'updatedAt',
+              'createdById',
+              'organizationId',
+              ...(item.version.split('+')[0].includes('-') ? ['versionPrereleaseRank'] : []),
+            ].sort(),
           );
         } else {
           expect(item.config).toEqual({ v: item.version });
@@ -254,7 +333,10 @@ describe('Module versions', () => {
         ['3000.0.0', (v) => v.startsWith('2147483647.')],
       ];
       for (const [minVersion, keep] of cases) {
-        const response = await http().get(`${path}?moduleDefinitionId=${definitionA}&minVersion=${encodeURIComponent(minVersion)}&limit=100`).set(owner.auth).expect(200);
+        const response = await http()
+          .get(`${path}?moduleDefinitionId=${definitionA}&minVersion=${encodeURIComponent(minVersion)}&limit=100`)
+          .set(owner.auth)
+          .expect(200);
         const expected = expectedOrder(published[definitionA].filter((v) => keep(v.version)));
         expect([minVersion, response.body.data.map((v: Summary) => v.id)]).toEqual([minVersion, expected]);
         expect(response.body.meta.totalCount).toBe(expected.length);
@@ -277,18 +359,36 @@ describe('Module versions', () => {
       const a2 = visible.map((v) => ({ id: v.id, version: v.version }));
       const expectedAll = expectedOrder([...published[definitionA], ...a2, ...published[definitionGlobal]]);
       expect(mine.length).toBeGreaterThan(0);
-      const comma = await http().get(`${path}?moduleDefinitionIds=${definitionA},${definitionA2},${definitionGlobal},${definitionOther}&limit=100`).set(owner.auth).expect(200);
+      const comma = await http()
+        .get(`${path}?moduleDefinitionIds=${definitionA},${definitionA2},${definitionGlobal},${definitionOther}&limit=100`)
+        .set(owner.auth)
+        .expect(200);
       expect(comma.body.data.map((v: Summary) => v.id)).toEqual(expectedAll);
       expect(comma.body.meta.totalCount).toBe(expectedAll.length);
-      const repeated = await http().get(`${path}?moduleDefinitionIds=${definitionA}&moduleDefinitionIds=${definitionA2}&moduleDefinitionIds=${definitionGlobal}&moduleDefinitionIds=${definitionOther}&limit=100`).set(owner.auth).expect(200);
+      const repeated = await http()
+        .get(
+          `${path}?moduleDefinitionIds=${definitionA}&moduleDefinitionIds=${definitionA2}&moduleDefinitionIds=${definitionGlobal}&moduleDefinitionIds=${definitionOther}&limit=100`,
+        )
+        .set(owner.auth)
+        .expect(200);
       expect(repeated.body.data.map((v: Summary) => v.id)).toEqual(expectedAll);
       // With moduleDefinitionId too, both must match; with minVersion and includePrereleases=false too.
-      const both = await http().get(`${path}?moduleDefinitionIds=${definitionA},${definitionGlobal}&moduleDefinitionId=${definitionGlobal}&limit=100`).set(owner.auth).expect(200);
+      const both = await http()
+        .get(`${path}?moduleDefinitionIds=${definitionA},${definitionGlobal}&moduleDefinitionId=${definitionGlobal}&limit=100`)
+        .set(owner.auth)
+        .expect(200);
       expect(both.body.data.map((v: Summary) => v.id)).toEqual(expectedOrder(published[definitionGlobal]));
       const disjoint = await http().get(`${path}?moduleDefinitionIds=${definitionA}&moduleDefinitionId=${definitionGlobal}`).set(owner.auth).expect(200);
       expect(disjoint.body).toEqual({ data: [], meta: { limit: 20, totalCount: 0 } });
-      const all = await http().get(`${path}?moduleDefinitionIds=${definitionA},${definitionGlobal}&moduleDefinitionId=${definitionA}&minVersion=1.0.0-rc.1&includePrereleases=false&limit=100`).set(owner.auth).expect(200);
-      expect(all.body.data.map((v: Summary) => v.version)).toEqual(VERSIONS_A.filter((v) => !v.split('+')[0].includes('-') && compare(v, '1.0.0-rc.1') >= 0).sort(rcompare));
+      const all = await http()
+        .get(
+          `${path}?moduleDefinitionIds=${definitionA},${definitionGlobal}&moduleDefinitionId=${definitionA}&minVersion=1.0.0-rc.1&includePrereleases=false&limit=100`,
+        )
+        .set(owner.auth)
+        .expect(200);
+      expect(all.body.data.map((v: Summary) => v.version)).toEqual(
+        VERSIONS_A.filter((v) => !v.split('+')[0].includes('-') && compare(v, '1.0.0-rc.1') >= 0).sort(rcompare),
+      );
       // Another organization's definition is never listed, even by id.
       const foreign = await http().get(`${path}?moduleDefinitionId=${definitionOther}`).set(owner.auth).expect(200);
       expect(foreign.body).toEqual({ data: [], meta: { limit: 20, totalCount: 0 } });
@@ -296,18 +396,33 @@ describe('Module versions', () => {
 
     it('accepts 50 moduleDefinitionIds and refuses 51, naming the limit', async () => {
       const fifty = [definitionA, ...Array.from({ length: 49 }, (_, i) => `0199a000-0000-7000-8000-${String(i).padStart(12, '0')}`)];
-      const ok = await http().get(`${path}?moduleDefinitionIds=${fifty.join(',')}&limit=1`).set(owner.auth).expect(200);
+      const ok = await http()
+        .get(`${path}?moduleDefinitionIds=${fifty.join(',')}&limit=1`)
+        .set(owner.auth)
+        .expect(200);
       expect(ok.body.meta.totalCount).toBe(published[definitionA].length);
       // 50 as a repeated parameter (how generated clients send arrays): past 20, Express's qs made an object of them.
       for (const count of [21, 50]) {
-        const repeated = await http().get(`${path}?${fifty.slice(0, count).map((id) => `moduleDefinitionIds=${id}`).join('&')}&limit=1`).set(owner.auth).expect(200);
+        const repeated = await http()
+          .get(
+            `${path}?${fifty
+              .slice(0, count)
+              .map((id) => `moduleDefinitionIds=${id}`)
+              .join('&')}&limit=1`,
+          )
+          .set(owner.auth)
+          .expect(200);
         expect(repeated.body.meta.totalCount).toBe(published[definitionA].length);
       }
       for (const query of [`moduleDefinitionIds=${[...fifty, 'x'].join(',')}`, [...fifty, 'x'].map((id) => `moduleDefinitionIds=${id}`).join('&')]) {
         const response = await http().get(`${path}?${query}`).set(owner.auth).expect(400);
         expect(response.body.details[0].items.join('\n')).toMatch(/moduleDefinitionIds: .*at most 50/);
       }
-      for (const bad of ['', 'a;b', 'x'.repeat(65)]) await http().get(`${path}?moduleDefinitionIds=${encodeURIComponent(bad)}`).set(owner.auth).expect(400);
+      for (const bad of ['', 'a;b', 'x'.repeat(65)])
+        await http()
+          .get(`${path}?moduleDefinitionIds=${encodeURIComponent(bad)}`)
+          .set(owner.auth)
+          .expect(400);
     });
 
     it('filters out prereleases with includePrereleases=false', async () => {
@@ -336,7 +451,12 @@ describe('Module versions', () => {
       ['every visible version', () => ''],
     ])('walks %s page by page in exact semver order, every version once', async (_, query) => {
       const { pages, totalCounts } = await walk(`${path}${query()}`, owner.auth, 3);
-      const all = (await http().get(`${path}${query()}${query() ? '&' : '?'}limit=100`).set(owner.auth).expect(200)).body.data as Summary[];
+      const all = (
+        await http()
+          .get(`${path}${query()}${query() ? '&' : '?'}limit=100`)
+          .set(owner.auth)
+          .expect(200)
+      ).body.data as Summary[];
       const walked = pages.flat();
       expect(walked.map((v) => v.id)).toEqual(expectedOrder(all));
       expect(new Set(walked.map((v) => v.id)).size).toBe(walked.length);
@@ -346,9 +466,17 @@ describe('Module versions', () => {
     });
 
     it('refuses a cursor of another list, a tampered cursor and a bad limit', async () => {
-      const projects = await http().post('/projects').set(owner.auth).send({ data: { name: `p-${path}` } }).expect(201);
+      const projects = await http()
+        .post('/projects')
+        .set(owner.auth)
+        .send({ data: { name: `p-${path}` } })
+        .expect(201);
       expect(projects.body.data.id).toBeDefined();
-      await http().post('/projects').set(owner.auth).send({ data: { name: `q-${path}` } }).expect(201);
+      await http()
+        .post('/projects')
+        .set(owner.auth)
+        .send({ data: { name: `q-${path}` } })
+        .expect(201);
       const projectCursor = (await http().get('/projects?limit=1').set(owner.auth).expect(200)).body.meta.nextCursor;
       const tampered = [
         projectCursor,
@@ -358,9 +486,13 @@ describe('Module versions', () => {
         Buffer.from(JSON.stringify(['module-versions', 1.5, 0, 0, '~', 'id'])).toString('base64url'),
         'not-a-cursor',
       ];
-      for (const cursor of tampered) expect((await http().get(`${path}?cursor=${cursor}`).set(owner.auth).expect(400)).body.code).toBe('dpa:Pagination:INVALID_CURSOR');
+      for (const cursor of tampered)
+        expect((await http().get(`${path}?cursor=${cursor}`).set(owner.auth).expect(400)).body.code).toBe('dpa:Pagination:INVALID_CURSOR');
       await http().get(`${path}?limit=101`).set(owner.auth).expect(400);
-      await http().get(`${path}?moduleDefinitionId=${encodeURIComponent("x' OR 1=1 --")}`).set(owner.auth).expect(400);
+      await http()
+        .get(`${path}?moduleDefinitionId=${encodeURIComponent("x' OR 1=1 --")}`)
+        .set(owner.auth)
+        .expect(400);
     });
   });
 

@@ -39,7 +39,9 @@ async function halfSentRequest(base: string): Promise<{ socket: Socket; finish: 
     socket.on('close', () => resolve(received));
     socket.on('error', () => resolve(received));
   });
-  socket.write(`POST /projects HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+  socket.write(
+    `POST /projects HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+  );
   return { socket, finish: () => socket.write(body.slice(5)), response };
 }
 
@@ -76,14 +78,40 @@ describe('Observability and lifecycle of the built processes', () => {
       expect((await fetch(`${api.base}/projects/${missing}`, { headers: auth })).status).toBe(404);
       expect((await fetch(`${api.base}/projects`, { headers: auth })).status).toBe(200);
       const user = emulator.addUser(`obs-${randomUUID().slice(0, 8)}`);
-      const created = await fetch(`${api.base}/integrations`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: 'obs', token: user.token } }) });
+      const created = await fetch(`${api.base}/integrations`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: 'obs', token: user.token } }),
+      });
       expect(created.status).toBe(201);
 
       const response = await fetch(metricsUrl);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
       const text = await response.text();
-      for (const family of ['process_cpu_seconds_total counter', 'process_resident_memory_bytes gauge', 'nodejs_eventloop_lag_seconds gauge', 'nodejs_heap_size_used_bytes gauge', 'dpa_http_request_duration_seconds histogram', 'dpa_bullmq_jobs gauge', 'dpa_merge_queues gauge', 'dpa_merge_queue_entries gauge', 'dpa_merge_queue_batches gauge', 'dpa_merge_queue_entries_queued_max gauge', 'dpa_merge_queue_land_latency_seconds histogram', 'dpa_merge_queue_ci_runs_per_landed_pr histogram', 'dpa_merge_queue_prs_landed_total counter', 'dpa_merge_queue_bisections_total counter', 'dpa_usage_import_pages_total counter', 'dpa_usage_import_records_total counter', 'dpa_usage_imports gauge', 'dpa_domain_claims_expired_total counter', 'dpa_provider_calls_total counter', 'dpa_provider_rate_limit_remaining gauge', 'dpa_metrics_source_errors_total counter']) {
+      for (const family of [
+        'process_cpu_seconds_total counter',
+        'process_resident_memory_bytes gauge',
+        'nodejs_eventloop_lag_seconds gauge',
+        'nodejs_heap_size_used_bytes gauge',
+        'dpa_http_request_duration_seconds histogram',
+        'dpa_bullmq_jobs gauge',
+        'dpa_merge_queues gauge',
+        'dpa_merge_queue_entries gauge',
+        'dpa_merge_queue_batches gauge',
+        'dpa_merge_queue_entries_queued_max gauge',
+        'dpa_merge_queue_land_latency_seconds histogram',
+        'dpa_merge_queue_ci_runs_per_landed_pr histogram',
+        'dpa_merge_queue_prs_landed_total counter',
+        'dpa_merge_queue_bisections_total counter',
+        'dpa_usage_import_pages_total counter',
+        'dpa_usage_import_records_total counter',
+        'dpa_usage_imports gauge',
+        'dpa_domain_claims_expired_total counter',
+        'dpa_provider_calls_total counter',
+        'dpa_provider_rate_limit_remaining gauge',
+        'dpa_metrics_source_errors_total counter',
+      ]) {
         expect(text).toContain(`# TYPE ${family}`);
       }
       const http = samples(text, 'dpa_http_request_duration_seconds_count');
@@ -147,7 +175,15 @@ describe('Observability and lifecycle of the built processes', () => {
       const response = await fetch(`${base}/metrics`);
       expect(response.status).toBe(200);
       const text = await response.text();
-      for (const family of ['process_cpu_seconds_total counter', 'nodejs_eventloop_lag_seconds gauge', 'dpa_bullmq_jobs gauge', 'dpa_merge_queue_entries gauge', 'dpa_merge_queue_land_latency_seconds histogram', 'dpa_usage_import_pages_total counter', 'dpa_provider_calls_total counter']) {
+      for (const family of [
+        'process_cpu_seconds_total counter',
+        'nodejs_eventloop_lag_seconds gauge',
+        'dpa_bullmq_jobs gauge',
+        'dpa_merge_queue_entries gauge',
+        'dpa_merge_queue_land_latency_seconds histogram',
+        'dpa_usage_import_pages_total counter',
+        'dpa_provider_calls_total counter',
+      ]) {
         expect(text).toContain(`# TYPE ${family}`);
       }
       expect(samples(text, 'dpa_bullmq_jobs').has('dpa_bullmq_jobs{queue="usage-imports",state="failed"}')).toBe(true);

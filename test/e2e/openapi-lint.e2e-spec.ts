@@ -51,7 +51,9 @@ describe('The OpenAPI document, linted with Redocly recommended rules', () => {
     await writeFile(file, (await request(app.getHttpServer()).get('/docs-json').expect(200)).text);
     const report = await lint(file);
     const show = (p: LintReport['problems'][number]) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`;
-    console.log(`redocly lint of /docs-json: ${report.totals.errors} errors, ${report.totals.warnings} warnings${report.problems.length ? `\n${report.problems.map(show).join('\n')}` : ''}`);
+    console.log(
+      `redocly lint of /docs-json: ${report.totals.errors} errors, ${report.totals.warnings} warnings${report.problems.length ? `\n${report.problems.map(show).join('\n')}` : ''}`,
+    );
     expect(report.problems.filter((p) => p.severity === 'error').map(show)).toEqual([]);
     expect(report.totals.errors).toBe(0);
   });

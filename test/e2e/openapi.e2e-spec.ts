@@ -21,12 +21,24 @@ import { takeResponseViolations } from '../support/openapi-validator';
 import { listRoutes } from '../support/routes';
 
 type Operation = { operationId: string; tags?: string[]; security?: unknown[]; requestBody?: unknown; responses: Record<string, Response> };
-type Response = { description: string; headers?: Record<string, unknown>; content?: { 'application/json': { schema: { allOf?: [unknown, { properties: { code: { enum: string[] } } }] } } } };
-type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema>; securitySchemes: Record<string, Record<string, unknown>> }; servers?: { url: string }[]; tags?: { name: string; description?: string }[]; security?: unknown[] } & Record<string, unknown>;
+type Response = {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: { 'application/json': { schema: { allOf?: [unknown, { properties: { code: { enum: string[] } } }] } } };
+};
+type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, Record<string, unknown>> };
+  servers?: { url: string }[];
+  tags?: { name: string; description?: string }[];
+  security?: unknown[];
+} & Record<string, unknown>;
 type Schema = { properties?: Record<string, Schema>; additionalProperties?: unknown; items?: Schema; required?: string[] };
 
 const operations = (document: Document): [string, Operation][] =>
-  Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => [`${method} ${path}`, operation] as [string, Operation]));
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => [`${method} ${path}`, operation] as [string, Operation]),
+  );
 
 /** The codes a response's schema allows, in the order the document lists them. */
 const codesOf = (response: Response | undefined): string[] | undefined => response?.content?.['application/json'].schema.allOf?.[1].properties.code.enum;
@@ -46,7 +58,8 @@ describe('OpenAPI document and Swagger UI', () => {
 
   it('documents every route the application serves', async () => {
     const documented = new Set<string>();
-    for (const [path, item] of Object.entries<Record<string, unknown>>(document.paths)) for (const method of Object.keys(item)) documented.add(`${method} ${path.replace(/\{(\w+)\}/g, ':$1')}`);
+    for (const [path, item] of Object.entries<Record<string, unknown>>(document.paths))
+      for (const method of Object.keys(item)) documented.add(`${method} ${path.replace(/\{(\w+)\}/g, ':$1')}`);
     const served = listRoutes(app).map((r) => `${r.method} ${r.path}`);
     expect(served.length).toBeGreaterThan(10);
     expect(served.filter((r) => !documented.has(r))).toEqual([]);
@@ -61,13 +74,19 @@ describe('OpenAPI document and Swagger UI', () => {
 
   it('lists the error catalogue and the error body schema', async () => {
     expect((document['x-error-catalogue'] as { code: string }[]).map((e) => e.code)).toEqual(errorCatalogue().map((e) => e.code));
-    expect(Object.keys(document.components.schemas.ErrorBodyDto.properties ?? {}).sort()).toEqual(['action', 'code', 'description', 'details', 'isInternal', 'metadata', 'message', 'requestId'].sort());
+    expect(Object.keys(document.components.schemas.ErrorBodyDto.properties ?? {}).sort()).toEqual(
+      ['action', 'code', 'description', 'details', 'isInternal', 'metadata', 'message', 'requestId'].sort(),
+    );
   });
 
   it('uses the spec field names for the list resources', async () => {
     const schemas = document.components.schemas;
-    expect(Object.keys(schemas.ProjectDto.properties ?? {}).sort()).toEqual(['createdAt', 'description', 'error', 'givenId', 'id', 'name', 'organizationId', 'status', 'updatedAt'].sort());
-    expect(Object.keys(schemas.ServiceAccountDto.properties ?? {}).sort()).toEqual(['createdAt', 'createdById', 'createdByName', 'description', 'id', 'name', 'organizationId', 'role', 'updatedAt'].sort());
+    expect(Object.keys(schemas.ProjectDto.properties ?? {}).sort()).toEqual(
+      ['createdAt', 'description', 'error', 'givenId', 'id', 'name', 'organizationId', 'status', 'updatedAt'].sort(),
+    );
+    expect(Object.keys(schemas.ServiceAccountDto.properties ?? {}).sort()).toEqual(
+      ['createdAt', 'createdById', 'createdByName', 'description', 'id', 'name', 'organizationId', 'role', 'updatedAt'].sort(),
+    );
     expect(Object.keys(schemas.ExecutionEnvironmentDto.properties ?? {}).sort()).toEqual(
       ['cloudAccountId', 'createdAt', 'givenId', 'id', 'name', 'organizationId', 'region', 'securityGroupId', 'subnetId', 'type', 'updatedAt', 'vpcId'].sort(),
     );
@@ -88,7 +107,16 @@ describe('OpenAPI document and Swagger UI', () => {
       .filter(([, schema]) => schema.properties && schema.additionalProperties !== false)
       .map(([name]) => name);
     expect(open).toEqual([]);
-    for (const name of ['CreateProjectRequest', 'CreateProjectDto', 'UpdateProjectRequest', 'UpdateProjectDto', 'CreateApiKeyRequest', 'CreateApiKeyDto', 'CreateServiceAccountDto', 'CreateExecutionEnvironmentDto']) {
+    for (const name of [
+      'CreateProjectRequest',
+      'CreateProjectDto',
+      'UpdateProjectRequest',
+      'UpdateProjectDto',
+      'CreateApiKeyRequest',
+      'CreateApiKeyDto',
+      'CreateServiceAccountDto',
+      'CreateExecutionEnvironmentDto',
+    ]) {
       expect({ name, additionalProperties: schemas[name]?.additionalProperties }).toEqual({ name, additionalProperties: false });
     }
     expect(schemas.ErrorBodyDto.properties?.metadata.additionalProperties).toBe(true);
@@ -96,11 +124,20 @@ describe('OpenAPI document and Swagger UI', () => {
   });
 
   it('declares on every operation the statuses every route can give, from the route metadata', () => {
-    const publicRoutes = new Set(listRoutes(app).filter((r) => r.isPublic).map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`));
-    const auth401 = Object.values(AuthErrors).filter((e) => e.status === 401).map((e) => e.code);
+    const publicRoutes = new Set(
+      listRoutes(app)
+        .filter((r) => r.isPublic)
+        .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`),
+    );
+    const auth401 = Object.values(AuthErrors)
+      .filter((e) => e.status === 401)
+      .map((e) => e.code);
     for (const [name, operation] of operations(document)) {
       const responses = operation.responses;
-      expect({ name, 400: codesOf(responses['400']) }).toEqual({ name, 400: expect.arrayContaining([RequestErrors.VALIDATION_FAILED.code, RequestErrors.MALFORMED_JSON.code]) });
+      expect({ name, 400: codesOf(responses['400']) }).toEqual({
+        name,
+        400: expect.arrayContaining([RequestErrors.VALIDATION_FAILED.code, RequestErrors.MALFORMED_JSON.code]),
+      });
       expect({ name, 413: codesOf(responses['413']), 415: codesOf(responses['415']), 500: codesOf(responses['500']) }).toEqual({
         name,
         413: [RequestErrors.PAYLOAD_TOO_LARGE.code],
@@ -114,14 +151,21 @@ describe('OpenAPI document and Swagger UI', () => {
         // way (a webhook's signature) declares its own.
         expect({ name, 401: (codesOf(responses['401']) ?? []).filter((code) => auth401.includes(code)) }).toEqual({ name, 401: [] });
       } else {
-        expect({ name, 401: codesOf(responses['401']), 429: codesOf(responses['429']) }).toEqual({ name, 401: auth401, 429: [RequestErrors.RATE_LIMITED.code] });
+        expect({ name, 401: codesOf(responses['401']), 429: codesOf(responses['429']) }).toEqual({
+          name,
+          401: auth401,
+          429: [RequestErrors.RATE_LIMITED.code],
+        });
         expect(responses['429'].headers).toHaveProperty('Retry-After');
       }
     }
   });
 
   it("shows API key scopes as an enum of the permissions, on the request and on the key, and the check report's permission", () => {
-    const schemas = document.components.schemas as Record<string, { properties?: Record<string, { items?: { enum?: string[] }; minItems?: number }>; required?: string[] }>;
+    const schemas = document.components.schemas as Record<
+      string,
+      { properties?: Record<string, { items?: { enum?: string[] }; minItems?: number }>; required?: string[] }
+    >;
     const permissions = Object.values(Permission);
     expect(schemas.CreateApiKeyDto.properties?.scopes).toMatchObject({ minItems: 1, items: { enum: permissions } });
     expect(schemas.ApiKeyDto.properties?.scopes).toMatchObject({ items: { enum: permissions } });
@@ -138,10 +182,34 @@ describe('OpenAPI document and Swagger UI', () => {
     ['get /projects/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ProjectErrors.NOT_FOUND], 409: undefined }],
     ['post /execution-environments', { 403: [AuthErrors.FORBIDDEN], 409: [ExecutionEnvironmentErrors.GIVEN_ID_TAKEN] }],
     ['post /service-accounts', { 403: [AuthErrors.FORBIDDEN], 409: [ServiceAccountErrors.NAME_TAKEN] }],
-    ['post /api-keys', { 403: [AuthErrors.FORBIDDEN], 404: undefined, 422: [ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, ApiKeyErrors.EXPIRY_AFTER_CREATOR, ApiKeyErrors.SCOPE_NOT_HELD, ApiKeyErrors.SCOPE_BEYOND_CREATOR] }],
-    ['post /merge-queues/{id}/batches/{batchId}/checks', { 403: [AuthErrors.FORBIDDEN], 404: [MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND], 409: [MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE], 422: [MergeQueueErrors.CHECK_NOT_REQUIRED] }],
+    [
+      'post /api-keys',
+      {
+        403: [AuthErrors.FORBIDDEN],
+        404: undefined,
+        422: [
+          ApiKeyErrors.OWNER_NOT_FOUND,
+          ApiKeyErrors.EXPIRY_IN_PAST,
+          ApiKeyErrors.EXPIRY_AFTER_CREATOR,
+          ApiKeyErrors.SCOPE_NOT_HELD,
+          ApiKeyErrors.SCOPE_BEYOND_CREATOR,
+        ],
+      },
+    ],
+    [
+      'post /merge-queues/{id}/batches/{batchId}/checks',
+      {
+        403: [AuthErrors.FORBIDDEN],
+        404: [MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND],
+        409: [MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE],
+        422: [MergeQueueErrors.CHECK_NOT_REQUIRED],
+      },
+    ],
     ['delete /api-keys/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ApiKeyErrors.NOT_FOUND] }],
-    ['get /projects', { 400: [RequestErrors.VALIDATION_FAILED, RequestErrors.MALFORMED_JSON, RequestErrors.READ_ONLY_FIELD, PaginationErrors.INVALID_CURSOR], 404: undefined }],
+    [
+      'get /projects',
+      { 400: [RequestErrors.VALIDATION_FAILED, RequestErrors.MALFORMED_JSON, RequestErrors.READ_ONLY_FIELD, PaginationErrors.INVALID_CURSOR], 404: undefined },
+    ],
   ])('%s declares exactly the codes it can throw', (name, expected) => {
     const [method, path] = name.split(' ');
     const responses = document.paths[path][method].responses;
@@ -217,17 +285,23 @@ describe('The response validator every e2e app runs', () => {
 
   it('reports a field the document does not declare', async () => {
     await http().get('/openapi-probe/leaky').expect(200);
-    expect(takeResponseViolations()).toEqual([expect.stringMatching(/^GET \/openapi-probe\/leaky -> 200: body\.data must NOT have additional properties \(passwordHash\)/)]);
+    expect(takeResponseViolations()).toEqual([
+      expect.stringMatching(/^GET \/openapi-probe\/leaky -> 200: body\.data must NOT have additional properties \(passwordHash\)/),
+    ]);
   });
 
   it('reports a status the operation does not declare', async () => {
     await http().get('/openapi-probe/undeclared-status').expect(409);
-    expect(takeResponseViolations()).toEqual([expect.stringMatching(/^GET \/openapi-probe\/undeclared-status -> 409: status not declared \(declared: 200, 400, 413, 415, 429, 500, 503\)/)]);
+    expect(takeResponseViolations()).toEqual([
+      expect.stringMatching(/^GET \/openapi-probe\/undeclared-status -> 409: status not declared \(declared: 200, 400, 413, 415, 429, 500, 503\)/),
+    ]);
   });
 
   it('reports an error code the status does not declare', async () => {
     await http().get('/openapi-probe/wrong-code').expect(404);
-    expect(takeResponseViolations()).toEqual([expect.stringContaining(`GET /openapi-probe/wrong-code -> 404: body.code must be equal to one of the allowed values (${ProjectErrors.NOT_FOUND.code})`)]);
+    expect(takeResponseViolations()).toEqual([
+      expect.stringContaining(`GET /openapi-probe/wrong-code -> 404: body.code must be equal to one of the allowed values (${ProjectErrors.NOT_FOUND.code})`),
+    ]);
   });
 });
 

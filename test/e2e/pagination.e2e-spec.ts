@@ -13,7 +13,11 @@ describe('Pagination', () => {
     app = await createTestApp();
     tenant = await createTenant(app, 'pages');
     for (let i = 0; i < 5; i++) {
-      const response = await request(app.getHttpServer()).post('/projects').set(tenant.auth).send({ data: { name: `Project ${i}` } }).expect(201);
+      const response = await request(app.getHttpServer())
+        .post('/projects')
+        .set(tenant.auth)
+        .send({ data: { name: `Project ${i}` } })
+        .expect(201);
       created.push(response.body.data.id);
     }
   });
@@ -27,7 +31,11 @@ describe('Pagination', () => {
     const pages: { limit: number; totalCount: number; nextCursor?: string }[] = [];
     let cursor: string | undefined;
     do {
-      const response = await request(app.getHttpServer()).get('/projects').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(tenant.auth).expect(200);
+      const response = await request(app.getHttpServer())
+        .get('/projects')
+        .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+        .set(tenant.auth)
+        .expect(200);
       seen.push(...response.body.data.map((p: { id: string }) => p.id));
       pages.push(response.body.meta);
       cursor = response.body.meta.nextCursor;
@@ -43,7 +51,11 @@ describe('Pagination', () => {
 
   it('keeps its place when items are added while walking', async () => {
     const first = await request(app.getHttpServer()).get('/projects').query({ limit: 2 }).set(tenant.auth).expect(200);
-    await request(app.getHttpServer()).post('/projects').set(tenant.auth).send({ data: { name: 'Late arrival' } }).expect(201);
+    await request(app.getHttpServer())
+      .post('/projects')
+      .set(tenant.auth)
+      .send({ data: { name: 'Late arrival' } })
+      .expect(201);
     const second = await request(app.getHttpServer()).get('/projects').query({ limit: 2, cursor: first.body.meta.nextCursor }).set(tenant.auth).expect(200);
     const ids = [...first.body.data, ...second.body.data].map((p: { id: string }) => p.id);
     expect(new Set(ids).size).toBe(4);
@@ -53,11 +65,17 @@ describe('Pagination', () => {
   it('orders rows created at the same instant by id and walks them without a gap or a repeat', async () => {
     const tied = await createTenant(app, 'tied');
     const at = new Date('2026-06-01T12:00:00.123Z');
-    await app.get(PrismaService).project.createMany({ data: Array.from({ length: 7 }, (_, i) => ({ organizationId: tied.organizationId, givenId: `tied-${i}`, name: `Tied ${i}`, createdAt: at })) });
+    await app.get(PrismaService).project.createMany({
+      data: Array.from({ length: 7 }, (_, i) => ({ organizationId: tied.organizationId, givenId: `tied-${i}`, name: `Tied ${i}`, createdAt: at })),
+    });
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const response = await request(app.getHttpServer()).get('/projects').query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(tied.auth).expect(200);
+      const response = await request(app.getHttpServer())
+        .get('/projects')
+        .query({ limit: 3, ...(cursor ? { cursor } : {}) })
+        .set(tied.auth)
+        .expect(200);
       expect(response.body.meta.totalCount).toBe(7);
       seen.push(...response.body.data.map((p: { id: string }) => p.id));
       cursor = response.body.meta.nextCursor;
@@ -72,12 +90,15 @@ describe('Pagination', () => {
     expect(response.body.meta.nextCursor).toBeUndefined();
   });
 
-  it.each(['not-a-cursor', Buffer.from('["yesterday","x"]').toString('base64url'), Buffer.from('{"a":1}').toString('base64url')])('rejects the cursor %s with a 400 error body', async (cursor) => {
-    const response = await request(app.getHttpServer()).get('/projects').query({ cursor }).set(tenant.auth).expect(400);
-    expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
-    expect(response.body.details[0].items[0]).toMatch(/^cursor/);
-    expect(response.body.requestId).toBeDefined();
-  });
+  it.each(['not-a-cursor', Buffer.from('["yesterday","x"]').toString('base64url'), Buffer.from('{"a":1}').toString('base64url')])(
+    'rejects the cursor %s with a 400 error body',
+    async (cursor) => {
+      const response = await request(app.getHttpServer()).get('/projects').query({ cursor }).set(tenant.auth).expect(400);
+      expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
+      expect(response.body.details[0].items[0]).toMatch(/^cursor/);
+      expect(response.body.requestId).toBeDefined();
+    },
+  );
 
   it('refuses a cursor issued by another list, before reading anything', async () => {
     const projects = await request(app.getHttpServer()).get('/projects').query({ limit: 1 }).set(tenant.auth).expect(200);
@@ -86,13 +107,14 @@ describe('Pagination', () => {
     expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
   });
 
-  it.each(['WyItMjcxODIxLTA0LTIwVDAwOjAwOjAwLjAwMFoiLCJ4Il0', 'WyItMDAwMDAxLTAxLTAxVDAwOjAwOjAwLjAwMFoiLCJ4Il0', Buffer.from('["projects","-271821-04-20T00:00:00.000Z","x"]').toString('base64url')])(
-    'rejects the crafted out-of-range cursor %s with a 400, not a database error',
-    async (cursor) => {
-      const response = await request(app.getHttpServer()).get('/projects').query({ cursor }).set(tenant.auth).expect(400);
-      expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
-    },
-  );
+  it.each([
+    'WyItMjcxODIxLTA0LTIwVDAwOjAwOjAwLjAwMFoiLCJ4Il0',
+    'WyItMDAwMDAxLTAxLTAxVDAwOjAwOjAwLjAwMFoiLCJ4Il0',
+    Buffer.from('["projects","-271821-04-20T00:00:00.000Z","x"]').toString('base64url'),
+  ])('rejects the crafted out-of-range cursor %s with a 400, not a database error', async (cursor) => {
+    const response = await request(app.getHttpServer()).get('/projects').query({ cursor }).set(tenant.auth).expect(400);
+    expect(response.body.code).toBe('dpa:Pagination:INVALID_CURSOR');
+  });
 
   it.each(['0', '101', 'abc', '2.5', '-1'])('rejects limit=%s with a 400 naming the field', async (limit) => {
     const response = await request(app.getHttpServer()).get('/service-accounts').query({ limit }).set(tenant.auth).expect(400);

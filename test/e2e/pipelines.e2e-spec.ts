@@ -34,19 +34,43 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
   async function newPipeline(name: string): Promise<string> {
     return (await http().post('/pipelines').set(tenant.auth).send({ data: { projectId, name } }).expect(201)).body.data.id;
   }
-  const step = (name: string, executionEnvironmentId: string, dependsOn: string[] = [], extra: object = {}) => ({ name, executionEnvironmentId, cpu: 2, memoryGiB: 4, diskGiB: 10, dependsOn, ...extra });
+  const step = (name: string, executionEnvironmentId: string, dependsOn: string[] = [], extra: object = {}) => ({
+    name,
+    executionEnvironmentId,
+    cpu: 2,
+    memoryGiB: 4,
+    diskGiB: 10,
+    dependsOn,
+    ...extra,
+  });
 
   it('creates, reads, lists by project, updates and deletes a pipeline with exactly the spec fields', async () => {
-    const created = await http().post('/pipelines').set(tenant.auth).send({ data: { projectId, name: 'Deploy checkout', givenId: 'deploy', description: 'prod' } }).expect(201);
+    const created = await http()
+      .post('/pipelines')
+      .set(tenant.auth)
+      .send({ data: { projectId, name: 'Deploy checkout', givenId: 'deploy', description: 'prod' } })
+      .expect(201);
     const id = created.body.data.id;
     expect(Object.keys(created.body.data).sort()).toEqual(['createdAt', 'description', 'givenId', 'id', 'name', 'organizationId', 'projectId', 'updatedAt']);
-    await http().post('/pipelines').set(tenant.auth).send({ data: { projectId, name: 'Again', givenId: 'deploy' } }).expect(409);
-    const foreignProject = await http().post('/pipelines').set(other.auth).send({ data: { projectId, name: 'x' } }).expect(422);
+    await http()
+      .post('/pipelines')
+      .set(tenant.auth)
+      .send({ data: { projectId, name: 'Again', givenId: 'deploy' } })
+      .expect(409);
+    const foreignProject = await http()
+      .post('/pipelines')
+      .set(other.auth)
+      .send({ data: { projectId, name: 'x' } })
+      .expect(422);
     expect(foreignProject.body.code).toBe('dpa:Pipeline:PROJECT_NOT_FOUND');
     const listed = await http().get('/pipelines').query({ projectId }).set(tenant.auth).expect(200);
     expect(listed.body.data.map((p: { id: string }) => p.id)).toContain(id);
     expect(listed.body.meta.totalCount).toBeGreaterThanOrEqual(1);
-    const patched = await http().patch(`/pipelines/${id}`).set(tenant.auth).send({ data: { name: 'Deploy' } }).expect(200);
+    const patched = await http()
+      .patch(`/pipelines/${id}`)
+      .set(tenant.auth)
+      .send({ data: { name: 'Deploy' } })
+      .expect(200);
     expect(patched.body.data.name).toBe('Deploy');
     await http().patch(`/pipelines/${id}`).set(tenant.auth).send({ data: { projectId } }).expect(400);
     await http().delete(`/pipelines/${id}`).set(tenant.auth).expect(204);
@@ -78,14 +102,47 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
     // c3-standard-8-lssd: min(2, 5, 54) = 2 slots, 1 host.
     const [first, second] = [aws, gcp].sort();
     const pools = {
-      [aws]: { executionEnvironmentId: aws, instanceType: 'c5d.metal', slotsPerHost: 22, hostsNeeded: 2, maxConcurrentSandboxes: 32, steps: ['build', 'deploy', 'lint', 'test-a', 'test-b'] },
-      [gcp]: { executionEnvironmentId: gcp, instanceType: 'c3-standard-8-lssd', slotsPerHost: 2, hostsNeeded: 1, maxConcurrentSandboxes: 1, steps: ['package'] },
+      [aws]: {
+        executionEnvironmentId: aws,
+        instanceType: 'c5d.metal',
+        slotsPerHost: 22,
+        hostsNeeded: 2,
+        maxConcurrentSandboxes: 32,
+        steps: ['build', 'deploy', 'lint', 'test-a', 'test-b'],
+      },
+      [gcp]: {
+        executionEnvironmentId: gcp,
+        instanceType: 'c3-standard-8-lssd',
+        slotsPerHost: 2,
+        hostsNeeded: 1,
+        maxConcurrentSandboxes: 1,
+        steps: ['package'],
+      },
     };
-    expect(plan.body.data.pools.map((p: { steps: { name: string }[] }) => ({ ...p, steps: p.steps.map((s) => s.name) }))).toEqual([pools[first], pools[second]]);
-    expect(Object.keys(plan.body.data.pools[0]).sort()).toEqual(['executionEnvironmentId', 'hostsNeeded', 'instanceType', 'maxConcurrentSandboxes', 'slotsPerHost', 'steps']);
-    expect(plan.body.data.pools.find((p: { executionEnvironmentId: string }) => p.executionEnvironmentId === aws).steps[0]).toEqual({ name: 'build', cpu: 4, memoryGiB: 8, diskGiB: 30 });
+    expect(plan.body.data.pools.map((p: { steps: { name: string }[] }) => ({ ...p, steps: p.steps.map((s) => s.name) }))).toEqual([
+      pools[first],
+      pools[second],
+    ]);
+    expect(Object.keys(plan.body.data.pools[0]).sort()).toEqual([
+      'executionEnvironmentId',
+      'hostsNeeded',
+      'instanceType',
+      'maxConcurrentSandboxes',
+      'slotsPerHost',
+      'steps',
+    ]);
+    expect(plan.body.data.pools.find((p: { executionEnvironmentId: string }) => p.executionEnvironmentId === aws).steps[0]).toEqual({
+      name: 'build',
+      cpu: 4,
+      memoryGiB: 8,
+      diskGiB: 30,
+    });
 
-    const second2 = await http().post(`/pipelines/${pipelineId}/versions`).set(tenant.auth).send({ data: { steps: [step('only', aws)] } }).expect(201);
+    const second2 = await http()
+      .post(`/pipelines/${pipelineId}/versions`)
+      .set(tenant.auth)
+      .send({ data: { steps: [step('only', aws)] } })
+      .expect(201);
     expect(second2.body.data.version).toBe(2);
     const onlyAws = await http().get(`/pipeline-versions/${second2.body.data.id}/sandbox-plan`).set(tenant.auth).expect(200);
     expect(onlyAws.body.data.pools.map((p: { executionEnvironmentId: string }) => p.executionEnvironmentId)).toEqual([aws]);
@@ -133,15 +190,32 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
 
   it('numbers concurrent publishes without gaps or duplicates', async () => {
     const pipelineId = await newPipeline('Concurrent');
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => http().post(`/pipelines/${pipelineId}/versions`).set(tenant.auth).send({ data: { steps: [step(`s${i}`, aws)] } })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        http()
+          .post(`/pipelines/${pipelineId}/versions`)
+          .set(tenant.auth)
+          .send({ data: { steps: [step(`s${i}`, aws)] } }),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
     expect(results.map((r) => r.body.data.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('records runs, moves them through their lifecycle and keeps latestRun* on the newest run', async () => {
     const pipelineId = await newPipeline('Runs');
-    const versionId = (await http().post(`/pipelines/${pipelineId}/versions`).set(tenant.auth).send({ data: { steps: [step('a', aws)] } }).expect(201)).body.data.id;
-    const first = await http().post(`/pipelines/${pipelineId}/runs`).set(tenant.auth).send({ data: { pipelineVersionId: versionId } }).expect(201);
+    const versionId = (
+      await http()
+        .post(`/pipelines/${pipelineId}/versions`)
+        .set(tenant.auth)
+        .send({ data: { steps: [step('a', aws)] } })
+        .expect(201)
+    ).body.data.id;
+    const first = await http()
+      .post(`/pipelines/${pipelineId}/runs`)
+      .set(tenant.auth)
+      .send({ data: { pipelineVersionId: versionId } })
+      .expect(201);
     expect(first.body.data.status).toBe('QUEUED');
     let pipeline = (await http().get(`/pipelines/${pipelineId}`).set(tenant.auth).expect(200)).body.data;
     expect(pipeline).toMatchObject({ latestRunId: first.body.data.id, latestRunStatus: 'QUEUED' });
@@ -157,10 +231,22 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
     expect(pipeline.latestRunStatus).toBe('SUCCEEDED');
 
     const otherPipeline = await newPipeline('Elsewhere');
-    await http().post(`/pipelines/${otherPipeline}/runs`).set(tenant.auth).send({ data: { pipelineVersionId: versionId } }).expect(422);
+    await http()
+      .post(`/pipelines/${otherPipeline}/runs`)
+      .set(tenant.auth)
+      .send({ data: { pipelineVersionId: versionId } })
+      .expect(422);
 
     // Concurrent runs and moves: the pipeline shows the newest run with its real status.
-    const runs = await Promise.all(Array.from({ length: 6 }, () => http().post(`/pipelines/${pipelineId}/runs`).set(tenant.auth).send({ data: { pipelineVersionId: versionId } }).expect(201)));
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        http()
+          .post(`/pipelines/${pipelineId}/runs`)
+          .set(tenant.auth)
+          .send({ data: { pipelineVersionId: versionId } })
+          .expect(201),
+      ),
+    );
     const ids = runs.map((r) => r.body.data.id);
     await Promise.all(ids.flatMap((id) => [move(id, 'RUNNING'), move(id, 'CANCELED')]));
     pipeline = (await http().get(`/pipelines/${pipelineId}`).set(tenant.auth).expect(200)).body.data;
@@ -173,50 +259,101 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
   });
 
   describe('execution environments by vendor', () => {
-    it('validates each vendor\'s identifier shapes with a 400 naming the field', async () => {
-      const bad = await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'bad', ...AWS_ENV, vpcId: 'vpc-123', cloudAccountId: '12345' } }).expect(400);
+    it("validates each vendor's identifier shapes with a 400 naming the field", async () => {
+      const bad = await http()
+        .post('/execution-environments')
+        .set(tenant.auth)
+        .send({ data: { name: 'bad', ...AWS_ENV, vpcId: 'vpc-123', cloudAccountId: '12345' } })
+        .expect(400);
       expect(bad.body.code).toBe('dpa:ExecutionEnvironment:INVALID_IDENTIFIER');
       expect(bad.body.details[0].items.map((i: string) => i.split(':')[0])).toEqual(['data.vpcId', 'data.cloudAccountId']);
-      const region = await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'bad', ...AWS_ENV, region: 'europe-west1' } }).expect(400);
+      const region = await http()
+        .post('/execution-environments')
+        .set(tenant.auth)
+        .send({ data: { name: 'bad', ...AWS_ENV, region: 'europe-west1' } })
+        .expect(400);
       expect(region.body.details[0].items[0]).toMatch(/^data\.region:/);
-      await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'bad', ...GCP_ENV, cloudAccountId: '123456789012' } }).expect(400);
-      await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'bad', ...AWS_ENV, type: 'CLOUD_VPC' } }).expect(400);
+      await http()
+        .post('/execution-environments')
+        .set(tenant.auth)
+        .send({ data: { name: 'bad', ...GCP_ENV, cloudAccountId: '123456789012' } })
+        .expect(400);
+      await http()
+        .post('/execution-environments')
+        .set(tenant.auth)
+        .send({ data: { name: 'bad', ...AWS_ENV, type: 'CLOUD_VPC' } })
+        .expect(400);
     });
 
     it('updates with PATCH (a new type re-checks every field) and deletes an unused environment', async () => {
-      const id = (await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'patch me', ...AWS_ENV } }).expect(201)).body.data.id;
-      const renamed = await http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { name: 'patched', region: 'eu-west-1' } }).expect(200);
+      const id = (
+        await http()
+          .post('/execution-environments')
+          .set(tenant.auth)
+          .send({ data: { name: 'patch me', ...AWS_ENV } })
+          .expect(201)
+      ).body.data.id;
+      const renamed = await http()
+        .patch(`/execution-environments/${id}`)
+        .set(tenant.auth)
+        .send({ data: { name: 'patched', region: 'eu-west-1' } })
+        .expect(200);
       expect(renamed.body.data).toMatchObject({ name: 'patched', region: 'eu-west-1', type: 'AWS' });
-      const bad = await http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { subnetId: 'subnet-xyz' } }).expect(400);
+      const bad = await http()
+        .patch(`/execution-environments/${id}`)
+        .set(tenant.auth)
+        .send({ data: { subnetId: 'subnet-xyz' } })
+        .expect(400);
       expect(bad.body.details[0].items[0]).toMatch(/^data\.subnetId:/);
-      const switched = await http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { type: 'GCP' } }).expect(400);
+      const switched = await http()
+        .patch(`/execution-environments/${id}`)
+        .set(tenant.auth)
+        .send({ data: { type: 'GCP' } })
+        .expect(400);
       // vpc-0a1b2c3d etc. happen to be valid GCP names; the AWS region and 12-digit account are not.
       expect(switched.body.metadata.fields).toEqual(['region', 'cloudAccountId']);
-      await http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { ...GCP_ENV } }).expect(200);
+      await http()
+        .patch(`/execution-environments/${id}`)
+        .set(tenant.auth)
+        .send({ data: { ...GCP_ENV } })
+        .expect(200);
       await http().delete(`/execution-environments/${id}`).set(tenant.auth).expect(204);
       await http().get(`/execution-environments/${id}`).set(tenant.auth).expect(404);
     });
 
     it('a PATCH checks its fields against the type the row has when it writes, not one a concurrent change replaced', async () => {
-      const id = (await http().post('/execution-environments').set(tenant.auth).send({ data: { name: 'raced', ...AWS_ENV } }).expect(201)).body.data.id;
+      const id = (
+        await http()
+          .post('/execution-environments')
+          .set(tenant.auth)
+          .send({ data: { name: 'raced', ...AWS_ENV } })
+          .expect(201)
+      ).body.data.id;
       const holder = new Client({ connectionString: process.env.DATABASE_URL });
       await holder.connect();
       try {
         // Another writer holds the row while it switches the environment to GCP.
         await holder.query('BEGIN');
         await holder.query('SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = $1 FOR UPDATE', [id]);
-        const patch = http().patch(`/execution-environments/${id}`).set(tenant.auth).send({ data: { region: 'eu-west-1' } }).then((r) => r);
+        const patch = http()
+          .patch(`/execution-environments/${id}`)
+          .set(tenant.auth)
+          .send({ data: { region: 'eu-west-1' } })
+          .then((r) => r);
         await eventually(
           'the PATCH waiting for the row',
           async () => {
-            const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%ExecutionEnvironment%'`);
+            const { rows } = await holder.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%ExecutionEnvironment%'`,
+            );
             return rows[0].n > 0;
           },
           { timeoutMs: 5_000, everyMs: 20 },
         );
-        await holder.query(`UPDATE "ExecutionEnvironment" SET "type" = 'GCP', "region" = $2, "vpcId" = $3, "subnetId" = $4, "securityGroupId" = $5, "cloudAccountId" = $6 WHERE "id" = $1`, [
-          id, GCP_ENV.region, GCP_ENV.vpcId, GCP_ENV.subnetId, GCP_ENV.securityGroupId, GCP_ENV.cloudAccountId,
-        ]);
+        await holder.query(
+          `UPDATE "ExecutionEnvironment" SET "type" = 'GCP', "region" = $2, "vpcId" = $3, "subnetId" = $4, "securityGroupId" = $5, "cloudAccountId" = $6 WHERE "id" = $1`,
+          [id, GCP_ENV.region, GCP_ENV.vpcId, GCP_ENV.subnetId, GCP_ENV.securityGroupId, GCP_ENV.cloudAccountId],
+        );
         await holder.query('COMMIT');
         const response = await patch;
         const row = (await http().get(`/execution-environments/${id}`).set(tenant.auth).expect(200)).body.data;

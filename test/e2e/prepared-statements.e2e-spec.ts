@@ -15,7 +15,10 @@ async function appWith(prepared: 'true' | 'false'): Promise<NestExpressApplicati
   try {
     return await createTestApp();
   } finally {
-    for (const [name, value] of [['DATABASE_POOL_SIZE', saved.pool], ['DATABASE_PREPARED_STATEMENTS', saved.prepared]] as const) {
+    for (const [name, value] of [
+      ['DATABASE_POOL_SIZE', saved.pool],
+      ['DATABASE_PREPARED_STATEMENTS', saved.prepared],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }

@@ -50,16 +50,19 @@ describe('The built processes', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it.each([['dist/main.js'], ['dist/worker.js']])('%s with NODE_ENV unset runs as production: without CREDENTIALS_KEYS it stops with one line, exit 78', (script) => {
-    const unset = { ...env };
-    delete unset.NODE_ENV;
-    delete unset.CREDENTIALS_KEYS;
-    const result = spawnSync(process.execPath, [script], { cwd: ROOT, env: unset, encoding: 'utf8', timeout: 60_000 });
-    expect(result.status).toBe(78);
-    expect(result.stderr.trim()).toBe('Invalid configuration: CREDENTIALS_KEYS is not set (required in production, which is what an unset NODE_ENV means)');
-  });
+  it.each([['dist/main.js'], ['dist/worker.js']])(
+    '%s with NODE_ENV unset runs as production: without CREDENTIALS_KEYS it stops with one line, exit 78',
+    (script) => {
+      const unset = { ...env };
+      delete unset.NODE_ENV;
+      delete unset.CREDENTIALS_KEYS;
+      const result = spawnSync(process.execPath, [script], { cwd: ROOT, env: unset, encoding: 'utf8', timeout: 60_000 });
+      expect(result.status).toBe(78);
+      expect(result.stderr.trim()).toBe('Invalid configuration: CREDENTIALS_KEYS is not set (required in production, which is what an unset NODE_ENV means)');
+    },
+  );
 
-  it('node dist/migrate.js (the image\'s migration command) needs only DATABASE_URL: creates a missing database, migrates it, and a second run applies nothing', async () => {
+  it("node dist/migrate.js (the image's migration command) needs only DATABASE_URL: creates a missing database, migrates it, and a second run applies nothing", async () => {
     const database = `dpa_migrate_${randomUUID().slice(0, 8)}`;
     const url = new URL(env.DATABASE_URL as string);
     url.pathname = `/${database}`;
@@ -122,7 +125,11 @@ describe('The built processes', () => {
       const api = await startApi({ TMPDIR: tmp, GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: root });
       try {
         const headers = { Authorization: `Bearer ${bootstrap.token}`, 'Content-Type': 'application/json' };
-        const created = await fetch(`${api.base}/code-sources`, { method: 'POST', headers, body: JSON.stringify({ data: { provider: 'LOCAL_GIT', repository: path } }) });
+        const created = await fetch(`${api.base}/code-sources`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ data: { provider: 'LOCAL_GIT', repository: path } }),
+        });
         expect(created.status).toBe(201);
         const id = ((await created.json()) as { data: { id: string } }).data.id;
         // git ran in the API process: it read the default branch.
@@ -147,7 +154,11 @@ describe('The built processes', () => {
       });
     });
     const bootstrap = JSON.parse(node(['dist/cli.js', 'bootstrap', '--org', `logs-${randomUUID()}`, '--json']).stdout);
-    const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...env, PORT: String(port), LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const api = spawn(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: { ...env, PORT: String(port), LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     api.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -156,7 +167,9 @@ describe('The built processes', () => {
       await eventually('api listening', async () => output.includes('api listening'), { timeoutMs: 90_000, everyMs: 200 }).catch(() => undefined);
       const ok = await fetch(`${base}/projects`, { headers: { Authorization: `Bearer ${bootstrap.token}`, 'X-Request-Id': 'log-check-1' } });
       expect(ok.status).toBe(200);
-      const bad = await fetch(`${base}/projects?token=${bootstrap.token}`, { headers: { Authorization: `Bearer ${bootstrap.token.slice(0, -2)}xx`, 'X-Request-Id': 'log-check-2' } });
+      const bad = await fetch(`${base}/projects?token=${bootstrap.token}`, {
+        headers: { Authorization: `Bearer ${bootstrap.token.slice(0, -2)}xx`, 'X-Request-Id': 'log-check-2' },
+      });
       expect(bad.status).toBe(401);
     } finally {
       const exited = new Promise((resolve) => api.once('exit', resolve));

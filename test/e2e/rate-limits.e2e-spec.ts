@@ -74,7 +74,7 @@ describe('Rate limits across two API processes', () => {
   });
 
   it('one API key has one budget, whichever process serves it', async () => {
-    const tenant = (await bootstrapTenant('rate-limits'));
+    const tenant = await bootstrapTenant('rate-limits');
     const headers = { Authorization: `Bearer ${tenant.token}` };
     const remaining: string[] = [];
     for (let i = 0; i < PER_KEY; i++) {
@@ -94,14 +94,15 @@ describe('Rate limits across two API processes', () => {
     await expectRateLimited(onB, PER_KEY);
 
     // Per key, not per address: another key from the same address is served.
-    const other = (await bootstrapTenant('rate-limits'));
+    const other = await bootstrapTenant('rate-limits');
     expect((await fetch(`${b.base}/projects`, { headers: { Authorization: `Bearer ${other.token}` } })).status).toBe(200);
   }, 60_000);
 
   it('key creation has its tighter budget, and its response is never cached', async () => {
-    const tenant = (await bootstrapTenant('rate-limits'));
+    const tenant = await bootstrapTenant('rate-limits');
     const headers = { Authorization: `Bearer ${tenant.token}`, 'Content-Type': 'application/json' };
-    const create = (base: string, i: number) => fetch(`${base}/api-keys`, { method: 'POST', headers, body: JSON.stringify({ data: { name: `k${i}`, ownerId: tenant.memberId } }) });
+    const create = (base: string, i: number) =>
+      fetch(`${base}/api-keys`, { method: 'POST', headers, body: JSON.stringify({ data: { name: `k${i}`, ownerId: tenant.memberId } }) });
     for (let i = 0; i < KEY_CREATION; i++) {
       const response = await create((i % 2 ? b : a).base, i);
       expect(response.status).toBe(201);
@@ -121,9 +122,14 @@ describe('Rate limits across two API processes', () => {
   }, 60_000);
 
   it('minting keys does not multiply the budgets: the keys of one member share its per-actor budget and its key-creation budget', async () => {
-    const tenant = (await bootstrapTenant('rate-limits'));
+    const tenant = await bootstrapTenant('rate-limits');
     const first = { Authorization: `Bearer ${tenant.token}` };
-    const mint = (base: string, auth: Record<string, string>, i: number) => fetch(`${base}/api-keys`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { name: `minted ${i}`, ownerId: tenant.memberId } }) });
+    const mint = (base: string, auth: Record<string, string>, i: number) =>
+      fetch(`${base}/api-keys`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ data: { name: `minted ${i}`, ownerId: tenant.memberId } }),
+      });
     const minted = await mint(a.base, first, 0);
     expect(minted.status).toBe(201);
     const second = { Authorization: `Bearer ${((await minted.json()) as { data: { token: string } }).data.token}` };
@@ -144,7 +150,7 @@ describe('Rate limits across two API processes', () => {
 
   // Last in this file: it blocks 127.0.0.1 for a window under this run's prefix.
   it('bad tokens from one address are refused after the unauthenticated budget, before any lookup', async () => {
-    const good = (await bootstrapTenant('rate-limits'));
+    const good = await bootstrapTenant('rate-limits');
     const statuses: number[] = [];
     for (let i = 0; i < PER_ADDRESS; i++) {
       // Well-formed (right checksum), unknown: each of these costs a database lookup.
@@ -177,7 +183,9 @@ describe('Failed authentication in one process', () => {
       const lookups = jest.spyOn(app.get(ApiKeyAuthenticator), 'authenticate');
       const statuses: number[] = [];
       for (let i = 0; i < 30; i++) {
-        const response = await request(app.getHttpServer()).get('/projects').set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+        const response = await request(app.getHttpServer())
+          .get('/projects')
+          .set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
         statuses.push(response.status);
       }
       expect(statuses).toEqual([...Array(5).fill(401), ...Array(25).fill(429)]);
@@ -197,13 +205,20 @@ describe('Failed authentication in one process', () => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) {
-        const response = await request(app.getHttpServer()).post('/webhooks/github').set('X-GitHub-Event', 'ping').set('X-GitHub-Delivery', randomUUID()).set('X-Hub-Signature-256', `sha256=${'0'.repeat(64)}`).send({ zen: 'hi', repository: { full_name: 'nobody/nothing' } });
+        const response = await request(app.getHttpServer())
+          .post('/webhooks/github')
+          .set('X-GitHub-Event', 'ping')
+          .set('X-GitHub-Delivery', randomUUID())
+          .set('X-Hub-Signature-256', `sha256=${'0'.repeat(64)}`)
+          .send({ zen: 'hi', repository: { full_name: 'nobody/nothing' } });
         statuses.push(response.status);
         if (response.status === 429) expect(response.body.code).toBe('dpa:Request:RATE_LIMITED');
       }
       expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
       // The address's unauthenticated budget was not spent (nor the address blocked) by them.
-      const other = await request(app.getHttpServer()).get('/projects').set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+      const other = await request(app.getHttpServer())
+        .get('/projects')
+        .set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
       expect(other.status).toBe(401);
     } finally {
       await app.close();
@@ -222,7 +237,10 @@ describe('Failed authentication in one process', () => {
     try {
       const statuses: number[] = [];
       for (const client of ['203.0.113.1', '203.0.113.1', '203.0.113.1', '203.0.113.2']) {
-        const response = await request(app.getHttpServer()).get('/projects').set('X-Forwarded-For', client).set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+        const response = await request(app.getHttpServer())
+          .get('/projects')
+          .set('X-Forwarded-For', client)
+          .set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
         statuses.push(response.status);
       }
       expect(statuses).toEqual(expected);
@@ -233,14 +251,32 @@ describe('Failed authentication in one process', () => {
   });
 
   it('describes the configured limits for the OpenAPI document', () => {
-    const text = describeRateLimits({ ...loadConfig(), rateLimits: { windowMs: 60_000, perPrincipal: 600, perActor: 900, localPreCount: true, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10, oauthCallback: 30, usageImport: 5, webhooks: 1200 } });
+    const text = describeRateLimits({
+      ...loadConfig(),
+      rateLimits: {
+        windowMs: 60_000,
+        perPrincipal: 600,
+        perActor: 900,
+        localPreCount: true,
+        unauthenticatedPerAddress: 60,
+        keyCreation: 10,
+        reports: 10,
+        oauthCallback: 30,
+        usageImport: 5,
+        webhooks: 1200,
+      },
+    });
     expect(text).toContain('600 requests per window');
     expect(text).toContain('all the keys of one member or service account together 900');
     expect(text).toContain('60 per window per client address');
-    expect(text).toContain('`keyCreation` (creating and rotating API keys and integration webhook secrets): 10 per 60 s per member or service account (all its keys together)');
+    expect(text).toContain(
+      '`keyCreation` (creating and rotating API keys and integration webhook secrets): 10 per 60 s per member or service account (all its keys together)',
+    );
     expect(text).toContain('`reports` (sending bug reports): 10 per 60 s per member or service account (all its keys together)');
     expect(text).toContain('`usageImport` (starting CI usage imports): 5 per 60 s per organization');
-    expect(text).toContain('`webhooks` (provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget): 1200 per 60 s per client address');
+    expect(text).toContain(
+      '`webhooks` (provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget): 1200 per 60 s per client address',
+    );
     expect(text).toContain('Retry-After');
   });
 });
@@ -254,7 +290,13 @@ describe('When Redis fails under a running API process', () => {
     buildIfStale();
     proxy = await TcpProxy.start(process.env.REDIS_URL as string);
     // Every hit asks Redis here, so that each request of the outage meets it (the pre-count is tested below).
-    api = await startApi({ ...LOW_LIMITS, RATE_LIMIT_PER_PRINCIPAL: '1000', RATE_LIMIT_LOCAL_PRE_COUNT: 'false', QUEUE_PREFIX: prefix, REDIS_URL: proxy.rewrite(process.env.REDIS_URL as string) });
+    api = await startApi({
+      ...LOW_LIMITS,
+      RATE_LIMIT_PER_PRINCIPAL: '1000',
+      RATE_LIMIT_LOCAL_PRE_COUNT: 'false',
+      QUEUE_PREFIX: prefix,
+      REDIS_URL: proxy.rewrite(process.env.REDIS_URL as string),
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -264,7 +306,7 @@ describe('When Redis fails under a running API process', () => {
   });
 
   it('requests are served without limits (fail open, one warning), quickly, and limits return with Redis', async () => {
-    const tenant = (await bootstrapTenant('rate-limits'));
+    const tenant = await bootstrapTenant('rate-limits');
     const get = () => fetch(`${api.base}/projects`, { headers: { Authorization: `Bearer ${tenant.token}` }, signal: AbortSignal.timeout(5_000) });
     const before = await get();
     expect(before.status).toBe(200);

@@ -25,16 +25,31 @@ describe('Bug reports', () => {
     const viewer = await createMember(app, tenant, 'VIEWER');
     const requestId = `report-${Date.now()}`;
     const metadata = { agent: 'dpa-cli', arch: 'arm64', cliVersion: '1.4.2', command: 'dpa queue show', os: 'darwin 24.1' };
-    const response = await http().post('/reports').set(viewer.auth).set('X-Request-Id', requestId).send({ data: { title: 'queue show crashes', message: 'Stack trace…', metadata } }).expect(204);
+    const response = await http()
+      .post('/reports')
+      .set(viewer.auth)
+      .set('X-Request-Id', requestId)
+      .send({ data: { title: 'queue show crashes', message: 'Stack trace…', metadata } })
+      .expect(204);
     expect(response.text).toBe('');
     expect(response.headers['content-type']).toBeUndefined();
     const all = await http().get('/reports').query({ limit: 100 }).set(superadmin.auth).expect(200);
     const stored = all.body.data.find((r: { requestId?: string }) => r.requestId === requestId);
-    expect(stored).toMatchObject({ organizationId: tenant.organizationId, reporterId: viewer.memberId, reporterType: 'MEMBERSHIP', title: 'queue show crashes', metadata });
+    expect(stored).toMatchObject({
+      organizationId: tenant.organizationId,
+      reporterId: viewer.memberId,
+      reporterType: 'MEMBERSHIP',
+      title: 'queue show crashes',
+      metadata,
+    });
   });
 
   it('accepts a report without metadata', async () => {
-    await http().post('/reports').set(tenant.auth).send({ data: { title: 't', message: 'm' } }).expect(204);
+    await http()
+      .post('/reports')
+      .set(tenant.auth)
+      .send({ data: { title: 't', message: 'm' } })
+      .expect(204);
   });
 
   it.each([
@@ -55,7 +70,11 @@ describe('Bug reports', () => {
 
   it('lists reports of every organization to superadmins only', async () => {
     const other = await createTenant(app, 'reports-other');
-    await http().post('/reports').set(other.auth).send({ data: { title: 'from another org', message: 'm' } }).expect(204);
+    await http()
+      .post('/reports')
+      .set(other.auth)
+      .send({ data: { title: 'from another org', message: 'm' } })
+      .expect(204);
     const forbidden = await http().get('/reports').set(tenant.auth).expect(403);
     expect(forbidden.body.metadata).toEqual({ permission: 'platform:superadmin' });
     const all = await http().get('/reports').query({ limit: 100 }).set(superadmin.auth).expect(200);
@@ -73,7 +92,11 @@ describe('Bug report throttling', () => {
     const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     try {
       const tenant = await createTenant(app, 'report-flood');
-      const send = () => request(app.getHttpServer()).post('/reports').set(tenant.auth).send({ data: { title: 'again', message: 'm' } });
+      const send = () =>
+        request(app.getHttpServer())
+          .post('/reports')
+          .set(tenant.auth)
+          .send({ data: { title: 'again', message: 'm' } });
       for (let i = 0; i < 3; i++) await send().expect(204);
       const refused = await send().expect(429);
       expect(refused.body).toMatchObject({ code: 'dpa:Request:RATE_LIMITED', metadata: { limit: 'reports' } });

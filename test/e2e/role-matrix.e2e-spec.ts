@@ -31,7 +31,10 @@ describe('Role x route matrix', () => {
     const reflector = app.get(Reflector);
     const undeclared = routeHandlers(app)
       .filter(({ route }) => !route.isPublic)
-      .filter(({ handler, controller }) => !reflector.getAllAndOverride(REQUIRED_PERMISSION, [handler, controller]) && !reflector.getAllAndOverride(SUPERADMIN_ONLY, [handler, controller]))
+      .filter(
+        ({ handler, controller }) =>
+          !reflector.getAllAndOverride(REQUIRED_PERMISSION, [handler, controller]) && !reflector.getAllAndOverride(SUPERADMIN_ONLY, [handler, controller]),
+      )
       .map(({ route }) => `${route.method} ${route.path}`);
     expect(undeclared).toEqual([]);
   });
@@ -48,10 +51,18 @@ describe('Role x route matrix', () => {
         cells++;
         const caller = callers.get(role) as TestTenant;
         // A made-up id: allowed callers reach the service and get a 404 or a 400, never a 403.
-        const response = await request(app.getHttpServer())[route.method as 'get'](concretePath(route.path, '019a0000-0000-7000-8000-00000000dead')).set(caller.auth).send({ data: {} });
+        const response = await request(app.getHttpServer())
+          [route.method as 'get'](concretePath(route.path, '019a0000-0000-7000-8000-00000000dead'))
+          .set(caller.auth)
+          .send({ data: {} });
         const denied = superadminOnly || (permission !== undefined && !hasPermission(role, permission));
-        const ok = denied ? response.status === 403 && response.body.code === 'dpa:Auth:FORBIDDEN' && response.body.metadata?.permission === (permission ?? 'platform:superadmin') : response.status !== 403;
-        if (!ok) mismatches.push(`${role} ${route.method} ${route.path}: ${response.status} ${response.body.code ?? ''} (expected ${denied ? '403' : 'not 403'})`);
+        const ok = denied
+          ? response.status === 403 &&
+            response.body.code === 'dpa:Auth:FORBIDDEN' &&
+            response.body.metadata?.permission === (permission ?? 'platform:superadmin')
+          : response.status !== 403;
+        if (!ok)
+          mismatches.push(`${role} ${route.method} ${route.path}: ${response.status} ${response.body.code ?? ''} (expected ${denied ? '403' : 'not 403'})`);
       }
     }
     process.stdout.write(`role x route matrix: ${routes.length} routes x ${ROLE_ORDER.length} roles = ${cells} cells\n`);

@@ -7,7 +7,16 @@ import { Client } from 'pg';
  * The migrated database must be exactly what schema.prisma describes: the SQL migrations are
  * written by hand, so this is what keeps them honest.
  */
-const SCALAR_TO_UDT: Record<string, string> = { String: 'text', Int: 'int4', BigInt: 'int8', Boolean: 'bool', DateTime: 'timestamp', Json: 'jsonb', Bytes: 'bytea', Float: 'float8' };
+const SCALAR_TO_UDT: Record<string, string> = {
+  String: 'text',
+  Int: 'int4',
+  BigInt: 'int8',
+  Boolean: 'bool',
+  DateTime: 'timestamp',
+  Json: 'jsonb',
+  Bytes: 'bytea',
+  Float: 'float8',
+};
 
 interface DbColumn {
   table: string;
@@ -57,7 +66,11 @@ describe('Migrations match schema.prisma', () => {
          FROM pg_constraint c WHERE c.contype = 'f'`,
       )
     ).rows.map((r) => ({ ...r, table: r.table.replace(/"/g, ''), refTable: r.refTable.replace(/"/g, '') }));
-    const enumRows = (await client.query(`SELECT t.typname AS name, array_agg(e.enumlabel ORDER BY e.enumsortorder)::text[] AS values FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname`)).rows;
+    const enumRows = (
+      await client.query(
+        `SELECT t.typname AS name, array_agg(e.enumlabel ORDER BY e.enumsortorder)::text[] AS values FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname`,
+      )
+    ).rows;
     enums = Object.fromEntries(enumRows.map((r) => [r.name, r.values]));
   });
 
@@ -95,7 +108,9 @@ describe('Migrations match schema.prisma', () => {
 
   it('has every @id, @unique, @@unique and @@index', () => {
     const actual = indexes.map((i) => `${i.table}(${i.columns.join(',')})${i.primary ? ' pk' : i.unique ? ' unique' : ''}`).sort();
-    const expected = datamodel.indexes.map((i) => `${i.model}(${i.fields.map((f) => f.name).join(',')})${i.type === 'id' ? ' pk' : i.type === 'unique' ? ' unique' : ''}`).sort();
+    const expected = datamodel.indexes
+      .map((i) => `${i.model}(${i.fields.map((f) => f.name).join(',')})${i.type === 'id' ? ' pk' : i.type === 'unique' ? ' unique' : ''}`)
+      .sort();
     expect(actual).toEqual(expected);
   });
 

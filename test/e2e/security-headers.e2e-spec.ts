@@ -34,7 +34,11 @@ describe('Security headers (Helmet) and CORS', () => {
       const simple = await request(app.getHttpServer()).get('/health/live').set('Origin', 'https://evil.example');
       expect(simple.status).toBe(200);
       expect(simple.headers['access-control-allow-origin']).toBeUndefined();
-      const preflight = await request(app.getHttpServer()).options('/projects').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST').set('Access-Control-Request-Headers', 'authorization,content-type');
+      const preflight = await request(app.getHttpServer())
+        .options('/projects')
+        .set('Origin', 'https://evil.example')
+        .set('Access-Control-Request-Method', 'POST')
+        .set('Access-Control-Request-Headers', 'authorization,content-type');
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
       expect(preflight.headers['access-control-allow-methods']).toBeUndefined();
     });
@@ -78,7 +82,10 @@ describe('Security headers (Helmet) and CORS', () => {
     });
 
     it('answers a listed origin, preflight included, and no other', async () => {
-      const preflight = await fetch(`${api.base}/projects`, { method: 'OPTIONS', headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' } });
+      const preflight = await fetch(`${api.base}/projects`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
+      });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
       expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
@@ -90,7 +97,10 @@ describe('Security headers (Helmet) and CORS', () => {
       const other = await fetch(`${api.base}/health/live`, { headers: { Origin: 'https://evil.example' } });
       expect(other.status).toBe(200);
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
-      const otherPreflight = await fetch(`${api.base}/projects`, { method: 'OPTIONS', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' } });
+      const otherPreflight = await fetch(`${api.base}/projects`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' },
+      });
       expect(otherPreflight.headers.get('access-control-allow-origin')).toBeNull();
     });
   });

@@ -1,7 +1,18 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { createTestApp } from '../support/app';
-import { createCodeSource, createExecutionEnvironment, createGitServer, createManagedDomain, createModuleDefinition, createProject, createServiceAccount, createTenant, ENVIRONMENT_SHAPES, type TestTenant } from '../support/factories';
+import {
+  createCodeSource,
+  createExecutionEnvironment,
+  createGitServer,
+  createManagedDomain,
+  createModuleDefinition,
+  createProject,
+  createServiceAccount,
+  createTenant,
+  ENVIRONMENT_SHAPES,
+  type TestTenant,
+} from '../support/factories';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { commit, createBareRepo, createLocalCodeSource } from '../support/git-repos';
 import { listRoutes } from '../support/routes';
@@ -20,19 +31,43 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
     createCodeSource(app, owner, { foreignId: '/srv/secret.git', nameWithOwner: '/srv/secret.git', url: 'file:///srv/secret.git' }),
   ]);
   // The pipeline version over HTTP: it links the environment (what makes that environment's DELETE a 409).
-  const pipeline = await http().post('/pipelines').set(owner.auth).send({ data: { projectId: project.id, name: 'Secret pipeline' } }).expect(201);
+  const pipeline = await http()
+    .post('/pipelines')
+    .set(owner.auth)
+    .send({ data: { projectId: project.id, name: 'Secret pipeline' } })
+    .expect(201);
   const version = await http()
     .post(`/pipelines/${pipeline.body.data.id}/versions`)
     .set(owner.auth)
     .send({ data: { steps: [{ name: 'secret-step', executionEnvironmentId: environment.id, cpu: 1, memoryGiB: 1, diskGiB: 1 }] } })
     .expect(201);
-  const run = await http().post(`/pipelines/${pipeline.body.data.id}/runs`).set(owner.auth).send({ data: { pipelineVersionId: version.body.data.id } }).expect(201);
-  const apiKey = await http().post('/api-keys').set(owner.auth).send({ data: { name: 'secret key', ownerId: owner.memberId } }).expect(201);
-  const member = await http().post('/members').set(owner.auth).send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } }).expect(201);
-  const integration = await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: 'Secret integration' } }).expect(201);
+  const run = await http()
+    .post(`/pipelines/${pipeline.body.data.id}/runs`)
+    .set(owner.auth)
+    .send({ data: { pipelineVersionId: version.body.data.id } })
+    .expect(201);
+  const apiKey = await http()
+    .post('/api-keys')
+    .set(owner.auth)
+    .send({ data: { name: 'secret key', ownerId: owner.memberId } })
+    .expect(201);
+  const member = await http()
+    .post('/members')
+    .set(owner.auth)
+    .send({ data: { email: `secret-${Date.now()}@example.com`, name: 'Secret member', role: 'VIEWER' } })
+    .expect(201);
+  const integration = await http()
+    .post('/integrations')
+    .set(owner.auth)
+    .send({ data: { provider: 'GITHUB', authMethod: 'OAUTH', name: 'Secret integration' } })
+    .expect(201);
   const repo = createBareRepo();
   const source = await createLocalCodeSource(app.get(PrismaService, { strict: false }), owner.organizationId, repo.path);
-  const mergeQueue = await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201);
+  const mergeQueue = await http()
+    .post('/merge-queues')
+    .set(owner.auth)
+    .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+    .expect(201);
   return {
     '/merge-queues': mergeQueue.body.data.id,
     '/merge-queues/head': commit(repo.path, repo.main, { 'x.txt': 'x' }, 'hijack'),
@@ -58,7 +93,8 @@ async function createResources(app: NestExpressApplication, owner: TestTenant): 
 
 /** A valid body for routes whose payload is not a name, so that only tenancy can refuse the call. */
 function bodyFor(method: string, path: string, ids: Record<string, string>): object {
-  if (method === 'post' && path.endsWith('/versions')) return { data: { steps: [{ name: 'hijack', executionEnvironmentId: ids['/execution-environments'], cpu: 1, memoryGiB: 1, diskGiB: 1 }] } };
+  if (method === 'post' && path.endsWith('/versions'))
+    return { data: { steps: [{ name: 'hijack', executionEnvironmentId: ids['/execution-environments'], cpu: 1, memoryGiB: 1, diskGiB: 1 }] } };
   if (method === 'post' && path.endsWith('/runs')) return { data: { pipelineVersionId: ids['/pipeline-versions'] } };
   if (method === 'patch' && path.startsWith('/pipeline-runs')) return { data: { status: 'CANCELED' } };
   if (method === 'post' && path.endsWith('/grants')) return { data: { organizationId: ids['/intruder-organization'] } };
@@ -95,7 +131,10 @@ describe('Tenant isolation', () => {
       const collection = route.path.replace(/\/:id.*$/, '');
       const id = ids[collection];
       expect({ route: route.path, hasFixture: id !== undefined }).toEqual({ route: route.path, hasFixture: true });
-      const response = await request(app.getHttpServer())[route.method as 'get'](route.path.replace(':id', id)).set(intruder.auth).send(bodyFor(route.method, route.path, ids));
+      const response = await request(app.getHttpServer())
+        [route.method as 'get'](route.path.replace(':id', id))
+        .set(intruder.auth)
+        .send(bodyFor(route.method, route.path, ids));
       expect({ route: `${route.method} ${route.path}`, status: response.status }).toEqual({ route: `${route.method} ${route.path}`, status: 404 });
       expect(response.body.code).toMatch(/^dpa:[A-Za-z]+:NOT_FOUND$/);
       expect(JSON.stringify(response.body)).not.toContain('Secret');
@@ -111,14 +150,31 @@ describe('Tenant isolation', () => {
     }
   });
 
-  it.each(['/projects', '/execution-environments', '/service-accounts', '/api-keys', '/members', '/audit-events', '/pipelines', '/domains', '/integrations', '/git/self-hosted', '/code-sources', '/merge-queues'])('lists only the caller organization on %s', async (collection) => {
+  it.each([
+    '/projects',
+    '/execution-environments',
+    '/service-accounts',
+    '/api-keys',
+    '/members',
+    '/audit-events',
+    '/pipelines',
+    '/domains',
+    '/integrations',
+    '/git/self-hosted',
+    '/code-sources',
+    '/merge-queues',
+  ])('lists only the caller organization on %s', async (collection) => {
     const mine = await request(app.getHttpServer()).get(collection).set(intruder.auth).expect(200);
     expect(mine.body.data.every((item: { organizationId: string }) => item.organizationId === intruder.organizationId)).toBe(true);
     expect(mine.body.data.map((item: { id: string }) => item.id)).not.toContain(ids[collection]);
   });
 
   it('will not issue a key for a member of another organization', async () => {
-    const response = await request(app.getHttpServer()).post('/api-keys').set(intruder.auth).send({ data: { name: 'x', ownerId: owner.memberId } }).expect(422);
+    const response = await request(app.getHttpServer())
+      .post('/api-keys')
+      .set(intruder.auth)
+      .send({ data: { name: 'x', ownerId: owner.memberId } })
+      .expect(422);
     expect(response.body.code).toBe('dpa:ApiKey:OWNER_NOT_FOUND');
   });
 });

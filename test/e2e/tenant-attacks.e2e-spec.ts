@@ -42,7 +42,13 @@ describe('Security findings: what a tenant must not be able to do', () => {
   async function localQueue() {
     const repo = createBareRepo();
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const queue = (await http().post('/merge-queues').set(owner.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201)).body.data as { id: string };
+    const queue = (
+      await http()
+        .post('/merge-queues')
+        .set(owner.auth)
+        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+        .expect(201)
+    ).body.data as { id: string };
     return { repo, source, queue };
   }
 
@@ -54,15 +60,23 @@ describe('Security findings: what a tenant must not be able to do', () => {
     let first: TestTenant;
     let second: TestTenant;
     const api = () => request(local.getHttpServer());
-    const connect = (tenant: TestTenant, repository: string) => api().post('/code-sources').set(tenant.auth).send({ data: { provider: 'LOCAL_GIT', repository } });
+    const connect = (tenant: TestTenant, repository: string) =>
+      api()
+        .post('/code-sources')
+        .set(tenant.auth)
+        .send({ data: { provider: 'LOCAL_GIT', repository } });
 
     beforeAll(async () => {
       parent = realpathSync(mkdtempSync(join(tmpdir(), 'local-git-root-')));
       root = join(parent, 'root');
       mkdirSync(root);
       const base = gitTestConfig(emulator);
-      local = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue({ ...base, git: { ...base.git, localEnabled: true, localRoot: root } }));
-      disabled = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue({ ...base, git: { ...base.git, localEnabled: false, localRoot: root } }));
+      local = await createTestApp({}, (builder) =>
+        builder.overrideProvider(APP_CONFIG).useValue({ ...base, git: { ...base.git, localEnabled: true, localRoot: root } }),
+      );
+      disabled = await createTestApp({}, (builder) =>
+        builder.overrideProvider(APP_CONFIG).useValue({ ...base, git: { ...base.git, localEnabled: false, localRoot: root } }),
+      );
       first = await createTenant(local, 'local-first');
       second = await createTenant(local, 'local-second');
     }, 60_000);
@@ -87,7 +101,9 @@ describe('Security findings: what a tenant must not be able to do', () => {
       symlinkSync(outside, join(root, 'link.git'));
       const viaLink = await connect(first, join(root, 'link.git'));
       expect([viaLink.status, viaLink.body.code]).toEqual([422, 'dpa:CodeSource:INVALID_REPOSITORY']);
-      expect(await prisma.codeSource.count({ where: { organizationId: first.organizationId, provider: 'LOCAL_GIT', nameWithOwner: { startsWith: parent } } })).toBe(0);
+      expect(
+        await prisma.codeSource.count({ where: { organizationId: first.organizationId, provider: 'LOCAL_GIT', nameWithOwner: { startsWith: parent } } }),
+      ).toBe(0);
     });
 
     it('lets one organization at a time attach a path: another organization gets a 409 naming no one', async () => {
@@ -116,24 +132,48 @@ describe('Security findings: what a tenant must not be able to do', () => {
       const decoyMain = bareAt(join(root, '%2e%2e', 'victim.git'), { 'decoy.txt': 'decoy\n' });
       const victimMain = bareAt(join(parent, 'victim.git'), { 'victim.txt': 'victim\n' });
       const source = (await connect(first, join(root, '%2e%2e', 'victim.git')).expect(201)).body.data;
-      const queue = (await api().post('/merge-queues').set(first.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201)).body.data;
+      const queue = (
+        await api()
+          .post('/merge-queues')
+          .set(first.auth)
+          .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+          .expect(201)
+      ).body.data;
       const chain = (await api().get(`/merge-queues/${queue.id}/chain`).set(first.auth).expect(200)).body.data;
       expect(chain.baseSha).toBe(decoyMain);
       expect(chain.baseSha).not.toBe(victimMain);
     });
 
-    it('honours GIT_LOCAL_ENABLED=false everywhere: creation, the queue routes and the executor\'s git', async () => {
+    it("honours GIT_LOCAL_ENABLED=false everywhere: creation, the queue routes and the executor's git", async () => {
       const path = join(root, 'later-disabled.git');
       bareAt(path, { 'a.txt': 'a\n' });
       const tenant = await createTenant(disabled, 'local-disabled');
       const source = await createLocalCodeSource(prisma, tenant.organizationId, path);
       const off = () => request(disabled.getHttpServer());
-      expect((await off().post('/code-sources').set(tenant.auth).send({ data: { provider: 'LOCAL_GIT', repository: join(root, 'x.git') } }).expect(422)).body.code).toBe('dpa:GitProvider:LOCAL_GIT_DISABLED');
-      expect((await off().post('/merge-queues').set(tenant.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(422)).body.code).toBe('dpa:GitProvider:LOCAL_GIT_DISABLED');
+      expect(
+        (
+          await off()
+            .post('/code-sources')
+            .set(tenant.auth)
+            .send({ data: { provider: 'LOCAL_GIT', repository: join(root, 'x.git') } })
+            .expect(422)
+        ).body.code,
+      ).toBe('dpa:GitProvider:LOCAL_GIT_DISABLED');
+      expect(
+        (
+          await off()
+            .post('/merge-queues')
+            .set(tenant.auth)
+            .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+            .expect(422)
+        ).body.code,
+      ).toBe('dpa:GitProvider:LOCAL_GIT_DISABLED');
       expect((await off().get(`/code-source/${source.id}/repository`).set(tenant.auth).expect(422)).body.code).toBe('dpa:GitProvider:LOCAL_GIT_DISABLED');
       // The executor gets its git from MergeQueueGits: refused too, so a queue made while enabled stops writing.
       const row = await prisma.codeSource.findUniqueOrThrow({ where: { id: source.id } });
-      await expect(disabled.get(MergeQueueGits, { strict: false }).forSource(row)).rejects.toMatchObject({ entry: { code: 'dpa:GitProvider:LOCAL_GIT_DISABLED' } });
+      await expect(disabled.get(MergeQueueGits, { strict: false }).forSource(row)).rejects.toMatchObject({
+        entry: { code: 'dpa:GitProvider:LOCAL_GIT_DISABLED' },
+      });
     });
   });
 
@@ -161,7 +201,16 @@ describe('Security findings: what a tenant must not be able to do', () => {
 
     beforeAll(async () => {
       const base = gitTestConfig(emulator);
-      unresolvable = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue({ ...base, git: { ...base.git, timeoutMs: 3000, github: { ...base.git.github, apiUrl: 'https://api.github-nowhere.invalid', webUrl: 'https://github-nowhere.invalid' } } }));
+      unresolvable = await createTestApp({}, (builder) =>
+        builder.overrideProvider(APP_CONFIG).useValue({
+          ...base,
+          git: {
+            ...base.git,
+            timeoutMs: 3000,
+            github: { ...base.git.github, apiUrl: 'https://api.github-nowhere.invalid', webUrl: 'https://github-nowhere.invalid' },
+          },
+        }),
+      );
       tenant = await createTenant(unresolvable, 'unresolvable');
     }, 60_000);
 
@@ -171,7 +220,10 @@ describe('Security findings: what a tenant must not be able to do', () => {
 
     it('answers the provider-unreachable 502 (not a 500) and stores nothing', async () => {
       const name = `gh unresolvable ${Date.now()}`;
-      const res = await request(unresolvable.getHttpServer()).post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name, token: 'ghp_whatever' } });
+      const res = await request(unresolvable.getHttpServer())
+        .post('/integrations')
+        .set(tenant.auth)
+        .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name, token: 'ghp_whatever' } });
       expect(res.status).toBe(502);
       expect(res.body).toMatchObject({ code: 'dpa:GitProvider:UNAVAILABLE' });
       expect(res.body.requestId).toBeDefined();
@@ -179,14 +231,16 @@ describe('Security findings: what a tenant must not be able to do', () => {
     });
   });
 
-  describe('finding 7: caps on a queue\'s live entries and on a tenant\'s queues', () => {
+  describe("finding 7: caps on a queue's live entries and on a tenant's queues", () => {
     let capped: NestExpressApplication;
     let tenant: TestTenant;
     const api = () => request(capped.getHttpServer());
 
     beforeAll(async () => {
       const base = gitTestConfig(emulator);
-      capped = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue({ ...base, mergeQueues: { ...base.mergeQueues, maxLiveEntries: 3, maxPerOrganization: 2 } }));
+      capped = await createTestApp({}, (builder) =>
+        builder.overrideProvider(APP_CONFIG).useValue({ ...base, mergeQueues: { ...base.mergeQueues, maxLiveEntries: 3, maxPerOrganization: 2 } }),
+      );
       tenant = await createTenant(capped, 'capped');
     }, 60_000);
 
@@ -197,9 +251,19 @@ describe('Security findings: what a tenant must not be able to do', () => {
     it('refuses the entry past MERGE_QUEUE_MAX_LIVE_ENTRIES with a 422 naming the limit; a removed entry frees its place', async () => {
       const repo = createBareRepo();
       const source = await createLocalCodeSource(prisma, tenant.organizationId, repo.path);
-      const queue = (await api().post('/merge-queues').set(tenant.auth).send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } }).expect(201)).body.data as { id: string };
+      const queue = (
+        await api()
+          .post('/merge-queues')
+          .set(tenant.auth)
+          .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+          .expect(201)
+      ).body.data as { id: string };
       const head = commit(repo.path, repo.main, { 'a.txt': 'a\n' }, 'PR');
-      const enqueue = (number: number) => api().post(`/merge-queues/${queue.id}/entries`).set(tenant.auth).send({ data: { number, headSha: head, url: `https://example.test/pr/${number}` } });
+      const enqueue = (number: number) =>
+        api()
+          .post(`/merge-queues/${queue.id}/entries`)
+          .set(tenant.auth)
+          .send({ data: { number, headSha: head, url: `https://example.test/pr/${number}` } });
       const first = (await enqueue(1).expect(201)).body.data as { id: string };
       await enqueue(2).expect(201);
       await enqueue(3).expect(201);
@@ -215,10 +279,15 @@ describe('Security findings: what a tenant must not be able to do', () => {
       const repo = createBareRepo();
       for (const ref of ['b1', 'b2', 'b3', 'b4']) execFileSync('git', ['--git-dir', repo.path, 'update-ref', `refs/heads/${ref}`, repo.main]);
       const source = await createLocalCodeSource(prisma, other.organizationId, repo.path);
-      const create = (baseRef: string) => api().post('/merge-queues').set(other.auth).send({ data: { codeSourceId: source.id, baseRef, requiredChecks: ['ci'] } });
+      const create = (baseRef: string) =>
+        api()
+          .post('/merge-queues')
+          .set(other.auth)
+          .send({ data: { codeSourceId: source.id, baseRef, requiredChecks: ['ci'] } });
       const answers = await Promise.all(['b1', 'b2', 'b3', 'b4'].map((ref) => create(ref)));
       expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 422, 422]);
-      for (const refused of answers.filter((a) => a.status === 422)) expect(refused.body).toMatchObject({ code: 'dpa:MergeQueue:QUEUE_LIMIT_REACHED', metadata: { limit: 2 } });
+      for (const refused of answers.filter((a) => a.status === 422))
+        expect(refused.body).toMatchObject({ code: 'dpa:MergeQueue:QUEUE_LIMIT_REACHED', metadata: { limit: 2 } });
       expect(await prisma.mergeQueue.count({ where: { organizationId: other.organizationId } })).toBe(2);
     });
   });
@@ -227,27 +296,60 @@ describe('Security findings: what a tenant must not be able to do', () => {
     it('entry and check url fields accept http and https only', async () => {
       const { repo, queue } = await localQueue();
       const head = commit(repo.path, repo.main, { 'a.txt': 'a\n' }, 'PR 1');
-      for (const url of ['javascript:alert(document.cookie)', 'JavaScript:alert(1)', 'data:text/html,<script>alert(1)</script>', 'file:///etc/passwd', 'vbscript:msgbox(1)', 'not a url']) {
-        const res = await http().post(`/merge-queues/${queue.id}/entries`).set(member.auth).send({ data: { number: 1, headSha: head, url, title: 'x' } }).expect(400);
+      for (const url of [
+        'javascript:alert(document.cookie)',
+        'JavaScript:alert(1)',
+        'data:text/html,<script>alert(1)</script>',
+        'file:///etc/passwd',
+        'vbscript:msgbox(1)',
+        'not a url',
+      ]) {
+        const res = await http()
+          .post(`/merge-queues/${queue.id}/entries`)
+          .set(member.auth)
+          .send({ data: { number: 1, headSha: head, url, title: 'x' } })
+          .expect(400);
         expect(res.body.code).toBe('dpa:Request:VALIDATION_FAILED');
         expect(JSON.stringify(res.body)).toContain('url');
         // Check reports need mergeQueues:reportChecks (ADMIN): the owner reports, naming a commit.
-        const check = await http().post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: head, url } }).expect(400);
+        const check = await http()
+          .post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`)
+          .set(owner.auth)
+          .send({ data: { name: 'ci', state: 'success', sha: head, url } })
+          .expect(400);
         expect(JSON.stringify(check.body)).toContain('url');
       }
-      await http().post(`/merge-queues/${queue.id}/entries`).set(member.auth).send({ data: { number: 1, headSha: head, url: 'https://example.test/pr/1', title: 'x' } }).expect(201);
+      await http()
+        .post(`/merge-queues/${queue.id}/entries`)
+        .set(member.auth)
+        .send({ data: { number: 1, headSha: head, url: 'https://example.test/pr/1', title: 'x' } })
+        .expect(201);
       // A valid url gets past validation to the batch lookup.
-      await http().post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`).set(owner.auth).send({ data: { name: 'ci', state: 'success', sha: head, url: 'http://ci.example.test/run/1' } }).expect(404);
+      await http()
+        .post(`/merge-queues/${queue.id}/batches/0195a3c2-0000-7000-8000-000000000001/checks`)
+        .set(owner.auth)
+        .send({ data: { name: 'ci', state: 'success', sha: head, url: 'http://ci.example.test/run/1' } })
+        .expect(404);
     });
 
     it('refuses . and .. as repository name segments (422) before asking the provider', async () => {
       const token = emulator.issueToken('octocat');
-      const integrationId = (await http().post('/integrations').set(owner.auth).send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${Date.now()}`, token } }).expect(201)).body.data.id;
+      const integrationId = (
+        await http()
+          .post('/integrations')
+          .set(owner.auth)
+          .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${Date.now()}`, token } })
+          .expect(201)
+      ).body.data.id;
       for (const repository of ['octocat/..', '../octocat', 'octocat/.', './hello-world', 'octocat/../hello-world', 'group/./name']) {
         const res = await http().post('/code-sources').set(member.auth).send({ data: { integrationId, repository } }).expect(422);
         expect(res.body.code).toBe('dpa:CodeSource:INVALID_REPOSITORY');
       }
-      await http().post('/code-sources').set(member.auth).send({ data: { integrationId, repository: 'octocat/hello-world' } }).expect(201);
+      await http()
+        .post('/code-sources')
+        .set(member.auth)
+        .send({ data: { integrationId, repository: 'octocat/hello-world' } })
+        .expect(201);
     });
   });
 });

@@ -32,18 +32,34 @@ function usageConfig(emulator: GitProviderEmulator, extra: Partial<AppConfig> = 
 const MAX_PAGES = 20;
 
 /** The real worker process (dist/worker.js) on the emulator. */
-const startUsageWorker = (emulator: GitProviderEmulator) => startWorker({ QUEUE_PREFIX: PREFIX, GITHUB_API_URL: emulator.url, GITHUB_WEB_URL: emulator.url, LOG_LEVEL: 'warn', USAGE_IMPORT_MAX_PAGES: String(MAX_PAGES) });
+const startUsageWorker = (emulator: GitProviderEmulator) =>
+  startWorker({
+    QUEUE_PREFIX: PREFIX,
+    GITHUB_API_URL: emulator.url,
+    GITHUB_WEB_URL: emulator.url,
+    LOG_LEVEL: 'warn',
+    USAGE_IMPORT_MAX_PAGES: String(MAX_PAGES),
+  });
 
 /** What GET /scm/actions/usage should say, computed from the emulator's own data. */
 function expectedUsage(codeSourceId: string, runs: EmulatedRun[]) {
-  const groups = new Map<string, { codeSourceId: string; workflowName: string; day: string; runs: number; os: Map<string, { jobs: number; minutes: number }> }>();
+  const groups = new Map<
+    string,
+    { codeSourceId: string; workflowName: string; day: string; runs: number; os: Map<string, { jobs: number; minutes: number }> }
+  >();
   for (const run of runs) {
     const day = run.createdAt.slice(0, 10);
     const key = `${day}|${run.name}`;
     const group = groups.get(key) ?? { codeSourceId, workflowName: run.name, day, runs: 0, os: new Map() };
     group.runs++;
     for (const job of run.jobs) {
-      const os = job.labels.includes('self-hosted') ? 'SELF_HOSTED' : job.labels[0].startsWith('windows') ? 'WINDOWS' : job.labels[0].startsWith('macos') ? 'MACOS' : 'UBUNTU';
+      const os = job.labels.includes('self-hosted')
+        ? 'SELF_HOSTED'
+        : job.labels[0].startsWith('windows')
+          ? 'WINDOWS'
+          : job.labels[0].startsWith('macos')
+            ? 'MACOS'
+            : 'UBUNTU';
       const seconds = Math.round((Date.parse(job.completedAt) - Date.parse(job.startedAt)) / 1000);
       const entry = group.os.get(os) ?? { jobs: 0, minutes: 0 };
       entry.jobs++;
@@ -54,8 +70,18 @@ function expectedUsage(codeSourceId: string, runs: EmulatedRun[]) {
   }
   return [...groups.values()]
     .map((g) => {
-      const byRunnerOs = [...g.os.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([runnerOs, e]) => ({ runnerOs, jobs: e.jobs, billableMinutes: e.minutes }));
-      return { codeSourceId: g.codeSourceId, workflowName: g.workflowName, day: g.day, runs: g.runs, jobs: byRunnerOs.reduce((n, r) => n + r.jobs, 0), billableMinutes: byRunnerOs.reduce((n, r) => n + r.billableMinutes, 0), byRunnerOs };
+      const byRunnerOs = [...g.os.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([runnerOs, e]) => ({ runnerOs, jobs: e.jobs, billableMinutes: e.minutes }));
+      return {
+        codeSourceId: g.codeSourceId,
+        workflowName: g.workflowName,
+        day: g.day,
+        runs: g.runs,
+        jobs: byRunnerOs.reduce((n, r) => n + r.jobs, 0),
+        billableMinutes: byRunnerOs.reduce((n, r) => n + r.billableMinutes, 0),
+        byRunnerOs,
+      };
     })
     .sort((a, b) => (a.day !== b.day ? (a.day < b.day ? 1 : -1) : a.workflowName < b.workflowName ? -1 : a.workflowName > b.workflowName ? 1 : 0));
 }
@@ -83,27 +109,48 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     await emulator?.stop();
   });
 
-  afterEach(() => Object.assign(emulator.knobs, { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0 }));
+  afterEach(() =>
+    Object.assign(emulator.knobs, { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0 }),
+  );
 
   /** A tenant with an API_TOKEN integration and one code source per repository (each with `runs` workflow runs). */
   async function tenantWithRepos(label: string, repos: { runs: number; jobsPerRun?: number }[]) {
     const tenant = await createTenant(app, label);
     const login = `${label}-${randomUUID().slice(0, 8)}`;
     const user = emulator.addUser(login);
-    const integration = await http().post('/integrations').set(tenant.auth).send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } }).expect(201);
+    const integration = await http()
+      .post('/integrations')
+      .set(tenant.auth)
+      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } })
+      .expect(201);
     const sources: { id: string; name: string; runs: EmulatedRun[] }[] = [];
     for (const [i, spec] of repos.entries()) {
       const name = `repo-${i}`;
       emulator.addRepository(login, name);
       const runs = emulator.addWorkflowRuns(login, name, { count: spec.runs, jobsPerRun: spec.jobsPerRun ?? 3, seed: i + 7 });
-      const source = await http().post('/code-sources').set(tenant.auth).send({ data: { integrationId: integration.body.data.id, repository: `${login}/${name}` } }).expect(201);
+      const source = await http()
+        .post('/code-sources')
+        .set(tenant.auth)
+        .send({ data: { integrationId: integration.body.data.id, repository: `${login}/${name}` } })
+        .expect(201);
       sources.push({ id: source.body.data.id, name, runs });
     }
     return { tenant, login, user, integrationId: integration.body.data.id as string, sources };
   }
 
   const startImport = (tenant: TestTenant) => http().post('/scm/actions/usage/import').set(tenant.auth).expect(202);
-  const imports = async (tenant: TestTenant) => (await http().get('/scm/actions/usage/imports?limit=100').set(tenant.auth).expect(200)).body.data as { id: string; codeSourceId: string; status: string; pagesDone: number; nextPage: number; runsImported: number; jobsImported: number; lastError?: string; rateLimitedUntil?: string }[];
+  const imports = async (tenant: TestTenant) =>
+    (await http().get('/scm/actions/usage/imports?limit=100').set(tenant.auth).expect(200)).body.data as {
+      id: string;
+      codeSourceId: string;
+      status: string;
+      pagesDone: number;
+      nextPage: number;
+      runsImported: number;
+      jobsImported: number;
+      lastError?: string;
+      rateLimitedUntil?: string;
+    }[];
   const allFinished = (tenant: TestTenant, count: number) =>
     eventually(`${count} finished imports`, async () => {
       const rows = await imports(tenant);
@@ -119,14 +166,17 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     const rows: unknown[] = [];
     let cursor: string | undefined;
     do {
-      const page = await http().get(`/scm/actions/usage?limit=7&${query}${cursor ? `&cursor=${cursor}` : ''}`).set(tenant.auth).expect(200);
+      const page = await http()
+        .get(`/scm/actions/usage?limit=7&${query}${cursor ? `&cursor=${cursor}` : ''}`)
+        .set(tenant.auth)
+        .expect(200);
       rows.push(...page.body.data);
       cursor = page.body.meta.nextCursor;
     } while (cursor);
     return rows;
   }
 
-  it('imports every connected source once: started 1 then 0, stale until it succeeds, figures equal to the provider\'s', async () => {
+  it("imports every connected source once: started 1 then 0, stale until it succeeds, figures equal to the provider's", async () => {
     const { tenant, sources } = await tenantWithRepos('usage-a', [{ runs: 250 }]);
     const first = await startImport(tenant);
     expect(first.body).toEqual({ data: { started: 1 }, retryAfterSeconds: 1, stale: true });
@@ -159,7 +209,14 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     const { tenant, sources } = await tenantWithRepos('usage-race', [{ runs: 30 }, { runs: 30 }, { runs: 30 }]);
     const other = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(usageConfig(emulator)));
     try {
-      const answers = await Promise.all([0, 1, 2, 3].map((i) => request((i % 2 ? other : app).getHttpServer()).post('/scm/actions/usage/import').set(tenant.auth).expect(202)));
+      const answers = await Promise.all(
+        [0, 1, 2, 3].map((i) =>
+          request((i % 2 ? other : app).getHttpServer())
+            .post('/scm/actions/usage/import')
+            .set(tenant.auth)
+            .expect(202),
+        ),
+      );
       expect(answers.reduce((n, a) => n + a.body.data.started, 0)).toBe(3);
       const rows = await allFinished(tenant, 3);
       expect(new Set(rows.map((r) => r.codeSourceId))).toEqual(new Set(sources.map((s) => s.id)));
@@ -168,28 +225,32 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     }
   }, 60_000);
 
-  it.each([403, 429] as const)('a provider rate limit (%i with retry-after) delays the job, which then completes; retryAfterSeconds says when', async (status) => {
-    const { tenant, sources } = await tenantWithRepos(`usage-rl${status}`, [{ runs: 120 }]);
-    const queue = new Queue('usage-imports', { connection: { url: process.env.REDIS_URL as string }, prefix: PREFIX });
-    try {
-      Object.assign(emulator.knobs, { actionsRateLimitedUntil: Date.now() + 6_000, rateLimitStatus: status });
-      expect((await startImport(tenant)).body.data.started).toBe(1);
-      const row = await eventually('the import delayed', async () => (await imports(tenant)).find((r) => r.rateLimitedUntil));
-      expect(row.status).toBe('QUEUED');
-      const delayed = await queue.getJobs(['delayed']);
-      expect(delayed.map((j) => j.id)).toContain(`usage-import-${row.id}`);
-      const again = await startImport(tenant);
-      expect(again.body.data.started).toBe(0);
-      expect(again.body.retryAfterSeconds).toBeGreaterThanOrEqual(3);
-      expect(again.body.retryAfterSeconds).toBeLessThanOrEqual(7);
-      const [done] = await allFinished(tenant, 1);
-      expect(done).toMatchObject({ status: 'SUCCEEDED', runsImported: 120 });
-      expect(done.rateLimitedUntil).toBeUndefined();
-      expect(await counts(sources[0].id)).toEqual({ runs: 120, jobs: jobsOf(sources[0].runs) });
-    } finally {
-      await queue.close();
-    }
-  }, 60_000);
+  it.each([403, 429] as const)(
+    'a provider rate limit (%i with retry-after) delays the job, which then completes; retryAfterSeconds says when',
+    async (status) => {
+      const { tenant, sources } = await tenantWithRepos(`usage-rl${status}`, [{ runs: 120 }]);
+      const queue = new Queue('usage-imports', { connection: { url: process.env.REDIS_URL as string }, prefix: PREFIX });
+      try {
+        Object.assign(emulator.knobs, { actionsRateLimitedUntil: Date.now() + 6_000, rateLimitStatus: status });
+        expect((await startImport(tenant)).body.data.started).toBe(1);
+        const row = await eventually('the import delayed', async () => (await imports(tenant)).find((r) => r.rateLimitedUntil));
+        expect(row.status).toBe('QUEUED');
+        const delayed = await queue.getJobs(['delayed']);
+        expect(delayed.map((j) => j.id)).toContain(`usage-import-${row.id}`);
+        const again = await startImport(tenant);
+        expect(again.body.data.started).toBe(0);
+        expect(again.body.retryAfterSeconds).toBeGreaterThanOrEqual(3);
+        expect(again.body.retryAfterSeconds).toBeLessThanOrEqual(7);
+        const [done] = await allFinished(tenant, 1);
+        expect(done).toMatchObject({ status: 'SUCCEEDED', runsImported: 120 });
+        expect(done.rateLimitedUntil).toBeUndefined();
+        expect(await counts(sources[0].id)).toEqual({ runs: 120, jobs: jobsOf(sources[0].runs) });
+      } finally {
+        await queue.close();
+      }
+    },
+    60_000,
+  );
 
   it('transient provider errors retry with backoff and the import completes', async () => {
     const { tenant, sources } = await tenantWithRepos('usage-transient', [{ runs: 40 }]);
@@ -216,7 +277,9 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     expect(Math.min(...after)).toBe(killed.nextPage);
     expect(after.sort((a, b) => a - b)).toEqual(Array.from({ length: 21 - killed.nextPage }, (_, i) => killed.nextPage + i));
     expect(await counts(sources[0].id)).toEqual({ runs: 2_000, jobs: jobsOf(sources[0].runs) });
-    process.stdout.write(`resume: killed at checkpoint page ${killed.nextPage} (${killed.pagesDone} pages committed); run-page requests before the kill ${before}, after ${after.length} (pages ${after[0]}..${after[after.length - 1]})\n`);
+    process.stdout.write(
+      `resume: killed at checkpoint page ${killed.nextPage} (${killed.pagesDone} pages committed); run-page requests before the kill ${before}, after ${after.length} (pages ${after[0]}..${after[after.length - 1]})\n`,
+    );
   }, 120_000);
 
   it('a provider listing more than USAGE_IMPORT_MAX_PAGES pages fails the import with PAGE_LIMIT_REACHED; the page after the cap is never asked for', async () => {
@@ -237,7 +300,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     expect((await startImport(tenant)).body.data.started).toBe(1);
     const [done] = await allFinished(tenant, 1);
     expect(done.status).toBe('FAILED');
-    expect(done.lastError).toContain('refused the integration\'s credentials');
+    expect(done.lastError).toContain("refused the integration's credentials");
     const integration = await http().get(`/integrations/${integrationId}`).set(tenant.auth).expect(200);
     expect(integration.body.data.status).toBe('NEEDS_ATTENTION');
     // Its code source is no longer connected: nothing to start, nothing stale.
@@ -267,7 +330,9 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     const { tenant } = await tenantWithRepos('usage-redis', [{ runs: 5 }]);
     const base = usageConfig(emulator);
     const proxy = await TcpProxy.start(base.redisUrl);
-    const faulty = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue({ ...base, redisUrl: proxy.rewrite(base.redisUrl), redisCommandTimeoutMs: 500 }));
+    const faulty = await createTestApp({}, (builder) =>
+      builder.overrideProvider(APP_CONFIG).useValue({ ...base, redisUrl: proxy.rewrite(base.redisUrl), redisCommandTimeoutMs: 500 }),
+    );
     try {
       proxy.pause();
       const started = Date.now();

@@ -20,7 +20,10 @@ describe(JobHandlerCheck.name, () => {
   });
 
   it('refuses to start a worker when a job name has no handler', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule], providers: [JobHandlerCheck, ProcessorWithoutHandlers] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [...INFRASTRUCTURE_MODULES, DiscoveryModule],
+      providers: [JobHandlerCheck, ProcessorWithoutHandlers],
+    }).compile();
     await expect(moduleRef.init()).rejects.toThrow('job maintenance/purge-expired-oauth-states has no handler');
     await moduleRef.close();
   });

@@ -15,7 +15,9 @@ export async function createTestApp(
   extra: Pick<ModuleMetadata, 'controllers' | 'providers'> = {},
   customize: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
 ): Promise<NestExpressApplication> {
-  const moduleRef = await customize(Test.createTestingModule({ imports: [AppModule, DiscoveryModule], controllers: extra.controllers ?? [], providers: extra.providers ?? [] })).compile();
+  const moduleRef = await customize(
+    Test.createTestingModule({ imports: [AppModule, DiscoveryModule], controllers: extra.controllers ?? [], providers: extra.providers ?? [] }),
+  ).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   const validation = new ResponseValidation();
   app.use(validation.middleware);

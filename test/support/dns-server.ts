@@ -32,17 +32,21 @@ export class TestDnsServer {
         const answer = this.records.get(name);
         if (answer === 'timeout') return;
         if (answer === 'servfail') response.header.rcode = 2;
-        else for (const value of answer ?? []) response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: value }));
+        else
+          for (const value of answer ?? [])
+            response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: value }));
       }
       const entry = this.zone[name];
       if (entry && question.type === Packet.TYPE.A) {
         const count = this.queries.get(question.name) ?? 0;
         this.queries.set(question.name, count + 1);
         const addresses = typeof entry.a === 'function' ? entry.a(count) : (entry.a ?? []);
-        for (const address of addresses) response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 0, address }));
+        for (const address of addresses)
+          response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 0, address }));
       }
       if (entry && question.type === Packet.TYPE.AAAA) {
-        for (const address of entry.aaaa ?? []) response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.AAAA, class: Packet.CLASS.IN, ttl: 0, address }));
+        for (const address of entry.aaaa ?? [])
+          response.answers.push(Packet.createResourceFromQuestion(question, { type: Packet.TYPE.AAAA, class: Packet.CLASS.IN, ttl: 0, address }));
       }
       void send(response);
     },

@@ -10,7 +10,11 @@ export interface PollOptions {
 }
 
 /** Polls `check` until it returns a truthy value, and returns it; past the timeout throws naming `what`. An error thrown by `check` ends the wait. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false | null | 0 | ''>, { timeoutMs = 60_000, everyMs = 100 }: PollOptions = {}): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false | null | 0 | ''>,
+  { timeoutMs = 60_000, everyMs = 100 }: PollOptions = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

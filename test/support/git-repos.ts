@@ -6,7 +6,10 @@ import type { PrismaService } from '@/common/prisma/prisma.service';
 
 /** Runs git on a bare repository and returns its trimmed output. */
 export function git(repo: string, ...args: string[]): string {
-  return execFileSync('git', ['--git-dir', repo, ...args], { encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' } }).trim();
+  return execFileSync('git', ['--git-dir', repo, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' },
+  }).trim();
 }
 
 /** A bare repository in a temp dir whose `main` holds `files` (flat names). */
@@ -31,7 +34,10 @@ export function commit(repo: string, parent: string | null, files: Record<string
     if (content === null) entries.delete(name);
     else entries.set(name, execFileSync('git', ['--git-dir', repo, 'hash-object', '-w', '--stdin'], { input: content, encoding: 'utf8' }).trim());
   }
-  const tree = execFileSync('git', ['--git-dir', repo, 'mktree'], { input: [...entries].map(([name, sha]) => `100644 blob ${sha}\t${name}\n`).join(''), encoding: 'utf8' }).trim();
+  const tree = execFileSync('git', ['--git-dir', repo, 'mktree'], {
+    input: [...entries].map(([name, sha]) => `100644 blob ${sha}\t${name}\n`).join(''),
+    encoding: 'utf8',
+  }).trim();
   return git(repo, 'commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message);
 }
 

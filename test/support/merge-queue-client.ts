@@ -53,7 +53,12 @@ export class MergeQueueClient {
    * Acts as CI until `done` holds: every candidate under test gets `ci` reported, `failure` when
    * the candidate holds `bad.txt`. `report` false leaves CI silent (for pause and timeouts).
    */
-  async runCi(queueId: string, repoPath: string, done: (q: MqQueue) => boolean, options: { report?: () => boolean; timeoutMs?: number } = {}): Promise<MqQueue> {
+  async runCi(
+    queueId: string,
+    repoPath: string,
+    done: (q: MqQueue) => boolean,
+    options: { report?: () => boolean; timeoutMs?: number } = {},
+  ): Promise<MqQueue> {
     const reported = new Set<string>();
     const deadline = Date.now() + (options.timeoutMs ?? 25_000);
     for (;;) {
@@ -76,7 +81,8 @@ export class MergeQueueClient {
   /** Waits until the executor has answered every operation of the queue. */
   async quiet(queueId: string, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline && (await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } })) > 0) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && (await this.prisma.mergeQueueOperation.count({ where: { queueId, finishedAt: null } })) > 0)
+      await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -84,4 +90,8 @@ export class MergeQueueClient {
 export const finalEntries = (q: MqQueue) => q.entries.every((e) => ['merged', 'failed', 'removed', 'blocked'].includes(e.status));
 
 /** The subjects of the merge commits on the base's first-parent line, oldest first. */
-export const firstParentMerges = (repo: string, base = 'main') => git(repo, 'log', '--first-parent', '--format=%s', base).split('\n').filter((s) => s.startsWith('Merge #')).reverse();
+export const firstParentMerges = (repo: string, base = 'main') =>
+  git(repo, 'log', '--first-parent', '--format=%s', base)
+    .split('\n')
+    .filter((s) => s.startsWith('Merge #'))
+    .reverse();

@@ -43,7 +43,10 @@ export function toJsonSchema(schema: unknown): unknown {
       else out[key] = value;
     }
     // OpenAPI 3.0 spells exclusive bounds as booleans beside minimum/maximum; JSON Schema as numbers.
-    for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    for (const [flag, bound] of [
+      ['exclusiveMinimum', 'minimum'],
+      ['exclusiveMaximum', 'maximum'],
+    ] as const) {
       if (typeof out[flag] !== 'boolean') continue;
       if (out[flag] === true && typeof out[bound] === 'number') {
         out[flag] = out[bound];
@@ -217,7 +220,16 @@ export class ResponseValidation {
       if (validator) {
         const contentType = res.getHeader('content-type');
         try {
-          violations().push(...validator.check({ method, path, status: res.statusCode, contentType: contentType === undefined ? undefined : String(contentType), body: Buffer.concat(chunks), bytes }));
+          violations().push(
+            ...validator.check({
+              method,
+              path,
+              status: res.statusCode,
+              contentType: contentType === undefined ? undefined : String(contentType),
+              body: Buffer.concat(chunks),
+              bytes,
+            }),
+          );
         } catch (error) {
           violations().push(`${method} ${path} -> ${res.statusCode}: the validator failed: ${(error as Error).stack ?? String(error)}`);
         }

@@ -21,8 +21,12 @@ export class BuiltProcess {
   /** Starts `script` and waits for `ready` in its output. */
   // 90 s: a start-up normally takes a few seconds, but a machine running several suites side by side has taken 25 s.
   static async start(script: 'dist/main.js' | 'dist/worker.js', env: NodeJS.ProcessEnv, ready: string, timeoutMs = 90_000): Promise<BuiltProcess> {
-    const proc = new BuiltProcess(spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
-    await eventually(`${script} to print ${ready}`, async () => proc.output.includes(ready) || !proc.running, { timeoutMs, everyMs: 50 }).catch(() => undefined);
+    const proc = new BuiltProcess(
+      spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    await eventually(`${script} to print ${ready}`, async () => proc.output.includes(ready) || !proc.running, { timeoutMs, everyMs: 50 }).catch(
+      () => undefined,
+    );
     if (!proc.output.includes(ready)) {
       await proc.stop('SIGKILL');
       throw new Error(`${script} did not start:\n${proc.output}`);
@@ -62,7 +66,11 @@ export function startWorker(env: NodeJS.ProcessEnv = {}): Promise<BuiltProcess> 
  * long as the CLI runs, so a pooled keep-alive socket the server closed meanwhile is handed to the
  * next fetch before its close is seen ("other side closed").
  */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 60_000): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 60_000,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['dist/cli.js', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: timeoutMs }, (error, stdout, stderr) => {
       const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;

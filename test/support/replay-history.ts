@@ -46,7 +46,14 @@ export interface ReplayHistory {
   oracleTrees: string[];
 }
 
-const ENV = { GIT_AUTHOR_NAME: 'Replay', GIT_AUTHOR_EMAIL: 'replay@example.test', GIT_AUTHOR_DATE: '1700000000 +0000', GIT_COMMITTER_NAME: 'Replay', GIT_COMMITTER_EMAIL: 'replay@example.test', GIT_COMMITTER_DATE: '1700000000 +0000' };
+const ENV = {
+  GIT_AUTHOR_NAME: 'Replay',
+  GIT_AUTHOR_EMAIL: 'replay@example.test',
+  GIT_AUTHOR_DATE: '1700000000 +0000',
+  GIT_COMMITTER_NAME: 'Replay',
+  GIT_COMMITTER_EMAIL: 'replay@example.test',
+  GIT_COMMITTER_DATE: '1700000000 +0000',
+};
 
 function run(repo: string, args: string[], input?: string): string {
   return execFileSync('git', ['--git-dir', repo, ...args], { input, encoding: 'utf8', env: { ...process.env, ...ENV }, maxBuffer: 64 << 20 }).trim();
@@ -88,7 +95,11 @@ export function buildReplayHistory(repo: string, options: { seed: number; bad: n
   const fixture = loadReplayFixture();
   const files = new Map<string, string[]>();
   for (const [path, count] of Object.entries(fixture.initial)) {
-    if (count > 0) files.set(path, Array.from({ length: count }, (_, i) => `${path} line ${i + 1}`));
+    if (count > 0)
+      files.set(
+        path,
+        Array.from({ length: count }, (_, i) => `${path} line ${i + 1}`),
+      );
   }
   let stream = '';
   const blob = (lines: string[]) => {
@@ -110,7 +121,13 @@ export function buildReplayHistory(repo: string, options: { seed: number; bad: n
   });
   const marksFile = join(repo, 'replay-marks');
   run(repo, ['fast-import', '--quiet', `--export-marks=${marksFile}`], stream);
-  const marks = new Map(readFileSync(marksFile, 'utf8').trim().split('\n').map((l) => l.split(' ') as [string, string]).map(([m, sha]) => [Number(m.slice(1)), sha]));
+  const marks = new Map(
+    readFileSync(marksFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ') as [string, string])
+      .map(([m, sha]) => [Number(m.slice(1)), sha]),
+  );
   const real = (i: number) => marks.get(i + 1) as string; // real(0): before the range, real(i): after change i
 
   const rnd = mulberry32(options.seed);
@@ -128,7 +145,12 @@ export function buildReplayHistory(repo: string, options: { seed: number; bad: n
       const top = run(repo, ['ls-tree', fork]);
       const file = run(repo, ['hash-object', '-w', '--stdin'], `CI fails while this file is in the tree (${number})\n`);
       const tree = run(repo, ['mktree'], `${top}\n100644 blob ${file}\tci-fail-${number}.txt\n`);
-      prs.push({ number, headSha: run(repo, ['commit-tree', tree, '-p', fork, '-m', `PR ${number} (fails CI)`]), bad: true, behind: Math.min(wanted, oracle.length - 1) });
+      prs.push({
+        number,
+        headSha: run(repo, ['commit-tree', tree, '-p', fork, '-m', `PR ${number} (fails CI)`]),
+        bad: true,
+        behind: Math.min(wanted, oracle.length - 1),
+      });
       continue;
     }
     good += 1;

@@ -46,7 +46,11 @@ export function routeHandlers(app: INestApplication): RouteHandler[] {
       const sub = String(Reflect.getMetadata(PATH_METADATA, handler) ?? '');
       const path = `/${[base, sub].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/').replace(/\/$/, '') || '/';
       const isPublic = Boolean(reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, wrapper.metatype]));
-      out.push({ route: { method: RequestMethod[method].toLowerCase(), path, isPublic }, handler, controller: wrapper.metatype as new (...args: unknown[]) => unknown });
+      out.push({
+        route: { method: RequestMethod[method].toLowerCase(), path, isPublic },
+        handler,
+        controller: wrapper.metatype as new (...args: unknown[]) => unknown,
+      });
     }
   }
   return out;

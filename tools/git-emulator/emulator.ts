@@ -119,7 +119,18 @@ export class GitProviderEmulator {
   readonly clientId = 'Iv1.emulatorclient';
   readonly clientSecret = 'emulator-client-secret';
   readonly appSlug = 'delivery-platform-demo';
-  readonly knobs: Knobs = { down: false, delayMs: 0, rateLimited: false, actionsRateLimitedUntil: 0, rateLimitStatus: 403, actionsFailures: 0, gitFailures: 0, protectedBranches: [], holdUpdateRefs: null, heldUpdateRefs: 0 };
+  readonly knobs: Knobs = {
+    down: false,
+    delayMs: 0,
+    rateLimited: false,
+    actionsRateLimitedUntil: 0,
+    rateLimitStatus: 403,
+    actionsFailures: 0,
+    gitFailures: 0,
+    protectedBranches: [],
+    holdUpdateRefs: null,
+    heldUpdateRefs: 0,
+  };
   /** Where the app install and authorize pages send the browser back (the API's /scm/callback). */
   callbackUrl = '';
   /** The user the authorize/install pages act as (there is no login page). */
@@ -188,10 +199,24 @@ export class GitProviderEmulator {
   }
 
   /** A repository backed by a real bare git repository with one commit on its default branch. */
-  addRepository(owner: string, name: string, options: Partial<Pick<EmulatedRepository, 'private' | 'description' | 'defaultBranch' | 'collaborators'>> = {}): EmulatedRepository {
+  addRepository(
+    owner: string,
+    name: string,
+    options: Partial<Pick<EmulatedRepository, 'private' | 'description' | 'defaultBranch' | 'collaborators'>> = {},
+  ): EmulatedRepository {
     const path = join(this.root, owner, `${name}.git`);
     mkdirSync(path, { recursive: true });
-    const repo: EmulatedRepository = { id: this.nextId++, owner, name, private: options.private ?? false, description: options.description ?? null, defaultBranch: options.defaultBranch ?? 'main', collaborators: options.collaborators ?? [owner], path, runs: [] };
+    const repo: EmulatedRepository = {
+      id: this.nextId++,
+      owner,
+      name,
+      private: options.private ?? false,
+      description: options.description ?? null,
+      defaultBranch: options.defaultBranch ?? 'main',
+      collaborators: options.collaborators ?? [owner],
+      path,
+      runs: [],
+    };
     initBareRepository(path, repo.defaultBranch, repo.description ?? undefined);
     this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
     return repo;
@@ -247,7 +272,16 @@ export class GitProviderEmulator {
           const started = created + 5_000 + (attempt - 1) * 1_200_000 + Math.floor(random() * 60_000);
           const completed = started + 20_000 + Math.floor(random() * 880_000);
           last = Math.max(last, completed);
-          run.jobs.push({ id: 30_000_000_000 + this.nextId++, runId: run.id, runAttempt: attempt, name: `job-${j + 1}`, labels: runners[Math.floor(random() * runners.length)], conclusion: run.conclusion, startedAt: iso(started), completedAt: iso(completed) });
+          run.jobs.push({
+            id: 30_000_000_000 + this.nextId++,
+            runId: run.id,
+            runAttempt: attempt,
+            name: `job-${j + 1}`,
+            labels: runners[Math.floor(random() * runners.length)],
+            conclusion: run.conclusion,
+            startedAt: iso(started),
+            completedAt: iso(completed),
+          });
         }
       }
       run.updatedAt = iso(last);
@@ -296,7 +330,11 @@ export class GitProviderEmulator {
    * Sends a webhook delivery to `webhook.url`, signed with `webhook.secret` (or `options.secret`,
    * or the exact `options.signature`, or unsigned with `signature: null`), and records it.
    */
-  async deliver(event: string, payload: Record<string, unknown>, options: { secret?: string; signature?: string | null; id?: string } = {}): Promise<EmulatedDelivery> {
+  async deliver(
+    event: string,
+    payload: Record<string, unknown>,
+    options: { secret?: string; signature?: string | null; id?: string } = {},
+  ): Promise<EmulatedDelivery> {
     if (!this.webhook) throw new Error('the emulator has no webhook configured');
     const full = this.webhook.installationId !== undefined ? { ...payload, installation: { id: this.webhook.installationId } } : payload;
     const body = JSON.stringify(full);
@@ -312,8 +350,26 @@ export class GitProviderEmulator {
   }
 
   /** CI finished on `sha`: a check run `name` completed with `conclusion`, announced by a `check_run` webhook. */
-  checkRunCompleted(repository: string, sha: string, name: string, conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out', detailsUrl?: string): Promise<EmulatedDelivery> {
-    return this.deliver('check_run', { action: 'completed', check_run: { id: this.nextId++, name, head_sha: sha, status: 'completed', conclusion, details_url: detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`, app: { slug: 'ci' } }, repository: this.repoRef(repository) });
+  checkRunCompleted(
+    repository: string,
+    sha: string,
+    name: string,
+    conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out',
+    detailsUrl?: string,
+  ): Promise<EmulatedDelivery> {
+    return this.deliver('check_run', {
+      action: 'completed',
+      check_run: {
+        id: this.nextId++,
+        name,
+        head_sha: sha,
+        status: 'completed',
+        conclusion,
+        details_url: detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`,
+        app: { slug: 'ci' },
+      },
+      repository: this.repoRef(repository),
+    });
   }
 
   /** A commit status on `sha` (what a CI using the statuses API sends). */
@@ -322,28 +378,56 @@ export class GitProviderEmulator {
   }
 
   /** A pull request event: `synchronize` (a new head was pushed) or `closed`. */
-  pullRequest(repository: string, action: 'synchronize' | 'closed' | 'opened', pr: { number: number; headSha: string; baseRef: string; merged?: boolean }): Promise<EmulatedDelivery> {
+  pullRequest(
+    repository: string,
+    action: 'synchronize' | 'closed' | 'opened',
+    pr: { number: number; headSha: string; baseRef: string; merged?: boolean },
+  ): Promise<EmulatedDelivery> {
     return this.deliver('pull_request', {
       action,
       number: pr.number,
-      pull_request: { number: pr.number, state: action === 'closed' ? 'closed' : 'open', merged: pr.merged ?? false, head: { sha: pr.headSha, ref: `pr-${pr.number}` }, base: { ref: pr.baseRef } },
+      pull_request: {
+        number: pr.number,
+        state: action === 'closed' ? 'closed' : 'open',
+        merged: pr.merged ?? false,
+        head: { sha: pr.headSha, ref: `pr-${pr.number}` },
+        base: { ref: pr.baseRef },
+      },
       repository: this.repoRef(repository),
     });
   }
 
   /** A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from outside). */
   push(repository: string, ref: string, before: string, after: string, pusher = 'someone'): Promise<EmulatedDelivery> {
-    return this.deliver('push', { ref, before, after, created: /^0+$/.test(before), deleted: /^0+$/.test(after), pusher: { name: pusher }, repository: this.repoRef(repository) });
+    return this.deliver('push', {
+      ref,
+      before,
+      after,
+      created: /^0+$/.test(before),
+      deleted: /^0+$/.test(after),
+      pusher: { name: pusher },
+      repository: this.repoRef(repository),
+    });
   }
 
   private repoRef(repository: string): Record<string, unknown> {
     const repo = this.repos.get(repository.toLowerCase());
-    return { id: repo?.id ?? 0, full_name: repo ? `${repo.owner}/${repo.name}` : repository, name: repo?.name ?? repository.split('/')[1], owner: { login: repo?.owner ?? repository.split('/')[0] } };
+    return {
+      id: repo?.id ?? 0,
+      full_name: repo ? `${repo.owner}/${repo.name}` : repository,
+      name: repo?.name ?? repository.split('/')[1],
+      owner: { login: repo?.owner ?? repository.split('/')[0] },
+    };
   }
 
   private async post(delivery: EmulatedDelivery): Promise<EmulatedDelivery> {
     const target = this.webhook as { url: string };
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'GitHub-Hookshot/emulator', 'x-github-event': delivery.event, 'x-github-delivery': delivery.id };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'GitHub-Hookshot/emulator',
+      'x-github-event': delivery.event,
+      'x-github-delivery': delivery.id,
+    };
     if (delivery.signature) headers['x-hub-signature-256'] = delivery.signature;
     const res = await fetch(target.url, { method: 'POST', headers, body: delivery.body });
     delivery.status = res.status;
@@ -372,10 +456,29 @@ export class GitProviderEmulator {
     const state = body.state;
     if (state !== 'pending' && state !== 'success' && state !== 'failure' && state !== 'error') return send(res, 422, { message: 'Validation Failed' });
     const context = typeof body.context === 'string' ? body.context : 'default';
-    if (typeof body.description === 'string' && body.description.length > 140) return send(res, 422, { message: 'Validation Failed', errors: [{ field: 'description', code: 'custom', message: 'description is too long (maximum is 140 characters)' }] });
-    const status = { repository: `${repo.owner}/${repo.name}`, sha: match[3], state, context, by: login, ...(typeof body.description === 'string' && { description: body.description }), ...(typeof body.target_url === 'string' && { targetUrl: body.target_url }) };
+    if (typeof body.description === 'string' && body.description.length > 140)
+      return send(res, 422, {
+        message: 'Validation Failed',
+        errors: [{ field: 'description', code: 'custom', message: 'description is too long (maximum is 140 characters)' }],
+      });
+    const status = {
+      repository: `${repo.owner}/${repo.name}`,
+      sha: match[3],
+      state,
+      context,
+      by: login,
+      ...(typeof body.description === 'string' && { description: body.description }),
+      ...(typeof body.target_url === 'string' && { targetUrl: body.target_url }),
+    };
     this.statuses.push(status);
-    return send(res, 201, { id: this.nextId++, state, context, description: status.description ?? null, target_url: status.targetUrl ?? null, creator: { login } });
+    return send(res, 201, {
+      id: this.nextId++,
+      state,
+      context,
+      description: status.description ?? null,
+      target_url: status.targetUrl ?? null,
+      creator: { login },
+    });
   }
 
   /** What the provider's authorize page would hand back to the callback for `login`. */
@@ -401,7 +504,10 @@ export class GitProviderEmulator {
       res.setHeader('x-ratelimit-remaining', '0');
       res.setHeader('x-ratelimit-reset', String(reset));
       res.setHeader('retry-after', '42');
-      return send(res, 403, { message: 'API rate limit exceeded', documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting' });
+      return send(res, 403, {
+        message: 'API rate limit exceeded',
+        documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting',
+      });
     }
     res.setHeader('x-ratelimit-limit', '5000');
     res.setHeader('x-ratelimit-remaining', '4999');
@@ -439,7 +545,8 @@ export class GitProviderEmulator {
     const statusPost = path.match(/^\/repos\/([^/]+)\/([^/]+)\/statuses\/([0-9a-f]{40})$/);
     if (method === 'POST' && statusPost) return this.postStatus(login, statusPost, body, res);
     // GraphQL: GitHub.com serves it at /graphql, Enterprise Server at /api/graphql.
-    if (method === 'POST' && (path === '/graphql' || path === '/api/graphql')) return this.graphql(login, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
+    if (method === 'POST' && (path === '/graphql' || path === '/api/graphql'))
+      return this.graphql(login, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
     const gitData = path.match(/^\/repos\/([^/]+)\/([^/]+)\/(git\/ref|git\/refs|git\/commits|compare|merges)(?:\/(.+))?$/);
     if (gitData) return this.gitData(login, method, gitData, body, res).catch(() => send(res, 500, { message: 'Server Error' }));
     const repoPath = path.match(/^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/);
@@ -449,7 +556,11 @@ export class GitProviderEmulator {
       if (!repo || (repo.private && !repo.collaborators.includes(login))) return send(res, 404, { message: 'Not Found' });
       if (repoPath[3]) {
         if (!repo.collaborators.includes(login)) return send(res, 403, { message: 'Must have push access to view repository collaborators.' });
-        return send(res, 200, paginate(repo.collaborators, url, res).map((c) => ({ login: c, id: this.users.get(c)?.id ?? 0, type: 'User' })));
+        return send(
+          res,
+          200,
+          paginate(repo.collaborators, url, res).map((c) => ({ login: c, id: this.users.get(c)?.id ?? 0, type: 'User' })),
+        );
       }
       return send(res, 200, this.repositoryJson(repo));
     }
@@ -463,7 +574,10 @@ export class GitProviderEmulator {
       res.setHeader('x-ratelimit-remaining', '0');
       res.setHeader('x-ratelimit-reset', String(Math.ceil(this.knobs.actionsRateLimitedUntil / 1000)));
       res.setHeader('retry-after', String(Math.ceil((this.knobs.actionsRateLimitedUntil - now) / 1000)));
-      return send(res, this.knobs.rateLimitStatus, { message: 'API rate limit exceeded', documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting' });
+      return send(res, this.knobs.rateLimitStatus, {
+        message: 'API rate limit exceeded',
+        documentation_url: 'https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting',
+      });
     }
     if (this.knobs.actionsFailures > 0) {
       this.knobs.actionsFailures--;
@@ -521,7 +635,8 @@ export class GitProviderEmulator {
     }
     if (kind === 'git/refs' && method === 'POST' && rest === undefined) {
       const { ref, sha } = body;
-      if (typeof ref !== 'string' || !/^refs\/[^/]+\/.+/.test(ref) || !(await git.validRef(ref))) return send(res, 422, { message: 'Reference name is invalid' });
+      if (typeof ref !== 'string' || !/^refs\/[^/]+\/.+/.test(ref) || !(await git.validRef(ref)))
+        return send(res, 422, { message: 'Reference name is invalid' });
       if (typeof sha !== 'string' || !(await git.hasObject(sha))) return send(res, 422, { message: 'Object does not exist' });
       if (!(await git.updateRef(ref, sha, ''))) return send(res, 422, { message: 'Reference already exists' });
       this.refMoved(repo, ref, '0'.repeat(40), sha, login);
@@ -532,7 +647,11 @@ export class GitProviderEmulator {
       const ref = `refs/${rest}`;
       if (!(await git.validRef(ref))) return send(res, 422, { message: 'Reference does not exist' });
       if (ref.startsWith('refs/heads/') && this.isProtected(`${repo.owner}/${repo.name}`, ref.slice('refs/heads/'.length))) {
-        return send(res, 422, { message: `Protected branch update failed for ${ref}.`, documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference', status: '422' });
+        return send(res, 422, {
+          message: `Protected branch update failed for ${ref}.`,
+          documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference',
+          status: '422',
+        });
       }
       for (let attempt = 0; attempt < 5; attempt++) {
         const current = await git.resolveRef(ref);
@@ -553,9 +672,18 @@ export class GitProviderEmulator {
     }
     if (kind === 'git/commits' && method === 'POST' && rest === undefined) {
       const { message, tree, parents } = body;
-      if (typeof message !== 'string' || typeof tree !== 'string' || !SHA_PATTERN.test(tree) || !(await git.hasObject(tree)) || (await git.objectType(tree)) !== 'tree') return send(res, 422, { message: 'Tree SHA does not exist' });
+      if (
+        typeof message !== 'string' ||
+        typeof tree !== 'string' ||
+        !SHA_PATTERN.test(tree) ||
+        !(await git.hasObject(tree)) ||
+        (await git.objectType(tree)) !== 'tree'
+      )
+        return send(res, 422, { message: 'Tree SHA does not exist' });
       const list = Array.isArray(parents) ? parents : [];
-      for (const p of list) if (typeof p !== 'string' || !SHA_PATTERN.test(p) || (await git.resolveCommitish(p)) === null) return send(res, 422, { message: 'Parent SHA does not exist or is not a commit object' });
+      for (const p of list)
+        if (typeof p !== 'string' || !SHA_PATTERN.test(p) || (await git.resolveCommitish(p)) === null)
+          return send(res, 422, { message: 'Parent SHA does not exist or is not a commit object' });
       const identity = { name: login, email: `${this.users.get(login)?.id ?? 0}+${login}@users.noreply.emulator.test` };
       const sha = await git.commitTree(tree, list as string[], message, identity);
       res.setHeader('location', `${links.api}/git/commits/${sha}`);
@@ -591,11 +719,14 @@ export class GitProviderEmulator {
       const status = this.knobs.gitFailureStatus ?? 502;
       return send(res, status, { message: status === 503 ? 'Service Unavailable' : 'Server Error' });
     }
-    const fail = (message: string, type?: string) => send(res, 200, { data: { updateRefs: null }, errors: [{ ...(type && { type }), path: ['updateRefs'], locations: [{ line: 1, column: 1 }], message }] });
-    if (typeof request.query !== 'string' || !/\bupdateRefs\s*\(/.test(request.query)) return send(res, 200, { errors: [{ message: 'The emulator serves only the updateRefs mutation.' }] });
+    const fail = (message: string, type?: string) =>
+      send(res, 200, { data: { updateRefs: null }, errors: [{ ...(type && { type }), path: ['updateRefs'], locations: [{ line: 1, column: 1 }], message }] });
+    if (typeof request.query !== 'string' || !/\bupdateRefs\s*\(/.test(request.query))
+      return send(res, 200, { errors: [{ message: 'The emulator serves only the updateRefs mutation.' }] });
     const { repositoryId, refUpdates } = request.variables ?? {};
     const repo = [...this.repos.values()].find((r) => Buffer.from(`Repository:${r.id}`).toString('base64') === repositoryId);
-    if (!repo || (repo.private && !repo.collaborators.includes(login))) return fail(`Could not resolve to a node with the global id of '${String(repositoryId)}'`, 'NOT_FOUND');
+    if (!repo || (repo.private && !repo.collaborators.includes(login)))
+      return fail(`Could not resolve to a node with the global id of '${String(repositoryId)}'`, 'NOT_FOUND');
     if (!repo.collaborators.includes(login)) return fail(`${login} does not have permission to update refs on ${repo.owner}/${repo.name}.`, 'FORBIDDEN');
     if (!Array.isArray(refUpdates) || refUpdates.length === 0) return fail('refUpdates must list at least one update');
     if (this.knobs.holdUpdateRefs) {
@@ -607,16 +738,19 @@ export class GitProviderEmulator {
     const lines: string[] = [];
     const moved: { ref: string; before: string; after: string }[] = [];
     for (const u of refUpdates as { name?: unknown; afterOid?: unknown; beforeOid?: unknown; force?: unknown }[]) {
-      if (typeof u.name !== 'string' || !(await git.validRef(u.name)) || typeof u.afterOid !== 'string' || !SHA_PATTERN.test(u.afterOid)) return fail('Invalid ref update');
+      if (typeof u.name !== 'string' || !(await git.validRef(u.name)) || typeof u.afterOid !== 'string' || !SHA_PATTERN.test(u.afterOid))
+        return fail('Invalid ref update');
       const before = typeof u.beforeOid === 'string' && SHA_PATTERN.test(u.beforeOid) ? u.beforeOid : undefined;
       if (u.afterOid === ZERO) {
         lines.push(`delete ${u.name}${before ? ` ${before}` : ''}`);
         continue;
       }
-      if (u.name.startsWith('refs/heads/') && this.isProtected(`${repo.owner}/${repo.name}`, u.name.slice('refs/heads/'.length))) return fail(`Protected branch update failed for ${u.name}.`, 'UNPROCESSABLE');
+      if (u.name.startsWith('refs/heads/') && this.isProtected(`${repo.owner}/${repo.name}`, u.name.slice('refs/heads/'.length)))
+        return fail(`Protected branch update failed for ${u.name}.`, 'UNPROCESSABLE');
       if (!(await git.hasObject(u.afterOid))) return fail(`Could not resolve to an object with the oid ${u.afterOid}`);
       const from = before ?? (await git.resolveRef(u.name)) ?? ZERO;
-      if (u.force !== true && from !== ZERO && from !== u.afterOid && !(await git.isAncestor(from, u.afterOid))) return fail(`Update of ${u.name} is not a fast forward`);
+      if (u.force !== true && from !== ZERO && from !== u.afterOid && !(await git.isAncestor(from, u.afterOid)))
+        return fail(`Update of ${u.name} is not a fast forward`);
       lines.push(`update ${u.name} ${u.afterOid}${before ? ` ${before}` : ''}`);
       moved.push({ ref: u.name, before: from, after: u.afterOid });
     }
@@ -676,7 +810,11 @@ export class GitProviderEmulator {
       const merged = await git.commitTree(tree, [baseSha, headSha], typeof message === 'string' && message ? message : `Merge ${head} into ${base}`, identity);
       if (await git.updateRef(baseRef, merged, baseSha)) {
         const user = this.users.get(login);
-        return send(res, 201, { ...links.repoCommit((await git.commit(merged))!), author: { login, id: user?.id ?? 0, type: 'User' }, committer: { login, id: user?.id ?? 0, type: 'User' } });
+        return send(res, 201, {
+          ...links.repoCommit((await git.commit(merged))!),
+          author: { login, id: user?.id ?? 0, type: 'User' },
+          committer: { login, id: user?.id ?? 0, type: 'User' },
+        });
       }
     }
     return send(res, 409, { message: 'Reference update failed' });
@@ -700,7 +838,11 @@ export class GitProviderEmulator {
         res.setHeader('x-total-pages', String(Math.max(1, Math.ceil(repo.collaborators.length / perPage(url)))));
         res.setHeader('x-page', url.searchParams.get('page') ?? '1');
         res.setHeader('x-per-page', String(perPage(url)));
-        return send(res, 200, page.map((c) => ({ id: this.users.get(c)?.id ?? 0, username: c, access_level: 30 })));
+        return send(
+          res,
+          200,
+          page.map((c) => ({ id: this.users.get(c)?.id ?? 0, username: c, access_level: 30 })),
+        );
       }
       return send(res, 200, {
         id: repo.id,
@@ -722,7 +864,8 @@ export class GitProviderEmulator {
   private web(method: string, url: URL, body: string, res: http.ServerResponse): void {
     if (method === 'POST' && url.pathname === '/login/oauth/access_token') {
       const params = parseForm(body);
-      if (params.client_id !== this.clientId || params.client_secret !== this.clientSecret) return send(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' });
+      if (params.client_id !== this.clientId || params.client_secret !== this.clientSecret)
+        return send(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' });
       if (params.grant_type === 'refresh_token') {
         const login = this.tokens.get(params.refresh_token ?? '');
         if (!login) return send(res, 200, { error: 'bad_refresh_token', error_description: 'The refresh token passed is incorrect or expired.' });
@@ -742,9 +885,15 @@ export class GitProviderEmulator {
       return redirect(res, target.toString());
     }
     if (method === 'GET' && /^\/apps\/[^/]+\/installations\/new$/.test(url.pathname)) {
-      const installation = [...this.installations.values()].find((i) => i.users.includes(this.browserUser)) ?? this.addInstallation(this.browserUser, [this.browserUser]);
+      const installation =
+        [...this.installations.values()].find((i) => i.users.includes(this.browserUser)) ?? this.addInstallation(this.browserUser, [this.browserUser]);
       const target = new URL(this.callbackUrl);
-      target.search = new URLSearchParams({ code: this.issueCode(this.browserUser), installation_id: String(installation.id), setup_action: 'install', state }).toString();
+      target.search = new URLSearchParams({
+        code: this.issueCode(this.browserUser),
+        installation_id: String(installation.id),
+        setup_action: 'install',
+        state,
+      }).toString();
       return redirect(res, target.toString());
     }
     return send(res, 404, { message: 'Not Found' });
@@ -752,7 +901,14 @@ export class GitProviderEmulator {
 
   private tokenAnswer(login: string): object {
     const refresh = this.issueToken(login);
-    return { access_token: this.issueToken(login), token_type: 'bearer', scope: '', expires_in: 28_800, refresh_token: refresh, refresh_token_expires_in: 15_897_600 };
+    return {
+      access_token: this.issueToken(login),
+      token_type: 'bearer',
+      scope: '',
+      expires_in: 28_800,
+      refresh_token: refresh,
+      refresh_token_expires_in: 15_897_600,
+    };
   }
 
   private authenticate(req: http.IncomingMessage): string | undefined {
@@ -782,7 +938,13 @@ export class GitProviderEmulator {
 }
 
 function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined): object {
-  return { id: installation.id, account: { login: installation.account, id: account?.id ?? 0, type: 'User' }, target_type: 'User', repository_selection: 'all', permissions: { contents: 'read', metadata: 'read' } };
+  return {
+    id: installation.id,
+    account: { login: installation.account, id: account?.id ?? 0, type: 'User' },
+    target_type: 'User',
+    repository_selection: 'all',
+    permissions: { contents: 'read', metadata: 'read' },
+  };
 }
 
 function iso(ms: number): string {
@@ -867,8 +1029,17 @@ function paginate<T>(items: T[], url: URL, res: http.ServerResponse): T[] {
 }
 
 function initBareRepository(path: string, branch: string, description?: string): void {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'Emulator', GIT_AUTHOR_EMAIL: 'emulator@example.com', GIT_COMMITTER_NAME: 'Emulator', GIT_COMMITTER_EMAIL: 'emulator@example.com' };
-  const git = (...args: string[]) => execFileSync('git', ['--git-dir', path, ...args], { env, input: '' }).toString().trim();
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'Emulator',
+    GIT_AUTHOR_EMAIL: 'emulator@example.com',
+    GIT_COMMITTER_NAME: 'Emulator',
+    GIT_COMMITTER_EMAIL: 'emulator@example.com',
+  };
+  const git = (...args: string[]) =>
+    execFileSync('git', ['--git-dir', path, ...args], { env, input: '' })
+      .toString()
+      .trim();
   execFileSync('git', ['init', '--bare', '--quiet', path]);
   git('symbolic-ref', 'HEAD', `refs/heads/${branch}`);
   const tree = git('mktree');
@@ -878,7 +1049,17 @@ function initBareRepository(path: string, branch: string, description?: string):
 }
 
 function lastCommitDate(path: string): string {
-  const out = execFileSync('git', ['--git-dir', path, 'for-each-ref', '--sort=-committerdate', '--count=1', '--format=%(committerdate:iso-strict)', 'refs/heads']).toString().trim();
+  const out = execFileSync('git', [
+    '--git-dir',
+    path,
+    'for-each-ref',
+    '--sort=-committerdate',
+    '--count=1',
+    '--format=%(committerdate:iso-strict)',
+    'refs/heads',
+  ])
+    .toString()
+    .trim();
   return (out ? new Date(out) : new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
@@ -908,7 +1089,8 @@ function verifyAppJwt(jwt: string, app: { appId: string; publicKey: KeyObject })
     const claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString()) as { iss?: unknown; iat?: number; exp?: number };
     if (header.alg !== 'RS256' || String(claims.iss) !== app.appId) return false;
     const now = Math.floor(Date.now() / 1000);
-    if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number' || claims.exp <= now || claims.iat > now + 60 || claims.exp - claims.iat > 660) return false;
+    if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number' || claims.exp <= now || claims.iat > now + 60 || claims.exp - claims.iat > 660)
+      return false;
     return verifySignature('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), app.publicKey, Buffer.from(parts[2], 'base64url'));
   } catch {
     return false;
@@ -1004,7 +1186,10 @@ class BareRepository {
   /** One `git update-ref --stdin` transaction (all or nothing); false when git refused it. */
   updateRefs(input: string): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      const child = spawn('git', ['--git-dir', this.path, 'update-ref', '--stdin'], { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, stdio: ['pipe', 'ignore', 'ignore'] });
+      const child = spawn('git', ['--git-dir', this.path, 'update-ref', '--stdin'], {
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
       child.on('error', reject);
       child.on('close', (code) => resolve(code === 0));
       child.stdin.end(input);
@@ -1027,10 +1212,20 @@ class BareRepository {
   }
 
   async commit(sha: string): Promise<CommitInfo | null> {
-    const { code, stdout } = await this.git(['show', '-s', '--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B', `${sha}^{commit}`, '--'], [128]);
+    const { code, stdout } = await this.git(
+      ['show', '-s', '--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B', `${sha}^{commit}`, '--'],
+      [128],
+    );
     if (code !== 0) return null;
     const [full, tree, parents, an, ae, ad, cn, ce, cd, message] = stdout.split('\0');
-    return { sha: full, tree, parents: parents.split(' ').filter(Boolean), author: { name: an, email: ae, date: iso(Date.parse(ad)) }, committer: { name: cn, email: ce, date: iso(Date.parse(cd)) }, message: message.replace(/\n+$/, '') };
+    return {
+      sha: full,
+      tree,
+      parents: parents.split(' ').filter(Boolean),
+      author: { name: an, email: ae, date: iso(Date.parse(ad)) },
+      committer: { name: cn, email: ce, date: iso(Date.parse(cd)) },
+      message: message.replace(/\n+$/, ''),
+    };
   }
 
   private async git(args: string[], okCodes: number[] = [], env: Record<string, string> = {}): Promise<{ code: number; stdout: string }> {
@@ -1085,7 +1280,15 @@ class GitLinks {
     return {
       sha: c.sha,
       node_id: Buffer.from(`Commit:${c.sha}`).toString('base64'),
-      commit: { author: c.author, committer: c.committer, message: c.message, tree: { sha: c.tree, url: `${this.api}/git/trees/${c.tree}` }, url: `${this.api}/git/commits/${c.sha}`, comment_count: 0, verification: UNSIGNED },
+      commit: {
+        author: c.author,
+        committer: c.committer,
+        message: c.message,
+        tree: { sha: c.tree, url: `${this.api}/git/trees/${c.tree}` },
+        url: `${this.api}/git/commits/${c.sha}`,
+        comment_count: 0,
+        verification: UNSIGNED,
+      },
       url: `${this.api}/commits/${c.sha}`,
       html_url: `${this.html}/commit/${c.sha}`,
       comments_url: `${this.api}/commits/${c.sha}/comments`,

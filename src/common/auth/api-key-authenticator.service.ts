@@ -58,9 +58,14 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     this.redis.client.on('ready', () => void this.announcePending());
     // ioredis re-subscribes after a reconnect; caching resumes only once that happened.
     subscriber.on('ready', () => {
-      void subscriber.subscribe(CREDENTIAL_INVALIDATION_CHANNEL).then(() => this.cache.setEnabled(true), () => undefined);
+      void subscriber.subscribe(CREDENTIAL_INVALIDATION_CHANNEL).then(
+        () => this.cache.setEnabled(true),
+        () => undefined,
+      );
     });
-    await subscriber.subscribe(CREDENTIAL_INVALIDATION_CHANNEL).catch((error: unknown) => this.logger.warn({ err: error }, 'credential invalidation channel unavailable; caching off'));
+    await subscriber
+      .subscribe(CREDENTIAL_INVALIDATION_CHANNEL)
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'credential invalidation channel unavailable; caching off'));
     if (subscriber.status === 'ready') this.cache.setEnabled(true);
   }
 

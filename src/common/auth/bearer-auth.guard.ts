@@ -36,11 +36,17 @@ export class BearerAuthGuard implements CanActivate {
     request.principal = principal;
     const permission = this.reflector.getAllAndOverride<Permission | undefined>(REQUIRED_PERMISSION, targets);
     if (permission && !hasPermission(principal.role, permission)) {
-      throw new AppError(AuthErrors.FORBIDDEN, { message: `This operation needs the permission ${permission}, which the role ${principal.role} does not hold.`, metadata: { permission, role: principal.role } });
+      throw new AppError(AuthErrors.FORBIDDEN, {
+        message: `This operation needs the permission ${permission}, which the role ${principal.role} does not hold.`,
+        metadata: { permission, role: principal.role },
+      });
     }
     const superadminOnly = this.reflector.getAllAndOverride<boolean>(SUPERADMIN_ONLY, targets);
     if (superadminOnly && !principal.isSuperadmin) {
-      throw new AppError(AuthErrors.FORBIDDEN, { message: principal.scopes ? 'A scoped key never acts as a superadmin.' : 'Only superadmins may do this.', metadata: { permission: SUPERADMIN_PERMISSION } });
+      throw new AppError(AuthErrors.FORBIDDEN, {
+        message: principal.scopes ? 'A scoped key never acts as a superadmin.' : 'Only superadmins may do this.',
+        metadata: { permission: SUPERADMIN_PERMISSION },
+      });
     }
     // A scoped key may use a route only when the route's permission is one of its scopes (a
     // superadmin-only route is refused above: a scoped key's principal is never a superadmin).

@@ -1,7 +1,15 @@
 import { CredentialCache } from './credential-cache';
 import type { Principal } from './principal';
 
-const principal = (actorId: string, organizationId = 'org-1'): Principal => ({ organizationId, actorId, actorType: 'MEMBERSHIP', actorName: 'x', role: 'MEMBER', isSuperadmin: false, apiKeyId: `key-${actorId}` });
+const principal = (actorId: string, organizationId = 'org-1'): Principal => ({
+  organizationId,
+  actorId,
+  actorType: 'MEMBERSHIP',
+  actorName: 'x',
+  role: 'MEMBER',
+  isSuperadmin: false,
+  apiKeyId: `key-${actorId}`,
+});
 
 describe(CredentialCache.name, () => {
   it('returns an entry until its TTL passes', () => {

@@ -9,7 +9,15 @@ const KEY = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
 
 describe(loadConfig.name, () => {
   it('applies defaults', () => {
-    expect(loadConfig(valid)).toMatchObject({ databaseUrl: valid.DATABASE_URL, redisUrl: valid.REDIS_URL, port: 3000, logLevel: 'info', authCacheTtlMs: 30000, databasePoolSize: 10, queuePrefix: 'dpa' });
+    expect(loadConfig(valid)).toMatchObject({
+      databaseUrl: valid.DATABASE_URL,
+      redisUrl: valid.REDIS_URL,
+      port: 3000,
+      logLevel: 'info',
+      authCacheTtlMs: 30000,
+      databasePoolSize: 10,
+      queuePrefix: 'dpa',
+    });
   });
 
   it('applies the dependency and HTTP timeout defaults', () => {
@@ -26,8 +34,13 @@ describe(loadConfig.name, () => {
   });
 
   it('parses timeouts and refuses headers timeouts longer than the request timeout', () => {
-    expect(loadConfig({ ...valid, DATABASE_QUERY_TIMEOUT_MS: '750', REDIS_COMMAND_TIMEOUT_MS: '300' })).toMatchObject({ databaseQueryTimeoutMs: 750, redisCommandTimeoutMs: 300 });
-    expect(() => loadConfig({ ...valid, HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '15000' })).toThrow('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS');
+    expect(loadConfig({ ...valid, DATABASE_QUERY_TIMEOUT_MS: '750', REDIS_COMMAND_TIMEOUT_MS: '300' })).toMatchObject({
+      databaseQueryTimeoutMs: 750,
+      redisCommandTimeoutMs: 300,
+    });
+    expect(() => loadConfig({ ...valid, HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '15000' })).toThrow(
+      'Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS',
+    );
   });
 
   it('applies and parses the request body limits', () => {
@@ -42,11 +55,21 @@ describe(loadConfig.name, () => {
   });
 
   it('applies production-sensible rate limits and trusts no proxy by default', () => {
-    expect(loadConfig(valid)).toMatchObject({ trustProxy: false, rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10 } });
+    expect(loadConfig(valid)).toMatchObject({
+      trustProxy: false,
+      rateLimits: { windowMs: 60_000, perPrincipal: 600, unauthenticatedPerAddress: 60, keyCreation: 10, reports: 10 },
+    });
   });
 
   it('parses rate limits and trust proxy', () => {
-    const config = loadConfig({ ...valid, RATE_LIMIT_WINDOW_MS: '10000', RATE_LIMIT_PER_PRINCIPAL: '5', RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS: '3', RATE_LIMIT_KEY_CREATION: '2', TRUST_PROXY: '1' });
+    const config = loadConfig({
+      ...valid,
+      RATE_LIMIT_WINDOW_MS: '10000',
+      RATE_LIMIT_PER_PRINCIPAL: '5',
+      RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS: '3',
+      RATE_LIMIT_KEY_CREATION: '2',
+      TRUST_PROXY: '1',
+    });
     expect(config).toMatchObject({ trustProxy: 1, rateLimits: { windowMs: 10_000, perPrincipal: 5, unauthenticatedPerAddress: 3, keyCreation: 2 } });
     expect(loadConfig({ ...valid, TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ ...valid, TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toEqual(['loopback', '10.0.0.0/8']);
@@ -69,8 +92,13 @@ describe(loadConfig.name, () => {
   });
   it('LOCAL_GIT lives under GIT_LOCAL_ROOT: required in production when enabled, the OS temporary directory elsewhere', () => {
     const key = `k:${Buffer.alloc(32, 1).toString('base64')}`;
-    expect(() => loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key, GIT_LOCAL_ENABLED: 'true' })).toThrow('Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)');
-    expect(loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key, GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: '/srv/git/' }).git).toMatchObject({ localEnabled: true, localRoot: '/srv/git' });
+    expect(() => loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key, GIT_LOCAL_ENABLED: 'true' })).toThrow(
+      'Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)',
+    );
+    expect(loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key, GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: '/srv/git/' }).git).toMatchObject({
+      localEnabled: true,
+      localRoot: '/srv/git',
+    });
     expect(loadConfig({ ...valid, NODE_ENV: 'production', CREDENTIALS_KEYS: key }).git.localEnabled).toBe(false);
     expect(loadConfig({ ...valid, NODE_ENV: 'test' }).git.localRoot).toBe(realpathSync(tmpdir()));
   });
@@ -78,14 +106,19 @@ describe(loadConfig.name, () => {
   it('caps merge queues and counts rate limits per actor', () => {
     expect(loadConfig(valid)).toMatchObject({ mergeQueues: { maxLiveEntries: 1000, maxPerOrganization: 100 }, rateLimits: { perActor: 600 } });
     expect(loadConfig({ ...valid, RATE_LIMIT_PER_PRINCIPAL: '50' }).rateLimits.perActor).toBe(50);
-    expect(loadConfig({ ...valid, MERGE_QUEUE_MAX_LIVE_ENTRIES: '5', MERGE_QUEUE_MAX_PER_ORGANIZATION: '2', RATE_LIMIT_PER_ACTOR: '70' })).toMatchObject({ mergeQueues: { maxLiveEntries: 5, maxPerOrganization: 2 }, rateLimits: { perActor: 70 } });
+    expect(loadConfig({ ...valid, MERGE_QUEUE_MAX_LIVE_ENTRIES: '5', MERGE_QUEUE_MAX_PER_ORGANIZATION: '2', RATE_LIMIT_PER_ACTOR: '70' })).toMatchObject({
+      mergeQueues: { maxLiveEntries: 5, maxPerOrganization: 2 },
+      rateLimits: { perActor: 70 },
+    });
     expect(() => loadConfig({ ...valid, MERGE_QUEUE_MAX_LIVE_ENTRIES: '0' })).toThrow('MERGE_QUEUE_MAX_LIVE_ENTRIES');
   });
 
   describe('when NODE_ENV is forgotten', () => {
     it('behaves as production: no built-in credential key, one line naming CREDENTIALS_KEYS', () => {
       expect(() => loadConfig(base)).toThrow(ConfigError);
-      expect(() => loadConfig(base)).toThrow(/^Invalid configuration: CREDENTIALS_KEYS is not set \(required in production, which is what an unset NODE_ENV means\)$/);
+      expect(() => loadConfig(base)).toThrow(
+        /^Invalid configuration: CREDENTIALS_KEYS is not set \(required in production, which is what an unset NODE_ENV means\)$/,
+      );
       expect(() => loadConfig({ ...base, NODE_ENV: '' })).toThrow('Invalid configuration: CREDENTIALS_KEYS is not set');
     });
 
@@ -106,13 +139,23 @@ describe(loadConfig.name, () => {
         expect(config.git.localEnabled).toBe(true);
         expect(loadConfig({ ...base, NODE_ENV, GIT_LOCAL_ENABLED: 'false' }).git.localEnabled).toBe(false);
       }
-      expect(() => loadConfig({ ...base, NODE_ENV: 'staging' })).toThrow('Invalid configuration: NODE_ENV must be one of the following values: production, development, test');
+      expect(() => loadConfig({ ...base, NODE_ENV: 'staging' })).toThrow(
+        'Invalid configuration: NODE_ENV must be one of the following values: production, development, test',
+      );
     });
   });
 
   it('applies and parses the operations settings: metrics and worker health ports, shutdown grace, CORS', () => {
     expect(loadConfig(valid)).toMatchObject({ metricsPort: 9464, workerHealthPort: 9465, shutdownGraceMs: 25_000, corsOrigins: [] });
-    expect(loadConfig({ ...valid, METRICS_PORT: '0', WORKER_HEALTH_PORT: '19465', SHUTDOWN_GRACE_MS: '5000', CORS_ORIGINS: 'https://App.example.com, http://localhost:5173' })).toMatchObject({
+    expect(
+      loadConfig({
+        ...valid,
+        METRICS_PORT: '0',
+        WORKER_HEALTH_PORT: '19465',
+        SHUTDOWN_GRACE_MS: '5000',
+        CORS_ORIGINS: 'https://App.example.com, http://localhost:5173',
+      }),
+    ).toMatchObject({
       metricsPort: 0,
       workerHealthPort: 19465,
       shutdownGraceMs: 5000,
@@ -132,7 +175,13 @@ describe(loadConfig.name, () => {
 
   it('takes an empty value as unset (an env file line `X=`, compose `${X:-}`): the default applies', () => {
     const config = loadConfig({ ...valid, PORT: '', PUBLIC_URL: '', CORS_ORIGINS: '', GIT_LOCAL_ROOT: '', DNS_SERVERS: '', METRICS_PORT: '' });
-    expect(config).toMatchObject({ port: 3000, metricsPort: 9464, corsOrigins: [], domains: { dnsServers: [] }, git: { publicUrl: 'http://localhost:3000', localRoot: realpathSync(tmpdir()) } });
+    expect(config).toMatchObject({
+      port: 3000,
+      metricsPort: 9464,
+      corsOrigins: [],
+      domains: { dnsServers: [] },
+      git: { publicUrl: 'http://localhost:3000', localRoot: realpathSync(tmpdir()) },
+    });
     expect(() => loadConfig({ ...valid, DATABASE_URL: '' })).toThrow('Invalid configuration: DATABASE_URL is not set');
   });
 });

@@ -84,9 +84,12 @@ export class EnvironmentVariables {
 
   /** Express `trust proxy`: `false`, `true`, a number of hops, or comma-separated addresses/subnets. */
   @IsOptional()
-  @Matches(/^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/\d{1,3})?))*)$/, {
-    message: 'must be true, false, a number of hops, or comma-separated addresses/subnets (or loopback, linklocal, uniquelocal)',
-  })
+  @Matches(
+    /^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/\d{1,3})?)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/\d{1,3})?))*)$/,
+    {
+      message: 'must be true, false, a number of hops, or comma-separated addresses/subnets (or loopback, linklocal, uniquelocal)',
+    },
+  )
   TRUST_PROXY?: string;
 
   @OptionalInt(1000, 86_400_000)
@@ -113,9 +116,12 @@ export class EnvironmentVariables {
 
   /** Comma-separated resolver addresses, `ip` or `ip:port` (`[ipv6]:port`); empty means the system's. */
   @IsOptional()
-  @Matches(/^\s*(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+)(\s*,\s*(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+))*\s*$/, {
-    message: 'must be comma-separated IP addresses, each with an optional :port (IPv6 with a port as [addr]:port)',
-  })
+  @Matches(
+    /^\s*(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+)(\s*,\s*(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+))*\s*$/,
+    {
+      message: 'must be comma-separated IP addresses, each with an optional :port (IPv6 with a port as [addr]:port)',
+    },
+  )
   DNS_SERVERS?: string;
 
   @OptionalInt(100, 60_000)
@@ -158,7 +164,9 @@ export class EnvironmentVariables {
 
   /** `id:base64-of-32-bytes`, comma-separated: the first encrypts, every one decrypts (key rotation). */
   @IsOptional()
-  @Matches(/^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=(\s*,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=)*$/, { message: 'must be comma-separated id:base64 pairs of 32-byte keys' })
+  @Matches(/^[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=(\s*,\s*[A-Za-z0-9_-]{1,32}:[A-Za-z0-9+/]{43}=)*$/, {
+    message: 'must be comma-separated id:base64 pairs of 32-byte keys',
+  })
   CREDENTIALS_KEYS?: string;
 
   @IsOptional()
@@ -489,7 +497,10 @@ export class ConfigError extends Error {}
 /** GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY together, the key checked to be an RSA private key (its value never in the message). */
 function githubApp(appId: string | undefined, privateKey: string | undefined): { app?: { appId: string; privateKey: string } } {
   if (!appId && !privateKey) return {};
-  if (!appId || !privateKey) throw new ConfigError(`Invalid configuration: ${appId ? 'GITHUB_APP_PRIVATE_KEY' : 'GITHUB_APP_ID'} is not set (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY go together)`);
+  if (!appId || !privateKey)
+    throw new ConfigError(
+      `Invalid configuration: ${appId ? 'GITHUB_APP_PRIVATE_KEY' : 'GITHUB_APP_ID'} is not set (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY go together)`,
+    );
   const pem = privateKey.includes('\\n') ? privateKey.replace(/\\n/g, '\n') : privateKey;
   let key;
   try {
@@ -523,10 +534,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   // Unset is production: only an explicit development/test turns on the built-in key, LOCAL_GIT and failpoints.
   const environment = (raw.NODE_ENV ?? 'production') as AppConfig['environment'];
-  if (environment === 'production' && !raw.CREDENTIALS_KEYS) throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required in production, which is what an unset NODE_ENV means)');
+  if (environment === 'production' && !raw.CREDENTIALS_KEYS)
+    throw new ConfigError('Invalid configuration: CREDENTIALS_KEYS is not set (required in production, which is what an unset NODE_ENV means)');
   const localEnabled = raw.GIT_LOCAL_ENABLED === undefined ? environment !== 'production' : raw.GIT_LOCAL_ENABLED === 'true';
   // LOCAL_GIT reads and writes the server's disk: in production only under a directory the operator chose.
-  if (environment === 'production' && localEnabled && !raw.GIT_LOCAL_ROOT) throw new ConfigError('Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)');
+  if (environment === 'production' && localEnabled && !raw.GIT_LOCAL_ROOT)
+    throw new ConfigError('Invalid configuration: GIT_LOCAL_ROOT is not set (required when GIT_LOCAL_ENABLED=true in production)');
   return {
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL,
@@ -578,7 +591,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jobSchedulerCheckIntervalMs: raw.JOB_SCHEDULER_CHECK_INTERVAL_MS ?? 60_000,
     jobs: { attempts: raw.JOB_ATTEMPTS ?? 5, backoffMs: raw.JOB_BACKOFF_MS ?? 1_000, workers: workerSettings(raw.WORKER_CONCURRENCY ?? 4) },
     domains: {
-      dnsServers: (raw.DNS_SERVERS ?? '').split(',').map((server) => server.trim()).filter(Boolean),
+      dnsServers: (raw.DNS_SERVERS ?? '')
+        .split(',')
+        .map((server) => server.trim())
+        .filter(Boolean),
       dnsTimeoutMs: raw.DNS_TIMEOUT_MS ?? 5_000,
       reverifyIntervalMs: raw.DOMAIN_REVERIFY_INTERVAL_MS ?? 3_600_000,
       verificationGraceMs: raw.DOMAIN_VERIFICATION_GRACE_MS ?? 86_400_000,
@@ -589,7 +605,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     metricsPort: raw.METRICS_PORT ?? 9464,
     workerHealthPort: raw.WORKER_HEALTH_PORT ?? 9465,
     shutdownGraceMs: raw.SHUTDOWN_GRACE_MS ?? 25_000,
-    corsOrigins: (raw.CORS_ORIGINS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+    corsOrigins: (raw.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
     credentialKeys: parseCredentialKeys(raw.CREDENTIALS_KEYS),
     git: {
       localEnabled,
@@ -611,7 +630,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivateHosts: raw.GIT_SERVER_ALLOW_PRIVATE_HOSTS === 'true',
       dnsServers: raw.GIT_DNS_SERVERS?.split(',').map((s) => s.trim()),
       publicUrl: raw.PUBLIC_URL ?? `http://localhost:${raw.PORT ?? 3000}`,
-      redirectAllowedOrigins: (raw.OAUTH_REDIRECT_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+      redirectAllowedOrigins: (raw.OAUTH_REDIRECT_ALLOWED_ORIGINS ?? '')
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
     },
   };
 }

@@ -43,7 +43,12 @@ export interface RouteFacts {
  * body parser, body guard) can refuse any request that carries a body, whatever its method.
  */
 export function routeErrors(route: RouteFacts): ErrorEntry[] {
-  const entries: ErrorEntry[] = [RequestErrors.VALIDATION_FAILED, RequestErrors.MALFORMED_JSON, RequestErrors.PAYLOAD_TOO_LARGE, RequestErrors.UNSUPPORTED_MEDIA_TYPE];
+  const entries: ErrorEntry[] = [
+    RequestErrors.VALIDATION_FAILED,
+    RequestErrors.MALFORMED_JSON,
+    RequestErrors.PAYLOAD_TOO_LARGE,
+    RequestErrors.UNSUPPORTED_MEDIA_TYPE,
+  ];
   if (route.validatesInput) entries.push(RequestErrors.READ_ONLY_FIELD);
   if (route.paginated) entries.push(PaginationErrors.INVALID_CURSOR);
   if (!route.isPublic) entries.push(...Object.values(AuthErrors).filter((e) => e.status === 401));

@@ -13,17 +13,38 @@ describe(classifyDependencyError.name, () => {
     ['Prisma P2024 (pool timeout)', known('P2024'), 'postgres'],
     ['Prisma P2028 (transaction could not start in time)', known('P2028'), 'postgres'],
     ['a driver adapter error: database not reachable', new DriverAdapterError({ kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5432 }), 'postgres'],
-    ['a driver adapter error: statement_timeout (57014)', new DriverAdapterError({ kind: 'postgres', code: '57014', severity: 'ERROR', message: 'canceling statement due to statement timeout', originalCode: '57014', originalMessage: 'x' } as never), 'postgres'],
+    [
+      'a driver adapter error: statement_timeout (57014)',
+      new DriverAdapterError({
+        kind: 'postgres',
+        code: '57014',
+        severity: 'ERROR',
+        message: 'canceling statement due to statement timeout',
+        originalCode: '57014',
+        originalMessage: 'x',
+      } as never),
+      'postgres',
+    ],
     ['a wrapped driver adapter error', known('P2010', { driverAdapterError: new DriverAdapterError({ kind: 'ConnectionClosed' }) }), 'postgres'],
     ['pg-pool acquire timeout', new Error('timeout exceeded when trying to connect'), 'postgres'],
     ['pg client-side query timeout', new Error('Query read timeout'), 'postgres'],
     ['a bare refused socket', socketError('ECONNREFUSED'), 'postgres'],
     ['ioredis command timeout', new Error('Command timed out'), 'redis'],
     ['ioredis offline', new Error("Stream isn't writeable and enableOfflineQueue options is false"), 'redis'],
-    ['ioredis retries exhausted', Object.assign(new Error('Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.'), { name: 'MaxRetriesPerRequestError' }), 'redis'],
+    [
+      'ioredis retries exhausted',
+      Object.assign(new Error('Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.'), {
+        name: 'MaxRetriesPerRequestError',
+      }),
+      'redis',
+    ],
     ['a Redis error as the cause of another', new Error('enqueue failed', { cause: new Error('Connection is closed.') }), 'redis'],
     ['a unique violation', known('P2002'), undefined],
-    ['a driver adapter error that is the caller\'s fault', new DriverAdapterError({ kind: 'UniqueConstraintViolation', constraint: { fields: ['a'] } }), undefined],
+    [
+      "a driver adapter error that is the caller's fault",
+      new DriverAdapterError({ kind: 'UniqueConstraintViolation', constraint: { fields: ['a'] } }),
+      undefined,
+    ],
     ['an ordinary bug', new TypeError('x is undefined'), undefined],
     ['not an error', 'boom', undefined],
   ])('%s', (_label, error, expected) => {
@@ -51,7 +72,8 @@ describe('dependencyStatus', () => {
       for (let i = 0; i < 50; i++) dependencyStatus.down('spec-dependency', socketError('ECONNREFUSED'));
       dependencyStatus.up('spec-dependency');
       dependencyStatus.up('spec-dependency');
-      const about = (calls: unknown[][]) => calls.filter(([fields]) => (fields as { dependency?: string }).dependency === 'spec-dependency').map(([fields]) => fields);
+      const about = (calls: unknown[][]) =>
+        calls.filter(([fields]) => (fields as { dependency?: string }).dependency === 'spec-dependency').map(([fields]) => fields);
       expect(about(warn.mock.calls)).toEqual([{ dependency: 'spec-dependency', state: 'down', err: expect.objectContaining({ code: 'ECONNREFUSED' }) }]);
       expect(about(log.mock.calls)).toEqual([{ dependency: 'spec-dependency', state: 'up', downForMs: expect.any(Number) }]);
     } finally {

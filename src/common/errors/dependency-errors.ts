@@ -15,7 +15,8 @@ const ADAPTER_UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionCl
 const POSTGRES_UNAVAILABLE_STATES = /^(57014|57P0[1-3]|53300|08\d{3})$/;
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 // node-postgres and pg-pool raise plain Errors for their own timeouts and lost connections.
-const PG_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable)/;
+const PG_MESSAGES =
+  /^(timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable)/;
 // ioredis (and BullMQ, which uses it) when the connection is down, closed, or a command timed out.
 const REDIS_MESSAGES = /^(Command timed out|Stream isn't writeable|Connection is closed|Reached the max retries per request limit|Socket timeout)/;
 

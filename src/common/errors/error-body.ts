@@ -14,7 +14,10 @@ export class ErrorDetailSectionDto {
 
 /** The spec's error body, returned by every failing request. */
 export class ErrorBodyDto {
-  @ApiProperty({ description: 'Full error code, `<service>:<Domain>:<CODE>`; the codes are listed in `x-error-catalogue`', pattern: '^[a-z]+:[A-Z][A-Za-z]+:[A-Z][A-Z0-9_]*$' })
+  @ApiProperty({
+    description: 'Full error code, `<service>:<Domain>:<CODE>`; the codes are listed in `x-error-catalogue`',
+    pattern: '^[a-z]+:[A-Z][A-Za-z]+:[A-Z][A-Z0-9_]*$',
+  })
   code: string;
   @ApiProperty() message: string;
   @ApiPropertyOptional({ type: ErrorActionDto }) action?: ErrorActionDto;

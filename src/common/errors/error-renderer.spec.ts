@@ -30,7 +30,12 @@ describe(renderError.name, () => {
   it('strips internals from unknown errors unless the caller is a superadmin', () => {
     const error = new TypeError('secret detail');
     expect(renderError(error, {}).body).toEqual({ code: 'dpa:Server:INTERNAL', message: ServerErrors.INTERNAL.message });
-    expect(renderError(error, { superadmin: true }).body).toEqual({ code: 'dpa:Server:INTERNAL', message: ServerErrors.INTERNAL.message, isInternal: true, metadata: { name: 'TypeError', message: 'secret detail' } });
+    expect(renderError(error, { superadmin: true }).body).toEqual({
+      code: 'dpa:Server:INTERNAL',
+      message: ServerErrors.INTERNAL.message,
+      isInternal: true,
+      metadata: { name: 'TypeError', message: 'secret detail' },
+    });
   });
 });
 

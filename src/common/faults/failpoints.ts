@@ -14,7 +14,10 @@ const armed = parse(process.env.NODE_ENV === 'development' || process.env.NODE_E
 
 function parse(spec: string | undefined): Map<string, string | null> {
   const out = new Map<string, string | null>();
-  for (const item of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of (spec ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const at = item.indexOf('@');
     out.set(at < 0 ? item : item.slice(0, at), at < 0 ? null : item.slice(at + 1));
   }

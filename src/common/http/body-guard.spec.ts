@@ -24,8 +24,16 @@ describe(inspectJson.name, () => {
 
   it('names strings and keys that Postgres cannot store', () => {
     expect(inspectJson({ data: { name: 'a\u0000b' } }, limits)).toEqual({ kind: 'string', path: 'data.name', why: expect.stringContaining('NUL') });
-    expect(inspectJson({ data: { list: ['ok', 'x\ud800'] } }, limits)).toEqual({ kind: 'string', path: 'data.list[1]', why: expect.stringContaining('surrogate') });
-    expect(inspectJson({ data: { 'a\u0000': 1 } }, limits)).toEqual({ kind: 'key', path: 'data["a\\u0000"]', why: expect.stringContaining('key must not contain the NUL') });
+    expect(inspectJson({ data: { list: ['ok', 'x\ud800'] } }, limits)).toEqual({
+      kind: 'string',
+      path: 'data.list[1]',
+      why: expect.stringContaining('surrogate'),
+    });
+    expect(inspectJson({ data: { 'a\u0000': 1 } }, limits)).toEqual({
+      kind: 'key',
+      path: 'data["a\\u0000"]',
+      why: expect.stringContaining('key must not contain the NUL'),
+    });
     expect(inspectJson('\u0000', limits)).toMatchObject({ kind: 'string' });
   });
 
@@ -43,7 +51,18 @@ describe(scanJson.name, () => {
   const scan = (json: string, l = limits) => scanJson(Buffer.from(json), l);
 
   it('agrees with the walk of the parsed value', () => {
-    const bodies = ['{"data":{"name":"x","tags":["a","b"],"n":{"ok":true}}}', '{"data":{"x":[[{}]]}}', '[[[[[]]]]]', '{"data":{"a":[1,2,3],"b":{"c":1,"d":2}}}', `{"data":{${Array.from({ length: 10 }, (_, i) => `"k${i}":${i}`).join(',')}}}`, '{"a":"}]{[,:\\"","b":[]}', '[]', '{}', '"x"', '12'];
+    const bodies = [
+      '{"data":{"name":"x","tags":["a","b"],"n":{"ok":true}}}',
+      '{"data":{"x":[[{}]]}}',
+      '[[[[[]]]]]',
+      '{"data":{"a":[1,2,3],"b":{"c":1,"d":2}}}',
+      `{"data":{${Array.from({ length: 10 }, (_, i) => `"k${i}":${i}`).join(',')}}}`,
+      '{"a":"}]{[,:\\"","b":[]}',
+      '[]',
+      '{}',
+      '"x"',
+      '12',
+    ];
     for (const json of bodies) {
       const parsed = inspectJson(JSON.parse(json), limits);
       const scanned = scan(json);
@@ -58,7 +77,10 @@ describe(scanJson.name, () => {
     const started = performance.now();
     expect(scanJson(bytes, { maxDepth: 32, maxKeys: 1000 })).toEqual({ kind: 'keys' });
     expect(performance.now() - started).toBeLessThan(20);
-    expect(scan('{"data":{"x":' + '['.repeat(10_000) + ']'.repeat(10_000) + '}}', { maxDepth: 32, maxKeys: 1000 })).toEqual({ kind: 'depth', path: expect.stringMatching(/^data\.x(\[0\])+$/) });
+    expect(scan('{"data":{"x":' + '['.repeat(10_000) + ']'.repeat(10_000) + '}}', { maxDepth: 32, maxKeys: 1000 })).toEqual({
+      kind: 'depth',
+      path: expect.stringMatching(/^data\.x(\[0\])+$/),
+    });
   });
 
   it('counts array items, not commas in strings or empty arrays', () => {

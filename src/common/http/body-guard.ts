@@ -14,10 +14,7 @@ export interface BodyLimits {
 export const JSON_MEDIA_TYPES = ['application/json', 'application/*+json'];
 
 export type BodyProblem =
-  | { kind: 'depth'; path: string }
-  | { kind: 'keys' }
-  | { kind: 'string'; path: string; why: string }
-  | { kind: 'key'; path: string; why: string };
+  { kind: 'depth'; path: string } | { kind: 'keys' } | { kind: 'string'; path: string; why: string } | { kind: 'key'; path: string; why: string };
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*…?$/;
 const MAX_PATH_LENGTH = 200;
@@ -122,7 +119,8 @@ export function scanJson(bytes: Uint8Array, limits: BodyLimits): BodyProblem | u
       if (c === BACKSLASH) i++;
       else if (c === QUOTE) {
         const frame = frames[frames.length - 1];
-        if (frame && !frame.isArray && frame.expectValue === false) frame.key = Buffer.from(bytes.buffer, bytes.byteOffset + stringStart, Math.min(i - stringStart, MAX_KEY_LENGTH + 1)).toString('utf8');
+        if (frame && !frame.isArray && frame.expectValue === false)
+          frame.key = Buffer.from(bytes.buffer, bytes.byteOffset + stringStart, Math.min(i - stringStart, MAX_KEY_LENGTH + 1)).toString('utf8');
         stringStart = -1;
       }
       continue;
@@ -233,7 +231,9 @@ export function jsonOnlyMiddleware(req: Request, _res: Response, next: NextFunct
   const type = req.headers['content-type'];
   next(
     new AppError(RequestErrors.UNSUPPORTED_MEDIA_TYPE, {
-      message: type ? `The request body must be application/json, not ${type.slice(0, 100)}.` : 'The request body must be application/json; the request has no Content-Type.',
+      message: type
+        ? `The request body must be application/json, not ${type.slice(0, 100)}.`
+        : 'The request body must be application/json; the request has no Content-Type.',
       metadata: { contentType: type ? type.slice(0, 100) : null },
     }),
   );

@@ -28,9 +28,11 @@ export function RequestEnvelope<T>(payload: ClassType<T>): ClassType<{ data: T }
 
 function dataSchema(model: ClassType<unknown>, list: boolean): SchemaObject {
   const data = list ? { type: 'array', items: { $ref: getSchemaPath(model) } } : { $ref: getSchemaPath(model) };
-  return (list
-    ? { type: 'object', required: ['data', 'meta'], properties: { data, meta: { $ref: getSchemaPath(PageMetaDto) } } }
-    : { type: 'object', required: ['data'], properties: { data } }) as SchemaObject;
+  return (
+    list
+      ? { type: 'object', required: ['data', 'meta'], properties: { data, meta: { $ref: getSchemaPath(PageMetaDto) } } }
+      : { type: 'object', required: ['data'], properties: { data } }
+  ) as SchemaObject;
 }
 
 /** Documents a `{data}` success response. */
@@ -39,7 +41,10 @@ export const ApiDataResponse = (model: ClassType<unknown>, options: { status?: 2
     ApiExtraModels(model),
     options.status === 202
       ? ApiAcceptedResponse({ description: options.description ?? 'Accepted', schema: dataSchema(model, false) })
-      : (options.status === 201 ? ApiCreatedResponse : ApiOkResponse)({ description: options.description ?? (options.status === 201 ? 'Created' : 'OK'), schema: dataSchema(model, false) }),
+      : (options.status === 201 ? ApiCreatedResponse : ApiOkResponse)({
+          description: options.description ?? (options.status === 201 ? 'Created' : 'OK'),
+          schema: dataSchema(model, false),
+        }),
   );
 
 /** Documents a `{data, meta}` list response. */

@@ -22,12 +22,7 @@ export function slugify(name: string): string {
  * Creates a row whose `givenId` is unique per organization. An explicit givenId that is taken is a
  * 409; one derived from the name gets the first free numeric suffix instead.
  */
-export async function createWithGivenId<T>(
-  name: string,
-  explicit: string | undefined,
-  taken: ErrorEntry,
-  create: (givenId: string) => Promise<T>,
-): Promise<T> {
+export async function createWithGivenId<T>(name: string, explicit: string | undefined, taken: ErrorEntry, create: (givenId: string) => Promise<T>): Promise<T> {
   const base = explicit ?? slugify(name);
   for (let attempt = 1; attempt <= 50; attempt++) {
     const givenId = attempt === 1 ? base : `${base}-${attempt}`;

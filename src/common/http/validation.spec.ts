@@ -16,11 +16,16 @@ describe(createValidationPipe.name, () => {
   it('says "must not be null" for null in a field that cannot hold it, on create and on update', async () => {
     expect((await problem(CreateProjectRequest, { data: { name: null } })).items).toEqual(['data.name: must not be null']);
     expect((await problem(CreateProjectRequest, { data: { name: 'x', givenId: null } })).items).toEqual(['data.givenId: must not be null']);
-    expect((await problem(UpdateProjectRequest, { data: { name: null, status: null } })).items.sort()).toEqual(['data.name: must not be null', 'data.status: must not be null']);
+    expect((await problem(UpdateProjectRequest, { data: { name: null, status: null } })).items.sort()).toEqual([
+      'data.name: must not be null',
+      'data.status: must not be null',
+    ]);
   });
 
   it('lets null through where the field is nullable', async () => {
-    await expect(createValidationPipe().transform({ data: { description: null } }, { type: 'body', metatype: UpdateProjectRequest })).resolves.toMatchObject({ data: { description: null } });
+    await expect(createValidationPipe().transform({ data: { description: null } }, { type: 'body', metatype: UpdateProjectRequest })).resolves.toMatchObject({
+      data: { description: null },
+    });
   });
 
   it('names unknown keys whatever characters they hold, within a bounded message', async () => {

@@ -4,7 +4,19 @@ import { RequestErrors } from '@/common/errors/common.errors';
 import { capList, invalidFields } from '@/common/errors/invalid-fields';
 
 /** Fields the server owns: a request that sets one is told so, not just that it is unknown. */
-const READ_ONLY_FIELDS = new Set(['id', 'organizationId', 'createdAt', 'updatedAt', 'createdById', 'createdByName', 'token', 'keySuffix', 'lastUsedAt', 'ownerType', 'revision']);
+const READ_ONLY_FIELDS = new Set([
+  'id',
+  'organizationId',
+  'createdAt',
+  'updatedAt',
+  'createdById',
+  'createdByName',
+  'token',
+  'keySuffix',
+  'lastUsedAt',
+  'ownerType',
+  'revision',
+]);
 
 interface FieldProblem {
   path: string;
@@ -43,7 +55,10 @@ export function validationErrorToAppError(errors: ValidationError[]): AppError {
   const fields = problems.map((p) => p.path);
   if (readOnly.length > 0) {
     return new AppError(RequestErrors.READ_ONLY_FIELD, {
-      message: `Read-only field${readOnly.length > 1 ? 's' : ''} cannot be set: ${capList(readOnly.map((p) => p.path), 5).join(', ')}`,
+      message: `Read-only field${readOnly.length > 1 ? 's' : ''} cannot be set: ${capList(
+        readOnly.map((p) => p.path),
+        5,
+      ).join(', ')}`,
       details: [invalidFields(items)],
       metadata: { fields: capList(fields) },
     });

@@ -30,7 +30,9 @@ export function exitGracefullyOnSignals(name: string, graceMs: number, stop: (si
         process.exit(0);
       },
       (error: unknown) => {
-        process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: `${name} failed to stop cleanly`, error: error instanceof Error ? error.message : String(error) })}\n`);
+        process.stderr.write(
+          `${JSON.stringify({ level: 50, time: Date.now(), msg: `${name} failed to stop cleanly`, error: error instanceof Error ? error.message : String(error) })}\n`,
+        );
         process.exit(1);
       },
     );

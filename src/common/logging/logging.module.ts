@@ -18,17 +18,25 @@ const logDestination = destination({ dest: 1, sync: false, minLength: 4096 });
       useFactory: (config: AppConfig) => ({
         pinoHttp: [
           {
-          level: config.logLevel,
-          genReqId: (req: { id?: string }) => req.id ?? randomUUID(),
-          redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'res.headers["set-cookie"]', '*.token', '*.*.token'], remove: true },
-          // The last line of defence: whatever ends up in a line (a header, an error message, a
-          // URL echoed by a library), a token-shaped string never reaches the output.
-          hooks: { streamWrite: redactTokens },
-          serializers: {
-            req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url === undefined ? undefined : redactUrl(req.url) }),
-            res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-          },
-          customLogLevel: (_req: unknown, res: { statusCode: number }, err?: unknown) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+            level: config.logLevel,
+            genReqId: (req: { id?: string }) => req.id ?? randomUUID(),
+            redact: {
+              paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', 'res.headers["set-cookie"]', '*.token', '*.*.token'],
+              remove: true,
+            },
+            // The last line of defence: whatever ends up in a line (a header, an error message, a
+            // URL echoed by a library), a token-shaped string never reaches the output.
+            hooks: { streamWrite: redactTokens },
+            serializers: {
+              req: (req: { id: string; method: string; url: string }) => ({
+                id: req.id,
+                method: req.method,
+                url: req.url === undefined ? undefined : redactUrl(req.url),
+              }),
+              res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+            },
+            customLogLevel: (_req: unknown, res: { statusCode: number }, err?: unknown) =>
+              err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
           },
           logDestination,
         ],

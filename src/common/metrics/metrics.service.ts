@@ -6,7 +6,14 @@ export type ProviderCallOutcome = 'ok' | 'client_error' | 'rate_limited' | 'serv
 
 type SourceSample<L extends string> = { labels: Partial<Record<L, string>>; value: number };
 /** A metric read from Postgres or Redis when Prometheus scrapes. */
-type SourceOptions<L extends string> = { name: string; help: string; labelNames: readonly L[]; source: string; timeoutMs?: number; read: () => Promise<SourceSample<L>[]> };
+type SourceOptions<L extends string> = {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  source: string;
+  timeoutMs?: number;
+  read: () => Promise<SourceSample<L>[]>;
+};
 
 /**
  * The process's Prometheus registry and the metrics recorded as things happen. Metrics read from
@@ -38,7 +45,7 @@ export class MetricsService implements OnModuleDestroy {
 
   readonly providerRateLimitRemaining = new Gauge({
     name: 'dpa_provider_rate_limit_remaining',
-    help: "The x-ratelimit-remaining a provider last answered this process (whichever token made that request)",
+    help: 'The x-ratelimit-remaining a provider last answered this process (whichever token made that request)',
     labelNames: ['provider'] as const,
     registers: [this.registry],
   });

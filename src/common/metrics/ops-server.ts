@@ -58,7 +58,8 @@ async function handle(routes: Record<string, OpsRoute>, req: IncomingMessage, re
   let response: OpsResponse;
   const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
   if (!route) response = opsError(404, RequestErrors.ROUTE_NOT_FOUND.code, `No route ${req.method} ${path.slice(0, 200)} on this listener.`);
-  else if (req.method !== 'GET' && req.method !== 'HEAD') response = { ...opsError(405, RequestErrors.METHOD_NOT_ALLOWED.code, RequestErrors.METHOD_NOT_ALLOWED.message), headers: { Allow: 'GET, HEAD' } };
+  else if (req.method !== 'GET' && req.method !== 'HEAD')
+    response = { ...opsError(405, RequestErrors.METHOD_NOT_ALLOWED.code, RequestErrors.METHOD_NOT_ALLOWED.message), headers: { Allow: 'GET, HEAD' } };
   else {
     try {
       response = await route();
@@ -66,6 +67,11 @@ async function handle(routes: Record<string, OpsRoute>, req: IncomingMessage, re
       response = opsError(500, ServerErrors.INTERNAL.code, ServerErrors.INTERNAL.message);
     }
   }
-  res.writeHead(response.status, { 'Content-Type': response.contentType, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...(response.headers ?? {}) });
+  res.writeHead(response.status, {
+    'Content-Type': response.contentType,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...(response.headers ?? {}),
+  });
   res.end(req.method === 'HEAD' ? undefined : response.body);
 }

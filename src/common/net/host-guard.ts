@@ -16,7 +16,10 @@ export class HostRefusedError extends Error {
 /** The name did not resolve (or the resolver did not answer in time). */
 export class HostUnresolvedError extends Error {
   readonly code = 'EHOSTUNRESOLVED';
-  constructor(readonly hostname: string, cause?: unknown) {
+  constructor(
+    readonly hostname: string,
+    cause?: unknown,
+  ) {
     super(`${hostname} does not resolve`, { cause });
   }
 }
@@ -82,7 +85,13 @@ export function guardedLookup(policy: HostPolicy, resolve: Resolve): LookupFunct
 // Never connected to, even with private hosts allowed: link-local (metadata), multicast, "this network".
 // IPv4 only: request-filtering-agent matches each list entry against the address's own family and
 // warns on the others; IPv6 names go through `guardedLookup`, which applies the whole policy.
-const ALWAYS_DENIED = ['169.254.0.0/16', '224.0.0.0/4', '0.0.0.0/8', '240.0.0.0/4', ...METADATA_ADDRESSES.map((m) => m.cidr).filter((cidr) => !cidr.includes(':'))];
+const ALWAYS_DENIED = [
+  '169.254.0.0/16',
+  '224.0.0.0/4',
+  '0.0.0.0/8',
+  '240.0.0.0/4',
+  ...METADATA_ADDRESSES.map((m) => m.cidr).filter((cidr) => !cidr.includes(':')),
+];
 
 export interface ProviderFetchOptions {
   /** Connection to last byte of the body. */
@@ -112,8 +121,16 @@ export class ProviderTimeoutError extends Error {
 export function providerFetch(options: ProviderFetchOptions): typeof fetch {
   const agents = options.guard
     ? {
-        http: new RequestFilteringHttpAgent({ keepAlive: false, allowPrivateIPAddress: options.guard.policy.allowPrivateHosts, denyIPAddressList: ALWAYS_DENIED }),
-        https: new RequestFilteringHttpsAgent({ keepAlive: false, allowPrivateIPAddress: options.guard.policy.allowPrivateHosts, denyIPAddressList: ALWAYS_DENIED }),
+        http: new RequestFilteringHttpAgent({
+          keepAlive: false,
+          allowPrivateIPAddress: options.guard.policy.allowPrivateHosts,
+          denyIPAddressList: ALWAYS_DENIED,
+        }),
+        https: new RequestFilteringHttpsAgent({
+          keepAlive: false,
+          allowPrivateIPAddress: options.guard.policy.allowPrivateHosts,
+          denyIPAddressList: ALWAYS_DENIED,
+        }),
       }
     : { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
   const lookup = options.guard ? guardedLookup(options.guard.policy, options.guard.resolve) : systemLookup;
@@ -128,38 +145,50 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
     }
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, key) => (headers[key] = value));
-    const body = init.body === undefined || init.body === null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(await new Response(init.body).arrayBuffer());
+    const body =
+      init.body === undefined || init.body === null
+        ? undefined
+        : typeof init.body === 'string'
+          ? init.body
+          : Buffer.from(await new Response(init.body).arrayBuffer());
     return new Promise<Response>((resolve, reject) => {
-      const req = client.request(url, { method: init.method ?? 'GET', headers, agent: url.protocol === 'https:' ? agents.https : agents.http, lookup }, (res) => {
-        const chunks: Buffer[] = [];
-        let received = 0;
-        res.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (options.maxResponseBytes !== undefined && received > options.maxResponseBytes) {
+      const req = client.request(
+        url,
+        { method: init.method ?? 'GET', headers, agent: url.protocol === 'https:' ? agents.https : agents.http, lookup },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let received = 0;
+          res.on('data', (chunk: Buffer) => {
+            received += chunk.length;
+            if (options.maxResponseBytes !== undefined && received > options.maxResponseBytes) {
+              clearTimeout(timer);
+              reject(new ResponseTooLargeError(`the provider answered more than ${options.maxResponseBytes} bytes`));
+              req.destroy();
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on('error', reject);
+          res.on('end', () => {
             clearTimeout(timer);
-            reject(new ResponseTooLargeError(`the provider answered more than ${options.maxResponseBytes} bytes`));
-            req.destroy();
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('error', reject);
-        res.on('end', () => {
-          clearTimeout(timer);
-          const responseHeaders = new Headers();
-          for (const [key, value] of Object.entries(res.headers)) {
-            if (Array.isArray(value)) value.forEach((v) => responseHeaders.append(key, v));
-            else if (value !== undefined) responseHeaders.set(key, value);
-          }
-          const status = res.statusCode ?? 502;
-          const nullBody = status === 204 || status === 304 || (status >= 100 && status < 200);
-          const response = new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: responseHeaders });
-          // Clients read `response.url` (Octokit's pagination does); a constructed Response has none.
-          Object.defineProperty(response, 'url', { value: url.toString() });
-          resolve(response);
-        });
-      });
-      const timer = setTimeout(() => req.destroy(new ProviderTimeoutError(`no complete answer from ${url.host} within ${options.timeoutMs} ms`)), options.timeoutMs);
+            const responseHeaders = new Headers();
+            for (const [key, value] of Object.entries(res.headers)) {
+              if (Array.isArray(value)) value.forEach((v) => responseHeaders.append(key, v));
+              else if (value !== undefined) responseHeaders.set(key, value);
+            }
+            const status = res.statusCode ?? 502;
+            const nullBody = status === 204 || status === 304 || (status >= 100 && status < 200);
+            const response = new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: responseHeaders });
+            // Clients read `response.url` (Octokit's pagination does); a constructed Response has none.
+            Object.defineProperty(response, 'url', { value: url.toString() });
+            resolve(response);
+          });
+        },
+      );
+      const timer = setTimeout(
+        () => req.destroy(new ProviderTimeoutError(`no complete answer from ${url.host} within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
       const abort = () => req.destroy(Object.assign(new Error('aborted'), { name: 'AbortError' }));
       init.signal?.addEventListener('abort', abort, { once: true });
       req.on('error', (error) => {

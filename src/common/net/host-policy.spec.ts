@@ -61,11 +61,20 @@ describe('cloud metadata addresses with private hosts allowed', () => {
   });
 
   it('still opens the rest of the private ranges', () => {
-    for (const address of ['10.0.0.1', '100.64.0.1', '100.100.100.201', 'fd00:ec2::253', 'fd12:3456::1', '::ffff:10.0.0.1']) expect([address, addressRefusal(address, onPremises)]).toEqual([address, undefined]);
+    for (const address of ['10.0.0.1', '100.64.0.1', '100.100.100.201', 'fd00:ec2::253', 'fd12:3456::1', '::ffff:10.0.0.1'])
+      expect([address, addressRefusal(address, onPremises)]).toEqual([address, undefined]);
   });
 
   it('refuses a metadata address given as a URL host in every form', () => {
-    for (const raw of ['http://[::ffff:169.254.169.254]', 'http://[fd00:ec2::254]/latest/meta-data', 'http://100.100.100.200', 'http://0xa9fea9fe', 'http://2852039166', 'http://169.254.169.254.', 'http://[::ffff:6464:64c8]']) {
+    for (const raw of [
+      'http://[::ffff:169.254.169.254]',
+      'http://[fd00:ec2::254]/latest/meta-data',
+      'http://100.100.100.200',
+      'http://0xa9fea9fe',
+      'http://2852039166',
+      'http://169.254.169.254.',
+      'http://[::ffff:6464:64c8]',
+    ]) {
       const result = checkHostUrl(raw, onPremises);
       expect([raw, result.ok]).toEqual([raw, false]);
     }

@@ -54,7 +54,10 @@ export function addressRefusal(address: string, policy: HostPolicy): string | un
     return `${address} is not an IP address`;
   }
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  for (const { range: [network, bits], what } of METADATA_RANGES) {
+  for (const {
+    range: [network, bits],
+    what,
+  } of METADATA_RANGES) {
     if (network.kind() === parsed.kind() && parsed.match(network, bits)) return `${parsed.toString()} is ${what}`;
   }
   const range = parsed.range();
@@ -76,7 +79,8 @@ export function checkHostUrl(raw: string, policy: HostPolicy): HostUrlCheck {
   } catch {
     return { ok: false, reason: 'is not an absolute URL' };
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) return { ok: false, reason: policy.allowHttp ? 'must use https or http' : 'must use https (plain http is not allowed by this server\'s configuration)' };
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
+    return { ok: false, reason: policy.allowHttp ? 'must use https or http' : "must use https (plain http is not allowed by this server's configuration)" };
   if (url.username || url.password || /^[a-z]+:\/\/[^/]*@/i.test(raw)) return { ok: false, reason: 'must not carry a user name or password' };
   if (url.search || url.hash || raw.includes('?') || raw.includes('#')) return { ok: false, reason: 'must not have a query or fragment' };
   if (!url.hostname) return { ok: false, reason: 'has no host' };

@@ -62,7 +62,9 @@ describe(paginate.name, () => {
     fetch: async (after, take) => {
       const filter = (after as { OR: [{ createdAt: { lt: Date } }, { createdAt: Date; id: { lt: string } }] } | undefined)?.OR;
       const sorted = [...rows].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id));
-      const rest = filter ? sorted.filter((r) => r.createdAt < filter[0].createdAt.lt || (r.createdAt.getTime() === filter[1].createdAt.getTime() && r.id < filter[1].id.lt)) : sorted;
+      const rest = filter
+        ? sorted.filter((r) => r.createdAt < filter[0].createdAt.lt || (r.createdAt.getTime() === filter[1].createdAt.getTime() && r.id < filter[1].id.lt))
+        : sorted;
       return { rows: rest.slice(0, take), totalCount: rows.length };
     },
   };

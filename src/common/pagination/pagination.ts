@@ -12,7 +12,11 @@ export const MAX_PAGE_SIZE = 100;
 const MAX_CURSOR_LENGTH = 512;
 
 export class PaginationQueryDto {
-  @ApiPropertyOptional({ description: 'Opaque cursor from `meta.nextCursor` of the previous page of the same list', maxLength: MAX_CURSOR_LENGTH, pattern: '^[A-Za-z0-9_-]+$' })
+  @ApiPropertyOptional({
+    description: 'Opaque cursor from `meta.nextCursor` of the previous page of the same list',
+    maxLength: MAX_CURSOR_LENGTH,
+    pattern: '^[A-Za-z0-9_-]+$',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(MAX_CURSOR_LENGTH)
@@ -60,7 +64,10 @@ export interface Keyset<Row, Position extends readonly unknown[]> {
 }
 
 function invalidCursor(): AppError {
-  return new AppError(PaginationErrors.INVALID_CURSOR, { details: [invalidFields(['cursor: is not a cursor this list issued'], 'Invalid query parameters')], metadata: { field: 'cursor' } });
+  return new AppError(PaginationErrors.INVALID_CURSOR, {
+    details: [invalidFields(['cursor: is not a cursor this list issued'], 'Invalid query parameters')],
+    metadata: { field: 'cursor' },
+  });
 }
 
 export function encodeCursor<Position extends readonly unknown[]>(keyset: Keyset<never, Position>, position: Position): string {
@@ -130,7 +137,10 @@ interface FindManyDelegate<Row> {
 export function fromModel<Row>(delegate: FindManyDelegate<Row>, where: object): ListSource<Row> {
   return {
     async fetch(after, take, orderBy) {
-      const [rows, totalCount] = await Promise.all([delegate.findMany({ where: after ? { AND: [where, after] } : where, orderBy: [...orderBy], take }), delegate.count({ where })]);
+      const [rows, totalCount] = await Promise.all([
+        delegate.findMany({ where: after ? { AND: [where, after] } : where, orderBy: [...orderBy], take }),
+        delegate.count({ where }),
+      ]);
       return { rows, totalCount };
     },
   };

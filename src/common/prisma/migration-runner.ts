@@ -72,7 +72,11 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
         continue;
       }
       const id = randomUUID();
-      await client.query('INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)', [id, migration.checksum, migration.name]);
+      await client.query('INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)', [
+        id,
+        migration.checksum,
+        migration.name,
+      ]);
       try {
         await client.query('BEGIN');
         await client.query(migration.sql);

@@ -35,7 +35,11 @@ export abstract class JobProcessor extends WorkerHost implements OnApplicationBo
     this.logger = new Logger(new.target.name);
     // Nest creates the Worker from this metadata after every provider is constructed (BullExplorer,
     // onModuleInit): settings from config must be in place by then, and a decorator cannot read config.
-    Reflect.defineMetadata(WORKER_METADATA, { ...((Reflect.getMetadata(WORKER_METADATA, new.target) as object | undefined) ?? {}), ...config.jobs.workers[queueName] }, new.target);
+    Reflect.defineMetadata(
+      WORKER_METADATA,
+      { ...((Reflect.getMetadata(WORKER_METADATA, new.target) as object | undefined) ?? {}), ...config.jobs.workers[queueName] },
+      new.target,
+    );
   }
 
   /** The job schedulers this queue keeps in Redis; none unless overridden. */
@@ -53,7 +57,11 @@ export abstract class JobProcessor extends WorkerHost implements OnApplicationBo
     this.worker.on('error', (error: Error) => dependencyStatus.down(dependency, error));
     (this.worker.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up(dependency));
     this.worker.on('failed', (job: Job | undefined, error: Error) => {
-      if (job) this.logger.warn({ err: error, queue: this.queueName, job: job.name, jobId: job.id, attempts: job.attemptsMade, ...this.failureContext(job) }, 'job failed');
+      if (job)
+        this.logger.warn(
+          { err: error, queue: this.queueName, job: job.name, jobId: job.id, attempts: job.attemptsMade, ...this.failureContext(job) },
+          'job failed',
+        );
     });
     const jobs = this.repeatableJobs();
     if (!jobs.length) return;

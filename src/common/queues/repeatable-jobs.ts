@@ -23,7 +23,10 @@ export interface RepeatableJob {
 export class RepeatableJobs {
   private readonly logger = new Logger(RepeatableJobs.name);
   private timer?: NodeJS.Timeout;
-  private readonly onReady = () => void this.upsertAll().catch((error: unknown) => this.logger.warn({ err: error, queue: this.queue.name }, 'job schedulers not upserted; retried on the next check'));
+  private readonly onReady = () =>
+    void this.upsertAll().catch((error: unknown) =>
+      this.logger.warn({ err: error, queue: this.queue.name }, 'job schedulers not upserted; retried on the next check'),
+    );
   /** Schedulers found missing and re-created by the checks since start. */
   recreated = 0;
 
@@ -36,7 +39,13 @@ export class RepeatableJobs {
   /** Upserts every scheduler now, then keeps them (reconnects, periodic check) until stop(). */
   async start(): Promise<void> {
     (this.queue.getBackend() as unknown as EventEmitter).on('ready', this.onReady);
-    this.timer = setInterval(() => void this.ensure().catch((error: unknown) => this.logger.warn({ err: error, queue: this.queue.name }, 'job schedulers not checked; retried on the next check')), this.checkIntervalMs);
+    this.timer = setInterval(
+      () =>
+        void this.ensure().catch((error: unknown) =>
+          this.logger.warn({ err: error, queue: this.queue.name }, 'job schedulers not checked; retried on the next check'),
+        ),
+      this.checkIntervalMs,
+    );
     this.timer.unref();
     await this.upsertAll();
   }

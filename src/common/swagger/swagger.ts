@@ -1,7 +1,14 @@
 import type { INestApplication } from '@nestjs/common';
 import { MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { OperationObject, ParameterObject, PathItemObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type {
+  OperationObject,
+  ParameterObject,
+  PathItemObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { IS_PUBLIC, REQUIRED_PERMISSION, SUPERADMIN_ONLY, SUPERADMIN_PERMISSION } from '@/common/auth/auth.decorators';
 import { rolesHolding, type Permission } from '@/common/auth/permissions';
 import { API_ERRORS, errorResponses, routeErrors, type RouteFacts } from '@/common/errors/api-error-responses';
@@ -26,13 +33,16 @@ const TAGS: Record<string, string> = {
   reports: 'Bug reports and feedback; superadmins read them',
   domains: 'Managed wildcard apexes: registration, DNS (TXT) verification, nesting grants, dependents and the apex status',
   'module-versions': 'Module definitions and their semantic versions, ordered by semver precedence in the database',
-  integrations: 'Connections to git provider accounts (API token, OAuth, app installation) and the OAuth callback; credentials are stored encrypted and never returned',
+  integrations:
+    'Connections to git provider accounts (API token, OAuth, app installation) and the OAuth callback; credentials are stored encrypted and never returned',
   'git servers': 'Self-hosted git servers (GitHub Enterprise Server, GitLab), checked against the outgoing request policy',
   'code sources': 'Repositories connected through an integration, or LOCAL_GIT bare repositories, and their provider repository information',
   usage: 'CI usage history of connected repositories: background imports (BullMQ workers, resumable, idempotent) and usage per code source, workflow and day',
-  webhooks: 'Deliveries from git providers (GitHub webhooks): public, verified with the integration\'s webhook secret (HMAC SHA-256 of the raw body), stored once per delivery id and applied by the worker',
+  webhooks:
+    "Deliveries from git providers (GitHub webhooks): public, verified with the integration's webhook secret (HMAC SHA-256 of the raw body), stored once per delivery id and applied by the worker",
   pipelines: 'Deployment pipelines, their immutable versions, runs, and the sandbox host plan of a version',
-  'merge-queues': 'Merge queues: admit pull requests, report CI on batch candidates, pause/resume/disable/enable, and the event trail of every transition and operation',
+  'merge-queues':
+    'Merge queues: admit pull requests, report CI on batch candidates, pause/resume/disable/enable, and the event trail of every transition and operation',
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -63,7 +73,9 @@ function factsOf(reflector: Reflector, { controller, handler }: Handler, operati
   const query = (operation.parameters ?? []).filter((p): p is ParameterObject => 'in' in p && p.in === 'query');
   return {
     isPublic: reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets) === true,
-    requiredPermission: reflector.getAllAndOverride<boolean>(SUPERADMIN_ONLY, targets) ? SUPERADMIN_PERMISSION : reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets),
+    requiredPermission: reflector.getAllAndOverride<boolean>(SUPERADMIN_ONLY, targets)
+      ? SUPERADMIN_PERMISSION
+      : reflector.getAllAndOverride<string | undefined>(REQUIRED_PERMISSION, targets),
     skipsRateLimit: reflector.getAllAndOverride<boolean>(SKIP_RATE_LIMIT, targets) === true,
     validatesInput: operation.requestBody !== undefined || query.length > 0,
     paginated: query.some((p) => p.name === 'cursor'),
@@ -94,21 +106,27 @@ function declareErrors(app: INestApplication, document: OpenAPIObject): void {
       const statuses = new Set(entries.map((e) => String(e.status)));
       const lead: Record<number, string> = {};
       if (facts.requiredPermission) {
-        const holders = facts.requiredPermission === SUPERADMIN_PERMISSION ? 'superadmins only' : `roles ${rolesHolding(facts.requiredPermission as Permission).join(', ')}`;
+        const holders =
+          facts.requiredPermission === SUPERADMIN_PERMISSION ? 'superadmins only' : `roles ${rolesHolding(facts.requiredPermission as Permission).join(', ')}`;
         lead[403] = `Requires the permission \`${facts.requiredPermission}\` (${holders})`;
         // The requirement in words too, for readers of Swagger UI.
         operation.description = `${operation.description ? `${operation.description}\n\n` : ''}Requires \`${facts.requiredPermission}\` (${holders}).`;
       }
       for (const [status, response] of Object.entries(existing)) {
         if (Number(status) < 400) continue;
-        if (!statuses.has(status)) throw new Error(`OpenAPI: ${where} declares ${status} outside @ApiErrors; declare the catalogue entries it throws with @ApiErrors(...)`);
+        if (!statuses.has(status))
+          throw new Error(`OpenAPI: ${where} declares ${status} outside @ApiErrors; declare the catalogue entries it throws with @ApiErrors(...)`);
         if (response.description) lead[Number(status)] ??= response.description;
       }
       const computed = errorResponses(entries, lead);
       for (const [status, response] of Object.entries(existing)) {
         if (Number(status) >= 400 && response.headers) computed[status].headers = { ...computed[status].headers, ...response.headers };
         // A route may also answer an error as a page (the OAuth browser routes): other media types declared on the handler are kept.
-        if (Number(status) >= 400 && response.content) computed[status].content = { ...computed[status].content, ...Object.fromEntries(Object.entries(response.content).filter(([media]) => media !== 'application/json')) };
+        if (Number(status) >= 400 && response.content)
+          computed[status].content = {
+            ...computed[status].content,
+            ...Object.fromEntries(Object.entries(response.content).filter(([media]) => media !== 'application/json')),
+          };
       }
       const success = Object.entries(existing).filter(([status]) => Number(status) < 400);
       operation.responses = Object.fromEntries([...success, ...Object.entries(computed)].sort(([a], [b]) => Number(a) - Number(b)));
@@ -142,7 +160,9 @@ function closeAllObjects(document: OpenAPIObject): void {
     for (const method of METHODS) {
       const operation = (item as PathItemObject)[method];
       if (!operation) continue;
-      const bodies = [operation.requestBody, ...Object.values(operation.responses)].filter((b) => b && !('$ref' in b)) as { content?: Record<string, { schema?: Schema }> }[];
+      const bodies = [operation.requestBody, ...Object.values(operation.responses)].filter((b) => b && !('$ref' in b)) as {
+        content?: Record<string, { schema?: Schema }>;
+      }[];
       for (const body of bodies) for (const media of Object.values(body.content ?? {})) closeObjects(media.schema);
     }
   }
@@ -176,14 +196,21 @@ export function buildOpenApiDocument(app: INestApplication, appConfig?: AppConfi
     .setVersion('0.0.0')
     .addServer('/', 'The server that serves this document')
     // Tokens are opaque API keys (`dpa_` + random + checksum), not JWTs: Nest's default bearerFormat would say JWT.
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque API key', description: 'An API key token (`dpa_…`), opaque to clients' }, BEARER_SCHEME)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'opaque API key', description: 'An API key token (`dpa_…`), opaque to clients' },
+      BEARER_SCHEME,
+    )
     .addSecurityRequirements(BEARER_SCHEME)
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorBodyDto] });
   closeAllObjects(document);
   declareErrors(app, document);
   declareTags(document);
-  (document as OpenAPIObject & { 'x-error-catalogue': unknown })['x-error-catalogue'] = errorCatalogue().map(({ code, status, message }) => ({ code, status, message }));
+  (document as OpenAPIObject & { 'x-error-catalogue': unknown })['x-error-catalogue'] = errorCatalogue().map(({ code, status, message }) => ({
+    code,
+    status,
+    message,
+  }));
   // Every code is declared by the time the modules are imported, so the enum is complete here.
   const codeSchema = (document.components?.schemas?.ErrorBodyDto as { properties?: Record<string, { enum?: string[] }> } | undefined)?.properties?.code;
   if (codeSchema) codeSchema.enum = errorCatalogue().map((e) => e.code);

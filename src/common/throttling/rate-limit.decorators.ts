@@ -18,7 +18,11 @@ export const RateLimit = (...names: NamedRateLimit[]) =>
   applyDecorators(
     SetMetadata(RATE_LIMIT_NAMES, names),
     ApiExtension('x-rate-limit', names),
-    ApiTooManyRequestsResponse({ description: `Rate limited (${names.map((n) => `${n}: ${NAMED_RATE_LIMITS[n].what}`).join(', ')})`, type: ErrorBodyDto, headers: RATE_LIMIT_HEADERS }),
+    ApiTooManyRequestsResponse({
+      description: `Rate limited (${names.map((n) => `${n}: ${NAMED_RATE_LIMITS[n].what}`).join(', ')})`,
+      type: ErrorBodyDto,
+      headers: RATE_LIMIT_HEADERS,
+    }),
   );
 
 /** Exempts a route (such as a health probe) from every budget. */

@@ -58,7 +58,14 @@ return { totalHits, timeToExpire, isBlocked and 1 or 0, timeToBlockExpire }
 `;
 
 type RateLimitRedis = Redis & {
-  rateLimitIncrement(hitKey: string, blockKey: string, ttl: number, limit: number, blockDuration: number, hits: number): Promise<[number, number, number, number]>;
+  rateLimitIncrement(
+    hitKey: string,
+    blockKey: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    hits: number,
+  ): Promise<[number, number, number, number]>;
 };
 
 /**
@@ -87,7 +94,9 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
 
   async onModuleInit(): Promise<void> {
     if (this.connection.status === 'ready') return;
-    await once(this.connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => this.failOpen(new Error(`Redis not ready after ${READY_WAIT_MS} ms`)));
+    await once(this.connection, 'ready', { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() =>
+      this.failOpen(new Error(`Redis not ready after ${READY_WAIT_MS} ms`)),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -108,9 +117,21 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
     const spec: BudgetSpec = { ttlMs: ttl, limit, blockDurationMs: blockDuration, name };
     const hits = 1 + (this.preCount?.takePending(hitKey) ?? 0);
     try {
-      const [totalHits, timeToExpire, isBlocked, timeToBlockExpire] = await this.connection.rateLimitIncrement(hitKey, `{${key}:${name}}:blocked`, ttl, limit, blockDuration, hits);
+      const [totalHits, timeToExpire, isBlocked, timeToBlockExpire] = await this.connection.rateLimitIncrement(
+        hitKey,
+        `{${key}:${name}}:blocked`,
+        ttl,
+        limit,
+        blockDuration,
+        hits,
+      );
       this.preCount?.synced(hitKey, spec, { totalHits, timeToExpireMs: timeToExpire, isBlocked: isBlocked === 1 }, Date.now());
-      return this.recovered({ totalHits, timeToExpire: Math.ceil(timeToExpire / 1000), isBlocked: isBlocked === 1, timeToBlockExpire: Math.ceil(timeToBlockExpire / 1000) });
+      return this.recovered({
+        totalHits,
+        timeToExpire: Math.ceil(timeToExpire / 1000),
+        isBlocked: isBlocked === 1,
+        timeToBlockExpire: Math.ceil(timeToBlockExpire / 1000),
+      });
     } catch (error) {
       this.preCount?.forget(hitKey);
       this.failOpen(error);
@@ -142,7 +163,14 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
     const pipeline = this.connection.pipeline();
     for (const { hitKey, hits, spec } of pending) {
       // Queued on the pipeline (it returns the pipeline, not a promise): the answers come from exec().
-      void (pipeline as unknown as RateLimitRedis).rateLimitIncrement(hitKey, hitKey.replace(/:hits$/, ':blocked'), spec.ttlMs, spec.limit, spec.blockDurationMs, hits);
+      void (pipeline as unknown as RateLimitRedis).rateLimitIncrement(
+        hitKey,
+        hitKey.replace(/:hits$/, ':blocked'),
+        spec.ttlMs,
+        spec.limit,
+        spec.blockDurationMs,
+        hits,
+      );
     }
     try {
       const results = (await pipeline.exec()) ?? [];

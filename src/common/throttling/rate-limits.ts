@@ -14,17 +14,35 @@ export const BASE_RATE_LIMITS = ['principal', 'actor', 'address'] as const;
 /** Tighter budgets a route opts into with `@RateLimit(name)`, per actor (member or service account, whichever of its keys), organization or client address, on top of its base budget. */
 export const NAMED_RATE_LIMITS = {
   // Per actor: a budget per key would let each new key mint more keys.
-  keyCreation: { what: 'creating and rotating API keys and integration webhook secrets', per: 'actor', limit: (config: AppConfig) => config.rateLimits.keyCreation },
+  keyCreation: {
+    what: 'creating and rotating API keys and integration webhook secrets',
+    per: 'actor',
+    limit: (config: AppConfig) => config.rateLimits.keyCreation,
+  },
   reports: { what: 'sending bug reports', per: 'actor', limit: (config: AppConfig) => config.rateLimits.reports },
-  oauthCallback: { what: 'the git provider OAuth start (GET /scm/authorize) and callback (GET /scm/callback), each', per: 'address', limit: (config: AppConfig) => config.rateLimits.oauthCallback },
+  oauthCallback: {
+    what: 'the git provider OAuth start (GET /scm/authorize) and callback (GET /scm/callback), each',
+    per: 'address',
+    limit: (config: AppConfig) => config.rateLimits.oauthCallback,
+  },
   // Every key of an organization shares it: an import starts work for the whole organization.
   usageImport: { what: 'starting CI usage imports', per: 'organization', limit: (config: AppConfig) => config.rateLimits.usageImport },
   // Per address: deliveries carry no key, and GitHub sends them from a few addresses.
   // Instead of the address budget of unauthenticated callers, not on top of it.
-  webhooks: { what: 'provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget', per: 'address', limit: (config: AppConfig) => config.rateLimits.webhooks, replacesAddressBudget: true },
+  webhooks: {
+    what: 'provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget',
+    per: 'address',
+    limit: (config: AppConfig) => config.rateLimits.webhooks,
+    replacesAddressBudget: true,
+  },
 } as const;
 
-const PER_LABEL = { principal: 'API key', actor: 'member or service account (all its keys together)', organization: 'organization', address: 'client address' } as const;
+const PER_LABEL = {
+  principal: 'API key',
+  actor: 'member or service account (all its keys together)',
+  organization: 'organization',
+  address: 'client address',
+} as const;
 
 export type NamedRateLimit = keyof typeof NAMED_RATE_LIMITS;
 export type RateLimitName = (typeof BASE_RATE_LIMITS)[number] | NamedRateLimit;

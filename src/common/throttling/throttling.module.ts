@@ -36,7 +36,12 @@ function trackerOf(name: RateLimitName): (req: { principal?: Principal; ip?: str
 
 function throttlers(config: AppConfig): ThrottlerOptions[] {
   const names: RateLimitName[] = [...BASE_RATE_LIMITS, ...(Object.keys(NAMED_RATE_LIMITS) as RateLimitName[])];
-  return names.map((name) => ({ name, limit: limitOf(name, config), ttl: config.rateLimits.windowMs, getTracker: trackerOf(name) as ThrottlerOptions['getTracker'] }));
+  return names.map((name) => ({
+    name,
+    limit: limitOf(name, config),
+    ttl: config.rateLimits.windowMs,
+    getTracker: trackerOf(name) as ThrottlerOptions['getTracker'],
+  }));
 }
 
 /**

@@ -24,17 +24,27 @@ export class ApiKeysController {
   @ApiOperation({
     summary: 'Create an API key',
     description:
-      'The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need `apiKeys:manageOthers` and an owner whose role is not above yours (and only a superadmin issues keys for another superadmin); a key cannot outlive the key that creates it. `scopes` limits the key to some permissions (each held by the owner\'s role, else 422); a scoped key may call only the routes needing one of them, never a superadmin-only route, and is kept scoped when rotated.',
+      "The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need `apiKeys:manageOthers` and an owner whose role is not above yours (and only a superadmin issues keys for another superadmin); a key cannot outlive the key that creates it. `scopes` limits the key to some permissions (each held by the owner's role, else 422); a scoped key may call only the routes needing one of them, never a superadmin-only route, and is kept scoped when rotated.",
   })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
-  @ApiErrors(ApiKeyErrors.OWNER_NOT_FOUND, ApiKeyErrors.EXPIRY_IN_PAST, ApiKeyErrors.EXPIRY_AFTER_CREATOR, ApiKeyErrors.SCOPE_NOT_HELD, ApiKeyErrors.SCOPE_BEYOND_CREATOR, AuthErrors.FORBIDDEN)
+  @ApiErrors(
+    ApiKeyErrors.OWNER_NOT_FOUND,
+    ApiKeyErrors.EXPIRY_IN_PAST,
+    ApiKeyErrors.EXPIRY_AFTER_CREATOR,
+    ApiKeyErrors.SCOPE_NOT_HELD,
+    ApiKeyErrors.SCOPE_BEYOND_CREATOR,
+    AuthErrors.FORBIDDEN,
+  )
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyRequest) {
     return { data: await this.apiKeys.create(principal, body.data) };
   }
 
   @Get()
   @RequirePermission(Permission.ApiKeysOwn)
-  @ApiOperation({ summary: 'List API keys (without tokens)', description: 'Your own keys; with `apiKeys:manageOthers`, also those of members and service accounts whose role is not above yours. Filter with `ownerId`.' })
+  @ApiOperation({
+    summary: 'List API keys (without tokens)',
+    description: 'Your own keys; with `apiKeys:manageOthers`, also those of members and service accounts whose role is not above yours. Filter with `ownerId`.',
+  })
   @ApiPageResponse(ApiKeyDto)
   @ApiErrors(AuthErrors.FORBIDDEN)
   list(@CurrentPrincipal() principal: Principal, @Query() query: ApiKeyQueryDto) {
@@ -54,7 +64,11 @@ export class ApiKeysController {
   @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Rotate an API key', description: 'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token. The key keeps its expiry, so a caller whose key expires earlier cannot rotate it (422); only a superadmin rotates the key of another superadmin. The key keeps its scopes; a scoped key may rotate only keys scoped within its own scopes (403).' })
+  @ApiOperation({
+    summary: 'Rotate an API key',
+    description:
+      'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token. The key keeps its expiry, so a caller whose key expires earlier cannot rotate it (422); only a superadmin rotates the key of another superadmin. The key keeps its scopes; a scoped key may rotate only keys scoped within its own scopes (403).',
+  })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
   @ApiErrors(ApiKeyErrors.NOT_FOUND, ApiKeyErrors.NOT_ROTATABLE, ApiKeyErrors.EXPIRY_AFTER_CREATOR, AuthErrors.FORBIDDEN)
   async rotate(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {

@@ -62,7 +62,19 @@ export class ApiKeysService {
     const { token, tokenHash, keySuffix } = mintToken();
     const row = await this.prisma.$transaction(async (tx) => {
       const created = await tx.apiKey.create({ data: { ...key, tokenHash, keySuffix } });
-      await this.audit.record(tx, actor, { organizationId: key.organizationId, action: AuditAction.ApiKeyCreated, targetType: 'apiKey', targetId: created.id, metadata: { name: created.name, ownerId: created.ownerId, ownerType: created.ownerType, ...(created.expiresAt && { expiresAt: created.expiresAt.toISOString() }), ...(created.scopes.length > 0 && { scopes: created.scopes }) } });
+      await this.audit.record(tx, actor, {
+        organizationId: key.organizationId,
+        action: AuditAction.ApiKeyCreated,
+        targetType: 'apiKey',
+        targetId: created.id,
+        metadata: {
+          name: created.name,
+          ownerId: created.ownerId,
+          ownerType: created.ownerType,
+          ...(created.expiresAt && { expiresAt: created.expiresAt.toISOString() }),
+          ...(created.scopes.length > 0 && { scopes: created.scopes }),
+        },
+      });
       return created;
     });
     return { ...toApiKeyDto(row), token };
@@ -71,11 +83,27 @@ export class ApiKeysService {
   async create(principal: Principal, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     const expiresAt = this.expiryFor(principal, dto.expiresAt);
     const owner = await this.findOwner(principal.organizationId, dto.ownerId);
-    if (!owner) throw new AppError(ApiKeyErrors.OWNER_NOT_FOUND, { metadata: { ownerId: dto.ownerId }, details: [invalidFields(['data.ownerId: is not a member or service account of your organization'])] });
+    if (!owner)
+      throw new AppError(ApiKeyErrors.OWNER_NOT_FOUND, {
+        metadata: { ownerId: dto.ownerId },
+        details: [invalidFields(['data.ownerId: is not a member or service account of your organization'])],
+      });
     this.assertMayManageKeysOf(principal, owner);
     this.assertMayMintFor(principal, owner);
     const scopes = this.scopesFor(principal, owner, dto.scopes);
-    return this.issue({ organizationId: principal.organizationId, ownerId: owner.id, ownerType: owner.type, createdById: principal.actorId, name: dto.name, description: dto.description, expiresAt, scopes }, principal);
+    return this.issue(
+      {
+        organizationId: principal.organizationId,
+        ownerId: owner.id,
+        ownerType: owner.type,
+        createdById: principal.actorId,
+        name: dto.name,
+        description: dto.description,
+        expiresAt,
+        scopes,
+      },
+      principal,
+    );
   }
 
   async list(principal: Principal, query: ApiKeyQueryDto): Promise<Page<ApiKeyDto>> {
@@ -100,9 +128,17 @@ export class ApiKeysService {
     const row = await this.prisma.$transaction(async (tx) => {
       const key = await this.findManageable(tx, principal, id);
       // Only the revocation that changes the row records it: a concurrent one finds it revoked.
-      const { count } = key.revokedAt ? { count: 0 } : await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, revokedAt: null }, data: { revokedAt: new Date() } });
+      const { count } = key.revokedAt
+        ? { count: 0 }
+        : await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, revokedAt: null }, data: { revokedAt: new Date() } });
       if (count > 0) {
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRevoked, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.ApiKeyRevoked,
+          targetType: 'apiKey',
+          targetId: key.id,
+          metadata: { name: key.name, ownerId: key.ownerId },
+        });
       }
       return key;
     });
@@ -118,13 +154,23 @@ export class ApiKeysService {
     const { before, after } = await this.prisma.$transaction(async (tx) => {
       const key = await this.findManageable(tx, principal, id, { mintsToken: true });
       if (key.revokedAt) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'A revoked key cannot be rotated; create a new one.', metadata: { id } });
-      if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'An expired key cannot be rotated; create a new one.', metadata: { id } });
+      if (key.expiresAt && key.expiresAt.getTime() <= Date.now())
+        throw new AppError(ApiKeyErrors.NOT_ROTATABLE, { message: 'An expired key cannot be rotated; create a new one.', metadata: { id } });
       this.assertWithinExpiryCeiling(principal, key.expiresAt);
       this.assertWithinScopes(principal, key.scopes);
-      const { count } = await tx.apiKey.updateMany({ where: { id: key.id, organizationId: principal.organizationId, tokenHash: key.tokenHash }, data: { tokenHash, keySuffix } });
+      const { count } = await tx.apiKey.updateMany({
+        where: { id: key.id, organizationId: principal.organizationId, tokenHash: key.tokenHash },
+        data: { tokenHash, keySuffix },
+      });
       if (count === 0) throw new AppError(ApiKeyErrors.NOT_FOUND, { metadata: { id } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ApiKeyRotated, targetType: 'apiKey', targetId: key.id, metadata: { name: key.name, ownerId: key.ownerId } });
-      return { before: key, after: (await tx.apiKey.findUniqueOrThrow({ where: { id: key.id } })) };
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.ApiKeyRotated,
+        targetType: 'apiKey',
+        targetId: key.id,
+        metadata: { name: key.name, ownerId: key.ownerId },
+      });
+      return { before: key, after: await tx.apiKey.findUniqueOrThrow({ where: { id: key.id } }) };
     });
     await this.authenticator.invalidate({ tokenHash: before.tokenHash });
     return { ...toApiKeyDto(after), token };
@@ -141,7 +187,8 @@ export class ApiKeysService {
     const ceiling = principal.apiKeyExpiresAt ? new Date(principal.apiKeyExpiresAt) : undefined;
     if (!requested) return ceiling;
     const expiresAt = new Date(requested);
-    if (expiresAt.getTime() <= Date.now()) throw new AppError(ApiKeyErrors.EXPIRY_IN_PAST, { details: [invalidFields(['data.expiresAt: must be in the future'])] });
+    if (expiresAt.getTime() <= Date.now())
+      throw new AppError(ApiKeyErrors.EXPIRY_IN_PAST, { details: [invalidFields(['data.expiresAt: must be in the future'])] });
     if (ceiling && expiresAt > ceiling) {
       throw new AppError(ApiKeyErrors.EXPIRY_AFTER_CREATOR, {
         message: `A key cannot outlive the key that creates it: expiresAt must be at most ${ceiling.toISOString()}.`,
@@ -233,12 +280,18 @@ export class ApiKeysService {
     if (owner.id === principal.actorId) return;
     if (!principalMay(principal, Permission.ApiKeysManageOthers)) throw this.forbiddenOthers();
     if (!roleAtLeast(principal.role, owner.role)) {
-      throw new AppError(AuthErrors.FORBIDDEN, { message: `Your role ${principal.role} cannot manage the keys of an owner with the role ${owner.role}.`, metadata: { permission: Permission.ApiKeysManageOthers, ownerRole: owner.role } });
+      throw new AppError(AuthErrors.FORBIDDEN, {
+        message: `Your role ${principal.role} cannot manage the keys of an owner with the role ${owner.role}.`,
+        metadata: { permission: Permission.ApiKeysManageOthers, ownerRole: owner.role },
+      });
     }
   }
 
   private forbiddenOthers(): AppError {
-    return new AppError(AuthErrors.FORBIDDEN, { message: `Managing the keys of others needs the permission ${Permission.ApiKeysManageOthers}.`, metadata: { permission: Permission.ApiKeysManageOthers } });
+    return new AppError(AuthErrors.FORBIDDEN, {
+      message: `Managing the keys of others needs the permission ${Permission.ApiKeysManageOthers}.`,
+      metadata: { permission: Permission.ApiKeysManageOthers },
+    });
   }
 
   /** Ids of the members and service accounts whose role is above the caller's: their keys are hidden from the caller. */
@@ -246,7 +299,10 @@ export class ApiKeysService {
     const above = ROLE_ORDER.filter((role) => !roleAtLeast(principal.role, role));
     if (!above.length) return [];
     const where = { organizationId: principal.organizationId, role: { in: above } };
-    const [members, serviceAccounts] = await Promise.all([this.prisma.member.findMany({ where, select: { id: true } }), this.prisma.serviceAccount.findMany({ where, select: { id: true } })]);
+    const [members, serviceAccounts] = await Promise.all([
+      this.prisma.member.findMany({ where, select: { id: true } }),
+      this.prisma.serviceAccount.findMany({ where, select: { id: true } }),
+    ]);
     return [...members, ...serviceAccounts].map((o) => o.id);
   }
 

@@ -14,7 +14,11 @@ export class AuditController {
 
   @Get()
   @RequirePermission(Permission.AuditEventsRead)
-  @ApiOperation({ summary: "List the organization's audit trail", description: 'Security-relevant actions (keys created, rotated, revoked; members and service accounts created, changed, removed), newest first, filterable by action and target.' })
+  @ApiOperation({
+    summary: "List the organization's audit trail",
+    description:
+      'Security-relevant actions (keys created, rotated, revoked; members and service accounts created, changed, removed), newest first, filterable by action and target.',
+  })
   @ApiPageResponse(AuditEventDto)
   list(@CurrentPrincipal() principal: Principal, @Query() query: AuditEventQueryDto) {
     return this.audit.list(principal, query);

@@ -37,7 +37,15 @@ export class AuditService {
         ? { actorType: 'SYSTEM', actorName: actor.system }
         : { actorType: actor.actorType, actorId: actor.actorId, actorName: actor.actorName, apiKeyId: actor.apiKeyId };
     await tx.auditEvent.create({
-      data: { ...who, organizationId: record.organizationId, action: record.action, targetType: record.targetType, targetId: record.targetId, requestId: currentRequestId(), metadata: (record.metadata ?? {}) as Prisma.InputJsonObject },
+      data: {
+        ...who,
+        organizationId: record.organizationId,
+        action: record.action,
+        targetType: record.targetType,
+        targetId: record.targetId,
+        requestId: currentRequestId(),
+        metadata: (record.metadata ?? {}) as Prisma.InputJsonObject,
+      },
     });
   }
 

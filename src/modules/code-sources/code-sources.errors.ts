@@ -3,7 +3,7 @@ import { defineErrors } from '@/common/errors/error-catalogue';
 export const CodeSourceErrors = defineErrors('CodeSource', {
   NOT_FOUND: [404, 'The code source does not exist.'],
   ALREADY_CONNECTED: [409, 'This repository is already connected in the organization.'],
-  LOCAL_PATH_TAKEN: [409, 'This LOCAL_GIT repository is connected by another organization; a path on the server\'s disk belongs to one organization at a time.'],
+  LOCAL_PATH_TAKEN: [409, "This LOCAL_GIT repository is connected by another organization; a path on the server's disk belongs to one organization at a time."],
   HAS_MERGE_QUEUES: [409, 'Merge queues run on this code source; only a caller who may operate merge queues (ADMIN) can disconnect it with them.'],
   INTEGRATION_REQUIRED: [422, 'Give integrationId, or provider LOCAL_GIT with the path of a bare repository.'],
   INTEGRATION_NOT_FOUND: [422, 'The integration does not exist in this organization.'],

@@ -5,5 +5,9 @@ import { IntegrationsModule } from '@/modules/integrations/integrations.module';
 import { CodeSourceRepositoryController, CodeSourcesController } from './code-sources.controller';
 import { CodeSourcesService } from './code-sources.service';
 
-@Module({ imports: [AuditModule, GitProvidersModule, IntegrationsModule], controllers: [CodeSourcesController, CodeSourceRepositoryController], providers: [CodeSourcesService] })
+@Module({
+  imports: [AuditModule, GitProvidersModule, IntegrationsModule],
+  controllers: [CodeSourcesController, CodeSourceRepositoryController],
+  providers: [CodeSourcesService],
+})
 export class CodeSourcesModule {}

@@ -49,7 +49,11 @@ export class CodeSourcesService {
     let data: Omit<Prisma.CodeSourceUncheckedCreateInput, 'organizationId' | 'foreignId' | 'url' | 'nameWithOwner'>;
     let nameWithOwner: string;
     if (dto.provider === 'LOCAL_GIT') {
-      if (dto.integrationId) throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, { message: 'LOCAL_GIT code sources have no integration.', details: [invalidFields(['data.integrationId: is not accepted with provider LOCAL_GIT'])] });
+      if (dto.integrationId)
+        throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, {
+          message: 'LOCAL_GIT code sources have no integration.',
+          details: [invalidFields(['data.integrationId: is not accepted with provider LOCAL_GIT'])],
+        });
       const local = this.providers.local();
       const problem = local.pathProblem(dto.repository);
       if (problem) throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields([`data.repository: ${problem}`])] });
@@ -58,19 +62,29 @@ export class CodeSourcesService {
       try {
         path = await local.usablePath(dto.repository);
       } catch (error) {
-        if (error instanceof ProviderFailure && error.kind === 'rejected') throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields([`data.repository: ${error.reason}`])] });
+        if (error instanceof ProviderFailure && error.kind === 'rejected')
+          throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields([`data.repository: ${error.reason}`])] });
         throw error instanceof ProviderFailure ? providerError(error, 'in-use') : error;
       }
       info = await this.call(() => local.repository(path));
       data = { provider: 'LOCAL_GIT' };
       nameWithOwner = path;
     } else {
-      if (!dto.integrationId) throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, { details: [invalidFields(['data.integrationId: is required (or provider LOCAL_GIT)'])] });
+      if (!dto.integrationId)
+        throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, { details: [invalidFields(['data.integrationId: is required (or provider LOCAL_GIT)'])] });
       const integration = await this.prisma.integration.findFirst({ where: { id: dto.integrationId, organizationId: principal.organizationId } });
       if (!integration) throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, { metadata: { integrationId: dto.integrationId } });
-      if (dto.provider && dto.provider !== integration.provider) throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, { message: `The integration is a ${integration.provider} integration.`, details: [invalidFields(['data.provider: does not match the integration'])] });
-      if (integration.status !== 'ACTIVE') throw new AppError(CodeSourceErrors.INTEGRATION_NOT_ACTIVE, { metadata: { integrationId: integration.id, status: integration.status } });
-      if (!REPOSITORY_NAME.test(dto.repository)) throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields(['data.repository: must be owner/name (no segment may be . or ..)'])] });
+      if (dto.provider && dto.provider !== integration.provider)
+        throw new AppError(CodeSourceErrors.INTEGRATION_REQUIRED, {
+          message: `The integration is a ${integration.provider} integration.`,
+          details: [invalidFields(['data.provider: does not match the integration'])],
+        });
+      if (integration.status !== 'ACTIVE')
+        throw new AppError(CodeSourceErrors.INTEGRATION_NOT_ACTIVE, { metadata: { integrationId: integration.id, status: integration.status } });
+      if (!REPOSITORY_NAME.test(dto.repository))
+        throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, {
+          details: [invalidFields(['data.repository: must be owner/name (no segment may be . or ..)'])],
+        });
       info = await this.fromIntegration(integration, dto.repository);
       data = { provider: integration.provider, integrationId: integration.id, gitServerId: integration.gitServerId };
       nameWithOwner = info.nameWithOwner;
@@ -78,8 +92,16 @@ export class CodeSourcesService {
     try {
       const row = await this.prisma.$transaction(async (tx) => {
         if (data.provider === 'LOCAL_GIT') await this.assertLocalPathFree(tx, principal.organizationId, nameWithOwner);
-        const created = await tx.codeSource.create({ data: { ...data, organizationId: principal.organizationId, foreignId: info.foreignId, nameWithOwner, url: info.url } });
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.CodeSourceConnected, targetType: 'codeSource', targetId: created.id, metadata: { provider: created.provider, repository: nameWithOwner } });
+        const created = await tx.codeSource.create({
+          data: { ...data, organizationId: principal.organizationId, foreignId: info.foreignId, nameWithOwner, url: info.url },
+        });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.CodeSourceConnected,
+          targetType: 'codeSource',
+          targetId: created.id,
+          metadata: { provider: created.provider, repository: nameWithOwner },
+        });
         return created;
       });
       return toCodeSourceDto(row);
@@ -98,8 +120,14 @@ export class CodeSourcesService {
     if (source.provider === 'LOCAL_GIT') {
       info = await this.call(() => this.providers.local().repository(source.nameWithOwner));
     } else {
-      const integration = source.integrationId ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: principal.organizationId } }) : null;
-      if (!integration) throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, { message: 'The code source has lost its integration; connect it again.', metadata: { id } });
+      const integration = source.integrationId
+        ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: principal.organizationId } })
+        : null;
+      if (!integration)
+        throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, {
+          message: 'The code source has lost its integration; connect it again.',
+          metadata: { id },
+        });
       info = await this.fromIntegration(integration, source.nameWithOwner);
     }
     const value = toRepositoryDto(info);
@@ -116,7 +144,12 @@ export class CodeSourcesService {
     await this.prisma.$transaction(async (tx) => {
       const source = await this.find(tx, principal.organizationId, id);
       await tx.$queryRaw`SELECT id FROM "CodeSource" WHERE id = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
-      const queues = await tx.mergeQueue.findMany({ where: { repositoryId: id, organizationId: principal.organizationId }, select: { id: true, baseRef: true }, orderBy: { id: 'asc' }, take: 100 });
+      const queues = await tx.mergeQueue.findMany({
+        where: { repositoryId: id, organizationId: principal.organizationId },
+        select: { id: true, baseRef: true },
+        orderBy: { id: 'asc' },
+        take: 100,
+      });
       if (queues.length > 0 && !hasPermission(principal.role, Permission.MergeQueuesOperate)) {
         throw new AppError(CodeSourceErrors.HAS_MERGE_QUEUES, {
           message: `Merge queue${queues.length > 1 ? 's' : ''} ${queues.map((q) => `${q.id} (${q.baseRef})`).join(', ')} run${queues.length > 1 ? '' : 's'} on this code source; disconnecting it would delete ${queues.length > 1 ? 'them' : 'it'}, which needs ${Permission.MergeQueuesOperate} (${rolesHolding(Permission.MergeQueuesOperate).join(', ')}).`,
@@ -124,7 +157,13 @@ export class CodeSourcesService {
         });
       }
       await tx.codeSource.deleteMany({ where: { id, organizationId: principal.organizationId } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.CodeSourceDeleted, targetType: 'codeSource', targetId: id, metadata: { repository: source.nameWithOwner, ...(queues.length ? { mergeQueueIds: queues.map((q) => q.id) } : {}) } });
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.CodeSourceDeleted,
+        targetType: 'codeSource',
+        targetId: id,
+        metadata: { repository: source.nameWithOwner, ...(queues.length ? { mergeQueueIds: queues.map((q) => q.id) } : {}) },
+      });
     });
     this.cache.delete(id);
   }
@@ -135,7 +174,8 @@ export class CodeSourcesService {
     try {
       return await client.repository(repository, { accountLogin: integration.externalAccountName ?? undefined });
     } catch (error) {
-      if (error instanceof ProviderFailure && (error.kind === 'unauthorized' || error.kind === 'forbidden')) await this.integrations.credentialsRefused(integration.organizationId, integration, error.reason);
+      if (error instanceof ProviderFailure && (error.kind === 'unauthorized' || error.kind === 'forbidden'))
+        await this.integrations.credentialsRefused(integration.organizationId, integration, error.reason);
       if (error instanceof ProviderFailure) throw providerError(error, 'in-use');
       throw error;
     }
@@ -157,7 +197,10 @@ export class CodeSourcesService {
    */
   private async assertLocalPathFree(tx: Prisma.TransactionClient, organizationId: string, path: string): Promise<void> {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`local-git:${path}`}, 0))`;
-    const held = await tx.codeSource.findFirst({ where: { provider: 'LOCAL_GIT', nameWithOwner: path, organizationId: { not: organizationId } }, select: { id: true } });
+    const held = await tx.codeSource.findFirst({
+      where: { provider: 'LOCAL_GIT', nameWithOwner: path, organizationId: { not: organizationId } },
+      select: { id: true },
+    });
     if (held) throw new AppError(CodeSourceErrors.LOCAL_PATH_TAKEN, { metadata: { repository: path } });
   }
 

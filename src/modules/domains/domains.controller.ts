@@ -34,7 +34,7 @@ export class DomainsController {
     summary: 'Apex status',
     description:
       "Whether the wildcard under the apex is live and managed by the service (`exists`), whether the caller's organization may nest under it (`authorized`), who owns it and what depends on it. " +
-      "Another organization's registration is visible only while ACTIVE; otherwise the apex reads as unregistered (`owner` is `\"\"`). Dependents' hostnames are listed only to the owner and to organizations holding a grant on the apex; `dependentCount` is exact for the registration described.",
+      'Another organization\'s registration is visible only while ACTIVE; otherwise the apex reads as unregistered (`owner` is `""`). Dependents\' hostnames are listed only to the owner and to organizations holding a grant on the apex; `dependentCount` is exact for the registration described.',
   })
   @ApiDataResponse(ApexStatusDto)
   async status(@CurrentPrincipal() principal: Principal, @Query() query: ApexStatusQueryDto) {
@@ -46,7 +46,7 @@ export class DomainsController {
   @ApiOperation({
     summary: 'Register an apex',
     description:
-      'Registers the apex as PENDING_VERIFICATION and returns the TXT record to publish (`verificationRecord`); then call POST /domains/{id}/verify. An unverified registration holds nothing and reveals nothing: several organizations may each hold a PENDING claim on an apex and the first to verify wins; a claim unverified for DOMAIN_PENDING_TTL_MS expires. An apex verified by another organization (ACTIVE or LAPSED), or already registered by the caller\'s own organization, is a 409. Under an ACTIVE apex of another organization, only an organization it granted may register (403).',
+      "Registers the apex as PENDING_VERIFICATION and returns the TXT record to publish (`verificationRecord`); then call POST /domains/{id}/verify. An unverified registration holds nothing and reveals nothing: several organizations may each hold a PENDING claim on an apex and the first to verify wins; a claim unverified for DOMAIN_PENDING_TTL_MS expires. An apex verified by another organization (ACTIVE or LAPSED), or already registered by the caller's own organization, is a 409. Under an ACTIVE apex of another organization, only an organization it granted may register (403).",
   })
   @ApiDataResponse(DomainDto, { status: 201 })
   @ApiErrors(DomainErrors.APEX_TAKEN, DomainErrors.NESTING_NOT_GRANTED)
@@ -72,7 +72,13 @@ export class DomainsController {
       'Looks up the TXT record `verificationRecord.name` through the configured resolver. Found with the expected value: the domain becomes ACTIVE. Not found: 422 naming the record expected and the TXT values seen. The resolver not answering: 503 with Retry-After.',
   })
   @ApiDataResponse(DomainDto)
-  @ApiErrors(DomainErrors.NOT_FOUND, DomainErrors.VERIFICATION_RECORD_NOT_FOUND, DomainErrors.NESTING_NOT_GRANTED, DomainErrors.APEX_TAKEN, DomainErrors.REGISTRATION_EXPIRED)
+  @ApiErrors(
+    DomainErrors.NOT_FOUND,
+    DomainErrors.VERIFICATION_RECORD_NOT_FOUND,
+    DomainErrors.NESTING_NOT_GRANTED,
+    DomainErrors.APEX_TAKEN,
+    DomainErrors.REGISTRATION_EXPIRED,
+  )
   async verify(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.domains.verify(principal, id) };
   }
@@ -80,7 +86,10 @@ export class DomainsController {
   @Delete(':id')
   @HttpCode(204)
   @RequirePermission(Permission.DomainsWrite)
-  @ApiOperation({ summary: 'Delete a managed domain', description: 'Also removes its grants. Refused with 409 while it has dependents; the error details list them.' })
+  @ApiOperation({
+    summary: 'Delete a managed domain',
+    description: 'Also removes its grants. Refused with 409 while it has dependents; the error details list them.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors(DomainErrors.NOT_FOUND, DomainErrors.HAS_DEPENDENTS)
   async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {

@@ -24,13 +24,19 @@ export class DomainsRepository {
    * deletion has just checked that it has none.
    */
   async lock(tx: Prisma.TransactionClient, organizationId: string, id: string): Promise<ManagedDomain> {
-    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "ManagedDomain" WHERE "id" = ${id} AND "organizationId" = ${organizationId} FOR UPDATE`;
+    const locked = await tx.$queryRaw<
+      { id: string }[]
+    >`SELECT "id" FROM "ManagedDomain" WHERE "id" = ${id} AND "organizationId" = ${organizationId} FOR UPDATE`;
     if (locked.length === 0) throw new AppError(DomainErrors.NOT_FOUND, { metadata: { id } });
     return this.find(tx, organizationId, id);
   }
 
   /** The nearest ACTIVE apex strictly above `name`, with whether `callerOrganizationId` holds a grant on it. */
-  async activeAncestor(client: Prisma.TransactionClient, name: string, callerOrganizationId: string): Promise<(ActiveAncestorFacts & { apex: string }) | undefined> {
+  async activeAncestor(
+    client: Prisma.TransactionClient,
+    name: string,
+    callerOrganizationId: string,
+  ): Promise<(ActiveAncestorFacts & { apex: string }) | undefined> {
     const ancestors = ancestorsOf(name);
     if (ancestors.length === 0) return undefined;
     const rows = await client.managedDomain.findMany({

@@ -66,8 +66,16 @@ export class DomainsService {
         if (own && this.expired(own)) await this.expire(tx, own.id, organizationId, apex);
         else if (own) throw this.taken(apex, own.id);
         if (holders.some((h) => h.organizationId !== organizationId && h.status !== 'PENDING_VERIFICATION')) throw this.taken(apex);
-        const domain = await tx.managedDomain.create({ data: { organizationId, apex, verificationToken: `dpa-verification=${randomBytes(24).toString('base64url')}` } });
-        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainRegistered, targetType: 'domain', targetId: domain.id, metadata: { apex } });
+        const domain = await tx.managedDomain.create({
+          data: { organizationId, apex, verificationToken: `dpa-verification=${randomBytes(24).toString('base64url')}` },
+        });
+        await this.audit.record(tx, principal, {
+          organizationId,
+          action: AuditAction.DomainRegistered,
+          targetType: 'domain',
+          targetId: domain.id,
+          metadata: { apex },
+        });
         return domain;
       });
       return toDomainDto(row);
@@ -112,10 +120,19 @@ export class DomainsService {
     const domain = await this.repository.find(this.prisma, organizationId, id);
     if (this.expired(domain)) {
       await this.prisma.$transaction((tx) => this.expire(tx, id, organizationId, domain.apex));
-      throw new AppError(DomainErrors.REGISTRATION_EXPIRED, { message: `The registration of ${domain.apex} stayed unverified for more than ${Math.round(this.config.domains.pendingTtlMs / 60_000)} minutes and has expired; register the apex again.`, metadata: { id, apex: domain.apex } });
+      throw new AppError(DomainErrors.REGISTRATION_EXPIRED, {
+        message: `The registration of ${domain.apex} stayed unverified for more than ${Math.round(this.config.domains.pendingTtlMs / 60_000)} minutes and has expired; register the apex again.`,
+        metadata: { id, apex: domain.apex },
+      });
     }
     // First to verify wins: once another organization's registration was verified, this claim cannot be (asked again under the lock below).
-    if (domain.status === 'PENDING_VERIFICATION' && (await this.prisma.managedDomain.count({ where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } } })) > 0) throw this.taken(domain.apex);
+    if (
+      domain.status === 'PENDING_VERIFICATION' &&
+      (await this.prisma.managedDomain.count({
+        where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } },
+      })) > 0
+    )
+      throw this.taken(domain.apex);
     // An ACTIVE domain stays live whatever went live above it later; a new activation needs the right to nest.
     if (domain.status !== 'ACTIVE') await this.assertMayNest(this.prisma, domain.apex, organizationId);
     let check;
@@ -132,10 +149,17 @@ export class DomainsService {
     const expected = `TXT ${check.name} "${domain.verificationToken}"`;
     if (!check.found) {
       throw new AppError(DomainErrors.VERIFICATION_RECORD_NOT_FOUND, {
-        message: check.seen.length === 0 ? `No TXT record was found at ${check.name}; expected ${expected}.` : `The TXT records at ${check.name} do not include the expected value; expected ${expected}.`,
+        message:
+          check.seen.length === 0
+            ? `No TXT record was found at ${check.name}; expected ${expected}.`
+            : `The TXT records at ${check.name} do not include the expected value; expected ${expected}.`,
         details: [
           { title: 'Expected record', render: 'list', items: [expected] },
-          { title: `TXT records seen at ${check.name}`, render: 'list', items: check.seen.length === 0 ? ['(none)'] : capList(check.seen.map((value) => `"${value}"`)) },
+          {
+            title: `TXT records seen at ${check.name}`,
+            render: 'list',
+            items: check.seen.length === 0 ? ['(none)'] : capList(check.seen.map((value) => `"${value}"`)),
+          },
         ],
         metadata: { recordName: check.name, expected: domain.verificationToken, seen: capList(check.seen) },
       });
@@ -146,10 +170,23 @@ export class DomainsService {
       await this.lockApex(tx, domain.apex);
       const before = await this.repository.lock(tx, organizationId, id);
       // First to verify wins: another organization's verified registration holds the apex.
-      if (before.status === 'PENDING_VERIFICATION' && (await tx.managedDomain.count({ where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } } })) > 0) throw this.taken(domain.apex);
-      await tx.managedDomain.updateMany({ where: { id, organizationId }, data: { status: 'ACTIVE', verifiedAt: now, lastCheckedAt: now, recordMissingSince: null } });
+      if (
+        before.status === 'PENDING_VERIFICATION' &&
+        (await tx.managedDomain.count({ where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } } })) > 0
+      )
+        throw this.taken(domain.apex);
+      await tx.managedDomain.updateMany({
+        where: { id, organizationId },
+        data: { status: 'ACTIVE', verifiedAt: now, lastCheckedAt: now, recordMissingSince: null },
+      });
       if (before.status !== 'ACTIVE') {
-        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainVerified, targetType: 'domain', targetId: id, metadata: { apex: domain.apex, from: before.status } });
+        await this.audit.record(tx, principal, {
+          organizationId,
+          action: AuditAction.DomainVerified,
+          targetType: 'domain',
+          targetId: id,
+          metadata: { apex: domain.apex, from: before.status },
+        });
       }
       return this.repository.find(tx, organizationId, id);
     });
@@ -173,13 +210,24 @@ export class DomainsService {
         });
       }
       await tx.managedDomain.delete({ where: { id } });
-      await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainDeleted, targetType: 'domain', targetId: id, metadata: { apex: domain.apex, status: domain.status } });
+      await this.audit.record(tx, principal, {
+        organizationId,
+        action: AuditAction.DomainDeleted,
+        targetType: 'domain',
+        targetId: id,
+        metadata: { apex: domain.apex, status: domain.status },
+      });
     });
   }
 
   private apexOf(input: string): string {
     const result = normalizeApex(input);
-    if (!result.ok) throw new AppError(RequestErrors.VALIDATION_FAILED, { message: `Invalid request: data.apex: ${result.reason}`, details: [invalidFields([`data.apex: ${result.reason}`])], metadata: { fields: ['data.apex'] } });
+    if (!result.ok)
+      throw new AppError(RequestErrors.VALIDATION_FAILED, {
+        message: `Invalid request: data.apex: ${result.reason}`,
+        details: [invalidFields([`data.apex: ${result.reason}`])],
+        metadata: { fields: ['data.apex'] },
+      });
     return result.name;
   }
 

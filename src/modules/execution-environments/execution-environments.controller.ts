@@ -25,7 +25,10 @@ export class ExecutionEnvironmentsController {
 
   @Post()
   @RequirePermission(Permission.ExecutionEnvironmentsWrite)
-  @ApiOperation({ summary: 'Register an execution environment', description: "Each vendor checks its own identifier shapes and regions; a mismatch is a 400 naming the field." })
+  @ApiOperation({
+    summary: 'Register an execution environment',
+    description: 'Each vendor checks its own identifier shapes and regions; a mismatch is a 400 naming the field.',
+  })
   @ApiDataResponse(ExecutionEnvironmentDto, { status: 201 })
   @ApiErrors(ExecutionEnvironmentErrors.GIVEN_ID_TAKEN, ExecutionEnvironmentErrors.INVALID_IDENTIFIER)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateExecutionEnvironmentRequest) {
@@ -43,7 +46,10 @@ export class ExecutionEnvironmentsController {
 
   @Patch(':id')
   @RequirePermission(Permission.ExecutionEnvironmentsWrite)
-  @ApiOperation({ summary: 'Update an execution environment', description: "Only the fields present change; a new type re-checks every identifier against the new vendor's shapes." })
+  @ApiOperation({
+    summary: 'Update an execution environment',
+    description: "Only the fields present change; a new type re-checks every identifier against the new vendor's shapes.",
+  })
   @ApiDataResponse(ExecutionEnvironmentDto)
   @ApiErrors(ExecutionEnvironmentErrors.NOT_FOUND, ExecutionEnvironmentErrors.GIVEN_ID_TAKEN, ExecutionEnvironmentErrors.INVALID_IDENTIFIER)
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateExecutionEnvironmentRequest) {

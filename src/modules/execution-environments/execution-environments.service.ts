@@ -7,7 +7,12 @@ import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { Prisma, type ExecutionEnvironment } from '@/generated/prisma/client';
-import { CreateExecutionEnvironmentDto, ExecutionEnvironmentDto, toExecutionEnvironmentDto, UpdateExecutionEnvironmentDto } from './dto/execution-environment.dto';
+import {
+  CreateExecutionEnvironmentDto,
+  ExecutionEnvironmentDto,
+  toExecutionEnvironmentDto,
+  UpdateExecutionEnvironmentDto,
+} from './dto/execution-environment.dto';
 import { ExecutionEnvironmentErrors } from './execution-environments.errors';
 import { VENDOR_FIELDS, VENDORS, vendorShapeProblems } from './vendors';
 
@@ -40,7 +45,9 @@ export class ExecutionEnvironmentsService {
     try {
       // The row lock keeps the type and fields checked here from changing before the write.
       await this.prisma.$transaction(async (tx) => {
-        const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
+        const locked = await tx.$queryRaw<
+          { id: string }[]
+        >`SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
         if (locked.length === 0) throw new AppError(ExecutionEnvironmentErrors.NOT_FOUND, { metadata: { id } });
         const current = await this.find(tx, principal.organizationId, id);
         const type = dto.type ?? current.type;
@@ -48,7 +55,11 @@ export class ExecutionEnvironmentsService {
         await tx.executionEnvironment.updateMany({ where: { id, organizationId: principal.organizationId }, data: dto });
       });
     } catch (error) {
-      if (isUniqueViolation(error, 'givenId')) throw new AppError(ExecutionEnvironmentErrors.GIVEN_ID_TAKEN, { metadata: { givenId: dto.givenId }, details: [invalidFields(['data.givenId: is already taken'])] });
+      if (isUniqueViolation(error, 'givenId'))
+        throw new AppError(ExecutionEnvironmentErrors.GIVEN_ID_TAKEN, {
+          metadata: { givenId: dto.givenId },
+          details: [invalidFields(['data.givenId: is already taken'])],
+        });
       throw error;
     }
     return this.get(principal, id);
@@ -62,7 +73,9 @@ export class ExecutionEnvironmentsService {
   async remove(principal: Principal, id: string): Promise<void> {
     try {
       await this.prisma.$transaction(async (tx) => {
-        const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
+        const locked = await tx.$queryRaw<
+          { id: string }[]
+        >`SELECT "id" FROM "ExecutionEnvironment" WHERE "id" = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
         if (locked.length === 0) throw new AppError(ExecutionEnvironmentErrors.NOT_FOUND, { metadata: { id } });
         const users = await tx.pipelineVersionEnvironment.findMany({
           where: { executionEnvironmentId: id },
@@ -70,7 +83,11 @@ export class ExecutionEnvironmentsService {
           orderBy: { pipelineVersionId: 'asc' },
           take: 1000,
         });
-        if (users.length > 0) throw inUse(id, users.map((u) => u.pipelineVersion));
+        if (users.length > 0)
+          throw inUse(
+            id,
+            users.map((u) => u.pipelineVersion),
+          );
         await tx.executionEnvironment.delete({ where: { id } });
       });
     } catch (error) {
@@ -105,6 +122,14 @@ function assertVendorShapes(type: keyof typeof VENDORS, values: Partial<Record<(
 function inUse(id: string, versions: { id: string; version: number; pipeline: { id: string; givenId: string } }[]): AppError {
   return new AppError(ExecutionEnvironmentErrors.IN_USE, {
     metadata: { id, pipelineVersionIds: versions.slice(0, 20).map((v) => v.id) },
-    details: [{ title: 'Pipeline versions using the environment', render: 'list', items: versions.length ? capList(versions.map((v) => `${v.pipeline.givenId} v${v.version} (pipelineVersionId ${v.id}, pipelineId ${v.pipeline.id})`)) : ['a version published while deleting'] }],
+    details: [
+      {
+        title: 'Pipeline versions using the environment',
+        render: 'list',
+        items: versions.length
+          ? capList(versions.map((v) => `${v.pipeline.givenId} v${v.version} (pipelineVersionId ${v.id}, pipelineId ${v.pipeline.id})`))
+          : ['a version published while deleting'],
+      },
+    ],
   });
 }

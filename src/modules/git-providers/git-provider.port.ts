@@ -88,7 +88,8 @@ export interface GitProviderAuthorization {
   refresh(refreshToken: string): Promise<ProviderTokens>;
 }
 
-export type ProviderFailureKind = 'not_found' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'unavailable' | 'timeout' | 'refused' | 'unresolved' | 'rejected';
+export type ProviderFailureKind =
+  'not_found' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'unavailable' | 'timeout' | 'refused' | 'unresolved' | 'rejected';
 
 /**
  * A provider call that did not succeed, classified: the services decide what each kind means for

@@ -11,14 +11,21 @@ export const GitProviderErrors = defineErrors('GitProvider', {
   HOST_UNRESOLVED: [422, 'The git server host name does not resolve.'],
   LOCAL_GIT_DISABLED: [422, 'LOCAL_GIT repositories are disabled on this server.'],
   NOT_CONFIGURED: [422, 'This provider flow is not configured on this server.'],
-  INTEGRATION_NEEDS_ATTENTION: [424, 'The git provider refused the integration\'s credentials; reconnect or validate the integration.'],
+  INTEGRATION_NEEDS_ATTENTION: [424, "The git provider refused the integration's credentials; reconnect or validate the integration."],
   UNAVAILABLE: [502, 'The git provider could not be reached or answered with an error.'],
   TIMEOUT: [502, 'The git provider did not answer in time.'],
-  RATE_LIMITED: [503, 'The git provider\'s rate limit is exhausted; try again later.'],
+  RATE_LIMITED: [503, "The git provider's rate limit is exhausted; try again later."],
 });
 
 /** Every entry `providerError` can produce for a call with bound credentials, for @ApiErrors. */
-export const PROVIDER_CALL_ERRORS = [GitProviderErrors.UNAVAILABLE, GitProviderErrors.TIMEOUT, GitProviderErrors.RATE_LIMITED, GitProviderErrors.REQUEST_REJECTED, GitProviderErrors.HOST_REFUSED, GitProviderErrors.HOST_UNRESOLVED];
+export const PROVIDER_CALL_ERRORS = [
+  GitProviderErrors.UNAVAILABLE,
+  GitProviderErrors.TIMEOUT,
+  GitProviderErrors.RATE_LIMITED,
+  GitProviderErrors.REQUEST_REJECTED,
+  GitProviderErrors.HOST_REFUSED,
+  GitProviderErrors.HOST_UNRESOLVED,
+];
 
 /**
  * The API's answer to a failed provider call. `credentials`: what a refusal of the credentials
@@ -31,11 +38,17 @@ export function providerError(given: ProviderFailure, credentials: 'checking' | 
   switch (failure.kind) {
     case 'unauthorized':
     case 'forbidden':
-      return new AppError(credentials === 'checking' ? GitProviderErrors.CREDENTIALS_REJECTED : GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, { message: `The git provider refused the credentials: ${failure.reason}`, metadata });
+      return new AppError(credentials === 'checking' ? GitProviderErrors.CREDENTIALS_REJECTED : GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, {
+        message: `The git provider refused the credentials: ${failure.reason}`,
+        metadata,
+      });
     case 'not_found':
       return new AppError(GitProviderErrors.REPOSITORY_NOT_FOUND, { metadata });
     case 'rate_limited':
-      return new AppError(GitProviderErrors.RATE_LIMITED, { metadata: { ...metadata, retryAfterSeconds: failure.retryAfterSeconds }, headers: { 'Retry-After': String(failure.retryAfterSeconds ?? 60) } });
+      return new AppError(GitProviderErrors.RATE_LIMITED, {
+        metadata: { ...metadata, retryAfterSeconds: failure.retryAfterSeconds },
+        headers: { 'Retry-After': String(failure.retryAfterSeconds ?? 60) },
+      });
     case 'timeout':
       return new AppError(GitProviderErrors.TIMEOUT, { metadata });
     case 'refused':

@@ -45,7 +45,11 @@ export class GitProviders {
     this.policy = { allowHttp: config.git.allowHttp, allowPrivateHosts: config.git.allowPrivateHosts };
     this.resolve = makeResolve(config.git.dnsServers, config.git.timeoutMs);
     this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes });
-    this.serverFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes, guard: { policy: this.policy, resolve: this.resolve } });
+    this.serverFetch = providerFetch({
+      timeoutMs: config.git.timeoutMs,
+      maxResponseBytes: config.git.maxResponseBytes,
+      guard: { policy: this.policy, resolve: this.resolve },
+    });
     // dpa_provider_calls_total / dpa_provider_rate_limit_remaining: the cloud fetch only talks to
     // GitHub; a self-hosted server is GitLab when the path is GitLab's API, else GitHub Enterprise.
     if (metrics) {
@@ -84,13 +88,20 @@ export class GitProviders {
   authorization(provider: ProviderKind): GitProviderAuthorization {
     const { clientId, clientSecret, appSlug } = this.config.git.github;
     if (provider !== 'GITHUB' || !clientId || !clientSecret) {
-      throw new AppError(GitProviderErrors.NOT_CONFIGURED, { message: provider === 'GITHUB' ? 'No GitHub app is configured on this server (GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET); use authMethod API_TOKEN.' : `${provider} integrations connect with authMethod API_TOKEN.`, metadata: { provider } });
+      throw new AppError(GitProviderErrors.NOT_CONFIGURED, {
+        message:
+          provider === 'GITHUB'
+            ? 'No GitHub app is configured on this server (GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET); use authMethod API_TOKEN.'
+            : `${provider} integrations connect with authMethod API_TOKEN.`,
+        metadata: { provider },
+      });
     }
     return new GitHubAuthorization(this.githubCloud(), { clientId, clientSecret, appSlug });
   }
 
   local(): LocalGitClient {
-    if (!this.config.git.localEnabled) throw new AppError(GitProviderErrors.LOCAL_GIT_DISABLED, { message: 'LOCAL_GIT repositories are disabled on this server (GIT_LOCAL_ENABLED).' });
+    if (!this.config.git.localEnabled)
+      throw new AppError(GitProviderErrors.LOCAL_GIT_DISABLED, { message: 'LOCAL_GIT repositories are disabled on this server (GIT_LOCAL_ENABLED).' });
     return this.localGit;
   }
 

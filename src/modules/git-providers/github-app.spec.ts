@@ -5,7 +5,10 @@ import { GitHubAppInstallations } from './github-app';
 describe(GitHubAppInstallations.name, () => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const app = new GitHubAppInstallations({ apiUrl: 'http://127.0.0.1:9', webUrl: 'http://127.0.0.1:9', fetch: () => Promise.reject(new Error('no network in a unit test')) }, { appId: '4242', privateKey: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() });
+  const app = new GitHubAppInstallations(
+    { apiUrl: 'http://127.0.0.1:9', webUrl: 'http://127.0.0.1:9', fetch: () => Promise.reject(new Error('no network in a unit test')) },
+    { appId: '4242', privateKey: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() },
+  );
   const decode = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString()) as Record<string, unknown>;
 
   it('signs an RS256 JWT whose issuer is the app id, valid for at most ten minutes from about now', async () => {

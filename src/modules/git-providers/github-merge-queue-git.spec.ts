@@ -35,7 +35,11 @@ describe(GitHubMergeQueueGit.name, () => {
     return { path, main, name, at: { owner: 'octo', repo: name }, github: new GitHubMergeQueueGit(api, `octo/${name}`) };
   }
 
-  const status = (call: Promise<unknown>) => call.then(() => 200, (error: { status?: number; response?: { data?: { message?: string } } }) => `${error.status} ${error.response?.data?.message}`);
+  const status = (call: Promise<unknown>) =>
+    call.then(
+      () => 200,
+      (error: { status?: number; response?: { data?: { message?: string } } }) => `${error.status} ${error.response?.data?.message}`,
+    );
 
   it('builds a candidate of merge commits onto the base, one per head in order, and leaves no scratch branch', async () => {
     const repo = repository();
@@ -44,7 +48,10 @@ describe(GitHubMergeQueueGit.name, () => {
     if (!first.ok) throw new Error(first.reason);
     expect(readFile(repo.path, first.candidateSha, 'pr-1.txt')).toBe('1\n');
     expect(readFile(repo.path, first.candidateSha, 'pr-2.txt')).toBe('2\n');
-    expect(git(repo.path, 'log', '--first-parent', '--format=%P|%s', first.candidateSha).split('\n').slice(0, 2)).toEqual([`${git(repo.path, 'rev-parse', `${first.candidateSha}^1`)} ${heads[1].headSha}|Merge #2 (${heads[1].headSha.slice(0, 12)})`, `${repo.main} ${heads[0].headSha}|Merge #1 (${heads[0].headSha.slice(0, 12)})`]);
+    expect(git(repo.path, 'log', '--first-parent', '--format=%P|%s', first.candidateSha).split('\n').slice(0, 2)).toEqual([
+      `${git(repo.path, 'rev-parse', `${first.candidateSha}^1`)} ${heads[1].headSha}|Merge #2 (${heads[1].headSha.slice(0, 12)})`,
+      `${repo.main} ${heads[0].headSha}|Merge #1 (${heads[0].headSha.slice(0, 12)})`,
+    ]);
     expect(git(repo.path, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
     // A rebuild (after a crash) starts again from the base: the same content.
     const again = await repo.github.buildCandidate(repo.main, heads, 'refs/heads/mq/q1/b1');
@@ -59,10 +66,23 @@ describe(GitHubMergeQueueGit.name, () => {
     const a = commit(repo.path, repo.main, { 'shared.txt': 'one by 7\n' }, 'PR 7');
     const b = commit(repo.path, repo.main, { 'other.txt': 'by 8\n' }, 'PR 8');
     const c = commit(repo.path, repo.main, { 'shared.txt': 'one by 9\n' }, 'PR 9');
-    const heads = [{ entryId: 'e7', number: 7, headSha: a }, { entryId: 'e8', number: 8, headSha: b }, { entryId: 'e9', number: 9, headSha: c }];
-    expect(await repo.github.buildCandidate(repo.main, heads, 'refs/heads/mq/q1/b2')).toEqual({ ok: false, conflictEntryId: 'e9', reason: '#9 conflicts with #7 (GitHub does not say in which paths)', paths: [] });
+    const heads = [
+      { entryId: 'e7', number: 7, headSha: a },
+      { entryId: 'e8', number: 8, headSha: b },
+      { entryId: 'e9', number: 9, headSha: c },
+    ];
+    expect(await repo.github.buildCandidate(repo.main, heads, 'refs/heads/mq/q1/b2')).toEqual({
+      ok: false,
+      conflictEntryId: 'e9',
+      reason: '#9 conflicts with #7 (GitHub does not say in which paths)',
+      paths: [],
+    });
     const missing = 'f'.repeat(40);
-    expect(await repo.github.buildCandidate(repo.main, [{ entryId: 'e1', number: 1, headSha: missing }], 'refs/heads/mq/q1/b3')).toMatchObject({ ok: false, conflictEntryId: 'e1', reason: `#1 head ${missing} is not in the repository` });
+    expect(await repo.github.buildCandidate(repo.main, [{ entryId: 'e1', number: 1, headSha: missing }], 'refs/heads/mq/q1/b3')).toMatchObject({
+      ok: false,
+      conflictEntryId: 'e1',
+      reason: `#1 head ${missing} is not in the repository`,
+    });
     expect(git(repo.path, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
   });
 
@@ -107,7 +127,10 @@ describe(GitHubMergeQueueGit.name, () => {
     const fence = await repo.github.moveFence('refs/heads/mq-fence/q1', 'main', true);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
     const stranger = new GitHubMergeQueueGit(outsider, `octo/${repo.name}`);
-    await expect(stranger.land('main', next, repo.main, { ref: 'refs/heads/mq-fence/q1', sha: fence })).rejects.toMatchObject({ constructor: ProviderFailure, kind: 'rejected' });
+    await expect(stranger.land('main', next, repo.main, { ref: 'refs/heads/mq-fence/q1', sha: fence })).rejects.toMatchObject({
+      constructor: ProviderFailure,
+      kind: 'rejected',
+    });
     expect(git(repo.path, 'rev-parse', 'main')).toBe(repo.main);
   });
 
@@ -130,7 +153,10 @@ describe(GitHubMergeQueueGit.name, () => {
       const repo = repository();
       const side = commit(repo.path, repo.main, { 'x.txt': 'x\n' }, 'side');
       const behind = git(repo.path, 'rev-parse', 'main~1');
-      expect((await api.rest.git.getRef({ ...repo.at, ref: 'heads/main' })).data).toMatchObject({ ref: 'refs/heads/main', object: { sha: repo.main, type: 'commit' } });
+      expect((await api.rest.git.getRef({ ...repo.at, ref: 'heads/main' })).data).toMatchObject({
+        ref: 'refs/heads/main',
+        object: { sha: repo.main, type: 'commit' },
+      });
       expect(await status(api.rest.git.getRef({ ...repo.at, ref: 'heads/nope' }))).toBe('404 Not Found');
       expect((await api.rest.git.createRef({ ...repo.at, ref: 'refs/heads/feature/a', sha: side })).status).toBe(201);
       expect(await status(api.rest.git.createRef({ ...repo.at, ref: 'refs/heads/feature/a', sha: side }))).toBe('422 Reference already exists');
@@ -141,11 +167,17 @@ describe(GitHubMergeQueueGit.name, () => {
       expect((await api.rest.git.deleteRef({ ...repo.at, ref: 'heads/feature/a' })).status).toBe(204);
       expect(await status(api.rest.git.deleteRef({ ...repo.at, ref: 'heads/feature/a' }))).toBe('422 Reference does not exist');
       expect(await status(api.rest.git.updateRef({ ...repo.at, ref: 'heads/feature/a', sha: side, force: true }))).toBe('422 Reference does not exist');
-      expect((await api.rest.git.getCommit({ ...repo.at, commit_sha: side })).data).toMatchObject({ sha: side, message: 'side', parents: [{ sha: repo.main }] });
+      expect((await api.rest.git.getCommit({ ...repo.at, commit_sha: side })).data).toMatchObject({
+        sha: side,
+        message: 'side',
+        parents: [{ sha: repo.main }],
+      });
       expect(await status(api.rest.git.getCommit({ ...repo.at, commit_sha: 'd'.repeat(40) }))).toBe('404 Not Found');
       // Reading needs a visible repository; writing needs push access.
       expect(await status(outsider.rest.git.getRef({ ...repo.at, ref: 'heads/main' }))).toBe(200);
-      expect(await status(outsider.rest.git.createRef({ ...repo.at, ref: 'refs/heads/intruder', sha: side }))).toBe('403 Resource not accessible by personal access token');
+      expect(await status(outsider.rest.git.createRef({ ...repo.at, ref: 'refs/heads/intruder', sha: side }))).toBe(
+        '403 Resource not accessible by personal access token',
+      );
       expect(await status(api.rest.git.getRef({ owner: 'octo', repo: 'missing', ref: 'heads/main' }))).toBe('404 Not Found');
     });
 

@@ -29,8 +29,20 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
   }
 
   /** A commit status on `sha` (the merge queue's report on a PR head or candidate); provider failures propagate. */
-  async createCommitStatus(sha: string, status: { state: 'pending' | 'success' | 'failure' | 'error'; context: string; description: string; targetUrl?: string }): Promise<void> {
-    await call(() => this.api.rest.repos.createCommitStatus({ ...this.repo, sha, state: status.state, context: status.context, description: status.description, ...(status.targetUrl !== undefined && { target_url: status.targetUrl }) }));
+  async createCommitStatus(
+    sha: string,
+    status: { state: 'pending' | 'success' | 'failure' | 'error'; context: string; description: string; targetUrl?: string },
+  ): Promise<void> {
+    await call(() =>
+      this.api.rest.repos.createCommitStatus({
+        ...this.repo,
+        sha,
+        state: status.state,
+        context: status.context,
+        description: status.description,
+        ...(status.targetUrl !== undefined && { target_url: status.targetUrl }),
+      }),
+    );
   }
 
   async readRef(ref: string): Promise<string | null> {
@@ -60,7 +72,12 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
    * candidate ref once published. GitHub's merge commits carry the time they were made, so a
    * rebuild gives a different (equivalent) commit.
    */
-  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string, options: { scratch?: string; signal?: AbortSignal } = {}): Promise<CandidateResult> {
+  async buildCandidate(
+    baseSha: string,
+    heads: readonly CandidateHead[],
+    candidateRef: string,
+    options: { scratch?: string; signal?: AbortSignal } = {},
+  ): Promise<CandidateResult> {
     const branch = scratchBranch('build', candidateRef, options.scratch);
     await this.forceRef(`refs/heads/${branch}`, baseSha);
     try {
@@ -73,7 +90,12 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
         const merged = await this.merge(branch, head.headSha, `Merge #${head.number} (${head.headSha.slice(0, 12)})`);
         if (merged === 'conflict') {
           const culprit = await this.firstConflictingPartner(scratchBranch('probe', candidateRef, options.scratch), baseSha, heads.slice(0, i), head);
-          return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} conflicts with ${culprit} (GitHub does not say in which paths)`, paths: [] };
+          return {
+            ok: false,
+            conflictEntryId: head.entryId,
+            reason: `#${head.number} conflicts with ${culprit} (GitHub does not say in which paths)`,
+            paths: [],
+          };
         }
         // 204: the branch already contains the head; nothing was added.
         if (merged !== 'contained') current = merged;
@@ -100,7 +122,13 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     try {
       await this.api.graphql(
         `mutation($repositoryId: ID!, $refUpdates: [RefUpdate!]!) { updateRefs(input: { repositoryId: $repositoryId, refUpdates: $refUpdates }) { clientMutationId } }`,
-        { repositoryId, refUpdates: [{ name: fullRef(fence.ref), beforeOid: fence.sha, afterOid: fence.sha }, { name: fullRef(ref), beforeOid: expectedSha, afterOid: newSha }] },
+        {
+          repositoryId,
+          refUpdates: [
+            { name: fullRef(fence.ref), beforeOid: fence.sha, afterOid: fence.sha },
+            { name: fullRef(ref), beforeOid: expectedSha, afterOid: newSha },
+          ],
+        },
       );
       return true;
     } catch (error) {
@@ -110,7 +138,10 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
       if (base !== expectedSha || fenceNow !== fence.sha) return false;
       // GitHub's own words (a protected branch, a rule), as a person reads them on the queue.
       const messages = ((error as { errors?: { message?: string }[] }).errors ?? []).map((e) => e.message).filter(Boolean);
-      throw new ProviderFailure('rejected', messages.length ? messages.join('; ') : `GitHub refused the land of ${newSha} onto ${fullRef(ref)}: ${(error as Error).message}`);
+      throw new ProviderFailure(
+        'rejected',
+        messages.length ? messages.join('; ') : `GitHub refused the land of ${newSha} onto ${fullRef(ref)}: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -119,7 +150,9 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     const head = await this.readRef(treeFrom);
     if (head === null) throw new ProviderFailure('not_found', `${fullRef(treeFrom)} does not exist`);
     const { data: commit } = await call(() => this.api.rest.git.getCommit({ ...this.repo, commit_sha: head }));
-    const { data: fence } = await call(() => this.api.rest.git.createCommit({ ...this.repo, message: `merge-queue fence ${randomUUID()}`, tree: commit.tree.sha, parents: [] }));
+    const { data: fence } = await call(() =>
+      this.api.rest.git.createCommit({ ...this.repo, message: `merge-queue fence ${randomUUID()}`, tree: commit.tree.sha, parents: [] }),
+    );
     if (!onlyIfAbsent) {
       await this.forceRef(fullRef(fenceRef), fence.sha);
       return fence.sha;

@@ -1,5 +1,15 @@
 import { Octokit } from '@octokit/rest';
-import { ProviderFailure, type CiUsageReader, type GitProviderAuthorization, type GitProviderClient, type ProviderAccount, type ProviderTokens, type RepositoryInfo, type WorkflowJob, type WorkflowRun } from './git-provider.port';
+import {
+  ProviderFailure,
+  type CiUsageReader,
+  type GitProviderAuthorization,
+  type GitProviderClient,
+  type ProviderAccount,
+  type ProviderTokens,
+  type RepositoryInfo,
+  type WorkflowJob,
+  type WorkflowRun,
+} from './git-provider.port';
 import { classifyHttpFailure, classifyTransportFailure } from './provider-failures';
 
 export interface GitHubEndpoints {
@@ -40,16 +50,27 @@ export async function call<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    const e = error as { name?: string; status?: number; message?: string; response?: { headers?: Record<string, string | undefined>; data?: { message?: string } } };
+    const e = error as {
+      name?: string;
+      status?: number;
+      message?: string;
+      response?: { headers?: Record<string, string | undefined>; data?: { message?: string } };
+    };
     // Octokit reports "no answer at all" (fetch threw) as status 500 with the cause attached.
-    if (e.name === 'HttpError' && e.response) return Promise.reject(classifyHttpFailure({ status: e.status ?? 500, message: e.response.data?.message ?? e.message ?? '', headers: e.response.headers ?? {} }));
+    if (e.name === 'HttpError' && e.response)
+      return Promise.reject(
+        classifyHttpFailure({ status: e.status ?? 500, message: e.response.data?.message ?? e.message ?? '', headers: e.response.headers ?? {} }),
+      );
     throw classifyTransportFailure(error);
   }
 }
 
 /** The last page number of a `Link` header (GitHub's way to count without listing). */
 export function lastPage(link: string | undefined): number | undefined {
-  const match = link?.split(',').find((part) => /rel="last"/.test(part))?.match(/[?&]page=(\d+)/);
+  const match = link
+    ?.split(',')
+    .find((part) => /rel="last"/.test(part))
+    ?.match(/[?&]page=(\d+)/);
   return match ? Number(match[1]) : undefined;
 }
 
@@ -132,7 +153,12 @@ class GitHubActionsUsage implements CiUsageReader {
 
   async workflowRunJobs(nameWithOwner: string, runId: string): Promise<WorkflowJob[]> {
     const [owner, repo] = nameWithOwner.split('/');
-    const jobs = await call(() => collectPages(this.api.paginate.iterator(this.api.rest.actions.listJobsForWorkflowRun, { owner, repo, run_id: Number(runId), filter: 'all', per_page: 100 }), this.maxPages));
+    const jobs = await call(() =>
+      collectPages(
+        this.api.paginate.iterator(this.api.rest.actions.listJobsForWorkflowRun, { owner, repo, run_id: Number(runId), filter: 'all', per_page: 100 }),
+        this.maxPages,
+      ),
+    );
     return jobs.map((job) => ({
       id: String(job.id),
       runId: String(job.run_id),
@@ -182,7 +208,13 @@ export class GitHubAuthorization implements GitProviderAuthorization {
 
   private async token(params: Record<string, string>): Promise<ProviderTokens> {
     const { data } = await call(() =>
-      this.api.request('POST {+url}', { url: `${this.endpoints.webUrl}/login/oauth/access_token`, headers: { accept: 'application/json' }, client_id: this.app.clientId, client_secret: this.app.clientSecret, ...params }),
+      this.api.request('POST {+url}', {
+        url: `${this.endpoints.webUrl}/login/oauth/access_token`,
+        headers: { accept: 'application/json' },
+        client_id: this.app.clientId,
+        client_secret: this.app.clientSecret,
+        ...params,
+      }),
     );
     const answer = data as TokenAnswer;
     // GitHub answers 200 with an `error` member when the code is bad, expired or used.

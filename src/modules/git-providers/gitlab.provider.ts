@@ -10,7 +10,13 @@ import { classifyHttpFailure, classifyTransportFailure } from './provider-failur
  */
 function requestHandler(fetchFn: typeof fetch): RequestHandlerFn {
   return async (endpoint, options = {}) => {
-    const { prefixUrl, searchParams, method, headers, body } = options as { prefixUrl?: string; searchParams?: string; method?: string; headers?: Record<string, string>; body?: string };
+    const { prefixUrl, searchParams, method, headers, body } = options as {
+      prefixUrl?: string;
+      searchParams?: string;
+      method?: string;
+      headers?: Record<string, string>;
+      body?: string;
+    };
     const url = new URL(endpoint, prefixUrl?.endsWith('/') ? prefixUrl : `${prefixUrl}/`);
     url.search = searchParams ?? '';
     let response: Response;
@@ -24,7 +30,10 @@ function requestHandler(fetchFn: typeof fetch): RequestHandlerFn {
     const isJson = (response.headers.get('content-type') ?? '').includes('application/json');
     const parsed: unknown = isJson && text ? JSON.parse(text) : text;
     if (!response.ok) {
-      const message = typeof parsed === 'object' && parsed !== null ? String((parsed as { message?: unknown; error?: unknown }).message ?? (parsed as { error?: unknown }).error ?? '') : String(parsed);
+      const message =
+        typeof parsed === 'object' && parsed !== null
+          ? String((parsed as { message?: unknown; error?: unknown }).message ?? (parsed as { error?: unknown }).error ?? '')
+          : String(parsed);
       throw classifyHttpFailure({ status: response.status, message, headers: responseHeaders });
     }
     return { body: parsed, headers: responseHeaders, status: response.status } as FormattedResponse;
@@ -48,7 +57,11 @@ export class GitLabClient implements GitProviderClient {
   private readonly api: InstanceType<typeof Gitlab>;
 
   constructor(options: { hostUrl: string; token: string; fetch: typeof fetch }) {
-    this.api = new Gitlab({ host: options.hostUrl, token: options.token, requesterFn: createRequesterFn(defaultOptionsHandler as unknown as OptionsHandlerFn, requestHandler(options.fetch)) });
+    this.api = new Gitlab({
+      host: options.hostUrl,
+      token: options.token,
+      requesterFn: createRequesterFn(defaultOptionsHandler as unknown as OptionsHandlerFn, requestHandler(options.fetch)),
+    });
   }
 
   async currentAccount(): Promise<ProviderAccount> {
@@ -58,7 +71,10 @@ export class GitLabClient implements GitProviderClient {
 
   async repository(nameWithOwner: string, context: { accountLogin?: string }): Promise<RepositoryInfo> {
     const project = (await this.api.Projects.show(nameWithOwner)) as unknown as GitLabProject;
-    const members = (await this.api.ProjectMembers.all(project.id, { includeInherited: true, perPage: 1, maxPages: 1, showExpanded: true })) as unknown as { data: unknown[]; paginationInfo: { total: number } };
+    const members = (await this.api.ProjectMembers.all(project.id, { includeInherited: true, perPage: 1, maxPages: 1, showExpanded: true })) as unknown as {
+      data: unknown[];
+      paginationInfo: { total: number };
+    };
     const branch = project.default_branch ?? 'main';
     return {
       collaborators: { totalCount: Number(members.paginationInfo.total) || members.data.length },

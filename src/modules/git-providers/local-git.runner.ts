@@ -83,7 +83,10 @@ export class LocalGitRunner {
           // already gone
         }
       };
-      const timer = setTimeout(() => kill(new ProviderFailure('timeout', `git ${args[0]} did not finish within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+      const timer = setTimeout(
+        () => kill(new ProviderFailure('timeout', `git ${args[0]} did not finish within ${this.options.timeoutMs} ms`)),
+        this.options.timeoutMs,
+      );
       const collect = (into: Buffer[]) => (chunk: Buffer) => {
         size += chunk.length;
         if (size > MAX_OUTPUT) kill(new GitCommandError(`git ${args[0]} wrote more than ${MAX_OUTPUT} bytes`));

@@ -4,10 +4,14 @@ import { classifyMergeQueueGitFailure } from './merge-queue-failures';
 import { classifyHttpFailure, parseRetryAfter } from './provider-failures';
 
 describe(classifyMergeQueueGitFailure.name, () => {
-  const http = (status: number, message: string, headers: Record<string, string> = {}) => classifyMergeQueueGitFailure(classifyHttpFailure({ status, message, headers }));
+  const http = (status: number, message: string, headers: Record<string, string> = {}) =>
+    classifyMergeQueueGitFailure(classifyHttpFailure({ status, message, headers }));
 
   it("reads GitHub's refusals of a ref update as refusals that waiting will not change", () => {
-    expect(http(422, 'Protected branch update failed for refs/heads/main.')).toEqual({ kind: 'refused', reason: 'Protected branch update failed for refs/heads/main.' });
+    expect(http(422, 'Protected branch update failed for refs/heads/main.')).toEqual({
+      kind: 'refused',
+      reason: 'Protected branch update failed for refs/heads/main.',
+    });
     expect(http(422, 'Repository rule violations found\n\nChanges must be made through a pull request.')).toMatchObject({ kind: 'refused' });
     expect(http(422, 'Required status check "ci" is expected.')).toMatchObject({ kind: 'refused' });
     expect(http(422, 'Reference does not exist')).toMatchObject({ kind: 'refused' });
@@ -17,12 +21,19 @@ describe(classifyMergeQueueGitFailure.name, () => {
   });
 
   it('reads 5xx, rate limits and the network as transient, with Retry-After when the provider gave it', () => {
-    expect(http(503, 'Service Unavailable', { 'retry-after': '7' })).toEqual({ kind: 'transient', reason: 'unavailable: Service Unavailable', retryAfterMs: 7_000 });
+    expect(http(503, 'Service Unavailable', { 'retry-after': '7' })).toEqual({
+      kind: 'transient',
+      reason: 'unavailable: Service Unavailable',
+      retryAfterMs: 7_000,
+    });
     expect(http(502, 'Server Error')).toEqual({ kind: 'transient', reason: 'unavailable: Server Error' });
     expect(http(429, 'You have exceeded a secondary rate limit', { 'retry-after': '60' })).toMatchObject({ kind: 'transient', retryAfterMs: 60_000 });
     expect(http(403, 'You have exceeded a secondary rate limit', { 'retry-after': '30' })).toMatchObject({ kind: 'transient', retryAfterMs: 30_000 });
     // Without a header GitHub's message says it; the wait is then a minute (provider-failures.ts).
-    expect(http(403, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.')).toMatchObject({ kind: 'transient', retryAfterMs: 60_000 });
+    expect(http(403, 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.')).toMatchObject({
+      kind: 'transient',
+      retryAfterMs: 60_000,
+    });
     expect(classifyMergeQueueGitFailure(new ProviderFailure('timeout', 'no answer in 10000 ms'))).toMatchObject({ kind: 'transient' });
   });
 
@@ -51,7 +62,11 @@ describe(parseRetryAfter.name, () => {
   });
 
   it('gives a 503 with an HTTP-date Retry-After its wait in seconds', () => {
-    const failure = classifyHttpFailure({ status: 503, message: 'Service Unavailable', headers: { 'retry-after': new Date(Date.now() + 5_000).toUTCString() } });
+    const failure = classifyHttpFailure({
+      status: 503,
+      message: 'Service Unavailable',
+      headers: { 'retry-after': new Date(Date.now() + 5_000).toUTCString() },
+    });
     expect(failure.kind).toBe('unavailable');
     expect(failure.retryAfterSeconds).toBeGreaterThanOrEqual(4);
     expect(failure.retryAfterSeconds).toBeLessThanOrEqual(5);

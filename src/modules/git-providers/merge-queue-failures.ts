@@ -12,12 +12,11 @@ import { ProviderFailure } from './git-provider.port';
  *   doubt and is reconciled, and the failures in a row still count toward quarantine.
  */
 export type MergeQueueGitFailure =
-  | { kind: 'refused'; reason: string }
-  | { kind: 'transient'; reason: string; retryAfterMs?: number }
-  | { kind: 'unexpected'; reason: string };
+  { kind: 'refused'; reason: string } | { kind: 'transient'; reason: string; retryAfterMs?: number } | { kind: 'unexpected'; reason: string };
 
 /** Refusals GitHub words as 422 (or 409): protected branches, rulesets, and refs that are gone. */
-const REFUSAL = /protected branch|repository rule violation|rule violations?|required status check|changes must be made through a pull request|not accessible by|must have (push|admin|write) access|reference does not exist/i;
+const REFUSAL =
+  /protected branch|repository rule violation|rule violations?|required status check|changes must be made through a pull request|not accessible by|must have (push|admin|write) access|reference does not exist/i;
 
 export function classifyMergeQueueGitFailure(error: unknown): MergeQueueGitFailure {
   if (!(error instanceof ProviderFailure)) return { kind: 'unexpected', reason: error instanceof Error ? error.message : String(error) };
@@ -27,7 +26,11 @@ export function classifyMergeQueueGitFailure(error: unknown): MergeQueueGitFailu
     case 'unavailable':
     case 'timeout':
     case 'unresolved':
-      return { kind: 'transient', reason: `${error.kind}: ${reason}`, ...(error.retryAfterSeconds !== undefined && { retryAfterMs: error.retryAfterSeconds * 1000 }) };
+      return {
+        kind: 'transient',
+        reason: `${error.kind}: ${reason}`,
+        ...(error.retryAfterSeconds !== undefined && { retryAfterMs: error.retryAfterSeconds * 1000 }),
+      };
     case 'unauthorized':
     case 'forbidden':
     case 'not_found':

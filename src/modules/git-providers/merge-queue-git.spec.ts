@@ -8,7 +8,6 @@ const runner = new LocalGitRunner({ timeoutMs: 30_000 });
 jest.setTimeout(30_000);
 
 describe(LocalMergeQueueGit.name, () => {
-
   it('builds the same candidate twice from the same base and heads, holding every head', async () => {
     const repo = createBareRepo({ 'a.txt': 'a\n' });
     const local = new LocalMergeQueueGit(repo.path, runner);
@@ -27,7 +26,14 @@ describe(LocalMergeQueueGit.name, () => {
     const local = new LocalMergeQueueGit(repo.path, runner);
     const a = commit(repo.path, repo.main, { 'shared.txt': 'one by 7\n' }, 'PR 7');
     const b = commit(repo.path, repo.main, { 'shared.txt': 'one by 8\n' }, 'PR 8');
-    const result = await local.buildCandidate(repo.main, [{ entryId: 'e7', number: 7, headSha: a }, { entryId: 'e8', number: 8, headSha: b }], 'refs/heads/mq/q/b1');
+    const result = await local.buildCandidate(
+      repo.main,
+      [
+        { entryId: 'e7', number: 7, headSha: a },
+        { entryId: 'e8', number: 8, headSha: b },
+      ],
+      'refs/heads/mq/q/b1',
+    );
     expect(result).toEqual({ ok: false, conflictEntryId: 'e8', reason: '#8 conflicts with #7 in shared.txt', paths: ['shared.txt'] });
   });
 
@@ -35,11 +41,23 @@ describe(LocalMergeQueueGit.name, () => {
     const repo = createBareRepo({ 'a.txt': 'a\n' });
     const good = commit(repo.path, repo.main, { 'pr-1.txt': '1\n' }, 'PR 1');
     const blob = git(repo.path, 'rev-parse', `${repo.main}:a.txt`);
-    const heads = [{ entryId: 'e1', number: 1, headSha: good }, { entryId: 'e2', number: 2, headSha: blob }, { entryId: 'e3', number: 3, headSha: 'f'.repeat(40) }];
+    const heads = [
+      { entryId: 'e1', number: 1, headSha: good },
+      { entryId: 'e2', number: 2, headSha: blob },
+      { entryId: 'e3', number: 3, headSha: 'f'.repeat(40) },
+    ];
     const local = new LocalMergeQueueGit(repo.path, runner);
-    expect(await local.buildCandidate(repo.main, heads)).toEqual({ ok: false, conflictEntryId: 'e2', reason: `#2 head ${blob} is not in the repository`, paths: [] });
+    expect(await local.buildCandidate(repo.main, heads)).toEqual({
+      ok: false,
+      conflictEntryId: 'e2',
+      reason: `#2 head ${blob} is not in the repository`,
+      paths: [],
+    });
     expect(await local.buildCandidate(repo.main, [heads[0], heads[2]])).toMatchObject({ ok: false, conflictEntryId: 'e3' });
-    expect(await local.buildCandidate(repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({ ok: false, conflictEntryId: 'e4' });
+    expect(await local.buildCandidate(repo.main, [heads[0], { entryId: 'e4', number: 4, headSha: 'not-a-sha' }])).toMatchObject({
+      ok: false,
+      conflictEntryId: 'e4',
+    });
   });
 
   it('publishes, reads and deletes refs (a missing one is fine)', async () => {

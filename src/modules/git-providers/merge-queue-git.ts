@@ -16,9 +16,7 @@ export interface Fence {
   sha: string;
 }
 
-export type CandidateResult =
-  | { ok: true; candidateSha: string }
-  | { ok: false; conflictEntryId: string; reason: string; paths: string[] };
+export type CandidateResult = { ok: true; candidateSha: string } | { ok: false; conflictEntryId: string; reason: string; paths: string[] };
 
 /**
  * The git operations the merge-queue executor needs, and nothing more, on one repository (the
@@ -41,7 +39,12 @@ export abstract class MergeQueueGit {
    * implementation that builds on a branch (two executors never share one); `signal`: stop
    * between steps once aborted (the executor lost its lease).
    */
-  abstract buildCandidate(baseSha: string, heads: readonly CandidateHead[], candidateRef: string, options?: { scratch?: string; signal?: AbortSignal }): Promise<CandidateResult>;
+  abstract buildCandidate(
+    baseSha: string,
+    heads: readonly CandidateHead[],
+    candidateRef: string,
+    options?: { scratch?: string; signal?: AbortSignal },
+  ): Promise<CandidateResult>;
   /** Points `ref` at `sha` whatever it pointed at (candidate refs belong to the queue alone). */
   abstract publishRef(ref: string, sha: string): Promise<void>;
   /**
@@ -132,7 +135,12 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     return missing;
   }
 
-  async buildCandidate(baseSha: string, heads: readonly CandidateHead[], _candidateRef?: string, options: { signal?: AbortSignal } = {}): Promise<CandidateResult> {
+  async buildCandidate(
+    baseSha: string,
+    heads: readonly CandidateHead[],
+    _candidateRef?: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<CandidateResult> {
     let current = baseSha;
     const missing = await this.missingCommits(heads.map((h) => h.headSha));
     for (let i = 0; i < heads.length; i++) {
@@ -150,7 +158,16 @@ export class LocalMergeQueueGit extends MergeQueueGit {
         const where = merge.paths.length ? ` in ${merge.paths.join(', ')}` : '';
         return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} conflicts with ${culprit}${where}`, paths: merge.paths };
       }
-      const { stdout } = await this.git(['commit-tree', merge.tree, '-p', current, '-p', head.headSha, '-m', `Merge #${head.number} (${head.headSha.slice(0, 12)})`]);
+      const { stdout } = await this.git([
+        'commit-tree',
+        merge.tree,
+        '-p',
+        current,
+        '-p',
+        head.headSha,
+        '-m',
+        `Merge #${head.number} (${head.headSha.slice(0, 12)})`,
+      ]);
       current = stdout.trim();
     }
     return { ok: true, candidateSha: current };

@@ -34,15 +34,26 @@ export class MergeQueueGits {
 
   /** LOCAL_GIT: only while GIT_LOCAL_ENABLED, on the stored canonical path checked again (under GIT_LOCAL_ROOT, symlinks resolved), never a decoded URL. */
   async forSource(source: CodeSource): Promise<MergeQueueGit> {
-    if (source.provider === 'LOCAL_GIT') return new LocalMergeQueueGit(await this.providers.local().usablePath(source.nameWithOwner), this.providers.localGitRunner);
+    if (source.provider === 'LOCAL_GIT')
+      return new LocalMergeQueueGit(await this.providers.local().usablePath(source.nameWithOwner), this.providers.localGitRunner);
     // The merge-queue API refuses other providers before it gets here (dpa:MergeQueue:PROVIDER_NOT_SUPPORTED).
-    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') throw new ProviderFailure('rejected', `merge queues do not run on ${source.provider} code sources`);
-    const integration = source.integrationId ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: source.organizationId } }) : null;
-    if (!integration) throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, { message: 'The code source has lost its integration; connect it again.', metadata: { codeSourceId: source.id } });
+    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE')
+      throw new ProviderFailure('rejected', `merge queues do not run on ${source.provider} code sources`);
+    const integration = source.integrationId
+      ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: source.organizationId } })
+      : null;
+    if (!integration)
+      throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, {
+        message: 'The code source has lost its integration; connect it again.',
+        metadata: { codeSourceId: source.id },
+      });
     // An app installation acts as the app (installation token), so commits and statuses show the
     // app, not the person who connected it; without a configured app it keeps the person's token.
-    const app = source.provider === 'GITHUB' && integration.authMethod === 'APP_INSTALLATION' && integration.installationId ? this.providers.githubApp() : undefined;
-    const client = app ? this.providers.client({ provider: 'GITHUB' }, await app.installationToken(integration.installationId as string)) : await this.integrations.clientFor(integration);
+    const app =
+      source.provider === 'GITHUB' && integration.authMethod === 'APP_INSTALLATION' && integration.installationId ? this.providers.githubApp() : undefined;
+    const client = app
+      ? this.providers.client({ provider: 'GITHUB' }, await app.installationToken(integration.installationId as string))
+      : await this.integrations.clientFor(integration);
     if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
     return new GitHubMergeQueueGit(client.api, source.nameWithOwner);
   }

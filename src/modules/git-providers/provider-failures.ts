@@ -36,7 +36,10 @@ export const MAX_REASON_LENGTH = 200;
 
 /** A provider's error text as callers may see it: printable, one line, at most MAX_REASON_LENGTH characters. */
 export function sanitizeReason(text: string): string {
-  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return flat.length <= MAX_REASON_LENGTH ? flat : `${flat.slice(0, MAX_REASON_LENGTH - 1)}…`;
 }
 
@@ -44,7 +47,11 @@ export function sanitizeReason(text: string): string {
 export function classifyHttpFailure({ status, message, headers }: HttpFailure): ProviderFailure {
   const reason = sanitizeReason(typeof message === 'string' ? message : '') || `HTTP ${status}`;
   // GitHub's secondary rate limits are a 403 (or 429) that may come without either header, saying so in the message.
-  if (status === 429 || (status === 403 && (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined || /secondary rate limit|abuse detection/i.test(reason)))) {
+  if (
+    status === 429 ||
+    (status === 403 &&
+      (headers['x-ratelimit-remaining'] === '0' || headers['retry-after'] !== undefined || /secondary rate limit|abuse detection/i.test(reason)))
+  ) {
     return new ProviderFailure('rate_limited', reason, retryAfterSeconds(headers));
   }
   if (status === 401) return new ProviderFailure('unauthorized', reason);

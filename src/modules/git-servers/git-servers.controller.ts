@@ -26,9 +26,22 @@ export class GitServersController {
 
   @Post()
   @RequirePermission(Permission.GitServersWrite)
-  @ApiOperation({ summary: 'Register a self-hosted git server', description: 'The URL is checked (see `hostUrl`) and the server asked for its version through the same guard; each refusal is a 422 saying why.' })
+  @ApiOperation({
+    summary: 'Register a self-hosted git server',
+    description: 'The URL is checked (see `hostUrl`) and the server asked for its version through the same guard; each refusal is a 422 saying why.',
+  })
   @ApiDataResponse(GitServerDto, { status: 201 })
-  @ApiErrors(GitServerErrors.HOST_TAKEN, GitProviderErrors.HOST_REFUSED, GitProviderErrors.HOST_UNRESOLVED, GitProviderErrors.REQUEST_REJECTED, GitProviderErrors.UNAVAILABLE, GitProviderErrors.TIMEOUT, GitProviderErrors.RATE_LIMITED, GitProviderErrors.CREDENTIALS_REJECTED, GitProviderErrors.REPOSITORY_NOT_FOUND)
+  @ApiErrors(
+    GitServerErrors.HOST_TAKEN,
+    GitProviderErrors.HOST_REFUSED,
+    GitProviderErrors.HOST_UNRESOLVED,
+    GitProviderErrors.REQUEST_REJECTED,
+    GitProviderErrors.UNAVAILABLE,
+    GitProviderErrors.TIMEOUT,
+    GitProviderErrors.RATE_LIMITED,
+    GitProviderErrors.CREDENTIALS_REJECTED,
+    GitProviderErrors.REPOSITORY_NOT_FOUND,
+  )
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateGitServerRequest) {
     return { data: await this.servers.create(principal, body.data) };
   }

@@ -41,7 +41,13 @@ export class GitServersService {
     try {
       const row = await this.prisma.$transaction(async (tx) => {
         const server = await tx.gitServer.create({ data: { organizationId: principal.organizationId, provider: dto.provider, hostUrl }, include: WITH_COUNT });
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.GitServerCreated, targetType: 'gitServer', targetId: server.id, metadata: { provider: dto.provider, hostUrl } });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.GitServerCreated,
+          targetType: 'gitServer',
+          targetId: server.id,
+          metadata: { provider: dto.provider, hostUrl },
+        });
         return server;
       });
       return toGitServerDto(row);
@@ -54,10 +60,24 @@ export class GitServersService {
   async remove(principal: Principal, id: string): Promise<void> {
     await this.prisma.$transaction(async (tx) => {
       const server = await this.find(tx, principal.organizationId, id);
-      const users = await tx.integration.findMany({ where: { organizationId: principal.organizationId, gitServerId: id }, select: { id: true, name: true }, take: 50 });
-      if (users.length > 0) throw new AppError(GitServerErrors.IN_USE, { metadata: { id }, details: [{ title: 'Integrations connected through the server', render: 'list', items: users.map((u) => `${u.id} (${u.name})`) }] });
+      const users = await tx.integration.findMany({
+        where: { organizationId: principal.organizationId, gitServerId: id },
+        select: { id: true, name: true },
+        take: 50,
+      });
+      if (users.length > 0)
+        throw new AppError(GitServerErrors.IN_USE, {
+          metadata: { id },
+          details: [{ title: 'Integrations connected through the server', render: 'list', items: users.map((u) => `${u.id} (${u.name})`) }],
+        });
       await tx.gitServer.deleteMany({ where: { id, organizationId: principal.organizationId } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.GitServerDeleted, targetType: 'gitServer', targetId: id, metadata: { hostUrl: server.hostUrl } });
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.GitServerDeleted,
+        targetType: 'gitServer',
+        targetId: id,
+        metadata: { hostUrl: server.hostUrl },
+      });
     });
   }
 

@@ -28,7 +28,14 @@ export class HealthController {
 
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process serves requests' })
-  @ApiOkResponse({ description: 'Alive', schema: { type: 'object', required: ['data'], properties: { data: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } } } })
+  @ApiOkResponse({
+    description: 'Alive',
+    schema: {
+      type: 'object',
+      required: ['data'],
+      properties: { data: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } },
+    },
+  })
   live() {
     return { data: { status: 'ok' } };
   }
@@ -47,7 +54,16 @@ export class HealthController {
           required: ['status', 'checks'],
           properties: {
             status: { type: 'string', example: 'ok' },
-            checks: { type: 'object', description: 'Per dependency, as @nestjs/terminus reports it', additionalProperties: { type: 'object', required: ['status'], properties: { status: { type: 'string', example: 'up' } }, additionalProperties: true } },
+            checks: {
+              type: 'object',
+              description: 'Per dependency, as @nestjs/terminus reports it',
+              additionalProperties: {
+                type: 'object',
+                required: ['status'],
+                properties: { status: { type: 'string', example: 'up' } },
+                additionalProperties: true,
+              },
+            },
           },
         },
       },
@@ -56,17 +72,31 @@ export class HealthController {
   @ApiErrors(HealthErrors.SERVICE_UNAVAILABLE)
   async ready() {
     // Draining after SIGTERM: the balancer stops sending new requests while the ones in flight finish.
-    if (lifecycle.shuttingDown) throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, { message: 'Not ready: the process is shutting down.', headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) } });
+    if (lifecycle.shuttingDown)
+      throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, {
+        message: 'Not ready: the process is shutting down.',
+        headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
+      });
     try {
       const result = await this.health.check([
-        () => this.indicators.check('database').attempt(() => this.prisma.$queryRaw`SELECT 1`.then(() => undefined)).withTimeout(CHECK_TIMEOUT_MS),
-        () => this.indicators.check('redis').attempt(() => this.redis.client.ping().then(() => undefined)).withTimeout(CHECK_TIMEOUT_MS),
+        () =>
+          this.indicators
+            .check('database')
+            .attempt(() => this.prisma.$queryRaw`SELECT 1`.then(() => undefined))
+            .withTimeout(CHECK_TIMEOUT_MS),
+        () =>
+          this.indicators
+            .check('redis')
+            .attempt(() => this.redis.client.ping().then(() => undefined))
+            .withTimeout(CHECK_TIMEOUT_MS),
       ]);
       return { data: { status: result.status, checks: result.details } };
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const details = (error.getResponse() as { details?: Record<string, { status: string }> }).details ?? {};
-      const down = Object.entries(details).filter(([, v]) => v.status !== 'up').map(([k]) => k);
+      const down = Object.entries(details)
+        .filter(([, v]) => v.status !== 'up')
+        .map(([k]) => k);
       throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, {
         message: `Not ready: ${down.join(', ')} unavailable.`,
         details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(details).map(([k, v]) => [k, v.status])) }],

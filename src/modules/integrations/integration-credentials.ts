@@ -29,7 +29,10 @@ export class IntegrationCredentials {
   }
 
   seal(integrationId: string, tokens: ProviderTokens): { encryptedCredentials: Uint8Array<ArrayBuffer>; credentialsExpireAt: Date | null } {
-    return { encryptedCredentials: new Uint8Array(this.cipher.seal(JSON.stringify(tokens), integrationId)), credentialsExpireAt: tokens.expiresAt ? new Date(tokens.expiresAt) : null };
+    return {
+      encryptedCredentials: new Uint8Array(this.cipher.seal(JSON.stringify(tokens), integrationId)),
+      credentialsExpireAt: tokens.expiresAt ? new Date(tokens.expiresAt) : null,
+    };
   }
 
   /** A fresh webhook secret and its sealed form (bound to the row id and its purpose). */
@@ -49,7 +52,10 @@ export class IntegrationCredentials {
     const tokens = JSON.parse(this.cipher.open(integration.encryptedCredentials, integration.id)) as ProviderTokens;
     if (!tokens.refreshToken || !tokens.expiresAt || Date.parse(tokens.expiresAt) - Date.now() > REFRESH_MARGIN_MS) return tokens.accessToken;
     const fresh = await this.providers.authorization(integration.provider).refresh(tokens.refreshToken);
-    await this.prisma.integration.updateMany({ where: { id: integration.id, organizationId: integration.organizationId }, data: this.seal(integration.id, fresh) });
+    await this.prisma.integration.updateMany({
+      where: { id: integration.id, organizationId: integration.organizationId },
+      data: this.seal(integration.id, fresh),
+    });
     return fresh.accessToken;
   }
 }

@@ -61,12 +61,33 @@ export class IntegrationsService {
     const row = await createWithGivenId(dto.name, dto.givenId, IntegrationErrors.GIVEN_ID_TAKEN, (givenId) =>
       this.prisma.$transaction(async (tx) => {
         const created = await tx.integration.create({
-          data: { organizationId: principal.organizationId, givenId, name: dto.name, provider: dto.provider, authMethod: 'API_TOKEN', status: 'ACTIVE', externalAccountId: account.id, externalAccountName: account.login, lastValidatedAt: new Date(), gitServerId: dto.gitServerId ?? null, createdById: principal.actorId },
+          data: {
+            organizationId: principal.organizationId,
+            givenId,
+            name: dto.name,
+            provider: dto.provider,
+            authMethod: 'API_TOKEN',
+            status: 'ACTIVE',
+            externalAccountId: account.id,
+            externalAccountName: account.login,
+            lastValidatedAt: new Date(),
+            gitServerId: dto.gitServerId ?? null,
+            createdById: principal.actorId,
+          },
         });
         const hook = this.webhookSecretFor(dto.provider, created.id);
-        const sealed = await tx.integration.update({ where: { id: created.id }, data: { ...this.credentials.seal(created.id, { accessToken: token }), ...(hook && { encryptedWebhookSecret: hook.encryptedWebhookSecret }) } });
+        const sealed = await tx.integration.update({
+          where: { id: created.id },
+          data: { ...this.credentials.seal(created.id, { accessToken: token }), ...(hook && { encryptedWebhookSecret: hook.encryptedWebhookSecret }) },
+        });
         webhookSecret = hook?.secret;
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationConnected, targetType: 'integration', targetId: created.id, metadata: { provider: dto.provider, authMethod: 'API_TOKEN', account: account.login } });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.IntegrationConnected,
+          targetType: 'integration',
+          targetId: created.id,
+          metadata: { provider: dto.provider, authMethod: 'API_TOKEN', account: account.login },
+        });
         return sealed;
       }),
     );
@@ -80,26 +101,60 @@ export class IntegrationsService {
     // Normalised first, then checked; the normalised target is what is stored and used.
     const normalisedRedirect = allowedRedirect(dto.redirectUrl ?? '/', this.config.git.redirectAllowedOrigins);
     if (!normalisedRedirect) {
-      throw new AppError(IntegrationErrors.REDIRECT_NOT_ALLOWED, { details: [invalidFields(['data.redirectUrl: must be a path on this site (/...) or an allowed origin'])] });
+      throw new AppError(IntegrationErrors.REDIRECT_NOT_ALLOWED, {
+        details: [invalidFields(['data.redirectUrl: must be a path on this site (/...) or an allowed origin'])],
+      });
     }
-    if (dto.token) throw new AppError(IntegrationErrors.TOKEN_REQUIRED, { message: 'A token is only accepted with authMethod API_TOKEN.', details: [invalidFields([`data.token: is not accepted with authMethod ${dto.authMethod}`])] });
+    if (dto.token)
+      throw new AppError(IntegrationErrors.TOKEN_REQUIRED, {
+        message: 'A token is only accepted with authMethod API_TOKEN.',
+        details: [invalidFields([`data.token: is not accepted with authMethod ${dto.authMethod}`])],
+      });
     const state = randomBytes(32).toString('base64url');
     let webhookSecret: string | undefined;
     const row = await createWithGivenId(dto.name, dto.givenId, IntegrationErrors.GIVEN_ID_TAKEN, (givenId) =>
       this.prisma.$transaction(async (tx) => {
         const created = await tx.integration.create({
-          data: { organizationId: principal.organizationId, givenId, name: dto.name, provider: dto.provider, authMethod: dto.authMethod, status: 'INITIATED', externalAccountId: '', createdById: principal.actorId },
+          data: {
+            organizationId: principal.organizationId,
+            givenId,
+            name: dto.name,
+            provider: dto.provider,
+            authMethod: dto.authMethod,
+            status: 'INITIATED',
+            externalAccountId: '',
+            createdById: principal.actorId,
+          },
         });
         const hook = this.webhookSecretFor(dto.provider, created.id);
         if (hook) await tx.integration.update({ where: { id: created.id }, data: { encryptedWebhookSecret: hook.encryptedWebhookSecret } });
         webhookSecret = hook?.secret;
-        await tx.oAuthState.create({ data: { organizationId: principal.organizationId, integrationId: created.id, memberId: principal.actorId, stateHash: hashState(state), redirectUrl: normalisedRedirect, expiresAt: new Date(Date.now() + STATE_TTL_MS) } });
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationCreated, targetType: 'integration', targetId: created.id, metadata: { provider: dto.provider, authMethod: dto.authMethod } });
+        await tx.oAuthState.create({
+          data: {
+            organizationId: principal.organizationId,
+            integrationId: created.id,
+            memberId: principal.actorId,
+            stateHash: hashState(state),
+            redirectUrl: normalisedRedirect,
+            expiresAt: new Date(Date.now() + STATE_TTL_MS),
+          },
+        });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.IntegrationCreated,
+          targetType: 'integration',
+          targetId: created.id,
+          metadata: { provider: dto.provider, authMethod: dto.authMethod },
+        });
         return created;
       }),
     );
     // Not the provider's page: the API's start URL, which binds the flow to the browser that opens it.
-    return { ...toIntegrationDto(row), ...(webhookSecret !== undefined && { webhookSecret }), authorizeUrl: `${this.config.git.publicUrl}/scm/authorize?${new URLSearchParams({ state })}` };
+    return {
+      ...toIntegrationDto(row),
+      ...(webhookSecret !== undefined && { webhookSecret }),
+      authorizeUrl: `${this.config.git.publicUrl}/scm/authorize?${new URLSearchParams({ state })}`,
+    };
   }
 
   /** A new webhook secret (GitHub), returned this once; the previous one stops verifying at once. */
@@ -108,8 +163,17 @@ export class IntegrationsService {
       const integration = await this.find(principal.organizationId, id, tx);
       const hook = this.webhookSecretFor(integration.provider, integration.id);
       if (!hook) throw new AppError(IntegrationErrors.WEBHOOKS_NOT_SUPPORTED, { metadata: { id, provider: integration.provider } });
-      await tx.integration.updateMany({ where: { id, organizationId: principal.organizationId }, data: { encryptedWebhookSecret: hook.encryptedWebhookSecret } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationWebhookSecretRotated, targetType: 'integration', targetId: id, metadata: { provider: integration.provider } });
+      await tx.integration.updateMany({
+        where: { id, organizationId: principal.organizationId },
+        data: { encryptedWebhookSecret: hook.encryptedWebhookSecret },
+      });
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.IntegrationWebhookSecretRotated,
+        targetType: 'integration',
+        targetId: id,
+        metadata: { provider: integration.provider },
+      });
       return { ...toIntegrationDto(await this.find(principal.organizationId, id, tx)), webhookSecret: hook.secret };
     });
   }
@@ -147,18 +211,34 @@ export class IntegrationsService {
   async remove(principal: Principal, id: string): Promise<void> {
     await this.prisma.$transaction(async (tx) => {
       const integration = await this.find(principal.organizationId, id, tx);
-      const users = await tx.codeSource.findMany({ where: { organizationId: principal.organizationId, integrationId: id }, select: { id: true, nameWithOwner: true }, take: 50, orderBy: { createdAt: 'asc' } });
+      const users = await tx.codeSource.findMany({
+        where: { organizationId: principal.organizationId, integrationId: id },
+        select: { id: true, nameWithOwner: true },
+        take: 50,
+        orderBy: { createdAt: 'asc' },
+      });
       if (users.length > 0) {
-        throw new AppError(IntegrationErrors.IN_USE, { metadata: { id, codeSourceIds: users.map((u) => u.id) }, details: [{ title: 'Code sources using the integration', render: 'list', items: users.map((u) => `${u.id} (${u.nameWithOwner})`) }] });
+        throw new AppError(IntegrationErrors.IN_USE, {
+          metadata: { id, codeSourceIds: users.map((u) => u.id) },
+          details: [{ title: 'Code sources using the integration', render: 'list', items: users.map((u) => `${u.id} (${u.nameWithOwner})`) }],
+        });
       }
       await tx.integration.deleteMany({ where: { id, organizationId: principal.organizationId } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.IntegrationDeleted, targetType: 'integration', targetId: id, metadata: { provider: integration.provider, name: integration.name } });
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.IntegrationDeleted,
+        targetType: 'integration',
+        targetId: id,
+        metadata: { provider: integration.provider, name: integration.name },
+      });
     });
   }
 
   /** A provider client with the integration's credentials (refreshed if needed). */
   async clientFor(integration: Integration): Promise<GitProviderClient> {
-    const hostUrl = integration.gitServerId ? (await this.prisma.gitServer.findFirst({ where: { id: integration.gitServerId, organizationId: integration.organizationId } }))?.hostUrl : undefined;
+    const hostUrl = integration.gitServerId
+      ? (await this.prisma.gitServer.findFirst({ where: { id: integration.gitServerId, organizationId: integration.organizationId } }))?.hostUrl
+      : undefined;
     const token = await this.call(() => this.credentials.accessToken(integration), 'in-use');
     return this.providers.client({ provider: integration.provider, hostUrl }, token);
   }
@@ -175,12 +255,27 @@ export class IntegrationsService {
   }
 
   /** Applies a status event (audited when the status changes) and extra fields. */
-  async transition(actor: Principal | { system: string }, integration: Integration, event: IntegrationEvent, reason: string | null, data: Prisma.IntegrationUpdateManyMutationInput): Promise<Integration> {
+  async transition(
+    actor: Principal | { system: string },
+    integration: Integration,
+    event: IntegrationEvent,
+    reason: string | null,
+    data: Prisma.IntegrationUpdateManyMutationInput,
+  ): Promise<Integration> {
     const status = nextStatus(integration.status, event) ?? integration.status;
     return this.prisma.$transaction(async (tx) => {
-      await tx.integration.updateMany({ where: { id: integration.id, organizationId: integration.organizationId }, data: { ...data, status, lastError: reason } });
+      await tx.integration.updateMany({
+        where: { id: integration.id, organizationId: integration.organizationId },
+        data: { ...data, status, lastError: reason },
+      });
       if (status !== integration.status) {
-        await this.audit.record(tx, actor, { organizationId: integration.organizationId, action: AuditAction.IntegrationStatusChanged, targetType: 'integration', targetId: integration.id, metadata: { from: integration.status, to: status, ...(reason ? { reason } : {}) } });
+        await this.audit.record(tx, actor, {
+          organizationId: integration.organizationId,
+          action: AuditAction.IntegrationStatusChanged,
+          targetType: 'integration',
+          targetId: integration.id,
+          metadata: { from: integration.status, to: status, ...(reason ? { reason } : {}) },
+        });
       }
       return this.find(integration.organizationId, integration.id, tx);
     });
@@ -189,12 +284,21 @@ export class IntegrationsService {
   private async serverFor(organizationId: string, dto: CreateIntegrationDto): Promise<string | undefined> {
     const selfHosted = dto.provider === 'GITHUB_ENTERPRISE' || dto.provider === 'GITLAB';
     if (!selfHosted) {
-      if (dto.gitServerId) throw new AppError(IntegrationErrors.SERVER_MISMATCH, { message: `${dto.provider} is not self-hosted: leave gitServerId out.`, details: [invalidFields(['data.gitServerId: is not accepted for this provider'])] });
+      if (dto.gitServerId)
+        throw new AppError(IntegrationErrors.SERVER_MISMATCH, {
+          message: `${dto.provider} is not self-hosted: leave gitServerId out.`,
+          details: [invalidFields(['data.gitServerId: is not accepted for this provider'])],
+        });
       return undefined;
     }
-    if (!dto.gitServerId) throw new AppError(IntegrationErrors.SERVER_REQUIRED, { details: [invalidFields(['data.gitServerId: is required for this provider'])] });
+    if (!dto.gitServerId)
+      throw new AppError(IntegrationErrors.SERVER_REQUIRED, { details: [invalidFields(['data.gitServerId: is required for this provider'])] });
     const server = await this.prisma.gitServer.findFirst({ where: { id: dto.gitServerId, organizationId } });
-    if (!server || server.provider !== dto.provider) throw new AppError(IntegrationErrors.SERVER_MISMATCH, { metadata: { gitServerId: dto.gitServerId }, details: [invalidFields(['data.gitServerId: is not a git server of this provider in the organization'])] });
+    if (!server || server.provider !== dto.provider)
+      throw new AppError(IntegrationErrors.SERVER_MISMATCH, {
+        metadata: { gitServerId: dto.gitServerId },
+        details: [invalidFields(['data.gitServerId: is not a git server of this provider in the organization'])],
+      });
     return server.hostUrl;
   }
 

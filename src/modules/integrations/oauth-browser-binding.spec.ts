@@ -3,7 +3,11 @@ import { flowCookie, flowCookieName, hashNonce, newBrowserNonce, nonceMatches, r
 describe('OAuth browser binding', () => {
   it('a __Host- cookie per flow: Secure, HttpOnly, SameSite=Lax, Path=/', () => {
     const cookie = flowCookie('0193-abc', 'n', 60_000);
-    expect(cookie).toEqual({ name: '__Host-dpa-oauth-0193-abc', value: 'n', options: { secure: true, httpOnly: true, sameSite: 'lax', path: '/', maxAge: 60_000 } });
+    expect(cookie).toEqual({
+      name: '__Host-dpa-oauth-0193-abc',
+      value: 'n',
+      options: { secure: true, httpOnly: true, sameSite: 'lax', path: '/', maxAge: 60_000 },
+    });
     expect(flowCookieName('a;b=c')).toBe('__Host-dpa-oauth-abc');
   });
 

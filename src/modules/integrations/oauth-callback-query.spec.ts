@@ -2,14 +2,22 @@ import { parseCallbackQuery, setupOutcome } from './oauth-callback-query';
 
 describe(parseCallbackQuery.name, () => {
   it('keeps the known parameters and ignores every other one', () => {
-    expect(parseCallbackQuery({ code: 'c', state: 's', installation_id: '42', setup_action: 'install', foo: 'bar', installation_target_id: { a: '1' } })).toEqual({
+    expect(
+      parseCallbackQuery({ code: 'c', state: 's', installation_id: '42', setup_action: 'install', foo: 'bar', installation_target_id: { a: '1' } }),
+    ).toEqual({
       params: { code: 'c', state: 's', installation_id: '42', setup_action: 'install' },
       problems: [],
     });
   });
 
   it('names a malformed known parameter without its value', () => {
-    const { params, problems } = parseCallbackQuery({ state: 's', code: ['a', 'b'], installation_id: 'abc', error: 'x'.repeat(101), error_description: 'a\u0000b' });
+    const { params, problems } = parseCallbackQuery({
+      state: 's',
+      code: ['a', 'b'],
+      installation_id: 'abc',
+      error: 'x'.repeat(101),
+      error_description: 'a\u0000b',
+    });
     expect(params).toEqual({ state: 's' });
     expect(problems).toEqual([
       { name: 'code', why: 'must be given once, as a plain value' },

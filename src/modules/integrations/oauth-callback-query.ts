@@ -79,7 +79,8 @@ export function setupOutcome(setupAction: string | undefined): SetupOutcome {
 
 /** The `integration_error` reasons the callback can add to the original URL (documented in docs/integrations-oauth.md). */
 export const CALLBACK_ERROR_REASONS = {
-  browser_mismatch: 'The callback came from a browser that did not start the flow (no or another flow cookie from GET /scm/authorize): the flow is closed unused.',
+  browser_mismatch:
+    'The callback came from a browser that did not start the flow (no or another flow cookie from GET /scm/authorize): the flow is closed unused.',
   state_expired: 'The state is older than 10 minutes: the flow is closed; start again.',
   state_used: 'The state was already used: nothing changes (the first callback decided the outcome).',
   invalid_callback: 'A known callback parameter was malformed (repeated, too long, not a number): the flow is closed.',

@@ -65,7 +65,10 @@ export class OAuthCallbackService implements OnModuleInit {
     try {
       const url = new URL(publicUrl);
       if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) && !url.hostname.endsWith('.localhost')) {
-        this.logger.warn({ publicUrl }, 'PUBLIC_URL is plain http on a host other than localhost: browsers will not keep the OAuth flow cookie (__Host-, Secure), so OAuth connections will fail with browser_mismatch; serve the API over https');
+        this.logger.warn(
+          { publicUrl },
+          'PUBLIC_URL is plain http on a host other than localhost: browsers will not keep the OAuth flow cookie (__Host-, Secure), so OAuth connections will fail with browser_mismatch; serve the API over https',
+        );
       }
     } catch {
       // PUBLIC_URL is validated by the configuration at boot.
@@ -82,7 +85,10 @@ export class OAuthCallbackService implements OnModuleInit {
     if (!row) throw new AppError(OAuthErrors.INVALID_STATE, { message: 'This authorization link is unknown.' });
     const { nonce, hash } = newBrowserNonce();
     // Atomically: of two browsers opening one link, one wins; a used, expired or started link starts nothing.
-    const started = await this.prisma.oAuthState.updateMany({ where: { id: row.id, consumedAt: null, startedAt: null, expiresAt: { gt: now } }, data: { startedAt: now, browserNonceHash: hash } });
+    const started = await this.prisma.oAuthState.updateMany({
+      where: { id: row.id, consumedAt: null, startedAt: null, expiresAt: { gt: now } },
+      data: { startedAt: now, browserNonceHash: hash },
+    });
     if (started.count !== 1) throw new AppError(OAuthErrors.LINK_USED, { metadata: { integrationId: row.integrationId } });
     const authorization = this.providers.authorization(row.integration.provider);
     const mode = row.integration.authMethod === 'APP_INSTALLATION' ? 'APP_INSTALLATION' : 'OAUTH';
@@ -95,12 +101,19 @@ export class OAuthCallbackService implements OnModuleInit {
   /** GET /scm/callback: where to redirect the browser (the state's original URL, with a flag on failure). */
   async complete(query: ParsedCallbackQuery, cookieHeader: string | undefined): Promise<CallbackOutcome> {
     const { params, problems } = query;
-    const row = params.state && !problems.some((p) => p.name === 'state') ? await this.prisma.oAuthState.findUnique({ where: { stateHash: hashState(params.state) }, include: { integration: true } }) : null;
+    const row =
+      params.state && !problems.some((p) => p.name === 'state')
+        ? await this.prisma.oAuthState.findUnique({ where: { stateHash: hashState(params.state) }, include: { integration: true } })
+        : null;
     if (!row) {
       // Nothing says where to send the browser back: an error (the controller renders a page for browsers).
       if (problems.length > 0) {
         const items = problems.map((p) => `${p.name}: ${p.why}`);
-        throw new AppError(RequestErrors.VALIDATION_FAILED, { message: `Invalid request: ${items.join('; ')}`, details: [invalidFields(items, 'Invalid query parameters')], metadata: { fields: problems.map((p) => p.name) } });
+        throw new AppError(RequestErrors.VALIDATION_FAILED, {
+          message: `Invalid request: ${items.join('; ')}`,
+          details: [invalidFields(items, 'Invalid query parameters')],
+          metadata: { fields: problems.map((p) => p.name) },
+        });
       }
       throw new AppError(OAuthErrors.INVALID_STATE, params.state ? {} : { message: 'The callback carries no state.' });
     }
@@ -118,18 +131,31 @@ export class OAuthCallbackService implements OnModuleInit {
     if (row.expiresAt <= now) return outcome(await this.fail(integration, actor, original, 'state_expired', 'the authorization took longer than 10 minutes'));
     // Bound to the browser that opened the start URL: anyone else (a person sent the link) connects nothing.
     if (!nonceMatches(readCookie(cookieHeader, flowCookieName(row.id)), row.browserNonceHash)) {
-      const why = row.startedAt ? 'the authorization was completed in a browser that did not start it' : 'the authorization did not begin at GET /scm/authorize';
+      const why = row.startedAt
+        ? 'the authorization was completed in a browser that did not start it'
+        : 'the authorization did not begin at GET /scm/authorize';
       return outcome(await this.fail(integration, actor, original, 'browser_mismatch', why));
     }
     if (params.error) return outcome(await this.fail(integration, actor, original, params.error, params.error_description ?? params.error));
-    if (problems.length > 0) return outcome(await this.fail(integration, actor, original, 'invalid_callback', problems.map((p) => `${p.name}: ${p.why}`).join('; ')));
+    if (problems.length > 0)
+      return outcome(await this.fail(integration, actor, original, 'invalid_callback', problems.map((p) => `${p.name}: ${p.why}`).join('; ')));
     const setup = setupOutcome(params.setup_action);
     if (setup === 'requested') {
-      return outcome(await this.fail(integration, actor, original, 'installation_requested', 'the GitHub app installation was requested, not made: an owner of the GitHub account must approve it, then connect again'));
+      return outcome(
+        await this.fail(
+          integration,
+          actor,
+          original,
+          'installation_requested',
+          'the GitHub app installation was requested, not made: an owner of the GitHub account must approve it, then connect again',
+        ),
+      );
     }
-    if (setup === 'unsupported') return outcome(await this.fail(integration, actor, original, 'unsupported_setup_action', `setup_action ${params.setup_action} is not supported`));
+    if (setup === 'unsupported')
+      return outcome(await this.fail(integration, actor, original, 'unsupported_setup_action', `setup_action ${params.setup_action} is not supported`));
     if (!params.code) return outcome(await this.fail(integration, actor, original, 'missing_code', 'the callback carried neither a code nor an error'));
-    if (integration.status !== 'INITIATED') return outcome(await this.fail(integration, actor, original, 'not_initiated', `the integration is ${integration.status}`));
+    if (integration.status !== 'INITIATED')
+      return outcome(await this.fail(integration, actor, original, 'not_initiated', `the integration is ${integration.status}`));
     return outcome(await this.exchange(row, params.code, params.installation_id, original, actor));
   }
 
@@ -142,20 +168,41 @@ export class OAuthCallbackService implements OnModuleInit {
       if (integration.authMethod === 'APP_INSTALLATION') {
         if (!installationId) return this.fail(integration, actor, original, 'installation_missing', 'the provider sent no installation id');
         if (!(await client.userInstallationIds()).includes(installationId)) {
-          return this.fail(integration, actor, original, 'installation_not_accessible', `installation ${installationId} is not accessible to the authorizing user`);
+          return this.fail(
+            integration,
+            actor,
+            original,
+            'installation_not_accessible',
+            `installation ${installationId} is not accessible to the authorizing user`,
+          );
         }
       }
       const account = await client.currentAccount();
       await this.prisma.$transaction(async (tx) => {
         await tx.integration.updateMany({
           where: { id: integration.id, organizationId: integration.organizationId, status: 'INITIATED' },
-          data: { ...this.credentials.seal(integration.id, tokens), status: nextStatus(integration.status, 'connected'), externalAccountId: account.id, externalAccountName: account.login, installationId: installationId ?? null, lastValidatedAt: new Date(), lastError: null },
+          data: {
+            ...this.credentials.seal(integration.id, tokens),
+            status: nextStatus(integration.status, 'connected'),
+            externalAccountId: account.id,
+            externalAccountName: account.login,
+            installationId: installationId ?? null,
+            lastValidatedAt: new Date(),
+            lastError: null,
+          },
         });
-        await this.audit.record(tx, actor, { organizationId: integration.organizationId, action: AuditAction.IntegrationConnected, targetType: 'integration', targetId: integration.id, metadata: { provider: integration.provider, authMethod: integration.authMethod, account: account.login, memberId: row.memberId } });
+        await this.audit.record(tx, actor, {
+          organizationId: integration.organizationId,
+          action: AuditAction.IntegrationConnected,
+          targetType: 'integration',
+          targetId: integration.id,
+          metadata: { provider: integration.provider, authMethod: integration.authMethod, account: account.login, memberId: row.memberId },
+        });
       });
       return original;
     } catch (error) {
-      if (error instanceof ProviderFailure) return this.fail(integration, actor, original, error.kind === 'rejected' ? 'token_exchange_failed' : 'provider_unavailable', error.reason);
+      if (error instanceof ProviderFailure)
+        return this.fail(integration, actor, original, error.kind === 'rejected' ? 'token_exchange_failed' : 'provider_unavailable', error.reason);
       if (error instanceof AppError) return this.fail(integration, actor, original, 'not_configured', error.message);
       throw error;
     }
@@ -164,8 +211,17 @@ export class OAuthCallbackService implements OnModuleInit {
   private async fail(integration: Integration, actor: { system: string }, original: string, flag: string, reason: string): Promise<string> {
     const status = nextStatus(integration.status, 'failed') ?? integration.status;
     await this.prisma.$transaction(async (tx) => {
-      await tx.integration.updateMany({ where: { id: integration.id, organizationId: integration.organizationId }, data: { status, lastError: `${flag}: ${reason}`.slice(0, 1000) } });
-      await this.audit.record(tx, actor, { organizationId: integration.organizationId, action: AuditAction.IntegrationFailed, targetType: 'integration', targetId: integration.id, metadata: { error: flag, reason: reason.slice(0, 300) } });
+      await tx.integration.updateMany({
+        where: { id: integration.id, organizationId: integration.organizationId },
+        data: { status, lastError: `${flag}: ${reason}`.slice(0, 1000) },
+      });
+      await this.audit.record(tx, actor, {
+        organizationId: integration.organizationId,
+        action: AuditAction.IntegrationFailed,
+        targetType: 'integration',
+        targetId: integration.id,
+        metadata: { error: flag, reason: reason.slice(0, 300) },
+      });
     });
     this.logger.warn({ integrationId: integration.id, error: flag }, 'git provider authorization failed');
     return withQueryParameter(original, ERROR_FLAG, flag.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 100));

@@ -17,7 +17,8 @@ export class OAuthErrorPageFilter extends AllExceptionsFilter {
   override catch(exception: unknown, host: ArgumentsHost): void {
     const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
-    if (!(exception instanceof AppError) || res.headersSent || req.accepts(['application/json', 'text/html']) !== 'text/html') return super.catch(exception, host);
+    if (!(exception instanceof AppError) || res.headersSent || req.accepts(['application/json', 'text/html']) !== 'text/html')
+      return super.catch(exception, host);
     const rendered = renderError(exception, { requestId: req.id === undefined ? undefined : String(req.id) });
     // The statuses the OpenAPI document declares a page for (a bad or used link); a rate limit or an outage stays JSON.
     if (!PAGE_STATUSES.has(rendered.status)) return super.catch(exception, host);

@@ -3,7 +3,6 @@ import { allowedRedirect, withQueryParameter } from './redirect-policy';
 
 const ALLOWED = ['https://app.example.com'];
 
-
 describe(allowedRedirect.name, () => {
   it.each(OPEN_REDIRECT_PROBES)('refuses %j', (probe) => {
     expect(allowedRedirect(probe, ALLOWED)).toBeUndefined();

@@ -26,7 +26,10 @@ export class MembersController {
 
   @Post()
   @RequirePermission(Permission.MembersWrite)
-  @ApiOperation({ summary: 'Add a member', description: 'There is no password login: issue the member an API key with POST /api-keys. The role may not be above yours.' })
+  @ApiOperation({
+    summary: 'Add a member',
+    description: 'There is no password login: issue the member an API key with POST /api-keys. The role may not be above yours.',
+  })
   @ApiDataResponse(MemberDto, { status: 201 })
   @ApiErrors(MemberErrors.EMAIL_TAKEN, AuthErrors.FORBIDDEN)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMemberRequest) {
@@ -44,7 +47,11 @@ export class MembersController {
 
   @Patch(':id')
   @RequirePermission(Permission.MembersWrite)
-  @ApiOperation({ summary: "Rename a member or change their role", description: 'Takes effect on the next request of their keys in every API process. You cannot manage a member above your role, grant a role above yours, or demote the last OWNER.' })
+  @ApiOperation({
+    summary: 'Rename a member or change their role',
+    description:
+      'Takes effect on the next request of their keys in every API process. You cannot manage a member above your role, grant a role above yours, or demote the last OWNER.',
+  })
   @ApiDataResponse(MemberDto)
   @ApiErrors(MemberErrors.NOT_FOUND, MemberErrors.LAST_OWNER, AuthErrors.FORBIDDEN)
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateMemberRequest) {
@@ -54,7 +61,10 @@ export class MembersController {
   @Delete(':id')
   @HttpCode(204)
   @RequirePermission(Permission.MembersWrite)
-  @ApiOperation({ summary: 'Remove a member', description: 'Revokes every key issued to them, at once in every API process. The last OWNER cannot be removed.' })
+  @ApiOperation({
+    summary: 'Remove a member',
+    description: 'Revokes every key issued to them, at once in every API process. The last OWNER cannot be removed.',
+  })
   @ApiNoContentResponse({ description: 'Removed' })
   @ApiErrors(MemberErrors.NOT_FOUND, MemberErrors.LAST_OWNER, AuthErrors.FORBIDDEN)
   async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {

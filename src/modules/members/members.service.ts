@@ -43,12 +43,22 @@ export class MembersService {
     try {
       const row = await this.prisma.$transaction(async (tx) => {
         const member = await tx.member.create({ data: { organizationId: principal.organizationId, email, name: dto.name, role: dto.role } });
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.MemberCreated, targetType: 'member', targetId: member.id, metadata: { name: member.name, role: member.role } });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.MemberCreated,
+          targetType: 'member',
+          targetId: member.id,
+          metadata: { name: member.name, role: member.role },
+        });
         return member;
       });
       return toMemberDto(row);
     } catch (error) {
-      if (isUniqueViolation(error, 'email')) throw new AppError(MemberErrors.EMAIL_TAKEN, { metadata: { email }, details: [invalidFields(['data.email: is already a member of this organization'])] });
+      if (isUniqueViolation(error, 'email'))
+        throw new AppError(MemberErrors.EMAIL_TAKEN, {
+          metadata: { email },
+          details: [invalidFields(['data.email: is already a member of this organization'])],
+        });
       throw error;
     }
   }
@@ -61,10 +71,22 @@ export class MembersService {
       if (member.role === 'OWNER' && dto.role && dto.role !== 'OWNER') await this.assertNotLastOwner(tx, principal.organizationId);
       const updated = await tx.member.update({ where: { id: member.id }, data: { name: dto.name, role: dto.role } });
       if (dto.role && dto.role !== member.role) {
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.MemberRoleChanged, targetType: 'member', targetId: id, metadata: { from: member.role, to: dto.role } });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.MemberRoleChanged,
+          targetType: 'member',
+          targetId: id,
+          metadata: { from: member.role, to: dto.role },
+        });
       }
       if (dto.name !== undefined && dto.name !== member.name) {
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.MemberUpdated, targetType: 'member', targetId: id, metadata: { name: dto.name } });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.MemberUpdated,
+          targetType: 'member',
+          targetId: id,
+          metadata: { name: dto.name },
+        });
       }
       return updated;
     });
@@ -81,7 +103,13 @@ export class MembersService {
       if (member.role === 'OWNER') await this.assertNotLastOwner(tx, principal.organizationId);
       const revokedKeys = await this.apiKeys.revokeAllOf(tx, principal.organizationId, id);
       await tx.member.delete({ where: { id: member.id } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.MemberRemoved, targetType: 'member', targetId: id, metadata: { name: member.name, role: member.role, revokedKeys } });
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.MemberRemoved,
+        targetType: 'member',
+        targetId: id,
+        metadata: { name: member.name, role: member.role, revokedKeys },
+      });
     });
     await this.authenticator.invalidate({ actorId: id });
   }

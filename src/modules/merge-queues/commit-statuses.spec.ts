@@ -14,12 +14,17 @@ describe(statusChanges.name, () => {
     d.send({ type: 'pause' });
     expect(changes(d, () => d.enqueue(1))).toEqual([expect.stringMatching(/^h1 pending: Queued: position 1 of 1/)]);
     // A second arrival moves nobody ahead of #1, but #1's count of the queue changes.
-    expect(changes(d, () => d.enqueue(2))).toEqual([expect.stringMatching(/^h1 pending: Queued: position 1 of 2/), expect.stringMatching(/^h2 pending: Queued: position 2 of 2/)]);
+    expect(changes(d, () => d.enqueue(2))).toEqual([
+      expect.stringMatching(/^h1 pending: Queued: position 1 of 2/),
+      expect.stringMatching(/^h2 pending: Queued: position 2 of 2/),
+    ]);
     const testing = changes(d, () => {
       d.send({ type: 'resume' });
       d.complete();
     });
-    expect(testing).toEqual(expect.arrayContaining([expect.stringMatching(/^h1 pending: Testing/), expect.stringMatching(/^cand\d+ pending: Merge queue candidate for #1/)]));
+    expect(testing).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^h1 pending: Testing/), expect.stringMatching(/^cand\d+ pending: Merge queue candidate for #1/)]),
+    );
     const landed = changes(d, () => {
       for (const b of d.live().filter((x) => x.status === 'testing')) d.report(b.id, 'success');
       d.complete(['land', 'cleanup']);
@@ -43,7 +48,7 @@ describe(statusChanges.name, () => {
     expect(changes(d, () => d.send({ type: 'remove', entryId: 'e4' }))).toEqual(['h4 error: Removed from the merge queue']);
   });
 
-  it('a new head is a status on the new commit, and descriptions fit GitHub\'s 140 characters', () => {
+  it("a new head is a status on the new commit, and descriptions fit GitHub's 140 characters", () => {
     const d = new QueueDriver();
     d.send({ type: 'pause' });
     for (let n = 1; n <= 3; n++) d.enqueue(n);

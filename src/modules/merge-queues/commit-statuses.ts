@@ -37,7 +37,11 @@ export function statusChanges(before: MergeQueueState, after: MergeQueueState, n
     const status = rendered(after, e, now);
     const previous = was.get(e.id);
     // The ETA alone moving is no change worth a post (GitHub keeps at most 1000 statuses per commit and context).
-    if (status && (!previous || previous.sha !== status.sha || previous.state !== status.state || withoutEta(previous.description) !== withoutEta(status.description))) out.push(status);
+    if (
+      status &&
+      (!previous || previous.sha !== status.sha || previous.state !== status.state || withoutEta(previous.description) !== withoutEta(status.description))
+    )
+      out.push(status);
   }
   const batchesBefore = new Map(before.batches.map((b) => [b.id, b]));
   for (const b of after.batches) {
@@ -57,11 +61,22 @@ function rendered(state: MergeQueueState, e: EntryState, now: number): CommitSta
     case 'queued': {
       const { position, of } = queuePosition(state, e);
       const eta = estimateMergeTimes(state, now).find((x) => x.entryId === e.id)?.estimatedMergeAt;
-      return { sha: e.headSha, subject, state: 'pending', description: clip(`Queued: position ${position} of ${of}${eta !== undefined ? `, merge expected by ${new Date(eta).toISOString().slice(11, 16)} UTC` : ''}`) };
+      return {
+        sha: e.headSha,
+        subject,
+        state: 'pending',
+        description: clip(
+          `Queued: position ${position} of ${of}${eta !== undefined ? `, merge expected by ${new Date(eta).toISOString().slice(11, 16)} UTC` : ''}`,
+        ),
+      };
     }
     case 'testing': {
       const others = batch ? batch.prNumbers.filter((n) => n !== e.number) : [];
-      return { ...base, state: 'pending', description: clip(`Testing${others.length ? ` with ${others.map((n) => `#${n}`).join(', ')}` : ''}${batch ? ` (batch ${batch.id})` : ''}`) };
+      return {
+        ...base,
+        state: 'pending',
+        description: clip(`Testing${others.length ? ` with ${others.map((n) => `#${n}`).join(', ')}` : ''}${batch ? ` (batch ${batch.id})` : ''}`),
+      };
     }
     case 'merging':
       return { ...base, state: 'pending', description: 'Landing on the base' };
@@ -69,7 +84,13 @@ function rendered(state: MergeQueueState, e: EntryState, now: number): CommitSta
       return { sha: e.headSha, subject, state: 'success', description: 'Merged by the merge queue' };
     case 'failed': {
       const failed = [...state.batches].reverse().find((b) => b.entryIds.includes(e.id) && b.status === 'failed');
-      return { sha: e.headSha, subject, state: 'failure', description: clip(`Failed: ${failed?.failureReason ?? 'a required check failed'}`), ...(failed && { ciBatchId: failed.id }) };
+      return {
+        sha: e.headSha,
+        subject,
+        state: 'failure',
+        description: clip(`Failed: ${failed?.failureReason ?? 'a required check failed'}`),
+        ...(failed && { ciBatchId: failed.id }),
+      };
     }
     case 'blocked':
       return { sha: e.headSha, subject, state: 'error', description: clip(`Blocked: ${e.block ?? 'needs a person'}`) };

@@ -3,7 +3,14 @@ import { MetricsService } from '@/common/metrics/metrics.service';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { batchRowId } from './engine/merge-queue-ids';
 import { mergeQueueMetricFacts } from './merge-queue-metric-facts';
-import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, MERGE_QUEUE_BATCH_STATUSES, MERGE_QUEUE_ENTRY_STATUSES, MERGE_QUEUE_STATUSES, type MergeQueueState } from './planner';
+import {
+  FINAL_BATCH_STATUSES,
+  FINAL_ENTRY_STATUSES,
+  MERGE_QUEUE_BATCH_STATUSES,
+  MERGE_QUEUE_ENTRY_STATUSES,
+  MERGE_QUEUE_STATUSES,
+  type MergeQueueState,
+} from './planner';
 
 const LIVE_ENTRY_STATUSES = MERGE_QUEUE_ENTRY_STATUSES.filter((s) => !FINAL_ENTRY_STATUSES.includes(s));
 const LIVE_BATCH_STATUSES = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
@@ -61,7 +68,9 @@ export class MergeQueueMetrics implements OnModuleInit {
       labelNames: [] as const,
       source: 'postgres',
       read: async () => {
-        const rows = await this.prisma.$queryRaw<{ n: bigint | null }[]>`SELECT max(c) AS n FROM (SELECT count(*) AS c FROM "MergeQueueEntry" WHERE "status" = 'queued' GROUP BY "queueId") AS q`;
+        const rows = await this.prisma.$queryRaw<
+          { n: bigint | null }[]
+        >`SELECT max(c) AS n FROM (SELECT count(*) AS c FROM "MergeQueueEntry" WHERE "status" = 'queued' GROUP BY "queueId") AS q`;
         return [{ labels: {}, value: Number(rows[0]?.n ?? 0) }];
       },
     });

@@ -31,7 +31,14 @@ export class MergeQueueProviderEvents {
   constructor(private readonly repository: MergeQueuesRepository) {}
 
   /** A PR got a new head commit: its batch (if any) is withdrawn and it is queued again with the new head. */
-  prHeadChanged(organizationId: string, integrationId: string, repository: string, number: number, headSha: string, source: ProviderSource): Promise<ProviderEventResult[]> {
+  prHeadChanged(
+    organizationId: string,
+    integrationId: string,
+    repository: string,
+    number: number,
+    headSha: string,
+    source: ProviderSource,
+  ): Promise<ProviderEventResult[]> {
     return this.each(organizationId, integrationId, repository, source, (state) => {
       const entry = liveEntry(state, number);
       if (!entry) return { events: [], note: `#${number} is not in the queue` };
@@ -54,7 +61,13 @@ export class MergeQueueProviderEvents {
    * the check is one the queue requires; a result for any other commit (a PR head, a withdrawn
    * candidate) changes nothing.
    */
-  checkCompleted(organizationId: string, integrationId: string, repository: string, check: { sha: string; name: string; state: 'success' | 'failure'; url?: string }, source: ProviderSource): Promise<ProviderEventResult[]> {
+  checkCompleted(
+    organizationId: string,
+    integrationId: string,
+    repository: string,
+    check: { sha: string; name: string; state: 'success' | 'failure'; url?: string },
+    source: ProviderSource,
+  ): Promise<ProviderEventResult[]> {
     return this.each(
       organizationId,
       integrationId,
@@ -64,7 +77,11 @@ export class MergeQueueProviderEvents {
         const batch = state.batches.find((b) => b.candidateSha === check.sha && !FINAL_BATCH_STATUSES.includes(b.status));
         if (!batch) return { events: [], note: `${check.sha} is no live candidate` };
         if (!state.config.requiredChecks.includes(check.name)) return { events: [], note: `${check.name} is not a required check` };
-        return { events: [{ type: 'checkReported', batchId: batch.id, candidateSha: check.sha, name: check.name, state: check.state, at: Date.now() }], note: `${check.name} ${check.state} on ${check.sha}`, batchId: batch.id };
+        return {
+          events: [{ type: 'checkReported', batchId: batch.id, candidateSha: check.sha, name: check.name, state: check.state, at: Date.now() }],
+          note: `${check.name} ${check.state} on ${check.sha}`,
+          batchId: batch.id,
+        };
       },
       check.url,
     );
@@ -75,7 +92,14 @@ export class MergeQueueProviderEvents {
    * nothing new; while a land is in flight the land's compare-and-swap finds out itself; otherwise
    * the queue re-plans on the new base (`baseMoved`: batches built on the old one go stale).
    */
-  basePushed(organizationId: string, integrationId: string, repository: string, branch: string, after: string, source: ProviderSource): Promise<ProviderEventResult[]> {
+  basePushed(
+    organizationId: string,
+    integrationId: string,
+    repository: string,
+    branch: string,
+    after: string,
+    source: ProviderSource,
+  ): Promise<ProviderEventResult[]> {
     return this.each(
       organizationId,
       integrationId,
@@ -84,7 +108,8 @@ export class MergeQueueProviderEvents {
       (state) => {
         if (state.baseSha === after) return { events: [], note: 'the base the queue already knows' };
         if (state.batches.some((b) => b.candidateSha === after)) return { events: [], note: `${after} is a candidate of the queue (its own land)` };
-        if (state.batches.some((b) => b.status === 'merging' || b.status === 'reconciling')) return { events: [], note: 'a land is in flight; its compare-and-swap reads the base' };
+        if (state.batches.some((b) => b.status === 'merging' || b.status === 'reconciling'))
+          return { events: [], note: 'a land is in flight; its compare-and-swap reads the base' };
         return { events: [{ type: 'baseMoved', baseSha: after, at: Date.now() }], note: `the base moved to ${after} from outside the queue` };
       },
       undefined,

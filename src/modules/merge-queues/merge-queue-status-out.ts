@@ -57,7 +57,9 @@ export class MergeQueueStatusOut {
     let known = this.onGithub.get(row.id);
     if (!known) {
       // The queue's code source never changes provider; read once per queue and process.
-      known = this.prisma.codeSource.findFirst({ where: { id: row.repositoryId, organizationId: row.organizationId }, select: { provider: true } }).then((s) => s?.provider === 'GITHUB' || s?.provider === 'GITHUB_ENTERPRISE');
+      known = this.prisma.codeSource
+        .findFirst({ where: { id: row.repositoryId, organizationId: row.organizationId }, select: { provider: true } })
+        .then((s) => s?.provider === 'GITHUB' || s?.provider === 'GITHUB_ENTERPRISE');
       known.catch(() => this.onGithub.delete(row.id));
       this.onGithub.set(row.id, known);
     }

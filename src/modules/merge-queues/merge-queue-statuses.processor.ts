@@ -37,7 +37,11 @@ export class MergeQueueStatusesProcessor extends WorkerHost implements OnApplica
 
   onApplicationBootstrap(): void {
     this.worker.on('failed', (job: Job | undefined, error: Error) => {
-      if (job) this.logger.warn({ err: error, queueId: (job.data as PostCommitStatusJob).queueId, sha: (job.data as PostCommitStatusJob).status.sha, attempts: job.attemptsMade }, 'merge-queue commit status not posted');
+      if (job)
+        this.logger.warn(
+          { err: error, queueId: (job.data as PostCommitStatusJob).queueId, sha: (job.data as PostCommitStatusJob).status.sha, attempts: job.attemptsMade },
+          'merge-queue commit status not posted',
+        );
     });
   }
 

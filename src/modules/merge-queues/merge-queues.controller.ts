@@ -23,10 +23,20 @@ import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers
 import { MergeQueueErrors } from './merge-queues.errors';
 import { MergeQueuesService } from './merge-queues.service';
 
-const IF_MATCH = ApiHeader({ name: 'If-Match', required: false, description: 'The revision you last saw; when the queue has moved on since, the request is refused with a 409 and changes nothing' });
+const IF_MATCH = ApiHeader({
+  name: 'If-Match',
+  required: false,
+  description: 'The revision you last saw; when the queue has moved on since, the request is refused with a 409 and changes nothing',
+});
 
 /** Reading a base ref through the code source's provider (POST and PATCH): its integration and the provider's answers. */
-const BASE_REF_LOOKUP_ERRORS = [CodeSourceErrors.INTEGRATION_NOT_FOUND, GitProviderErrors.INTEGRATION_NEEDS_ATTENTION, GitProviderErrors.LOCAL_GIT_DISABLED, GitProviderErrors.REPOSITORY_NOT_FOUND, ...PROVIDER_CALL_ERRORS];
+const BASE_REF_LOOKUP_ERRORS = [
+  CodeSourceErrors.INTEGRATION_NOT_FOUND,
+  GitProviderErrors.INTEGRATION_NEEDS_ATTENTION,
+  GitProviderErrors.LOCAL_GIT_DISABLED,
+  GitProviderErrors.REPOSITORY_NOT_FOUND,
+  ...PROVIDER_CALL_ERRORS,
+];
 
 @ApiTags('merge-queues')
 @Controller('merge-queues')
@@ -38,10 +48,18 @@ export class MergeQueuesController {
   @ApiOperation({
     summary: 'Create a merge queue',
     description:
-      'One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source\'s integration, whose token needs write access to the repository\'s contents); GITLAB is refused with a 422.',
+      "One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source's integration, whose token needs write access to the repository's contents); GITLAB is refused with a 422.",
   })
   @ApiDataResponse(MergeQueueDto, { status: 201 })
-  @ApiErrors(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, MergeQueueErrors.PROVIDER_NOT_SUPPORTED, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, MergeQueueErrors.QUEUE_LIMIT_REACHED, ...BASE_REF_LOOKUP_ERRORS)
+  @ApiErrors(
+    MergeQueueErrors.CODE_SOURCE_NOT_FOUND,
+    MergeQueueErrors.PROVIDER_NOT_SUPPORTED,
+    MergeQueueErrors.BASE_REF_NOT_FOUND,
+    MergeQueueErrors.INVALID_SETTINGS,
+    MergeQueueErrors.ALREADY_EXISTS,
+    MergeQueueErrors.QUEUE_LIMIT_REACHED,
+    ...BASE_REF_LOOKUP_ERRORS,
+  )
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMergeQueueRequest) {
     return { data: await this.queues.create(principal, body.data) };
   }
@@ -74,8 +92,20 @@ export class MergeQueuesController {
       'then the worker moves the queue to the new ref and plans everything not yet landed on it again (the event trail shows `migrate` and `migrated`). A paused queue stays paused; a disabled queue moves the same way once nothing is landing.',
   })
   @ApiDataResponse(MergeQueueDto)
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BASE_REF_NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.ALREADY_EXISTS, MergeQueueErrors.REVISION_MISMATCH, ...BASE_REF_LOOKUP_ERRORS)
-  async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateMergeQueueRequest, @Headers('if-match') ifMatch?: string) {
+  @ApiErrors(
+    MergeQueueErrors.NOT_FOUND,
+    MergeQueueErrors.BASE_REF_NOT_FOUND,
+    MergeQueueErrors.INVALID_SETTINGS,
+    MergeQueueErrors.ALREADY_EXISTS,
+    MergeQueueErrors.REVISION_MISMATCH,
+    ...BASE_REF_LOOKUP_ERRORS,
+  )
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: UpdateMergeQueueRequest,
+    @Headers('if-match') ifMatch?: string,
+  ) {
     return { data: await this.queues.update(principal, id, body.data, ifMatch) };
   }
 
@@ -97,7 +127,11 @@ export class MergeQueuesController {
   @HttpCode(200)
   @RequirePermission(Permission.MergeQueuesOperate)
   @IF_MATCH
-  @ApiOperation({ summary: 'Pause a merge queue', description: 'Stops planning and landing; CI runs that already exist finish and their results are recorded. Pausing a paused queue changes nothing. During a base-ref move (status `migrating`, which already holds planning and landing) the pause is remembered: the 200 body still shows `migrating` (with a new `revision`), and the queue is `paused` when the move completes; a resume sent before then takes it back.' })
+  @ApiOperation({
+    summary: 'Pause a merge queue',
+    description:
+      'Stops planning and landing; CI runs that already exist finish and their results are recorded. Pausing a paused queue changes nothing. During a base-ref move (status `migrating`, which already holds planning and landing) the pause is remembered: the 200 body still shows `migrating` (with a new `revision`), and the queue is `paused` when the move completes; a resume sent before then takes it back.',
+  })
   @ApiDataResponse(MergeQueueDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.DISABLED, MergeQueueErrors.REVISION_MISMATCH)
   async pause(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
@@ -108,7 +142,11 @@ export class MergeQueuesController {
   @HttpCode(200)
   @RequirePermission(Permission.MergeQueuesOperate)
   @IF_MATCH
-  @ApiOperation({ summary: 'Resume a paused merge queue', description: 'Ready batches land in order and planning continues. During a base-ref move (status `migrating`) a resume takes back a pause sent before or during the move, so the queue plans again once the move completes. Resuming a queue that is neither paused nor to be paused changes nothing. A queue that stopped by itself (a land the provider refused for good, a quarantine after failures in a row: the reason is in the events and on the affected entries\' `block`) is resumed the same way: the reason is cleared, the failures in a row start again from zero, and a refused land is tried again once.' })
+  @ApiOperation({
+    summary: 'Resume a paused merge queue',
+    description:
+      "Ready batches land in order and planning continues. During a base-ref move (status `migrating`) a resume takes back a pause sent before or during the move, so the queue plans again once the move completes. Resuming a queue that is neither paused nor to be paused changes nothing. A queue that stopped by itself (a land the provider refused for good, a quarantine after failures in a row: the reason is in the events and on the affected entries' `block`) is resumed the same way: the reason is cleared, the failures in a row start again from zero, and a refused land is tried again once.",
+  })
   @ApiDataResponse(MergeQueueDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.DISABLED, MergeQueueErrors.REVISION_MISMATCH)
   async resume(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
@@ -119,7 +157,10 @@ export class MergeQueuesController {
   @HttpCode(200)
   @RequirePermission(Permission.MergeQueuesOperate)
   @IF_MATCH
-  @ApiOperation({ summary: 'Disable a merge queue', description: 'Withdraws every batch in flight (a land already in flight finishes first); entries stay queued.' })
+  @ApiOperation({
+    summary: 'Disable a merge queue',
+    description: 'Withdraws every batch in flight (a land already in flight finishes first); entries stay queued.',
+  })
   @ApiDataResponse(MergeQueueDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.REVISION_MISMATCH)
   async disable(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Headers('if-match') ifMatch?: string) {
@@ -148,10 +189,19 @@ export class MergeQueuesController {
 
   @Patch(':id/entries/:entryId')
   @RequirePermission(Permission.MergeQueueEntriesWrite)
-  @ApiOperation({ summary: 'Change an entry', description: '`priority`, `setAside`, or a new `headSha` (tested again from scratch; unblocks a blocked entry). While its batch is landing, a new head applies only if the land does not happen.' })
+  @ApiOperation({
+    summary: 'Change an entry',
+    description:
+      '`priority`, `setAside`, or a new `headSha` (tested again from scratch; unblocks a blocked entry). While its batch is landing, a new head applies only if the land does not happen.',
+  })
   @ApiDataResponse(MergeQueueEntryDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_NOT_FOUND, MergeQueueErrors.ENTRY_FINAL)
-  async updateEntry(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('entryId') entryId: string, @Body() body: UpdateMergeQueueEntryRequest) {
+  async updateEntry(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Param('entryId') entryId: string,
+    @Body() body: UpdateMergeQueueEntryRequest,
+  ) {
     return { data: await this.queues.updateEntry(principal, id, entryId, body.data) };
   }
 
@@ -171,9 +221,9 @@ export class MergeQueuesController {
   @ApiOperation({
     summary: 'Report a required check on a batch candidate',
     description:
-      '`sha` is the candidate commit CI tested. A result for the batch\'s current candidate is recorded; one that arrives before the batch is testing that commit (CI saw the pushed candidate first) is kept and applied once it is. ' +
-      'A result for another commit is recorded in the events, changes nothing, and is answered 409 with the batch\'s current candidate in `metadata.candidateSha`. A result for a withdrawn or final batch is recorded in the events and changes nothing. `url` becomes the batch\'s `checksUrl`. ' +
-      'A passing result lets the queue land with the integration\'s write token, so this needs `mergeQueues:reportChecks` (ADMIN and above): give CI a service-account key scoped to it.',
+      "`sha` is the candidate commit CI tested. A result for the batch's current candidate is recorded; one that arrives before the batch is testing that commit (CI saw the pushed candidate first) is kept and applied once it is. " +
+      "A result for another commit is recorded in the events, changes nothing, and is answered 409 with the batch's current candidate in `metadata.candidateSha`. A result for a withdrawn or final batch is recorded in the events and changes nothing. `url` becomes the batch's `checksUrl`. " +
+      "A passing result lets the queue land with the integration's write token, so this needs `mergeQueues:reportChecks` (ADMIN and above): give CI a service-account key scoped to it.",
   })
   @ApiDataResponse(MergeQueueBatchDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND, MergeQueueErrors.CHECK_NOT_REQUIRED, MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE)
@@ -183,7 +233,11 @@ export class MergeQueuesController {
 
   @Get(':id/events')
   @RequirePermission(Permission.MergeQueuesRead)
-  @ApiOperation({ summary: "The queue's event trail", description: 'Every event applied (requests, CI results, operation outcomes, ticks that changed something), with the status steps and operations it caused. Newest first; paginated.' })
+  @ApiOperation({
+    summary: "The queue's event trail",
+    description:
+      'Every event applied (requests, CI results, operation outcomes, ticks that changed something), with the status steps and operations it caused. Newest first; paginated.',
+  })
   @ApiPageResponse(MergeQueueEventDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND)
   events(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: PaginationQueryDto) {

@@ -7,7 +7,10 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   ALREADY_EXISTS: [409, 'The repository already has a merge queue for this base ref.'],
   ENTRY_EXISTS: [409, 'This pull request is already in the queue.'],
   REVISION_MISMATCH: [409, 'The merge queue has changed since the revision given in If-Match.'],
-  CHECK_NOT_FOR_CANDIDATE: [409, "The check result names another commit than the batch's current candidate; it was recorded in the events and changed nothing."],
+  CHECK_NOT_FOR_CANDIDATE: [
+    409,
+    "The check result names another commit than the batch's current candidate; it was recorded in the events and changed nothing.",
+  ],
   CODE_SOURCE_NOT_FOUND: [422, 'The code source does not exist.'],
   PROVIDER_NOT_SUPPORTED: [422, 'Merge queues run on LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources; GITLAB is not supported yet.'],
   BASE_REF_NOT_FOUND: [422, 'The base ref does not exist in the repository.'],
@@ -16,5 +19,5 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   ENTRY_FINAL: [422, 'The merge queue entry is merged, removed or failed.'],
   ENTRY_LIMIT_REACHED: [422, 'The merge queue holds as many live entries as this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES).'],
   QUEUE_LIMIT_REACHED: [422, 'The organization has as many merge queues as this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).'],
-  CHECK_NOT_REQUIRED: [422, 'The check is not one of the queue\'s required checks.'],
+  CHECK_NOT_REQUIRED: [422, "The check is not one of the queue's required checks."],
 });

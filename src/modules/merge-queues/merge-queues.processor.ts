@@ -64,7 +64,11 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
       if (job) this.logger.warn({ err: error, job: job.name, data: job.data as unknown }, 'merge-queue job failed');
       if (job) void this.afterExecutor(job, EXECUTOR_RETRY_DELAY_MS);
     });
-    this.schedulers = new RepeatableJobs(this.queue, [{ id: MergeQueuesJob.Sweep, repeat: { every: this.config.mergeQueues.sweepIntervalMs }, opts: { attempts: 1 } }], this.config.jobSchedulerCheckIntervalMs);
+    this.schedulers = new RepeatableJobs(
+      this.queue,
+      [{ id: MergeQueuesJob.Sweep, repeat: { every: this.config.mergeQueues.sweepIntervalMs }, opts: { attempts: 1 } }],
+      this.config.jobSchedulerCheckIntervalMs,
+    );
     await this.schedulers.start();
     await this.sweep();
   }
@@ -132,13 +136,22 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     const failures = await this.repository.recordFailure(queueId);
     this.metrics?.workerError('executor');
     const { retryBaseMs: baseMs, retryMaxMs: maxMs, quarantineAfter } = this.config.mergeQueues;
-    const decision: FailureDecision = failure.kind === 'refused' ? { quarantine: true } : decideAfterFailure({ baseMs, maxMs, quarantineAfter }, failures, failure.kind === 'transient' ? failure.retryAfterMs : undefined, Math.random());
-    this.logger.warn({ err: error, queueId, failures, failure: failure.kind, ...decision }, decision.quarantine ? 'merge-queue executor failed; quarantining the queue' : 'merge-queue executor failed; retrying after a backoff');
+    const decision: FailureDecision =
+      failure.kind === 'refused'
+        ? { quarantine: true }
+        : decideAfterFailure({ baseMs, maxMs, quarantineAfter }, failures, failure.kind === 'transient' ? failure.retryAfterMs : undefined, Math.random());
+    this.logger.warn(
+      { err: error, queueId, failures, failure: failure.kind, ...decision },
+      decision.quarantine ? 'merge-queue executor failed; quarantining the queue' : 'merge-queue executor failed; retrying after a backoff',
+    );
     if (!decision.quarantine) {
       await this.repository.setRetryAt(queueId, new Date(Date.now() + decision.delayMs));
       return decision;
     }
-    const reason = failure.kind === 'refused' ? `${operation}refused by the provider: ${failure.reason}` : `${failures} failures in a row; the last: ${operation}${failure.reason}`;
+    const reason =
+      failure.kind === 'refused'
+        ? `${operation}refused by the provider: ${failure.reason}`
+        : `${failures} failures in a row; the last: ${operation}${failure.reason}`;
     try {
       await this.repository.apply({
         organizationId: null,

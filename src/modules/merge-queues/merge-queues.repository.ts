@@ -96,7 +96,10 @@ export class QueueTransaction {
 
   /** The stored status of an entry of this queue (also one the planner's history has dropped), or null. */
   async storedEntryStatus(entryId: string): Promise<MergeQueueEntryStatus | null> {
-    const stored = await this.tx.mergeQueueEntry.findFirst({ where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId }, select: { status: true } });
+    const stored = await this.tx.mergeQueueEntry.findFirst({
+      where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId },
+      select: { status: true },
+    });
     return stored?.status ?? null;
   }
 
@@ -111,24 +114,40 @@ export class QueueTransaction {
 
   /** The operation row is still pending and unfinished (nobody claimed it). */
   async operationClaimable(operationRowId: string): Promise<boolean> {
-    const current = await this.tx.mergeQueueOperation.findFirst({ where: { id: operationRowId, queueId: this.queueId }, select: { outcome: true, finishedAt: true } });
+    const current = await this.tx.mergeQueueOperation.findFirst({
+      where: { id: operationRowId, queueId: this.queueId },
+      select: { outcome: true, finishedAt: true },
+    });
     return current?.outcome === 'pending' && current.finishedAt === null;
   }
 
   /** Marks a pending operation `running`, owned by `lease`; false when another executor took it first. */
   async claimOperation(operationRowId: string, lease?: Lease): Promise<boolean> {
     const owner = lease ? { ownerHolder: lease.holder, ownerEpoch: lease.epoch } : {};
-    return (await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null }, data: { outcome: 'running', ...owner } })).count === 1;
+    return (
+      (
+        await this.tx.mergeQueueOperation.updateMany({
+          where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null },
+          data: { outcome: 'running', ...owner },
+        })
+      ).count === 1
+    );
   }
 
   /** Finishes a pending operation the planner no longer waits for, without performing it. */
   async supersedeOperation(operationRowId: string): Promise<void> {
-    await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null }, data: { finishedAt: new Date(), result: { superseded: true } } });
+    await this.tx.mergeQueueOperation.updateMany({
+      where: { id: operationRowId, queueId: this.queueId, outcome: 'pending', finishedAt: null },
+      data: { finishedAt: new Date(), result: { superseded: true } },
+    });
   }
 
   /** Records how an operation ended; one already finished (reconciled meanwhile) keeps its outcome. */
   async finishOperation(operationRowId: string, outcome: 'succeeded' | 'failed' | 'unknown', result: Prisma.InputJsonObject): Promise<void> {
-    await this.tx.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId: this.queueId, finishedAt: null }, data: { outcome, finishedAt: new Date(), result } });
+    await this.tx.mergeQueueOperation.updateMany({
+      where: { id: operationRowId, queueId: this.queueId, finishedAt: null },
+      data: { outcome, finishedAt: new Date(), result },
+    });
   }
 
   /** The executor completed an operation: its failures in a row are over (see engine/failure-policy.ts). */
@@ -241,8 +260,12 @@ export class MergeQueuesRepository {
             revision: BigInt(state.revision),
             type: event.type,
             detail: { ...eventDetail(row.id, event), ...(request.detail ?? {}) } as Prisma.InputJsonObject,
-            transitions: (last ? transitions.map((t) => (t.subject === 'batch' ? { ...t, id: batchRowId(row.id, t.id) } : t)) : []) as unknown as Prisma.InputJsonArray,
-            operations: (last ? operations.map((o) => ({ id: o.id, kind: o.kind, batchId: batchRowId(row.id, o.batchId) })) : []) as unknown as Prisma.InputJsonArray,
+            transitions: (last
+              ? transitions.map((t) => (t.subject === 'batch' ? { ...t, id: batchRowId(row.id, t.id) } : t))
+              : []) as unknown as Prisma.InputJsonArray,
+            operations: (last
+              ? operations.map((o) => ({ id: o.id, kind: o.kind, batchId: batchRowId(row.id, o.batchId) }))
+              : []) as unknown as Prisma.InputJsonArray,
           },
         });
       }
@@ -251,10 +274,13 @@ export class MergeQueuesRepository {
       const out: Applied<T> = { queue, outcome, result };
       const wanted = request.returning;
       if (wanted?.entryId !== undefined) {
-        out.entry = written.entries.get(wanted.entryId) ?? (await tx.mergeQueueEntry.findFirst({ where: { id: wanted.entryId, queueId: row.id, organizationId: row.organizationId } }));
+        out.entry =
+          written.entries.get(wanted.entryId) ??
+          (await tx.mergeQueueEntry.findFirst({ where: { id: wanted.entryId, queueId: row.id, organizationId: row.organizationId } }));
       }
       // The batch is read again when a callback wrote to it (a checks URL).
-      if (wanted?.batchId !== undefined) out.batch = await tx.mergeQueueBatch.findFirst({ where: { id: wanted.batchId, queueId: row.id, organizationId: row.organizationId } });
+      if (wanted?.batchId !== undefined)
+        out.batch = await tx.mergeQueueBatch.findFirst({ where: { id: wanted.batchId, queueId: row.id, organizationId: row.organizationId } });
       if (wanted?.view) out.view = (await this.view(tx, row.organizationId, row.id)) ?? undefined;
       return out;
     });
@@ -273,9 +299,10 @@ export class MergeQueuesRepository {
 
   /** Locks the queue row for the rest of the transaction and reads it. */
   private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string): Promise<LockedQueue> {
-    const found = organizationId === null
-      ? await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`
-      : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
+    const found =
+      organizationId === null
+        ? await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`
+        : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
     if (found.length === 0) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
     const row = await tx.mergeQueue.findUniqueOrThrow({ where: { id: queueId } });
     return { row, state: await assembleState(tx, row) };
@@ -298,7 +325,13 @@ export class MergeQueuesRepository {
    * history dropped (their planner part cleared: the row stays, as history), the operations issued,
    * and the queue row with the small rest of the state (counters, stats, config, cleanups, hold).
    */
-  private async persist(tx: Prisma.TransactionClient, locked: LockedQueue, outcome: ApplyOutcome, written: { entries: Map<string, EntryRow>; batches: Map<string, BatchRow> }, wakeAt: Date | null): Promise<MergeQueue> {
+  private async persist(
+    tx: Prisma.TransactionClient,
+    locked: LockedQueue,
+    outcome: ApplyOutcome,
+    written: { entries: Map<string, EntryRow>; batches: Map<string, BatchRow> },
+    wakeAt: Date | null,
+  ): Promise<MergeQueue> {
     const { row } = locked;
     const { before, state } = outcome;
     // New rows of this event go after the existing ones, in the order the state lists them.
@@ -313,7 +346,10 @@ export class MergeQueuesRepository {
       const { id, ...rest } = data;
       const planner = b as unknown as Prisma.InputJsonObject;
       const create = { ...data, planner, ...(old === undefined && { plannerSeq: seqBase + added++ }) };
-      written.batches.set(id, await tx.mergeQueueBatch.upsert({ where: { id }, create, update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) } }));
+      written.batches.set(
+        id,
+        await tx.mergeQueueBatch.upsert({ where: { id }, create, update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) } }),
+      );
     }
     // An entry's row is derived from its state alone, so equal states (compared field by field: all primitives) mean an equal row.
     const oldEntries = new Map(before.entries.map((e) => [e.id, e]));
@@ -325,11 +361,22 @@ export class MergeQueuesRepository {
       const { id, ...rest } = data;
       const planner = e as unknown as Prisma.InputJsonObject;
       const create = { ...data, planner, ...(old === undefined && { plannerSeq: seqBase + added++ }) };
-      written.entries.set(id, await tx.mergeQueueEntry.upsert({ where: { id }, create, update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) } }));
+      written.entries.set(
+        id,
+        await tx.mergeQueueEntry.upsert({ where: { id }, create, update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) } }),
+      );
     }
     // Dropped by the planner's history: out of the state, kept as rows.
-    if (oldBatches.size) await tx.mergeQueueBatch.updateMany({ where: { queueId: row.id, id: { in: [...oldBatches.keys()].map((k) => batchRowId(row.id, k)) } }, data: { planner: Prisma.DbNull, plannerSeq: null } });
-    if (oldEntries.size) await tx.mergeQueueEntry.updateMany({ where: { queueId: row.id, id: { in: [...oldEntries.keys()] } }, data: { planner: Prisma.DbNull, plannerSeq: null } });
+    if (oldBatches.size)
+      await tx.mergeQueueBatch.updateMany({
+        where: { queueId: row.id, id: { in: [...oldBatches.keys()].map((k) => batchRowId(row.id, k)) } },
+        data: { planner: Prisma.DbNull, plannerSeq: null },
+      });
+    if (oldEntries.size)
+      await tx.mergeQueueEntry.updateMany({
+        where: { queueId: row.id, id: { in: [...oldEntries.keys()] } },
+        data: { planner: Prisma.DbNull, plannerSeq: null },
+      });
     if (outcome.operations.length) {
       await tx.mergeQueueOperation.createMany({
         data: outcome.operations.map((op, ordinal) => ({
@@ -366,13 +413,20 @@ export class MergeQueuesRepository {
    * Creates a queue with its first planner state, audited, and returns it as the API renders it;
    * a 422 naming the limit when the organization already has `limit` queues.
    */
-  async create(actor: Principal, data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState }, limit: number): Promise<QueueView> {
+  async create(
+    actor: Principal,
+    data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState },
+    limit: number,
+  ): Promise<QueueView> {
     const { organizationId, repositoryId, baseRef, state } = data;
     return this.prisma.$transaction(async (tx) => {
       // The organization's row serializes creations, so two at once cannot both take the last place.
       await tx.$queryRaw`SELECT id FROM "Organization" WHERE id = ${organizationId} FOR UPDATE`;
       if ((await tx.mergeQueue.count({ where: { organizationId } })) >= limit) {
-        throw new AppError(MergeQueueErrors.QUEUE_LIMIT_REACHED, { message: `The organization already has ${limit} merge queues, the most this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).`, metadata: { limit } });
+        throw new AppError(MergeQueueErrors.QUEUE_LIMIT_REACHED, {
+          message: `The organization already has ${limit} merge queues, the most this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).`,
+          metadata: { limit },
+        });
       }
       const queue = await tx.mergeQueue.create({
         data: {
@@ -386,7 +440,10 @@ export class MergeQueuesRepository {
           plannerState: documentOf(state),
         },
       });
-      await new QueueTransaction(tx, this.audit, queue.id, organizationId).audit(actor, { action: AuditAction.MergeQueueCreated, metadata: { repositoryId, baseRef } });
+      await new QueueTransaction(tx, this.audit, queue.id, organizationId).audit(actor, {
+        action: AuditAction.MergeQueueCreated,
+        metadata: { repositoryId, baseRef },
+      });
       return this.render(tx, { ...queue, repository: await tx.codeSource.findUniqueOrThrow({ where: { id: repositoryId } }) });
     });
   }
@@ -398,13 +455,26 @@ export class MergeQueuesRepository {
 
   /** The organization's queues on the given repository (`owner/name`) connected through `integrationId` (provider webhooks). */
   queuesOfRepository(organizationId: string, integrationId: string, nameWithOwner: string): Promise<{ id: string; baseRef: string }[]> {
-    return this.prisma.mergeQueue.findMany({ where: { organizationId, repository: { integrationId, nameWithOwner } }, select: { id: true, baseRef: true }, orderBy: { createdAt: 'asc' }, take: 100 });
+    return this.prisma.mergeQueue.findMany({
+      where: { organizationId, repository: { integrationId, nameWithOwner } },
+      select: { id: true, baseRef: true },
+      orderBy: { createdAt: 'asc' },
+      take: 100,
+    });
   }
 
   /** Another queue of the repository that has `baseRef` as its base ref or is moving to it (`except`: the queue asking). */
-  async baseRefTaken(organizationId: string, repositoryId: string, baseRef: string, options: { except?: string; pendingOnly?: boolean } = {}): Promise<boolean> {
+  async baseRefTaken(
+    organizationId: string,
+    repositoryId: string,
+    baseRef: string,
+    options: { except?: string; pendingOnly?: boolean } = {},
+  ): Promise<boolean> {
     const ref = options.pendingOnly ? { pendingBaseRef: baseRef } : { OR: [{ baseRef }, { pendingBaseRef: baseRef }] };
-    const taken = await this.prisma.mergeQueue.findFirst({ where: { organizationId, repositoryId, ...(options.except !== undefined && { id: { not: options.except } }), ...ref }, select: { id: true } });
+    const taken = await this.prisma.mergeQueue.findFirst({
+      where: { organizationId, repositoryId, ...(options.except !== undefined && { id: { not: options.except } }), ...ref },
+      select: { id: true },
+    });
     return taken !== null;
   }
 
@@ -427,7 +497,9 @@ export class MergeQueuesRepository {
   /** A page of the organization's queues, newest first, each as the API renders it (the page's queues in one query). */
   async list(organizationId: string, query: PaginationQueryDto): Promise<Page<QueueView>> {
     const page = await paginate(fromModel(this.prisma.mergeQueue, { organizationId }), QUEUES_ORDER, query, (row) => row.id);
-    const rows = new Map((await this.prisma.mergeQueue.findMany({ where: { id: { in: page.data }, organizationId }, include: { repository: true } })).map((row) => [row.id, row]));
+    const rows = new Map(
+      (await this.prisma.mergeQueue.findMany({ where: { id: { in: page.data }, organizationId }, include: { repository: true } })).map((row) => [row.id, row]),
+    );
     const data = await Promise.all(page.data.flatMap((id) => (rows.has(id) ? [this.render(this.prisma, rows.get(id)!)] : [])));
     return { ...page, data };
   }
@@ -509,9 +581,18 @@ export class MergeQueuesRepository {
   }
 
   /** Pending operations in the order the planner issued them, `kinds` in or out, leaving `exclude` out. */
-  pendingOperations(queueId: string, filter: { kinds: readonly MergeQueueOperationKind[]; not?: boolean }, exclude: readonly string[], take: number): Promise<OperationRow[]> {
+  pendingOperations(
+    queueId: string,
+    filter: { kinds: readonly MergeQueueOperationKind[]; not?: boolean },
+    exclude: readonly string[],
+    take: number,
+  ): Promise<OperationRow[]> {
     const kind = filter.not ? { notIn: [...filter.kinds] } : { in: [...filter.kinds] };
-    return this.prisma.mergeQueueOperation.findMany({ where: { queueId, finishedAt: null, outcome: 'pending', id: { notIn: [...exclude] }, kind }, orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }], take });
+    return this.prisma.mergeQueueOperation.findMany({
+      where: { queueId, finishedAt: null, outcome: 'pending', id: { notIn: [...exclude] }, kind },
+      orderBy: [{ revision: 'asc' }, { ordinal: 'asc' }],
+      take,
+    });
   }
 
   /**
@@ -522,7 +603,10 @@ export class MergeQueuesRepository {
    */
   async releaseOperation(queueId: string, operationRowId: string, lease: Lease): Promise<void> {
     // Only the claim of this lease: one a newer executor reconciled meanwhile is its own.
-    await this.prisma.mergeQueueOperation.updateMany({ where: { id: operationRowId, queueId, outcome: 'running', finishedAt: null, ownerHolder: lease.holder, ownerEpoch: lease.epoch }, data: { outcome: 'pending' } });
+    await this.prisma.mergeQueueOperation.updateMany({
+      where: { id: operationRowId, queueId, outcome: 'running', finishedAt: null, ownerHolder: lease.holder, ownerEpoch: lease.epoch },
+      data: { outcome: 'pending' },
+    });
   }
 
   /**
@@ -565,7 +649,9 @@ export class MergeQueuesRepository {
 
   /** Counts one more executor failure in a row; returns the count. */
   async recordFailure(queueId: string): Promise<number> {
-    const rows = await this.prisma.$queryRaw<{ failureCount: number }[]>`UPDATE "MergeQueue" SET "failureCount" = "failureCount" + 1 WHERE "id" = ${queueId} RETURNING "failureCount"`;
+    const rows = await this.prisma.$queryRaw<
+      { failureCount: number }[]
+    >`UPDATE "MergeQueue" SET "failureCount" = "failureCount" + 1 WHERE "id" = ${queueId} RETURNING "failureCount"`;
     return rows[0]?.failureCount ?? 0;
   }
 
@@ -584,9 +670,18 @@ export class MergeQueuesRepository {
     const unfinished = await this.prisma.$queryRaw<{ queueId: string }[]>`
       SELECT DISTINCT o."queueId" FROM "MergeQueueOperation" o JOIN "MergeQueue" q ON q."id" = o."queueId"
       WHERE o."finishedAt" IS NULL AND NOT q."quarantined" ORDER BY o."queueId"`;
-    const moving = await this.prisma.mergeQueue.findMany({ where: { pendingBaseRef: { not: null }, quarantined: false }, orderBy: { id: 'asc' }, select: { id: true } });
+    const moving = await this.prisma.mergeQueue.findMany({
+      where: { pendingBaseRef: { not: null }, quarantined: false },
+      orderBy: { id: 'asc' },
+      select: { id: true },
+    });
     if (this.config.mergeQueues.legacyPersistence) {
-      const ciRunning = await this.prisma.mergeQueueBatch.findMany({ where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } }, distinct: ['queueId'], orderBy: { queueId: 'asc' }, select: { queueId: true } });
+      const ciRunning = await this.prisma.mergeQueueBatch.findMany({
+        where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } },
+        distinct: ['queueId'],
+        orderBy: { queueId: 'asc' },
+        select: { queueId: true },
+      });
       return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
     }
     const due = await this.prisma.$queryRaw<{ id: string }[]>`

@@ -30,12 +30,26 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { checkedConfig, checkReportFit, createMergeQueueState, estimateMergeTimes, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type QueueSettings } from './planner';
+import {
+  checkedConfig,
+  checkReportFit,
+  createMergeQueueState,
+  estimateMergeTimes,
+  FINAL_BATCH_STATUSES,
+  FINAL_ENTRY_STATUSES,
+  type MergeQueueEvent,
+  type QueueSettings,
+} from './planner';
 import { batchRowId } from './engine/merge-queue-ids';
 
 export type QueueControl = 'pause' | 'resume' | 'disable' | 'enable';
 
-const CONTROL_AUDIT = { pause: AuditAction.MergeQueuePaused, resume: AuditAction.MergeQueueResumed, disable: AuditAction.MergeQueueDisabled, enable: AuditAction.MergeQueueEnabled } as const;
+const CONTROL_AUDIT = {
+  pause: AuditAction.MergeQueuePaused,
+  resume: AuditAction.MergeQueueResumed,
+  disable: AuditAction.MergeQueueDisabled,
+  enable: AuditAction.MergeQueueEnabled,
+} as const;
 
 /**
  * The merge queue's API rules. Every change goes through MergeQueuesRepository.apply (one
@@ -54,15 +68,27 @@ export class MergeQueuesService {
   async create(principal: Principal, dto: CreateMergeQueueDto): Promise<MergeQueueDto> {
     const organizationId = principal.organizationId;
     const source = await this.repository.codeSource(organizationId, dto.codeSourceId);
-    if (!source) throw new AppError(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, { metadata: { codeSourceId: dto.codeSourceId }, details: [invalidFields(['data.codeSourceId: no such code source'])] });
+    if (!source)
+      throw new AppError(MergeQueueErrors.CODE_SOURCE_NOT_FOUND, {
+        metadata: { codeSourceId: dto.codeSourceId },
+        details: [invalidFields(['data.codeSourceId: no such code source'])],
+      });
     // A queue moving to this ref (PATCH) holds it already.
     if (await this.repository.baseRefTaken(organizationId, source.id, dto.baseRef, { pendingOnly: true })) {
       throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
     }
     // The engine's git operations exist for bare repositories on this server's disk and for GitHub.
-    if (!MERGE_QUEUE_PROVIDERS.includes(source.provider)) throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, { metadata: { codeSourceId: source.id, provider: source.provider }, details: [invalidFields([`data.codeSourceId: is a ${source.provider} code source`])] });
+    if (!MERGE_QUEUE_PROVIDERS.includes(source.provider))
+      throw new AppError(MergeQueueErrors.PROVIDER_NOT_SUPPORTED, {
+        metadata: { codeSourceId: source.id, provider: source.provider },
+        details: [invalidFields([`data.codeSourceId: is a ${source.provider} code source`])],
+      });
     const baseSha = await this.readBase(source, dto.baseRef);
-    if (baseSha === null) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: dto.baseRef }, details: [invalidFields([`data.baseRef: ${dto.baseRef} is not a branch of the repository`])] });
+    if (baseSha === null)
+      throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, {
+        metadata: { baseRef: dto.baseRef },
+        details: [invalidFields([`data.baseRef: ${dto.baseRef} is not a branch of the repository`])],
+      });
     let state;
     try {
       state = createMergeQueueState({ baseSha, config: plannerSettings(dto) });
@@ -70,9 +96,16 @@ export class MergeQueuesService {
       throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data: ${(error as Error).message}`])] });
     }
     try {
-      return render(await this.repository.create(principal, { organizationId, repositoryId: source.id, baseRef: dto.baseRef, state }, this.config.mergeQueues.maxPerOrganization));
+      return render(
+        await this.repository.create(
+          principal,
+          { organizationId, repositoryId: source.id, baseRef: dto.baseRef, state },
+          this.config.mergeQueues.maxPerOrganization,
+        ),
+      );
     } catch (error) {
-      if (isUniqueViolation(error, 'baseRef')) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
+      if (isUniqueViolation(error, 'baseRef'))
+        throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: source.id, baseRef: dto.baseRef } });
       throw error;
     }
   }
@@ -98,8 +131,13 @@ export class MergeQueuesService {
     const current = await this.repository.find(principal.organizationId, id);
     const newRef = dto.baseRef !== undefined && dto.baseRef !== (current.pendingBaseRef ?? current.baseRef) ? dto.baseRef : undefined;
     if (newRef !== undefined) {
-      if ((await this.readBase(current.repository, newRef)) === null) throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, { metadata: { baseRef: newRef }, details: [invalidFields([`data.baseRef: ${newRef} is not a branch of the repository`])] });
-      if (await this.repository.baseRefTaken(principal.organizationId, current.repositoryId, newRef, { except: id })) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
+      if ((await this.readBase(current.repository, newRef)) === null)
+        throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, {
+          metadata: { baseRef: newRef },
+          details: [invalidFields([`data.baseRef: ${newRef} is not a branch of the repository`])],
+        });
+      if (await this.repository.baseRefTaken(principal.organizationId, current.repositoryId, newRef, { except: id }))
+        throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
     }
     const settings = plannerSettings(dto);
     try {
@@ -124,7 +162,10 @@ export class MergeQueuesService {
         },
         detail: newRef !== undefined ? { baseRef: newRef } : undefined,
         after: async (q, _queue, applied) => {
-          await q.setQueueFields({ settings: applied.state.config as unknown as Prisma.InputJsonObject, ...(newRef !== undefined && { pendingBaseRef: newRef }) });
+          await q.setQueueFields({
+            settings: applied.state.config as unknown as Prisma.InputJsonObject,
+            ...(newRef !== undefined && { pendingBaseRef: newRef }),
+          });
           if (applied.changed || newRef !== undefined) {
             await q.audit(principal, { action: AuditAction.MergeQueueUpdated, metadata: { ...dto, revision: String(applied.state.revision) } });
           }
@@ -135,7 +176,8 @@ export class MergeQueuesService {
       });
       return render(view!);
     } catch (error) {
-      if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef'))) throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
+      if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef')))
+        throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
       throw error;
     }
   }
@@ -155,7 +197,10 @@ export class MergeQueuesService {
       },
       after: async (q, _queue, applied) => {
         if (applied.changed) {
-          await q.audit(principal, { action: CONTROL_AUDIT[control], metadata: { from: applied.before.status, to: applied.state.status, revision: String(applied.state.revision) } });
+          await q.audit(principal, {
+            action: CONTROL_AUDIT[control],
+            metadata: { from: applied.before.status, to: applied.state.status, revision: String(applied.state.revision) },
+          });
         }
       },
       returning: { view: true },
@@ -173,9 +218,25 @@ export class MergeQueuesService {
         if (live) throw new AppError(MergeQueueErrors.ENTRY_EXISTS, { metadata: { number: dto.number, entryId: live.id } });
         const limit = this.config.mergeQueues.maxLiveEntries;
         if (state.entries.filter((e) => !FINAL_ENTRY_STATUSES.includes(e.status)).length >= limit) {
-          throw new AppError(MergeQueueErrors.ENTRY_LIMIT_REACHED, { message: `The queue already holds ${limit} live entries, the most this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES); wait for some to land.`, metadata: { limit } });
+          throw new AppError(MergeQueueErrors.ENTRY_LIMIT_REACHED, {
+            message: `The queue already holds ${limit} live entries, the most this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES); wait for some to land.`,
+            metadata: { limit },
+          });
         }
-        return [{ type: 'enqueue', at: Date.now(), entry: { id: entryId, number: dto.number, headSha: dto.headSha, url: dto.url, ...(dto.title !== undefined && { title: dto.title }), ...(dto.priority !== undefined && { priority: dto.priority }) } }];
+        return [
+          {
+            type: 'enqueue',
+            at: Date.now(),
+            entry: {
+              id: entryId,
+              number: dto.number,
+              headSha: dto.headSha,
+              url: dto.url,
+              ...(dto.title !== undefined && { title: dto.title }),
+              ...(dto.priority !== undefined && { priority: dto.priority }),
+            },
+          },
+        ];
       },
       returning: { entryId },
     });
@@ -221,11 +282,21 @@ export class MergeQueuesService {
     const now = Date.now();
     const estimates = new Map(estimateMergeTimes(state, now).map((e) => [e.entryId, e.estimatedMergeAt]));
     const live = state.batches.filter((b) => !FINAL_BATCH_STATUSES.includes(b.status)).sort((a, b) => a.position - b.position);
-    const rows = new Map((await this.repository.batches(principal.organizationId, id, live.map((b) => batchRowId(id, b.id)))).map((b) => [b.id, b]));
+    const rows = new Map(
+      (
+        await this.repository.batches(
+          principal.organizationId,
+          id,
+          live.map((b) => batchRowId(id, b.id)),
+        )
+      ).map((b) => [b.id, b]),
+    );
     const iso = (ms: number) => new Date(ms).toISOString();
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));
-      const base = batchRow ? toMergeQueueBatchDto(batchRow) : { id: batchRowId(id, b.id), position: b.position, prNumbers: b.prNumbers, status: b.status, requiredChecks: [] };
+      const base = batchRow
+        ? toMergeQueueBatchDto(batchRow)
+        : { id: batchRowId(id, b.id), position: b.position, prNumbers: b.prNumbers, status: b.status, requiredChecks: [] };
       const lands = b.entryIds.map((e) => estimates.get(e)).filter((t): t is number => t !== undefined);
       return {
         ...base,
@@ -292,7 +363,10 @@ export class MergeQueuesService {
         const plannerBatch = state.batches.find((b) => batchRowId(row.id, b.id) === batchId);
         if (!plannerBatch) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: batchId } });
         if (!state.config.requiredChecks.includes(dto.name)) {
-          throw new AppError(MergeQueueErrors.CHECK_NOT_REQUIRED, { metadata: { name: dto.name, requiredChecks: state.config.requiredChecks }, details: [invalidFields([`data.name: is not a required check (${state.config.requiredChecks.join(', ')})`])] });
+          throw new AppError(MergeQueueErrors.CHECK_NOT_REQUIRED, {
+            metadata: { name: dto.name, requiredChecks: state.config.requiredChecks },
+            details: [invalidFields([`data.name: is not a required check (${state.config.requiredChecks.join(', ')})`])],
+          });
         }
         const fit = checkReportFit(plannerBatch, dto.sha);
         detail.fit = fit;
@@ -310,7 +384,10 @@ export class MergeQueuesService {
     });
     if (refused) {
       throw new AppError(MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE, {
-        message: refused.candidateSha === null ? `Batch ${batchId} has no candidate; the result for ${dto.sha} changed nothing.` : `Batch ${batchId} is testing ${refused.candidateSha}, not ${dto.sha}; the result changed nothing.`,
+        message:
+          refused.candidateSha === null
+            ? `Batch ${batchId} has no candidate; the result for ${dto.sha} changed nothing.`
+            : `Batch ${batchId} is testing ${refused.candidateSha}, not ${dto.sha}; the result changed nothing.`,
         metadata: { batchId, sha: dto.sha, candidateSha: refused.candidateSha },
       });
     }
@@ -381,5 +458,8 @@ function plannerSettings(dto: Partial<CreateMergeQueueDto>): QueueSettings {
 /** `If-Match: 12` or `If-Match: "12"`; anything else is not a revision and is refused as stale. */
 function parseIfMatch(header: string | undefined): string | undefined {
   if (header === undefined || header.trim() === '' || header.trim() === '*') return undefined;
-  return header.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+  return header
+    .trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1');
 }

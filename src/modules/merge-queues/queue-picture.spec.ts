@@ -16,13 +16,62 @@ const queue: QueuePicture = {
   ciDurationMs: 27 * 60_000,
   now: new Date(NOW).toISOString(),
   batches: [
-    { id: 'b1b1b1b1-aaaa', role: 'chain', prNumbers: [12, 15], status: 'ready', requiredChecks: [{ name: 'ci', state: 'success' }, { name: 'lint', state: 'success' }], createdAt: ago(30 * 60_000), ciStartedAt: ago(28 * 60_000), estimatedLandAt: ahead(5_000) },
-    { id: 'b2b2b2b2-bbbb', role: 'chain', parentId: 'b1b1b1b1-aaaa', prNumbers: [17], status: 'testing', requiredChecks: [{ name: 'ci', state: 'failure' }, { name: 'lint', state: 'pending' }], createdAt: ago(95_000), ciStartedAt: ago(65_000), estimatedLandAt: ahead(26 * 60_000) },
-    { id: 'b3b3b3b3-cccc', role: 'part', prNumbers: [20], status: 'preparing', requiredChecks: [], operation: { kind: 'prepare', outcome: 'running' }, createdAt: ago(2_000) },
+    {
+      id: 'b1b1b1b1-aaaa',
+      role: 'chain',
+      prNumbers: [12, 15],
+      status: 'ready',
+      requiredChecks: [
+        { name: 'ci', state: 'success' },
+        { name: 'lint', state: 'success' },
+      ],
+      createdAt: ago(30 * 60_000),
+      ciStartedAt: ago(28 * 60_000),
+      estimatedLandAt: ahead(5_000),
+    },
+    {
+      id: 'b2b2b2b2-bbbb',
+      role: 'chain',
+      parentId: 'b1b1b1b1-aaaa',
+      prNumbers: [17],
+      status: 'testing',
+      requiredChecks: [
+        { name: 'ci', state: 'failure' },
+        { name: 'lint', state: 'pending' },
+      ],
+      createdAt: ago(95_000),
+      ciStartedAt: ago(65_000),
+      estimatedLandAt: ahead(26 * 60_000),
+    },
+    {
+      id: 'b3b3b3b3-cccc',
+      role: 'part',
+      prNumbers: [20],
+      status: 'preparing',
+      requiredChecks: [],
+      operation: { kind: 'prepare', outcome: 'running' },
+      createdAt: ago(2_000),
+    },
   ],
   waiting: [
-    { number: 31, title: 'Hotfix checkout', status: 'queued', priority: 100, setAside: false, enqueuedAt: ago(60_000), estimatedMergeAt: ahead(3 * 3600_000 + 5 * 60_000) },
-    { number: 22, title: 'Refactor cart', status: 'blocked', priority: 0, setAside: false, block: 'Merge conflict while building candidate b9: #22 conflicts with #17 in cart.ts', enqueuedAt: ago(10 * 60_000) },
+    {
+      number: 31,
+      title: 'Hotfix checkout',
+      status: 'queued',
+      priority: 100,
+      setAside: false,
+      enqueuedAt: ago(60_000),
+      estimatedMergeAt: ahead(3 * 3600_000 + 5 * 60_000),
+    },
+    {
+      number: 22,
+      title: 'Refactor cart',
+      status: 'blocked',
+      priority: 0,
+      setAside: false,
+      block: 'Merge conflict while building candidate b9: #22 conflicts with #17 in cart.ts',
+      enqueuedAt: ago(10 * 60_000),
+    },
     { number: 23, status: 'queued', priority: 0, setAside: true, enqueuedAt: ago(45_000) },
   ],
 };
@@ -54,7 +103,9 @@ describe(drawQueue.name, () => {
     expect(start).toBeGreaterThan(0);
     expect(lines[start + 1]).toMatch(/^ {2}PR +status +priority +waiting +ETA +title$/);
     expect(lines[start + 2]).toMatch(/^ {2}#31 +queued +100 +1m00s +~3h05m +Hotfix checkout$/);
-    expect(lines[start + 3]).toMatch(/^ {2}#22 +blocked +0 +10m00s +- +Refactor cart — Merge conflict while building candidate b9: #22 conflicts with #17 in cart\.ts$/);
+    expect(lines[start + 3]).toMatch(
+      /^ {2}#22 +blocked +0 +10m00s +- +Refactor cart — Merge conflict while building candidate b9: #22 conflicts with #17 in cart\.ts$/,
+    );
     expect(lines[start + 4]).toMatch(/^ {2}#23 +set aside +0 +45s +-$/);
   });
 
@@ -90,11 +141,19 @@ describe(formatDuration.name, () => {
   ])('%d ms reads %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
 
   it('says right under the status why a queue stopped by itself, and how to go on', () => {
-    const held = drawQueue({ ...queue, status: 'paused', hold: { kind: 'landRefused', reason: 'Protected branch update failed for refs/heads/main.', since: ago(3 * 60_000), prNumbers: [12, 15] } }).split('\n');
+    const held = drawQueue({
+      ...queue,
+      status: 'paused',
+      hold: { kind: 'landRefused', reason: 'Protected branch update failed for refs/heads/main.', since: ago(3 * 60_000), prNumbers: [12, 15] },
+    }).split('\n');
     expect(held[1]).toContain('PAUSED');
     expect(held[2]).toBe('⚠ stopped 3m00s ago, landing refused by the provider (#12 #15): Protected branch update failed for refs/heads/main.');
     expect(held[3]).toContain(`/merge-queues/${queue.id}/resume`);
-    const quarantined = drawQueue({ ...queue, status: 'paused', hold: { kind: 'quarantined', reason: '10 failures in a row;\u001b[31m the last: 503', since: ago(1_000), prNumbers: [] } });
+    const quarantined = drawQueue({
+      ...queue,
+      status: 'paused',
+      hold: { kind: 'quarantined', reason: '10 failures in a row;\u001b[31m the last: 503', since: ago(1_000), prNumbers: [] },
+    });
     expect(quarantined).toContain('⚠ stopped 1s ago, quarantined: 10 failures in a row;[31m the last: 503');
     expect(drawQueue(queue)).not.toContain('⚠');
   });

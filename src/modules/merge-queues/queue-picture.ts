@@ -109,7 +109,9 @@ export function drawQueue(picture: QueuePicture): string {
   const lines: string[] = [];
   const moving = q.pendingBaseRef ? ` → ${q.pendingBaseRef}` : '';
   lines.push(`merge queue ${q.id}`);
-  lines.push(`${q.repository} ⇢ ${q.baseRef}${moving}   ${q.status.toUpperCase()}   revision ${q.revision}   batch depth ${q.batchDepth}   runners ${q.maxParallel}   CI ~${formatDuration(q.ciDurationMs)}`);
+  lines.push(
+    `${q.repository} ⇢ ${q.baseRef}${moving}   ${q.status.toUpperCase()}   revision ${q.revision}   batch depth ${q.batchDepth}   runners ${q.maxParallel}   CI ~${formatDuration(q.ciDurationMs)}`,
+  );
   if (q.hold) {
     // Why the queue stopped by itself, right under the status: the first thing to read.
     const what = q.hold.kind === 'landRefused' ? 'landing refused by the provider' : 'quarantined';

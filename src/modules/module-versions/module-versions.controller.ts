@@ -29,7 +29,10 @@ export class ModuleDefinitionsController {
 
   @Post()
   @RequirePermission(Permission.ModuleVersionsWrite)
-  @ApiOperation({ summary: 'Create a module definition', description: 'Names are unique per owner (your organization, or global). `global: true` is for superadmins only (403 otherwise).' })
+  @ApiOperation({
+    summary: 'Create a module definition',
+    description: 'Names are unique per owner (your organization, or global). `global: true` is for superadmins only (403 otherwise).',
+  })
   @ApiDataResponse(ModuleDefinitionDto, { status: 201 })
   @ApiErrors(ModuleDefinitionErrors.NAME_TAKEN, ModuleDefinitionErrors.GLOBAL_REQUIRES_SUPERADMIN)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateModuleDefinitionRequest) {
@@ -53,7 +56,10 @@ export class ModuleVersionsController {
 
   @Get('summaries')
   @RequirePermission(Permission.ModuleVersionsRead)
-  @ApiOperation({ summary: 'List module version summaries', description: `Module version metadata without \`config\` (not read from the database). ${LIST_ORDER}` })
+  @ApiOperation({
+    summary: 'List module version summaries',
+    description: `Module version metadata without \`config\` (not read from the database). ${LIST_ORDER}`,
+  })
   @ApiPageResponse(ModuleVersionSummaryDto)
   summaries(@CurrentPrincipal() principal: Principal, @Query() query: ModuleVersionQueryDto) {
     return this.modules.listSummaries(principal, query);

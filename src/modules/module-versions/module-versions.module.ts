@@ -3,5 +3,9 @@ import { ModuleDefinitionsController, ModuleVersionsController } from './module-
 import { ModuleVersionsRepository } from './module-versions.repository';
 import { ModuleVersionsService } from './module-versions.service';
 
-@Module({ controllers: [ModuleDefinitionsController, ModuleVersionsController], providers: [ModuleVersionsService, ModuleVersionsRepository], exports: [ModuleVersionsService] })
+@Module({
+  controllers: [ModuleDefinitionsController, ModuleVersionsController],
+  providers: [ModuleVersionsService, ModuleVersionsRepository],
+  exports: [ModuleVersionsService],
+})
 export class ModuleVersionsModule {}

@@ -102,7 +102,9 @@ export class ModuleVersionsRepository {
     if (filter.releasesOnly) parts.push(Prisma.sql`v."versionPrereleaseSortKey" = ${RELEASE_SORT_KEY}::text`);
     if (after) {
       const [major, minor, patch, key, id] = after.below;
-      parts.push(Prisma.sql`(v."versionMajor", v."versionMinor", v."versionPatch", v."versionPrereleaseSortKey", v."id") < (${major}::int, ${minor}::int, ${patch}::int, ${key}::text, ${id}::text)`);
+      parts.push(
+        Prisma.sql`(v."versionMajor", v."versionMinor", v."versionPatch", v."versionPrereleaseSortKey", v."id") < (${major}::int, ${minor}::int, ${patch}::int, ${key}::text, ${id}::text)`,
+      );
     }
     return Prisma.join(parts, ' AND ');
   }

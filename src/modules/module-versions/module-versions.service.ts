@@ -8,7 +8,15 @@ import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/co
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ModuleDefinition, Prisma } from '@/generated/prisma/client';
 import { CreateModuleDefinitionDto, ModuleDefinitionDto, toModuleDefinitionDto } from './dto/module-definition.dto';
-import { CreateModuleVersionDto, ModuleVersionDto, ModuleVersionQueryDto, ModuleVersionRow, ModuleVersionSummaryDto, toModuleVersionDto, toModuleVersionSummaryDto } from './dto/module-version.dto';
+import {
+  CreateModuleVersionDto,
+  ModuleVersionDto,
+  ModuleVersionQueryDto,
+  ModuleVersionRow,
+  ModuleVersionSummaryDto,
+  toModuleVersionDto,
+  toModuleVersionSummaryDto,
+} from './dto/module-version.dto';
 import { ModuleDefinitionErrors, ModuleVersionErrors } from './module-versions.errors';
 import { MODULE_VERSION_KEYSET, MODULE_VERSION_SUMMARY_KEYSET } from './module-versions.keyset';
 import { ModuleVersionsRepository, VersionListFilter } from './module-versions.repository';
@@ -45,7 +53,10 @@ export class ModuleVersionsService {
       return toModuleDefinitionDto(await this.prisma.moduleDefinition.create({ data: { organizationId, name: dto.name, description: dto.description } }));
     } catch (error) {
       if (isUniqueViolation(error, 'name')) {
-        throw new AppError(ModuleDefinitionErrors.NAME_TAKEN, { metadata: { name: dto.name, global: organizationId === null }, details: [invalidFields([`data.name: is already taken by another ${organizationId ? "of your organization's" : 'global'} module definition`])] });
+        throw new AppError(ModuleDefinitionErrors.NAME_TAKEN, {
+          metadata: { name: dto.name, global: organizationId === null },
+          details: [invalidFields([`data.name: is already taken by another ${organizationId ? "of your organization's" : 'global'} module definition`])],
+        });
       }
       throw error;
     }
@@ -54,7 +65,8 @@ export class ModuleVersionsService {
   /** Publishes an immutable version; one of equal precedence (build metadata ignored) is a 409. */
   async publish(principal: Principal, dto: CreateModuleVersionDto): Promise<ModuleVersionDto> {
     const definition = await this.findDefinition(principal, dto.moduleDefinitionId);
-    if (definition.organizationId === null && !principal.isSuperadmin) throw new AppError(ModuleDefinitionErrors.GLOBAL_REQUIRES_SUPERADMIN, { metadata: { moduleDefinitionId: definition.id } });
+    if (definition.organizationId === null && !principal.isSuperadmin)
+      throw new AppError(ModuleDefinitionErrors.GLOBAL_REQUIRES_SUPERADMIN, { metadata: { moduleDefinitionId: definition.id } });
     const version = this.parse(dto.version, 'data.version');
     try {
       const row = await this.prisma.moduleVersion.create({
@@ -71,7 +83,10 @@ export class ModuleVersionsService {
       return toModuleVersionDto(row);
     } catch (error) {
       if (isUniqueViolation(error, 'ModuleVersion_semver_precedence_key') || isUniqueViolation(error, 'versionPrereleaseSortKey')) {
-        const existing = await this.prisma.moduleVersion.findFirst({ where: { moduleDefinitionId: definition.id, ...version.columns }, select: { id: true, version: true } });
+        const existing = await this.prisma.moduleVersion.findFirst({
+          where: { moduleDefinitionId: definition.id, ...version.columns },
+          select: { id: true, version: true },
+        });
         throw new AppError(ModuleVersionErrors.VERSION_EXISTS, {
           message: `Version ${dto.version} has the same precedence as the existing ${existing?.version ?? 'version'} (build metadata is ignored).`,
           metadata: { moduleDefinitionId: definition.id, version: dto.version, existingVersion: existing?.version, existingId: existing?.id },
@@ -104,7 +119,8 @@ export class ModuleVersionsService {
   private parse(text: string, field: string): ParsedVersion {
     const parsed = parseVersion(text);
     // The DTO validated it already; this keeps a bad value from ever reaching a query.
-    if (!parsed.ok) throw new AppError(RequestErrors.VALIDATION_FAILED, { details: [invalidFields([`${field}: ${parsed.reason}`])], metadata: { fields: [field] } });
+    if (!parsed.ok)
+      throw new AppError(RequestErrors.VALIDATION_FAILED, { details: [invalidFields([`${field}: ${parsed.reason}`])], metadata: { fields: [field] } });
     return parsed.version;
   }
 

@@ -11,7 +11,10 @@ function columns(version: string): VersionColumns {
 const sign = (n: number) => Math.sign(n);
 
 /** Small numbers collide often (so equal prefixes are exercised); now and then a large one. */
-const versionNumber = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: MAX_VERSION_NUMBER }) });
+const versionNumber = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 3 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: MAX_VERSION_NUMBER }) },
+);
 /** Numeric identifiers up to 15 digits: semver compares them as floating point, exact only below 2^53. */
 const numericIdentifier = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: 0, max: 12 }).map(String) },
@@ -25,7 +28,10 @@ const prerelease = fc.array(fc.oneof(numericIdentifier, alphanumericIdentifier),
 const build = fc.array(fc.stringMatching(/^[0-9A-Za-z-]{1,4}$/), { maxLength: 2 });
 const version = fc
   .record({ major: versionNumber, minor: versionNumber, patch: versionNumber, prerelease, build })
-  .map(({ major, minor, patch, prerelease, build }) => `${major}.${minor}.${patch}${prerelease.length ? `-${prerelease.join('.')}` : ''}${build.length ? `+${build.join('.')}` : ''}`);
+  .map(
+    ({ major, minor, patch, prerelease, build }) =>
+      `${major}.${minor}.${patch}${prerelease.length ? `-${prerelease.join('.')}` : ''}${build.length ? `+${build.join('.')}` : ''}`,
+  );
 
 describe('semver sort key', () => {
   it('orders 10,000 generated pairs exactly as semver.compare does', () => {
@@ -55,12 +61,21 @@ describe('semver sort key', () => {
   it('orders the semver.org example chain', () => {
     const chain = ['1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0'];
     for (let i = 0; i < chain.length; i++) {
-      for (let j = 0; j < chain.length; j++) expect([chain[i], chain[j], sign(compareColumns(columns(chain[i]), columns(chain[j])))]).toEqual([chain[i], chain[j], sign(i - j)]);
+      for (let j = 0; j < chain.length; j++)
+        expect([chain[i], chain[j], sign(compareColumns(columns(chain[i]), columns(chain[j])))]).toEqual([chain[i], chain[j], sign(i - j)]);
     }
   });
 
   it('compares numeric identifiers longer than 16 digits exactly (semver itself rounds them)', () => {
-    const numbers = ['9007199254740992', '9007199254740993', '12345678901234567890', '12345678901234567891', '99999999999999999999', '100000000000000000000', '1' + '0'.repeat(60)];
+    const numbers = [
+      '9007199254740992',
+      '9007199254740993',
+      '12345678901234567890',
+      '12345678901234567891',
+      '99999999999999999999',
+      '100000000000000000000',
+      '1' + '0'.repeat(60),
+    ];
     const sorted = [...numbers].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
     expect(sorted).toEqual(numbers);
     for (let i = 0; i < numbers.length; i++) {
@@ -91,18 +106,37 @@ describe('semver sort key', () => {
   });
 
   it('gives a release the key ~ and no rank, a prerelease its identifier count as rank', () => {
-    expect(columns('1.2.3')).toEqual({ versionMajor: 1, versionMinor: 2, versionPatch: 3, versionPrereleaseSortKey: RELEASE_SORT_KEY, versionPrereleaseRank: null });
+    expect(columns('1.2.3')).toEqual({
+      versionMajor: 1,
+      versionMinor: 2,
+      versionPatch: 3,
+      versionPrereleaseSortKey: RELEASE_SORT_KEY,
+      versionPrereleaseRank: null,
+    });
     expect(columns('1.2.3-rc.10')).toMatchObject({ versionPrereleaseSortKey: '2rc!1210', versionPrereleaseRank: 2 });
   });
 
   it('refuses what the pattern or semver refuses', () => {
-    for (const text of ['1.0', 'v1.0.0', '01.0.0', '1.00.0', '1.0.0-01', '1.0.0-', '1.0.0+', '1.0.0-a..b', '1.0.0 ', `1.0.0-${'1'.repeat(62)}`, `1.0.0-${'a'.repeat(130)}`]) {
+    for (const text of [
+      '1.0',
+      'v1.0.0',
+      '01.0.0',
+      '1.00.0',
+      '1.0.0-01',
+      '1.0.0-',
+      '1.0.0+',
+      '1.0.0-a..b',
+      '1.0.0 ',
+      `1.0.0-${'1'.repeat(62)}`,
+      `1.0.0-${'a'.repeat(130)}`,
+    ]) {
       expect([text, parseVersion(text).ok]).toEqual([text, false]);
     }
   });
 
   it('validates sort keys as cursors carry them', () => {
     for (const key of ['~', prereleaseSortKey(['alpha', '1']), prereleaseSortKey(['12345678901234567890'])]) expect(isPrereleaseSortKey(key)).toBe(true);
-    for (const key of ['', '~~', '3', '1', '12', '121', '11a', '2abc', '2!', '212!', '1100', '1201', "2a'!", 'x'.repeat(300)]) expect([key, isPrereleaseSortKey(key)]).toEqual([key, false]);
+    for (const key of ['', '~~', '3', '1', '12', '121', '11a', '2abc', '2!', '212!', '1100', '1201', "2a'!", 'x'.repeat(300)])
+      expect([key, isPrereleaseSortKey(key)]).toEqual([key, false]);
   });
 });

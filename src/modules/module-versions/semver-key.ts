@@ -80,7 +80,8 @@ export function parseVersion(text: string): VersionParseResult {
   if (problem) return { ok: false, reason: problem };
   for (const id of prerelease) {
     if (ALL_DIGITS.test(id) && !NUMERIC.test(id)) return { ok: false, reason: `numeric prerelease identifier ${id} must not have leading zeros` };
-    if (ALL_DIGITS.test(id) && id.length > MAX_NUMERIC_IDENTIFIER_DIGITS) return { ok: false, reason: `numeric prerelease identifiers have at most ${MAX_NUMERIC_IDENTIFIER_DIGITS} digits` };
+    if (ALL_DIGITS.test(id) && id.length > MAX_NUMERIC_IDENTIFIER_DIGITS)
+      return { ok: false, reason: `numeric prerelease identifiers have at most ${MAX_NUMERIC_IDENTIFIER_DIGITS} digits` };
   }
   const [major, minor, patch] = numbers as number[];
   return {
@@ -130,5 +131,10 @@ export function compareSortKeys(a: string, b: string): number {
 
 /** Semver precedence from the stored columns: negative, zero or positive, like `semver.compare`. */
 export function compareColumns(a: VersionColumns, b: VersionColumns): number {
-  return a.versionMajor - b.versionMajor || a.versionMinor - b.versionMinor || a.versionPatch - b.versionPatch || compareSortKeys(a.versionPrereleaseSortKey, b.versionPrereleaseSortKey);
+  return (
+    a.versionMajor - b.versionMajor ||
+    a.versionMinor - b.versionMinor ||
+    a.versionPatch - b.versionPatch ||
+    compareSortKeys(a.versionPrereleaseSortKey, b.versionPrereleaseSortKey)
+  );
 }

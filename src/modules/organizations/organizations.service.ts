@@ -28,7 +28,17 @@ export class OrganizationsService {
       if (!member) return false;
       if (member.isSuperadmin !== superadmin) {
         await tx.member.update({ where: { id: memberId }, data: { isSuperadmin: superadmin } });
-        await this.audit.record(tx, { system: 'cli superadmin' }, { organizationId: member.organizationId, action: superadmin ? AuditAction.SuperadminGranted : AuditAction.SuperadminRevoked, targetType: 'member', targetId: memberId, metadata: { name: member.name } });
+        await this.audit.record(
+          tx,
+          { system: 'cli superadmin' },
+          {
+            organizationId: member.organizationId,
+            action: superadmin ? AuditAction.SuperadminGranted : AuditAction.SuperadminRevoked,
+            targetType: 'member',
+            targetId: memberId,
+            metadata: { name: member.name },
+          },
+        );
       }
       return true;
     });
@@ -45,17 +55,23 @@ export class OrganizationsService {
       const organization = await tx.organization.upsert({ where: { name }, create: { name }, update: {} });
       const existing = await tx.member.findFirst({ where: { organizationId: organization.id, role: 'OWNER' }, orderBy: { createdAt: 'asc' } });
       const owner =
-        existing ?? (await tx.member.create({ data: { organizationId: organization.id, name: `${name} owner`, role: 'OWNER', isSuperadmin: options.superadmin ?? false } }));
+        existing ??
+        (await tx.member.create({
+          data: { organizationId: organization.id, name: `${name} owner`, role: 'OWNER', isSuperadmin: options.superadmin ?? false },
+        }));
       if (existing && options.superadmin && !existing.isSuperadmin) await tx.member.update({ where: { id: existing.id }, data: { isSuperadmin: true } });
       return { organization, owner };
     });
-    const key = await this.apiKeys.issue({
-      organizationId: organization.id,
-      ownerId: owner.id,
-      ownerType: 'MEMBERSHIP',
-      createdById: owner.id,
-      name: options.keyName ?? 'bootstrap',
-    }, { system: 'cli bootstrap' });
+    const key = await this.apiKeys.issue(
+      {
+        organizationId: organization.id,
+        ownerId: owner.id,
+        ownerType: 'MEMBERSHIP',
+        createdById: owner.id,
+        name: options.keyName ?? 'bootstrap',
+      },
+      { system: 'cli bootstrap' },
+    );
     return { organizationId: organization.id, memberId: owner.id, apiKeyId: key.id, token: key.token };
   }
 }

@@ -25,7 +25,10 @@ export class PipelineRunsController {
 
   @Patch(':id')
   @RequirePermission(Permission.PipelinesWrite)
-  @ApiOperation({ summary: "Move a run's status", description: 'QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELED, or QUEUED -> CANCELED; any other move is a 422 naming both statuses.' })
+  @ApiOperation({
+    summary: "Move a run's status",
+    description: 'QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELED, or QUEUED -> CANCELED; any other move is a 422 naming both statuses.',
+  })
   @ApiDataResponse(PipelineRunDto)
   @ApiErrors(PipelineRunErrors.NOT_FOUND, PipelineRunErrors.INVALID_TRANSITION)
   async move(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdatePipelineRunRequest) {

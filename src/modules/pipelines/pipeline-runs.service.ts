@@ -30,8 +30,14 @@ export class PipelineRunsService {
     const run = await this.prisma.$transaction(async (tx) => {
       await lockPipeline(tx, organizationId, pipelineId);
       const version = await tx.pipelineVersion.findFirst({ where: { id: pipelineVersionId, pipelineId, organizationId }, select: { id: true } });
-      if (!version) throw new AppError(PipelineRunErrors.VERSION_NOT_FOUND, { metadata: { pipelineId, pipelineVersionId }, details: [invalidFields(['data.pipelineVersionId: is not a version of this pipeline'])] });
-      const created = await tx.pipelineRun.create({ data: { organizationId, pipelineId, pipelineVersionId, status: 'QUEUED', createdById: principal.actorId } });
+      if (!version)
+        throw new AppError(PipelineRunErrors.VERSION_NOT_FOUND, {
+          metadata: { pipelineId, pipelineVersionId },
+          details: [invalidFields(['data.pipelineVersionId: is not a version of this pipeline'])],
+        });
+      const created = await tx.pipelineRun.create({
+        data: { organizationId, pipelineId, pipelineVersionId, status: 'QUEUED', createdById: principal.actorId },
+      });
       await tx.pipeline.update({ where: { id: pipelineId }, data: { latestRunId: created.id, latestRunStatus: created.status } });
       return created;
     });

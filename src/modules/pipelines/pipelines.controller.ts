@@ -25,7 +25,10 @@ export class PipelinesController {
 
   @Get()
   @RequirePermission(Permission.PipelinesRead)
-  @ApiOperation({ summary: "List the organization's pipelines", description: 'Newest first; `projectId` narrows to one project; paginated with `cursor` and `limit`.' })
+  @ApiOperation({
+    summary: "List the organization's pipelines",
+    description: 'Newest first; `projectId` narrows to one project; paginated with `cursor` and `limit`.',
+  })
   @ApiPageResponse(PipelineDto)
   list(@CurrentPrincipal() principal: Principal, @Query() query: PipelinesQueryDto) {
     return this.pipelines.list(principal, query);
@@ -72,10 +75,17 @@ export class PipelinesController {
   @RequirePermission(Permission.PipelinesWrite)
   @ApiOperation({
     summary: 'Publish an immutable pipeline version',
-    description: 'Numbered one above the pipeline\'s highest version. Up to 5,000 steps with unique names; dependsOn names steps of the version and forms no cycle (a 422 listing the steps of one cycle in order); every environment must be your organization\'s (a 422 naming the step).',
+    description:
+      "Numbered one above the pipeline's highest version. Up to 5,000 steps with unique names; dependsOn names steps of the version and forms no cycle (a 422 listing the steps of one cycle in order); every environment must be your organization's (a 422 naming the step).",
   })
   @ApiDataResponse(PipelineVersionDto, { status: 201 })
-  @ApiErrors(PipelineErrors.NOT_FOUND, PipelineVersionErrors.DUPLICATE_STEP_NAME, PipelineVersionErrors.UNKNOWN_DEPENDENCY, PipelineVersionErrors.DEPENDENCY_CYCLE, PipelineVersionErrors.UNKNOWN_EXECUTION_ENVIRONMENT)
+  @ApiErrors(
+    PipelineErrors.NOT_FOUND,
+    PipelineVersionErrors.DUPLICATE_STEP_NAME,
+    PipelineVersionErrors.UNKNOWN_DEPENDENCY,
+    PipelineVersionErrors.DEPENDENCY_CYCLE,
+    PipelineVersionErrors.UNKNOWN_EXECUTION_ENVIRONMENT,
+  )
   async publish(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: CreatePipelineVersionRequest) {
     return { data: await this.versions.publish(principal, id, body.data) };
   }
@@ -91,7 +101,7 @@ export class PipelinesController {
 
   @Post(':id/runs')
   @RequirePermission(Permission.PipelinesWrite)
-  @ApiOperation({ summary: 'Record a run of a pipeline version', description: 'The run starts QUEUED and becomes the pipeline\'s latest run.' })
+  @ApiOperation({ summary: 'Record a run of a pipeline version', description: "The run starts QUEUED and becomes the pipeline's latest run." })
   @ApiDataResponse(PipelineRunDto, { status: 201 })
   @ApiErrors(PipelineErrors.NOT_FOUND, PipelineRunErrors.VERSION_NOT_FOUND)
   async startRun(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: CreatePipelineRunRequest) {

@@ -28,9 +28,15 @@ export class PipelinesService {
 
   async create(principal: Principal, dto: CreatePipelineDto): Promise<PipelineDto> {
     const project = await this.prisma.project.findFirst({ where: { id: dto.projectId, organizationId: principal.organizationId }, select: { id: true } });
-    if (!project) throw new AppError(PipelineErrors.PROJECT_NOT_FOUND, { metadata: { projectId: dto.projectId }, details: [invalidFields(['data.projectId: is not a project of your organization'])] });
+    if (!project)
+      throw new AppError(PipelineErrors.PROJECT_NOT_FOUND, {
+        metadata: { projectId: dto.projectId },
+        details: [invalidFields(['data.projectId: is not a project of your organization'])],
+      });
     const row = await createWithGivenId(dto.name, dto.givenId, PipelineErrors.GIVEN_ID_TAKEN, (givenId) =>
-      this.prisma.pipeline.create({ data: { organizationId: principal.organizationId, projectId: project.id, givenId, name: dto.name, description: dto.description } }),
+      this.prisma.pipeline.create({
+        data: { organizationId: principal.organizationId, projectId: project.id, givenId, name: dto.name, description: dto.description },
+      }),
     );
     return toPipelineDto(row);
   }
@@ -40,7 +46,8 @@ export class PipelinesService {
       const { count } = await this.prisma.pipeline.updateMany({ where: { id, organizationId: principal.organizationId }, data: dto });
       if (count === 0) throw new AppError(PipelineErrors.NOT_FOUND, { metadata: { id } });
     } catch (error) {
-      if (isUniqueViolation(error, 'givenId')) throw new AppError(PipelineErrors.GIVEN_ID_TAKEN, { metadata: { givenId: dto.givenId }, details: [invalidFields(['data.givenId: is already taken'])] });
+      if (isUniqueViolation(error, 'givenId'))
+        throw new AppError(PipelineErrors.GIVEN_ID_TAKEN, { metadata: { givenId: dto.givenId }, details: [invalidFields(['data.givenId: is already taken'])] });
       throw error;
     }
     return this.get(principal, id);

@@ -18,7 +18,10 @@ export class SandboxPlanService {
 
   async plan(principal: Principal, pipelineVersionId: string): Promise<SandboxPlanDto> {
     const organizationId = principal.organizationId;
-    const version = await this.prisma.pipelineVersion.findFirst({ where: { id: pipelineVersionId, organizationId }, select: { definition: true, environments: { select: { executionEnvironmentId: true } } } });
+    const version = await this.prisma.pipelineVersion.findFirst({
+      where: { id: pipelineVersionId, organizationId },
+      select: { definition: true, environments: { select: { executionEnvironmentId: true } } },
+    });
     if (!version) throw new AppError(PipelineVersionErrors.NOT_FOUND, { metadata: { id: pipelineVersionId } });
     const environments = await this.prisma.executionEnvironment.findMany({
       where: { organizationId, id: { in: version.environments.map((e) => e.executionEnvironmentId) } },
@@ -46,7 +49,10 @@ function planError(problem: SandboxPlanProblem): Error {
       });
     }
     case 'noInstanceTypeInRegion':
-      return new AppError(SandboxPlanErrors.NO_INSTANCE_TYPE_IN_REGION, { message: `${problem.vendor} offers no microVM-capable instance type in ${problem.region}.`, metadata: { ...problem } });
+      return new AppError(SandboxPlanErrors.NO_INSTANCE_TYPE_IN_REGION, {
+        message: `${problem.vendor} offers no microVM-capable instance type in ${problem.region}.`,
+        metadata: { ...problem },
+      });
     default:
       // A stored version always has a valid graph, known environments and a vendor with a catalogue.
       return new Error(`sandbox plan of a stored version failed: ${JSON.stringify(problem)}`);

@@ -18,7 +18,11 @@ export class ReportsController {
   @HttpCode(204)
   @RequirePermission(Permission.ReportsCreate)
   @RateLimit('reports')
-  @ApiOperation({ summary: 'Report a bug or give feedback', description: 'Stored with your organization, who sent it and the request id; superadmins read them. `title` (1-200) and `message` (1-20,000) are required; `metadata` and its members are optional strings.' })
+  @ApiOperation({
+    summary: 'Report a bug or give feedback',
+    description:
+      'Stored with your organization, who sent it and the request id; superadmins read them. `title` (1-200) and `message` (1-20,000) are required; `metadata` and its members are optional strings.',
+  })
   @ApiNoContentResponse({ description: 'Received; no body' })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateReportRequest): Promise<void> {
     await this.reports.create(principal, body.data);

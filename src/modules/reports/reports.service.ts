@@ -15,7 +15,15 @@ export class ReportsService {
   async create(principal: Principal, dto: CreateReportDto): Promise<void> {
     const metadata = Object.fromEntries(Object.entries(dto.metadata ?? {}).filter(([, v]) => v !== undefined)) as Prisma.InputJsonObject;
     await this.prisma.report.create({
-      data: { organizationId: principal.organizationId, reporterId: principal.actorId, reporterType: principal.actorType, title: dto.title, message: dto.message, metadata, requestId: currentRequestId() },
+      data: {
+        organizationId: principal.organizationId,
+        reporterId: principal.actorId,
+        reporterType: principal.actorType,
+        title: dto.title,
+        message: dto.message,
+        metadata,
+        requestId: currentRequestId(),
+      },
     });
   }
 

@@ -26,7 +26,11 @@ export class ServiceAccountsController {
 
   @Post()
   @RequirePermission(Permission.ServiceAccountsWrite)
-  @ApiOperation({ summary: 'Create a service account', description: 'Issue it a token with POST /api-keys (ownerId = the service account id; `scopes` limits the key to some permissions of its role, e.g. `mergeQueues:reportChecks` for CI reporting to merge queues).' })
+  @ApiOperation({
+    summary: 'Create a service account',
+    description:
+      'Issue it a token with POST /api-keys (ownerId = the service account id; `scopes` limits the key to some permissions of its role, e.g. `mergeQueues:reportChecks` for CI reporting to merge queues).',
+  })
   @ApiDataResponse(ServiceAccountDto, { status: 201 })
   @ApiErrors(AuthErrors.FORBIDDEN, ServiceAccountErrors.NAME_TAKEN)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateServiceAccountRequest) {
@@ -45,7 +49,11 @@ export class ServiceAccountsController {
   @Patch(':id')
   @RequirePermission(Permission.ServiceAccountsWrite)
   @ApiErrors(ServiceAccountErrors.NOT_FOUND, ServiceAccountErrors.NAME_TAKEN, AuthErrors.FORBIDDEN)
-  @ApiOperation({ summary: 'Change a service account', description: 'Name, description, role. You cannot manage a service account above your role or grant a role above yours; a new role applies to its keys on their next request in every API process.' })
+  @ApiOperation({
+    summary: 'Change a service account',
+    description:
+      'Name, description, role. You cannot manage a service account above your role or grant a role above yours; a new role applies to its keys on their next request in every API process.',
+  })
   @ApiDataResponse(ServiceAccountDto)
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: UpdateServiceAccountRequest) {
     return { data: await this.serviceAccounts.update(principal, id, body.data) };

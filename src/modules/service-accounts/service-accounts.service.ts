@@ -40,9 +40,22 @@ export class ServiceAccountsService {
     return this.nameUnique(dto.name, async () => {
       const row = await this.prisma.$transaction(async (tx) => {
         const created = await tx.serviceAccount.create({
-          data: { organizationId: principal.organizationId, name: dto.name, description: dto.description, role, createdById: principal.actorId, createdByName: principal.actorName },
+          data: {
+            organizationId: principal.organizationId,
+            name: dto.name,
+            description: dto.description,
+            role,
+            createdById: principal.actorId,
+            createdByName: principal.actorName,
+          },
         });
-        await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ServiceAccountCreated, targetType: 'serviceAccount', targetId: created.id, metadata: { name: created.name, role } });
+        await this.audit.record(tx, principal, {
+          organizationId: principal.organizationId,
+          action: AuditAction.ServiceAccountCreated,
+          targetType: 'serviceAccount',
+          targetId: created.id,
+          metadata: { name: created.name, role },
+        });
         return created;
       });
       return toServiceAccountDto(row);
@@ -57,10 +70,22 @@ export class ServiceAccountsService {
         assertMayManage(principal, account, 'a service account');
         const updated = await tx.serviceAccount.update({ where: { id: account.id }, data: { name: dto.name, description: dto.description, role: dto.role } });
         if (dto.role && dto.role !== account.role) {
-          await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ServiceAccountRoleChanged, targetType: 'serviceAccount', targetId: id, metadata: { from: account.role, to: dto.role } });
+          await this.audit.record(tx, principal, {
+            organizationId: principal.organizationId,
+            action: AuditAction.ServiceAccountRoleChanged,
+            targetType: 'serviceAccount',
+            targetId: id,
+            metadata: { from: account.role, to: dto.role },
+          });
         }
         if ((dto.name !== undefined && dto.name !== account.name) || (dto.description !== undefined && dto.description !== account.description)) {
-          await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ServiceAccountUpdated, targetType: 'serviceAccount', targetId: id, metadata: { name: updated.name } });
+          await this.audit.record(tx, principal, {
+            organizationId: principal.organizationId,
+            action: AuditAction.ServiceAccountUpdated,
+            targetType: 'serviceAccount',
+            targetId: id,
+            metadata: { name: updated.name },
+          });
         }
         return updated;
       }),
@@ -77,7 +102,13 @@ export class ServiceAccountsService {
       assertMayManage(principal, account, 'a service account');
       const revokedKeys = await this.apiKeys.revokeAllOf(tx, principal.organizationId, id);
       await tx.serviceAccount.delete({ where: { id: account.id } });
-      await this.audit.record(tx, principal, { organizationId: principal.organizationId, action: AuditAction.ServiceAccountRemoved, targetType: 'serviceAccount', targetId: id, metadata: { name: account.name, role: account.role, revokedKeys } });
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.ServiceAccountRemoved,
+        targetType: 'serviceAccount',
+        targetId: id,
+        metadata: { name: account.name, role: account.role, revokedKeys },
+      });
     });
     await this.authenticator.invalidate({ actorId: id });
   }

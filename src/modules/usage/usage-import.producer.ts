@@ -31,7 +31,13 @@ export class UsageImportProducer implements OnModuleDestroy {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.timeoutMs = config.redisCommandTimeoutMs;
     this.queue = new Queue(QueueName.UsageImports, {
-      connection: { url: config.redisUrl, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: config.redisConnectTimeoutMs, commandTimeout: config.redisCommandTimeoutMs },
+      connection: {
+        url: config.redisUrl,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: config.redisConnectTimeoutMs,
+        commandTimeout: config.redisCommandTimeoutMs,
+      },
       prefix: config.queuePrefix,
     });
     this.queue.on('error', (error: Error) => dependencyStatus.down('redis (usage import producer)', error));
@@ -73,7 +79,11 @@ export class UsageImportProducer implements OnModuleDestroy {
       // The add may still land once Redis answers: its import then finds no row of an API call and creates its own.
       work.catch(() => undefined);
       this.logger.warn({ err: error }, 'usage import not enqueued: Redis unavailable');
-      throw new AppError(ServerErrors.SERVICE_UNAVAILABLE, { message: 'The job queue (Redis) is unavailable; try again shortly.', headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) }, cause: error });
+      throw new AppError(ServerErrors.SERVICE_UNAVAILABLE, {
+        message: 'The job queue (Redis) is unavailable; try again shortly.',
+        headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
+        cause: error,
+      });
     } finally {
       clearTimeout(timer);
     }

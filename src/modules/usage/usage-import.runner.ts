@@ -87,7 +87,8 @@ export class UsageImportRunner {
   private async failure(error: unknown, job: Job<UsageImportJobData>, token: string | undefined, integration: Integration | null): Promise<Error> {
     if (error instanceof UnrecoverableError || error instanceof DelayedError) return error;
     const { importId, organizationId } = job.data;
-    const failure = error instanceof ProviderFailure ? error : error instanceof AppError && error.options.cause instanceof ProviderFailure ? error.options.cause : undefined;
+    const failure =
+      error instanceof ProviderFailure ? error : error instanceof AppError && error.options.cause instanceof ProviderFailure ? error.options.cause : undefined;
     if (failure?.kind === 'rate_limited' && token) {
       const hits = job.data.rateLimitHits ?? 0;
       const until = new Date(Date.now() + rateLimitDelaySeconds(failure.retryAfterSeconds ?? 60, hits) * 1000);
@@ -99,10 +100,14 @@ export class UsageImportRunner {
     }
     if (failure && integration && (failure.kind === 'unauthorized' || failure.kind === 'forbidden')) {
       await this.integrations.credentialsRefused(organizationId, integration, failure.reason);
-      return this.fail(job, `The git provider refused the integration's credentials (${failure.reason}); the integration needs attention: reconnect or validate it, then import again.`);
+      return this.fail(
+        job,
+        `The git provider refused the integration's credentials (${failure.reason}); the integration needs attention: reconnect or validate it, then import again.`,
+      );
     }
     if (failure?.kind === 'not_found') return this.fail(job, `The git provider has no such repository, or the integration cannot see it (${failure.reason}).`);
-    if (failure && (failure.kind === 'rejected' || failure.kind === 'refused' || failure.kind === 'unresolved')) return this.fail(job, `The git provider refused the request (${failure.reason}).`);
+    if (failure && (failure.kind === 'rejected' || failure.kind === 'refused' || failure.kind === 'unresolved'))
+      return this.fail(job, `The git provider refused the request (${failure.reason}).`);
     const message = failure ? `The git provider failed (${failure.kind}: ${failure.reason})` : error instanceof Error ? error.message : String(error);
     if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) return this.fail(job, `${message}; gave up after ${job.opts.attempts ?? 1} attempts.`);
     await this.repository.retrying(importId, organizationId, `${message}; retrying.`);

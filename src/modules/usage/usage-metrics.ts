@@ -49,7 +49,11 @@ export class UsageMetrics implements OnModuleInit {
         const now = new Date();
         const [all, limited] = await Promise.all([
           this.prisma.usageImport.groupBy({ by: ['status'], where: { status: { in: [...LIVE_STATUSES] } }, _count: { _all: true } }),
-          this.prisma.usageImport.groupBy({ by: ['status'], where: { status: { in: [...LIVE_STATUSES] }, rateLimitedUntil: { gt: now } }, _count: { _all: true } }),
+          this.prisma.usageImport.groupBy({
+            by: ['status'],
+            where: { status: { in: [...LIVE_STATUSES] }, rateLimitedUntil: { gt: now } },
+            _count: { _all: true },
+          }),
         ]);
         return LIVE_STATUSES.flatMap((status) => {
           const total = all.find((r) => r.status === status)?._count._all ?? 0;

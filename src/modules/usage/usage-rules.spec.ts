@@ -1,7 +1,18 @@
 import { incrementalSince, jobMinutes, retryAfterSeconds, runnerOs, runsToImport, INCREMENTAL_OVERLAP_MS } from './usage-rules';
 
 const job = (labels: string[], startedAt: string | null, completedAt: string | null) => ({ labels, runnerGroupName: null, startedAt, completedAt });
-const run = (id: string, createdAt: string) => ({ id, workflowId: '1', workflowName: 'CI', event: 'push', status: 'completed', conclusion: 'success', runAttempt: 1, createdAt, runStartedAt: createdAt, updatedAt: createdAt });
+const run = (id: string, createdAt: string) => ({
+  id,
+  workflowId: '1',
+  workflowName: 'CI',
+  event: 'push',
+  status: 'completed',
+  conclusion: 'success',
+  runAttempt: 1,
+  createdAt,
+  runStartedAt: createdAt,
+  updatedAt: createdAt,
+});
 
 describe('usage rules', () => {
   it('classifies runners by label, self-hosted first', () => {

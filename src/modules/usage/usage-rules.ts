@@ -38,7 +38,10 @@ export function runnerOs(job: Pick<WorkflowJob, 'labels' | 'runnerGroupName'>): 
 }
 
 /** A job's duration, and the minutes GitHub bills for it: each job rounded up to the whole minute; self-hosted runners are free. */
-export function jobMinutes(job: Pick<WorkflowJob, 'startedAt' | 'completedAt' | 'labels' | 'runnerGroupName'>): { durationSeconds: number; billableMinutes: number } {
+export function jobMinutes(job: Pick<WorkflowJob, 'startedAt' | 'completedAt' | 'labels' | 'runnerGroupName'>): {
+  durationSeconds: number;
+  billableMinutes: number;
+} {
   const started = job.startedAt ? Date.parse(job.startedAt) : NaN;
   const completed = job.completedAt ? Date.parse(job.completedAt) : NaN;
   const durationSeconds = Number.isFinite(started) && Number.isFinite(completed) && completed > started ? Math.round((completed - started) / 1000) : 0;

@@ -80,7 +80,10 @@ export class UsageRepository {
     return {
       async fetch(_after, take, _orderBy, position) {
         const [day, codeSourceId, workflowName] = (position ?? []) as [string?, string?, string?];
-        const after = day !== undefined ? Prisma.sql`WHERE g."day" < ${day}::date OR (g."day" = ${day}::date AND (g."codeSourceId", g."workflowName") > (${codeSourceId}, ${workflowName}))` : Prisma.empty;
+        const after =
+          day !== undefined
+            ? Prisma.sql`WHERE g."day" < ${day}::date OR (g."day" = ${day}::date AND (g."codeSourceId", g."workflowName") > (${codeSourceId}, ${workflowName}))`
+            : Prisma.empty;
         const rows = await prisma.$queryRaw<(UsageGroupRow & { total: number })[]>(Prisma.sql`
           WITH runs AS (
             SELECT r."codeSourceId", r."workflowName", r."runCreatedAt"::date AS "day", count(*)::int AS "runs"
@@ -119,15 +122,26 @@ export class UsageRepository {
    * Marks the import RUNNING (creating its row if the API process has not yet, or never will),
    * fixing its incremental lower bound at its first start. Null when the code source is gone.
    */
-  async begin(importId: string, organizationId: string, codeSourceId: string): Promise<{ row: UsageImport; source: CodeSource; integration: Integration | null } | null> {
+  async begin(
+    importId: string,
+    organizationId: string,
+    codeSourceId: string,
+  ): Promise<{ row: UsageImport; source: CodeSource; integration: Integration | null } | null> {
     const source = await this.prisma.codeSource.findFirst({ where: { id: codeSourceId, organizationId } });
     if (!source) return null;
     const integration = source.integrationId ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId } }) : null;
     await this.prisma.usageImport.createMany({ data: [{ id: importId, organizationId, codeSourceId }], skipDuplicates: true });
     let row = await this.prisma.usageImport.findFirstOrThrow({ where: { id: importId, organizationId } });
     if (!row.startedAt) {
-      const previous = await this.prisma.usageImport.findFirst({ where: { organizationId, codeSourceId, status: 'SUCCEEDED' }, orderBy: { startedAt: 'desc' }, select: { startedAt: true } });
-      row = await this.prisma.usageImport.update({ where: { id: importId }, data: { status: 'RUNNING', startedAt: new Date(), since: incrementalSince(previous?.startedAt) } });
+      const previous = await this.prisma.usageImport.findFirst({
+        where: { organizationId, codeSourceId, status: 'SUCCEEDED' },
+        orderBy: { startedAt: 'desc' },
+        select: { startedAt: true },
+      });
+      row = await this.prisma.usageImport.update({
+        where: { id: importId },
+        data: { status: 'RUNNING', startedAt: new Date(), since: incrementalSince(previous?.startedAt) },
+      });
     } else if (row.status !== 'RUNNING') {
       row = await this.prisma.usageImport.update({ where: { id: importId }, data: { status: 'RUNNING' } });
     }
@@ -139,7 +153,14 @@ export class UsageRepository {
    * checkpoint past the page with the counts, in one transaction: a worker killed before it
    * commits redoes the page, one killed after resumes at the next; nothing is counted twice.
    */
-  async commitPage(input: { importId: string; organizationId: string; codeSourceId: string; page: number; runs: WorkflowRun[]; jobs: WorkflowJob[] }): Promise<UsageImport> {
+  async commitPage(input: {
+    importId: string;
+    organizationId: string;
+    codeSourceId: string;
+    page: number;
+    runs: WorkflowRun[];
+    jobs: WorkflowJob[];
+  }): Promise<UsageImport> {
     const { organizationId, codeSourceId } = input;
     const runs = [...new Map(input.runs.map((run) => [run.id, run])).values()];
     const byRun = new Map(runs.map((run) => [run.id, run]));
@@ -173,14 +194,23 @@ export class UsageRepository {
     }
     const checkpoint = this.prisma.usageImport.update({
       where: { id: input.importId, organizationId },
-      data: { nextPage: input.page + 1, pagesDone: { increment: 1 }, runsImported: { increment: runs.length }, jobsImported: { increment: jobs.length }, rateLimitedUntil: null },
+      data: {
+        nextPage: input.page + 1,
+        pagesDone: { increment: 1 },
+        runsImported: { increment: runs.length },
+        jobsImported: { increment: jobs.length },
+        rateLimitedUntil: null,
+      },
     });
     const results = await this.prisma.$transaction([...statements, checkpoint]);
     return results[results.length - 1] as UsageImport;
   }
 
   async rateLimited(importId: string, organizationId: string, until: Date, reason: string): Promise<void> {
-    await this.prisma.usageImport.updateMany({ where: { id: importId, organizationId }, data: { status: 'QUEUED', rateLimitedUntil: until, lastError: `rate limited by the git provider until ${until.toISOString()}: ${reason}` } });
+    await this.prisma.usageImport.updateMany({
+      where: { id: importId, organizationId },
+      data: { status: 'QUEUED', rateLimitedUntil: until, lastError: `rate limited by the git provider until ${until.toISOString()}: ${reason}` },
+    });
   }
 
   async retrying(importId: string, organizationId: string, error: string): Promise<void> {

@@ -32,8 +32,16 @@ const USAGE_DAYS: Keyset<UsageGroupRow, [string, string, string]> = {
   parse: (values) => {
     if (values.length !== 3) return undefined;
     const [day, codeSourceId, workflowName] = values;
-    if (typeof day !== 'string' || !DAY.test(day) || Number.isNaN(Date.parse(day)) || day.startsWith('0000') || new Date(day).toISOString().slice(0, 10) !== day) return undefined;
-    if (!parseRowId(codeSourceId) || typeof workflowName !== 'string' || workflowName.length > WORKFLOW_NAME_MAX || workflowName.includes('\u0000')) return undefined;
+    if (
+      typeof day !== 'string' ||
+      !DAY.test(day) ||
+      Number.isNaN(Date.parse(day)) ||
+      day.startsWith('0000') ||
+      new Date(day).toISOString().slice(0, 10) !== day
+    )
+      return undefined;
+    if (!parseRowId(codeSourceId) || typeof workflowName !== 'string' || workflowName.length > WORKFLOW_NAME_MAX || workflowName.includes('\u0000'))
+      return undefined;
     return [day, codeSourceId as string, workflowName];
   },
   after: () => ({}),
@@ -67,7 +75,11 @@ export class UsageService {
     const started = added.filter((a) => a !== undefined);
     await this.repository.createQueued(organizationId, started);
     const summary = await this.repository.summary(organizationId, new Date(Date.now() - this.config.usage.freshnessMs));
-    return { data: { started: started.length }, retryAfterSeconds: retryAfterSeconds(Date.now(), this.config.usage.cooldownSeconds, summary.rateLimitedUntil), stale: summary.stale };
+    return {
+      data: { started: started.length },
+      retryAfterSeconds: retryAfterSeconds(Date.now(), this.config.usage.cooldownSeconds, summary.rateLimitedUntil),
+      stale: summary.stale,
+    };
   }
 
   listImports(principal: Principal, query: PaginationQueryDto): Promise<Page<UsageImportDto>> {
@@ -75,7 +87,11 @@ export class UsageService {
   }
 
   usage(principal: Principal, query: UsageQueryDto): Promise<Page<UsageDayDto>> {
-    if (query.from && query.to && query.from > query.to) throw new AppError(UsageErrors.INVALID_DATE_RANGE, { details: [invalidFields(['from: must not be after to'], 'Invalid query parameters')], metadata: { from: query.from, to: query.to } });
+    if (query.from && query.to && query.from > query.to)
+      throw new AppError(UsageErrors.INVALID_DATE_RANGE, {
+        details: [invalidFields(['from: must not be after to'], 'Invalid query parameters')],
+        metadata: { from: query.from, to: query.to },
+      });
     const source = this.repository.usageSource(principal.organizationId, { codeSourceId: query.codeSourceId, from: query.from, to: query.to });
     return paginate(source, USAGE_DAYS, query, toUsageDayDto);
   }

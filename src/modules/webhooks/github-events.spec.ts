@@ -5,35 +5,64 @@ describe(parseGithubEvent.name, () => {
   const sha = 'a'.repeat(40);
 
   it('reads a new head and a closed PR', () => {
-    expect(parseGithubEvent('pull_request', { action: 'synchronize', number: 7, pull_request: { head: { sha }, base: { ref: 'main' } }, repository })).toEqual({ kind: 'prHead', repository: 'acme/api', number: 7, headSha: sha, baseRef: 'main' });
-    expect(parseGithubEvent('pull_request', { action: 'closed', number: 7, pull_request: { merged: true, head: { sha }, base: { ref: 'main' } }, repository })).toEqual({ kind: 'prClosed', repository: 'acme/api', number: 7, baseRef: 'main' });
+    expect(parseGithubEvent('pull_request', { action: 'synchronize', number: 7, pull_request: { head: { sha }, base: { ref: 'main' } }, repository })).toEqual({
+      kind: 'prHead',
+      repository: 'acme/api',
+      number: 7,
+      headSha: sha,
+      baseRef: 'main',
+    });
+    expect(
+      parseGithubEvent('pull_request', { action: 'closed', number: 7, pull_request: { merged: true, head: { sha }, base: { ref: 'main' } }, repository }),
+    ).toEqual({ kind: 'prClosed', repository: 'acme/api', number: 7, baseRef: 'main' });
     expect(parseGithubEvent('pull_request', { action: 'labeled', number: 7, pull_request: { base: { ref: 'main' } }, repository }).kind).toBe('ignored');
   });
 
   it('reads check results: neutral and skipped pass as GitHub counts them, the rest fail; pending is no result', () => {
-    const run = (conclusion: string) => parseGithubEvent('check_run', { action: 'completed', check_run: { name: 'ci', head_sha: sha, conclusion, details_url: 'https://ci.example/1' }, repository });
+    const run = (conclusion: string) =>
+      parseGithubEvent('check_run', {
+        action: 'completed',
+        check_run: { name: 'ci', head_sha: sha, conclusion, details_url: 'https://ci.example/1' },
+        repository,
+      });
     expect(run('success')).toEqual({ kind: 'check', repository: 'acme/api', sha, name: 'ci', state: 'success', url: 'https://ci.example/1' });
     expect(['neutral', 'skipped'].map((c) => (run(c) as { state: string }).state)).toEqual(['success', 'success']);
     expect(['failure', 'cancelled', 'timed_out', 'action_required', 'stale'].map((c) => (run(c) as { state: string }).state)).toEqual(Array(5).fill('failure'));
     expect(parseGithubEvent('check_run', { action: 'created', check_run: { name: 'ci', head_sha: sha }, repository }).kind).toBe('ignored');
     expect(parseGithubEvent('status', { sha, context: 'ci', state: 'pending', repository }).kind).toBe('ignored');
     expect(parseGithubEvent('status', { sha, context: 'ci', state: 'error', repository })).toMatchObject({ kind: 'check', state: 'failure' });
-    expect(parseGithubEvent('check_suite', { action: 'completed', check_suite: { head_sha: sha, conclusion: 'success', app: { slug: 'buildkite' } }, repository })).toMatchObject({ kind: 'check', name: 'buildkite', state: 'success' });
+    expect(
+      parseGithubEvent('check_suite', { action: 'completed', check_suite: { head_sha: sha, conclusion: 'success', app: { slug: 'buildkite' } }, repository }),
+    ).toMatchObject({ kind: 'check', name: 'buildkite', state: 'success' });
   });
 
   it('refuses what is not a commit sha or a link, and ignores branch deletions and unknown events', () => {
     expect(parseGithubEvent('status', { sha: 'main', context: 'ci', state: 'success', repository }).kind).toBe('ignored');
-    expect(parseGithubEvent('check_run', { action: 'completed', check_run: { name: 'ci', head_sha: sha, conclusion: 'success', details_url: 'javascript:alert(1)' }, repository })).not.toHaveProperty('url');
+    expect(
+      parseGithubEvent('check_run', {
+        action: 'completed',
+        check_run: { name: 'ci', head_sha: sha, conclusion: 'success', details_url: 'javascript:alert(1)' },
+        repository,
+      }),
+    ).not.toHaveProperty('url');
     expect(parseGithubEvent('push', { ref: 'refs/heads/main', after: '0'.repeat(40), deleted: true, repository }).kind).toBe('ignored');
     expect(parseGithubEvent('push', { ref: 'refs/tags/v1', after: sha, repository }).kind).toBe('ignored');
-    expect(parseGithubEvent('push', { ref: 'refs/heads/main', after: sha, repository })).toEqual({ kind: 'push', repository: 'acme/api', branch: 'main', after: sha });
+    expect(parseGithubEvent('push', { ref: 'refs/heads/main', after: sha, repository })).toEqual({
+      kind: 'push',
+      repository: 'acme/api',
+      branch: 'main',
+      after: sha,
+    });
     expect(parseGithubEvent('issues', { action: 'opened', repository })).toEqual({ kind: 'ignored', reason: 'event issues is not acted on' });
     expect(parseGithubEvent('pull_request', null).kind).toBe('ignored');
   });
 
   it('reads installation removals', () => {
     expect(parseGithubEvent('installation', { action: 'deleted', installation: { id: 12 } })).toMatchObject({ kind: 'installationGone', installationId: '12' });
-    expect(parseGithubEvent('installation', { action: 'suspend', installation: { id: 12 } })).toMatchObject({ kind: 'installationSuspended', installationId: '12' });
+    expect(parseGithubEvent('installation', { action: 'suspend', installation: { id: 12 } })).toMatchObject({
+      kind: 'installationSuspended',
+      installationId: '12',
+    });
     expect(parseGithubEvent('installation', { action: 'unsuspend', installation: { id: 12 } }).kind).toBe('ignored');
   });
 });

@@ -59,19 +59,30 @@ export class WebhookDeliveries {
           outcome = 'ignored: not the installation of the integration';
           break;
         }
-        await this.integrations.transition({ system: 'github webhook' }, integration, event.kind === 'installationGone' ? 'installationGone' : 'credentialsRefused', event.reason, {});
+        await this.integrations.transition(
+          { system: 'github webhook' },
+          integration,
+          event.kind === 'installationGone' ? 'installationGone' : 'credentialsRefused',
+          event.reason,
+          {},
+        );
         outcome = `integration: ${event.reason}`;
         break;
       }
     }
-    await this.prisma.webhookDelivery.updateMany({ where: { id: delivery.id, organizationId }, data: { processedAt: new Date(), outcome: outcome.slice(0, 2000) } });
+    await this.prisma.webhookDelivery.updateMany({
+      where: { id: delivery.id, organizationId },
+      data: { processedAt: new Date(), outcome: outcome.slice(0, 2000) },
+    });
     this.logger.log({ deliveryId: delivery.deliveryId, event: source.event, outcome }, 'webhook delivery applied');
     return outcome;
   }
 
   /** Deletes applied deliveries older than DELIVERY_RETENTION_MS; returns how many. */
   async purgeApplied(now = Date.now()): Promise<number> {
-    const { count } = await this.prisma.webhookDelivery.deleteMany({ where: { createdAt: { lt: new Date(now - DELIVERY_RETENTION_MS) }, processedAt: { not: null } } });
+    const { count } = await this.prisma.webhookDelivery.deleteMany({
+      where: { createdAt: { lt: new Date(now - DELIVERY_RETENTION_MS) }, processedAt: { not: null } },
+    });
     return count;
   }
 

@@ -35,7 +35,8 @@ export class WebhooksProcessor extends JobProcessor {
   /** Hands deliveries whose job was lost to the worker again, and deletes those past retention. */
   async sweep(now = Date.now()): Promise<{ requeued: number; purged: number }> {
     const ids = await this.deliveries.unapplied(now);
-    for (const deliveryRowId of ids) await this.webhooks.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId } satisfies ApplyDeliveryJob, { jobId: `delivery-${deliveryRowId}` });
+    for (const deliveryRowId of ids)
+      await this.webhooks.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId } satisfies ApplyDeliveryJob, { jobId: `delivery-${deliveryRowId}` });
     return { requeued: ids.length, purged: await this.deliveries.purgeApplied(now) };
   }
 }

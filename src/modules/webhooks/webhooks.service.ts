@@ -46,7 +46,8 @@ export class WebhooksService {
   ) {}
 
   async receiveGithub(headers: GithubDeliveryHeaders, rawBody: Buffer | undefined, payload: unknown): Promise<WebhookReceiptDto> {
-    if (!rawBody || !headers.signature) throw new AppError(WebhookErrors.SIGNATURE_INVALID, { message: 'The delivery is not signed (X-Hub-Signature-256 is missing); nothing was changed.' });
+    if (!rawBody || !headers.signature)
+      throw new AppError(WebhookErrors.SIGNATURE_INVALID, { message: 'The delivery is not signed (X-Hub-Signature-256 is missing); nothing was changed.' });
     const integration = await this.verifiedIntegration(rawBody, headers.signature, payload);
     if (!integration) throw new AppError(WebhookErrors.SIGNATURE_INVALID);
     const bad: string[] = [];
@@ -55,15 +56,28 @@ export class WebhooksService {
     if (bad.length) throw new AppError(WebhookErrors.HEADER_MISSING, { details: [invalidFields(bad)] });
     const event = headers.event as string;
     const deliveryId = headers.deliveryId as string;
-    const action = typeof (payload as { action?: unknown })?.action === 'string' ? ((payload as { action: string }).action.slice(0, 64)) : null;
+    const action = typeof (payload as { action?: unknown })?.action === 'string' ? (payload as { action: string }).action.slice(0, 64) : null;
     let row: { id: string; processedAt: Date | null };
     let duplicate = false;
     try {
-      row = await this.prisma.webhookDelivery.create({ data: { organizationId: integration.organizationId, integrationId: integration.id, deliveryId, event, action, payload: (payload ?? {}) as Prisma.InputJsonValue }, select: { id: true, processedAt: true } });
+      row = await this.prisma.webhookDelivery.create({
+        data: {
+          organizationId: integration.organizationId,
+          integrationId: integration.id,
+          deliveryId,
+          event,
+          action,
+          payload: (payload ?? {}) as Prisma.InputJsonValue,
+        },
+        select: { id: true, processedAt: true },
+      });
     } catch (error) {
       if (!isUniqueViolation(error, 'deliveryId')) throw error;
       duplicate = true;
-      row = await this.prisma.webhookDelivery.findFirstOrThrow({ where: { integrationId: integration.id, deliveryId }, select: { id: true, processedAt: true } });
+      row = await this.prisma.webhookDelivery.findFirstOrThrow({
+        where: { integrationId: integration.id, deliveryId },
+        select: { id: true, processedAt: true },
+      });
     }
     // A redelivery of one not yet applied (the job was lost with Redis) is handed over again; the
     // job id is the row id, so BullMQ holds at most one.

@@ -21,7 +21,15 @@ http
       const meta = { limit: 20, totalCount: count.rows[0].n };
       if (page.rows.length > 20) meta.nextCursor = Buffer.from(JSON.stringify(['projects', last.createdAt.toISOString(), last.id])).toString('base64url');
       const data = rows.map((r) => {
-        const item = { id: r.id, givenId: r.givenId, name: r.name, organizationId: r.organizationId, status: r.status, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() };
+        const item = {
+          id: r.id,
+          givenId: r.givenId,
+          name: r.name,
+          organizationId: r.organizationId,
+          status: r.status,
+          createdAt: r.createdAt.toISOString(),
+          updatedAt: r.updatedAt.toISOString(),
+        };
         if (r.description !== null) item.description = r.description;
         if (r.error !== null) item.error = r.error;
         return item;

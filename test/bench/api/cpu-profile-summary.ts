@@ -95,11 +95,13 @@ export function summariseProfile(profile: CpuProfile, requests?: number, top = 2
   const cpu = profile.processCpuMicros;
   const measured = cpu === undefined ? '' : `; process CPU ${ms(cpu).trim()} ms${requests ? ` (${(cpu / requests).toFixed(0)} µs per request)` : ''}`;
   const lines = [`sampled busy ${ms(busy).trim()} ms, idle ${ms(idle).trim()} ms${served}${measured}`, '', 'self time by package              ms    share'];
-  for (const [pkg, time] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${pkg.padEnd(30)} ${ms(time)}  ${pct(time, busy)}  ${perRequest(time, requests)}`);
+  for (const [pkg, time] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, top))
+    lines.push(`  ${pkg.padEnd(30)} ${ms(time)}  ${pct(time, busy)}  ${perRequest(time, requests)}`);
   lines.push('', `top ${top} functions by self time`);
   for (const [fn, time] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${ms(time)}  ${pct(time, busy)}  ${fn}`);
   lines.push('', 'inclusive time of request stages (stacks containing the frame)');
-  for (const [stage] of STAGES) lines.push(`  ${stage.padEnd(62)} ${ms(byStage.get(stage) ?? 0)}  ${pct(byStage.get(stage) ?? 0, busy)}  ${perRequest(byStage.get(stage) ?? 0, requests)}`);
+  for (const [stage] of STAGES)
+    lines.push(`  ${stage.padEnd(62)} ${ms(byStage.get(stage) ?? 0)}  ${pct(byStage.get(stage) ?? 0, busy)}  ${perRequest(byStage.get(stage) ?? 0, requests)}`);
   return lines.join('\n');
 }
 

@@ -48,7 +48,17 @@ async function seed(databaseUrl: string): Promise<{ organizationId: string; toke
       const organization = await prisma.organization.create({ data: { name: `bench-${o}` } });
       const owner = await prisma.member.create({ data: { organizationId: organization.id, name: 'bench owner', role: 'OWNER' } });
       const token = encodeApiKeyToken(randomBytes(32));
-      await prisma.apiKey.create({ data: { organizationId: organization.id, name: 'bench', ownerId: owner.id, ownerType: 'MEMBERSHIP', createdById: owner.id, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) } });
+      await prisma.apiKey.create({
+        data: {
+          organizationId: organization.id,
+          name: 'bench',
+          ownerId: owner.id,
+          ownerType: 'MEMBERSHIP',
+          createdById: owner.id,
+          tokenHash: hashToken(token),
+          keySuffix: apiKeyTokenSuffix(token),
+        },
+      });
       const base = Date.now() - PROJECTS_PER_ORGANIZATION * 1000;
       await prisma.project.createMany({
         data: Array.from({ length: PROJECTS_PER_ORGANIZATION }, (_, i) => ({
@@ -71,7 +81,11 @@ async function seed(databaseUrl: string): Promise<{ organizationId: string; toke
 
 function startProcess(name: ServerName, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   const profiling = PROFILE_DIR ? ['--require', join(__dirname, 'cpu-profile-preload.cjs')] : [];
-  const child = spawn(process.execPath, [...profiling, ...args], { cwd: ROOT, env: { ...env, CPU_PROFILE_FILE: profileFile(name) }, stdio: PROFILE_DIR ? ['ignore', 'ignore', 'inherit', 'ipc'] : ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...profiling, ...args], {
+    cwd: ROOT,
+    env: { ...env, CPU_PROFILE_FILE: profileFile(name) },
+    stdio: PROFILE_DIR ? ['ignore', 'ignore', 'inherit', 'ipc'] : ['ignore', 'ignore', 'inherit'],
+  });
   child.once('exit', (code, signal) => {
     if (!stopping.has(child)) process.stderr.write(`the ${name} server exited early (${signal ?? code})\n`);
   });
@@ -92,9 +106,6 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-
-
-
 runOrExplain(async () => {
   const services = await provideServices();
   const processes = new Map<ServerName, ChildProcess>();
@@ -106,22 +117,44 @@ runOrExplain(async () => {
     if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
     // The per-key rate limit is counted in Redis on every request as in production; its budget is
     // raised so that the bench measures the counting, not 429s.
-    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(SERVERS.api.port), ...productionEnv(), RATE_LIMIT_PER_PRINCIPAL: '10000000' };
+    const env = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: services.redisUrl,
+      PORT: String(SERVERS.api.port),
+      ...productionEnv(),
+      RATE_LIMIT_PER_PRINCIPAL: '10000000',
+    };
     processes.set('api', startProcess('api', ['dist/main.js'], env));
-    processes.set('before', startProcess('before', ['dist/main.js'], { ...env, PORT: String(SERVERS.before.port), DATABASE_PREPARED_STATEMENTS: 'false', RATE_LIMIT_LOCAL_PRE_COUNT: 'false' }));
+    processes.set(
+      'before',
+      startProcess('before', ['dist/main.js'], {
+        ...env,
+        PORT: String(SERVERS.before.port),
+        DATABASE_PREPARED_STATEMENTS: 'false',
+        RATE_LIMIT_LOCAL_PRE_COUNT: 'false',
+      }),
+    );
     // tsconfig.json covers src/ only; the check config also covers test/ (decorators, paths).
     const plainEnv = { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.check.json') };
-    processes.set('plain', startProcess('plain', ['--import', 'tsx', join(__dirname, 'plain-server.ts'), String(SERVERS.plain.port), databaseUrl, organizationId], plainEnv));
+    processes.set(
+      'plain',
+      startProcess('plain', ['--import', 'tsx', join(__dirname, 'plain-server.ts'), String(SERVERS.plain.port), databaseUrl, organizationId], plainEnv),
+    );
     processes.set('bare', startProcess('bare', [join(__dirname, 'bare-server.cjs'), String(SERVERS.bare.port), databaseUrl, organizationId], env));
     const auth = { Authorization: `Bearer ${token}` };
-    const targets = Object.fromEntries(NAMES.map((name) => [name, { url: `http://127.0.0.1:${SERVERS[name].port}/projects`, headers: name === 'api' || name === 'before' ? auth : {} }])) as Record<ServerName, { url: string; headers: Record<string, string> }>;
+    const targets = Object.fromEntries(
+      NAMES.map((name) => [name, { url: `http://127.0.0.1:${SERVERS[name].port}/projects`, headers: name === 'api' || name === 'before' ? auth : {} }]),
+    ) as Record<ServerName, { url: string; headers: Record<string, string> }>;
     for (const name of NAMES) await waitForOk(targets[name].url, targets[name].headers);
     const bodies = await Promise.all(NAMES.map((name) => fetch(targets[name].url, { headers: targets[name].headers }).then((r) => r.text())));
     for (const [i, body] of bodies.entries()) {
       if (body === bodies[0]) continue;
       let at = 0;
       while (body[at] === bodies[0][at]) at++;
-      throw new Error(`${NAMES[i]} and ${NAMES[0]} do not answer the same page byte for byte (from character ${at}: …${body.slice(at, at + 60)}… against …${bodies[0].slice(at, at + 60)}…); the comparison would be meaningless`);
+      throw new Error(
+        `${NAMES[i]} and ${NAMES[0]} do not answer the same page byte for byte (from character ${at}: …${body.slice(at, at + 60)}… against …${bodies[0].slice(at, at + 60)}…); the comparison would be meaningless`,
+      );
     }
     const totalCount = (JSON.parse(bodies[0]) as { meta: { totalCount: number } }).meta.totalCount;
     process.stdout.write(`› the ${NAMES.length} servers answer the same page, byte for byte (20 of ${totalCount} projects); warming up ${WARMUP_S}s each…\n`);
@@ -134,7 +167,9 @@ runOrExplain(async () => {
         process.stdout.write(`› profiling ${name}, ${CONNECTIONS} connections, ${DURATION_S}s…\n`);
         const measured = await drive(targets[name].url, targets[name].headers, DURATION_S);
         await stop(child);
-        process.stdout.write(`\n## ${SERVERS[name].label}: ${measured.rps.toFixed(0)} req/s under the profiler, p99 ${measured.p99} ms (${profileFile(name)})\n`);
+        process.stdout.write(
+          `\n## ${SERVERS[name].label}: ${measured.rps.toFixed(0)} req/s under the profiler, p99 ${measured.p99} ms (${profileFile(name)})\n`,
+        );
         process.stdout.write(`${summariseProfile(JSON.parse(readFileSync(profileFile(name), 'utf8')), measured.requests)}\n\n`);
       }
       return;
@@ -155,12 +190,16 @@ runOrExplain(async () => {
       const runs = results[name].map((m) => m.rps.toFixed(0)).join(' / ');
       const errors = results[name].reduce((s, m) => s + m.non2xx, 0);
       const loads = results[name].map((m) => m.load.toFixed(1)).join(' / ');
-      process.stdout.write(`| ${SERVERS[name].label} | ${runs} | ${rps[name].toFixed(0)} | ${mean(results[name], 'p99').toFixed(1)} | ${errors} | ${loads} |\n`);
+      process.stdout.write(
+        `| ${SERVERS[name].label} | ${runs} | ${rps[name].toFixed(0)} | ${mean(results[name], 'p99').toFixed(1)} | ${errors} | ${loads} |\n`,
+      );
     }
     const ratio = (a: ServerName, b: ServerName) => `${((rps[a] / rps[b]) * 100).toFixed(1)}%`;
     const failed = NAMES.reduce((sum, name) => sum + results[name].reduce((s, m) => s + m.non2xx, 0), 0);
     if (failed > 0) throw new Error(`${failed} responses were not 2xx: the figures above measure errors, not the list`);
-    process.stdout.write(`\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (target >= 100%, p99 < 60 ms)\nwithout the levers / plain = ${ratio('before', 'plain')}\n`);
+    process.stdout.write(
+      `\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (target >= 100%, p99 < 60 ms)\nwithout the levers / plain = ${ratio('before', 'plain')}\n`,
+    );
   } finally {
     await Promise.all([...processes.values()].map(stop));
     await services.stop();

@@ -66,7 +66,10 @@ const LATENCY_PRS = num('BENCH_LATENCY_PRS', 100);
 const QUEUE_PRS = num('BENCH_QUEUE_PRS', 200);
 const PARALLEL_QUEUES = num('BENCH_PARALLEL_QUEUES', 20);
 const PARALLEL_PRS = num('BENCH_PARALLEL_PRS', 20);
-const PLANNER_SIZES = (process.env.BENCH_PLANNER_SIZES ?? '100,250,500,1000').split(',').map(Number).sort((a, b) => a - b);
+const PLANNER_SIZES = (process.env.BENCH_PLANNER_SIZES ?? '100,250,500,1000')
+  .split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
 const CI_POLL_MS = num('BENCH_CI_POLL_MS', 5);
 const PHASE_TIMEOUT_MS = num('BENCH_PHASE_TIMEOUT_S', 240) * 1000;
 const PORT = num('BENCH_PORT', 3921);
@@ -127,18 +130,29 @@ function createRepo(dir: string, name: string, prs: number): Repo {
   const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
   const parts = [`commit refs/heads/main\nmark :1\ncommitter ${who}\n${data('initial')}M 100644 inline README.md\n${data(`${name}\n`)}\n`];
   for (let n = 1; n <= prs; n++) {
-    parts.push(`commit refs/heads/pr/${n}\nmark :${n + 1}\ncommitter ${who}\n${data(`PR ${n}`)}from :1\nM 100644 inline pr-${n}.txt\n${data(`change ${n}\n`)}\n`);
+    parts.push(
+      `commit refs/heads/pr/${n}\nmark :${n + 1}\ncommitter ${who}\n${data(`PR ${n}`)}from :1\nM 100644 inline pr-${n}.txt\n${data(`change ${n}\n`)}\n`,
+    );
   }
   const marks = join(dir, `${name}.marks`);
   execFileSync('git', ['--git-dir', path, 'fast-import', '--quiet', `--export-marks=${marks}`], { input: parts.join('') });
-  const byMark = new Map(readFileSync(marks, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
+  const byMark = new Map(
+    readFileSync(marks, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ') as [string, string]),
+  );
   return { path, main: byMark.get(':1') as string, heads: Array.from({ length: prs }, (_, i) => byMark.get(`:${i + 2}`) as string) };
 }
 
 /** The PR numbers merged on main's first-parent line, oldest first. */
 function firstParentMerges(repo: string): number[] {
   const log = execFileSync('git', ['--git-dir', repo, 'log', '--first-parent', '--format=%s', 'main'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return log.split('\n').filter((s) => s.startsWith('Merge #')).map((s) => Number(s.slice('Merge #'.length).split(' ')[0])).reverse();
+  return log
+    .split('\n')
+    .filter((s) => s.startsWith('Merge #'))
+    .map((s) => Number(s.slice('Merge #'.length).split(' ')[0]))
+    .reverse();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,7 +299,12 @@ class Ci {
     let lastSent = 0;
     for (const name of REQUIRED_CHECKS) {
       lastSent = Date.now();
-      await this.api.call('POST', `/merge-queues/${queueId}/batches/${batchId}/checks`, { name, state: 'success', sha: headSha, url: `https://ci.example.invalid/${batchId}/${name}` });
+      await this.api.call('POST', `/merge-queues/${queueId}/batches/${batchId}/checks`, {
+        name,
+        state: 'success',
+        sha: headSha,
+        url: `https://ci.example.invalid/${batchId}/${name}`,
+      });
       postMs.push(Date.now() - lastSent);
     }
     this.reports.set(reportKey(queueId, headSha), { queueId, batchId, lastSent, t0: Date.now(), postMs });
@@ -427,16 +446,34 @@ interface Bench {
 
 async function createQueue(bench: Bench, name: string, prs: number, settings: Record<string, unknown>): Promise<QueueUnderTest> {
   const repo = createRepo(bench.dir, name, prs);
-  const source = await bench.prisma.codeSource.create({ data: { organizationId: bench.organizationId, provider: 'LOCAL_GIT', foreignId: repo.path, nameWithOwner: repo.path, url: `file://${repo.path}` } });
-  const queue = await bench.api.call<{ id: string }>('POST', '/merge-queues', { codeSourceId: source.id, baseRef: 'main', requiredChecks: REQUIRED_CHECKS, checkTimeoutSeconds: 3600, ...settings });
+  const source = await bench.prisma.codeSource.create({
+    data: { organizationId: bench.organizationId, provider: 'LOCAL_GIT', foreignId: repo.path, nameWithOwner: repo.path, url: `file://${repo.path}` },
+  });
+  const queue = await bench.api.call<{ id: string }>('POST', '/merge-queues', {
+    codeSourceId: source.id,
+    baseRef: 'main',
+    requiredChecks: REQUIRED_CHECKS,
+    checkTimeoutSeconds: 3600,
+    ...settings,
+  });
   return { id: queue.id, repo, prs };
 }
 
-async function enqueueAll(bench: Bench, queue: QueueUnderTest, onRequest?: (n: number, ms: number) => Promise<void> | void, beforeRequest?: () => Promise<void>): Promise<void> {
+async function enqueueAll(
+  bench: Bench,
+  queue: QueueUnderTest,
+  onRequest?: (n: number, ms: number) => Promise<void> | void,
+  beforeRequest?: () => Promise<void>,
+): Promise<void> {
   for (let n = 1; n <= queue.prs; n++) {
     await beforeRequest?.();
     const started = performance.now();
-    await bench.api.call('POST', `/merge-queues/${queue.id}/entries`, { number: n, headSha: queue.repo.heads[n - 1], url: `https://example.invalid/pr/${n}`, title: `PR ${n}` });
+    await bench.api.call('POST', `/merge-queues/${queue.id}/entries`, {
+      number: n,
+      headSha: queue.repo.heads[n - 1],
+      url: `https://example.invalid/pr/${n}`,
+      title: `PR ${n}`,
+    });
     await onRequest?.(n, performance.now() - started);
   }
 }
@@ -495,20 +532,34 @@ async function runLandingPhase(bench: Bench, name: string, queues: QueueUnderTes
     const counts = new Map<number, number>();
     for (const n of merges) counts.set(n, (counts.get(n) ?? 0) + 1);
     const missing = Array.from({ length: q.prs }, (_, i) => i + 1).filter((n) => counts.get(n) !== 1);
-    if (missing.length > 0 || merges.length !== q.prs) throw new Error(`${name}: main of ${q.repo.path} does not hold every PR exactly once (${merges.length} merges; wrong: #${missing.slice(0, 10).join(', #')})`);
+    if (missing.length > 0 || merges.length !== q.prs)
+      throw new Error(
+        `${name}: main of ${q.repo.path} does not hold every PR exactly once (${merges.length} merges; wrong: #${missing.slice(0, 10).join(', #')})`,
+      );
     const view = await api.call<{ status: string; entries: { status: string }[]; batches: { status: string }[] }>('GET', `/merge-queues/${q.id}`);
     const live = view.entries.filter((e) => e.status !== 'merged');
-    if (live.length > 0 || view.batches.some((b) => !['landed', 'withdrawn'].includes(b.status))) throw new Error(`${name}: queue ${q.id} still shows live entries or batches`);
+    if (live.length > 0 || view.batches.some((b) => !['landed', 'withdrawn'].includes(b.status)))
+      throw new Error(`${name}: queue ${q.id} still shows live entries or batches`);
     const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueEntry" WHERE "queueId" = $1 AND "status" = 'merged'`, [q.id]);
     if (Number(rows[0].n) !== q.prs) throw new Error(`${name}: queue ${q.id} has ${rows[0].n} merged entries, expected ${q.prs}`);
     const head = execFileSync('git', ['--git-dir', q.repo.path, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
     const moves = watcher.moves.get(q.repo.path) ?? [];
     if (moves.length === 0 || moves[moves.length - 1].sha !== head) throw new Error(`${name}: the watcher did not see main of ${q.repo.path} reach ${head}`);
-    const { rows: landed } = await pool.query<{ headSha: string; prs: number }>(`SELECT "headSha", cardinality("prNumbers") AS prs FROM "MergeQueueBatch" WHERE "queueId" = $1 AND "status" = 'landed'`, [q.id]);
+    const { rows: landed } = await pool.query<{ headSha: string; prs: number }>(
+      `SELECT "headSha", cardinality("prNumbers") AS prs FROM "MergeQueueBatch" WHERE "queueId" = $1 AND "status" = 'landed'`,
+      [q.id],
+    );
     const prsOf = new Map(landed.map((b) => [b.headSha, b.prs]));
     let previousAt = startedAt;
     for (const move of moves) {
-      lands.push({ queueId: q.id, sha: move.sha, movedAt: move.at, previousAt, report: ci.reports.get(reportKey(q.id, move.sha)), prs: prsOf.get(move.sha) ?? 0 });
+      lands.push({
+        queueId: q.id,
+        sha: move.sha,
+        movedAt: move.at,
+        previousAt,
+        report: ci.reports.get(reportKey(q.id, move.sha)),
+        prs: prsOf.get(move.sha) ?? 0,
+      });
       previousAt = move.at;
     }
     endAt = Math.max(endAt, moves[moves.length - 1].at);
@@ -519,14 +570,33 @@ async function runLandingPhase(bench: Bench, name: string, queues: QueueUnderTes
 }
 
 async function breakdown(pool: Pool, queueIds: string[], lands: Land[]): Promise<Breakdown> {
-  const { rows } = await pool.query<{ queueId: string; type: string; detail: Record<string, unknown>; operations: { id: string; kind: string; batchId: string }[]; at: Date }>(
+  const { rows } = await pool.query<{
+    queueId: string;
+    type: string;
+    detail: Record<string, unknown>;
+    operations: { id: string; kind: string; batchId: string }[];
+    at: Date;
+  }>(
     `SELECT "queueId", "type", "detail", "operations", "createdAt" AS at FROM "MergeQueueEvent" WHERE "queueId" = ANY($1) ORDER BY "queueId", "revision", "createdAt"`,
     [queueIds],
   );
-  const { rows: batches } = await pool.query<{ id: string; headSha: string }>(`SELECT "id", "headSha" FROM "MergeQueueBatch" WHERE "queueId" = ANY($1) AND "status" = 'landed'`, [queueIds]);
+  const { rows: batches } = await pool.query<{ id: string; headSha: string }>(
+    `SELECT "id", "headSha" FROM "MergeQueueBatch" WHERE "queueId" = ANY($1) AND "status" = 'landed'`,
+    [queueIds],
+  );
   const { rows: opCount } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueOperation" WHERE "queueId" = ANY($1)`, [queueIds]);
   const shaOf = new Map(batches.map((b) => [b.id, b.headSha]));
-  const result: Breakdown = { sentToWritten: [], writtenToResponse: [], issuedToStarted: [], startedToMoved: [], movedToRecorded: [], waitedBehind: 0, waitedKinds: new Map(), eventsPerLand: rows.length / lands.length, operationsPerLand: Number(opCount[0].n) / lands.length };
+  const result: Breakdown = {
+    sentToWritten: [],
+    writtenToResponse: [],
+    issuedToStarted: [],
+    startedToMoved: [],
+    movedToRecorded: [],
+    waitedBehind: 0,
+    waitedKinds: new Map(),
+    eventsPerLand: rows.length / lands.length,
+    operationsPerLand: Number(opCount[0].n) / lands.length,
+  };
   const byQueue = new Map<string, typeof rows>();
   for (const row of rows) byQueue.set(row.queueId, [...(byQueue.get(row.queueId) ?? []), row]);
   const landOf = new Map(lands.map((l) => [reportKey(l.queueId, l.sha), l]));
@@ -546,7 +616,12 @@ async function breakdown(pool: Pool, queueIds: string[], lands: Land[]): Promise
         result.startedToMoved.push(land.movedAt - started.at.getTime());
         result.movedToRecorded.push(recorded.at.getTime() - land.movedAt);
         // The operation in flight when the land was issued (started, no outcome yet), and those started before the land.
-        const finished = new Set(events.slice(0, i + 1).filter((e) => OUTCOMES.includes(e.type)).map((e) => e.detail.operationId));
+        const finished = new Set(
+          events
+            .slice(0, i + 1)
+            .filter((e) => OUTCOMES.includes(e.type))
+            .map((e) => e.detail.operationId),
+        );
         const inFlight = events.slice(0, i).filter((e) => e.type === 'operationStarted' && !finished.has(e.detail.operationId));
         const before = events.slice(i + 1, startedIndex).filter((e) => e.type === 'operationStarted');
         const waited = [...inFlight, ...before].map((e) => kindOf.get(e.detail.operationId as string) ?? '?');
@@ -597,41 +672,61 @@ async function runPlannerPhase(bench: Bench): Promise<PlannerPoint[]> {
   const times: number[] = [];
   const wal: number[] = [];
   const lsn = async () => (await bench.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
-  const walDiff = async (from: string) => Number((await bench.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes', [from])).rows[0].bytes);
+  const walDiff = async (from: string) =>
+    Number((await bench.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes', [from])).rows[0].bytes);
   let walFrom = await lsn();
-  await enqueueAll(bench, queue, async (n, requestMs) => {
-    times.push(requestMs);
-    wal.push(await walDiff(walFrom));
-    if (n % 250 === 0) out(`  ${n} / ${largest} entries`);
-    if (!PLANNER_SIZES.includes(n)) return;
-    // The state as the repository assembles it: the document with the rows the state holds (before issue 22 the document held them all).
-    const { rows } = await bench.pool.query<{ state: MergeQueueState; bytes: number }>(
-      `SELECT q."plannerState" || jsonb_build_object(
+  await enqueueAll(
+    bench,
+    queue,
+    async (n, requestMs) => {
+      times.push(requestMs);
+      wal.push(await walDiff(walFrom));
+      if (n % 250 === 0) out(`  ${n} / ${largest} entries`);
+      if (!PLANNER_SIZES.includes(n)) return;
+      // The state as the repository assembles it: the document with the rows the state holds (before issue 22 the document held them all).
+      const { rows } = await bench.pool.query<{ state: MergeQueueState; bytes: number }>(
+        `SELECT q."plannerState" || jsonb_build_object(
          'entries', (SELECT coalesce(jsonb_agg(e."planner" ORDER BY e."plannerSeq"), '[]'::jsonb) FROM "MergeQueueEntry" e WHERE e."queueId" = q."id" AND e."planner" IS NOT NULL),
          'batches', (SELECT coalesce(jsonb_agg(b."planner" ORDER BY b."plannerSeq"), '[]'::jsonb) FROM "MergeQueueBatch" b WHERE b."queueId" = q."id" AND b."planner" IS NOT NULL)
        ) AS state, pg_column_size(q."plannerState") AS bytes FROM "MergeQueue" q WHERE q."id" = $1`,
-      [queue.id],
-    );
-    const state = rows[0].state;
-    const waiting = state.entries.filter((e) => e.status === 'queued').length;
-    if (waiting !== n || state.status !== 'paused') throw new Error(`planner: expected ${n} waiting entries in a paused queue, found ${waiting} (${state.status})`);
-    const json = JSON.stringify(state);
-    let k = 0;
-    const enqueue = (): MergeQueueEvent => ({ type: 'enqueue', at: Date.now(), entry: { id: randomUUID(), number: 1_000_000 + k++, headSha: randomBytes(20).toString('hex'), url: 'https://example.invalid/pr/x', title: 'x' } });
-    const reduceEnqueue = timeIt(REDUCER_REPS, () => void reduceMergeQueue(state, enqueue()));
-    // The planning pass over all of them: resume plans the chain (batches, prepare operations).
-    const reducePlan = timeIt(REDUCER_REPS, () => {
-      const step = reduceMergeQueue(state, { type: 'resume', at: Date.now() });
-      if (step.operations.length === 0) throw new Error('planner: resume planned nothing');
-    });
-    // What every event transaction does with the state besides reducing: parse it and write it back.
-    const jsonRoundTrip = timeIt(REDUCER_REPS, () => void JSON.stringify(JSON.parse(json)));
-    const window = times.slice(-ENQUEUE_WINDOW);
-    points.push({ size: n, enqueueP50: median(window), enqueueP95: quantile(window, 0.95), reduceEnqueue, reducePlan, jsonRoundTrip, jsonChars: json.length, columnBytes: Number(rows[0].bytes), walP50: median(wal.slice(-ENQUEUE_WINDOW)) });
-  }, async () => void (walFrom = await lsn()));
+        [queue.id],
+      );
+      const state = rows[0].state;
+      const waiting = state.entries.filter((e) => e.status === 'queued').length;
+      if (waiting !== n || state.status !== 'paused')
+        throw new Error(`planner: expected ${n} waiting entries in a paused queue, found ${waiting} (${state.status})`);
+      const json = JSON.stringify(state);
+      let k = 0;
+      const enqueue = (): MergeQueueEvent => ({
+        type: 'enqueue',
+        at: Date.now(),
+        entry: { id: randomUUID(), number: 1_000_000 + k++, headSha: randomBytes(20).toString('hex'), url: 'https://example.invalid/pr/x', title: 'x' },
+      });
+      const reduceEnqueue = timeIt(REDUCER_REPS, () => void reduceMergeQueue(state, enqueue()));
+      // The planning pass over all of them: resume plans the chain (batches, prepare operations).
+      const reducePlan = timeIt(REDUCER_REPS, () => {
+        const step = reduceMergeQueue(state, { type: 'resume', at: Date.now() });
+        if (step.operations.length === 0) throw new Error('planner: resume planned nothing');
+      });
+      // What every event transaction does with the state besides reducing: parse it and write it back.
+      const jsonRoundTrip = timeIt(REDUCER_REPS, () => void JSON.stringify(JSON.parse(json)));
+      const window = times.slice(-ENQUEUE_WINDOW);
+      points.push({
+        size: n,
+        enqueueP50: median(window),
+        enqueueP95: quantile(window, 0.95),
+        reduceEnqueue,
+        reducePlan,
+        jsonRoundTrip,
+        jsonChars: json.length,
+        columnBytes: Number(rows[0].bytes),
+        walP50: median(wal.slice(-ENQUEUE_WINDOW)),
+      });
+    },
+    async () => void (walFrom = await lsn()),
+  );
   return points;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // The fleet (issue 22): many queues, few busy
@@ -656,21 +751,44 @@ async function runFleetPhase(bench: Bench): Promise<FleetResult> {
   }
   const lsn = async () => (await bench.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
   const from = await lsn();
-  const eventsBefore = Number((await bench.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueEvent" WHERE "queueId" = ANY($1)`, [busy.map((q) => q.id)])).rows[0].n);
+  const eventsBefore = Number(
+    (await bench.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueEvent" WHERE "queueId" = ANY($1)`, [busy.map((q) => q.id)])).rows[0].n,
+  );
   const landing = await runLandingPhase(bench, `fleet: ${FLEET_QUEUES} queues, ${FLEET_BUSY} busy x ${FLEET_PRS} PRs`, busy);
   const sweeps = [...bench.executor.sweeps];
-  const walBytes = Number((await bench.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes', [from])).rows[0].bytes);
-  const events = Number((await bench.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueEvent" WHERE "queueId" = ANY($1)`, [busy.map((q) => q.id)])).rows[0].n) - eventsBefore;
-  return { landing, queues: FLEET_QUEUES, busy: FLEET_BUSY, walBytes, events, sweeps, load: loadavg().map((l) => l.toFixed(1)).join(' ') };
+  const walBytes = Number(
+    (await bench.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes', [from])).rows[0].bytes,
+  );
+  const events =
+    Number(
+      (await bench.pool.query<{ n: string }>(`SELECT count(*) AS n FROM "MergeQueueEvent" WHERE "queueId" = ANY($1)`, [busy.map((q) => q.id)])).rows[0].n,
+    ) - eventsBefore;
+  return {
+    landing,
+    queues: FLEET_QUEUES,
+    busy: FLEET_BUSY,
+    walBytes,
+    events,
+    sweeps,
+    load: loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' '),
+  };
 }
 
 function printFleet(f: FleetResult): void {
   const r = f.landing;
-  out(`\n## Fleet: ${f.queues} queues, ${f.busy} busy x ${r.prs / f.busy} PRs, ${f.queues - f.busy} idle, 2 worker processes (${LEGACY ? 'BEFORE: MERGE_QUEUE_LEGACY_PERSISTENCE=true' : 'AFTER'}; load ${f.load})\n`);
+  out(
+    `\n## Fleet: ${f.queues} queues, ${f.busy} busy x ${r.prs / f.busy} PRs, ${f.queues - f.busy} idle, 2 worker processes (${LEGACY ? 'BEFORE: MERGE_QUEUE_LEGACY_PERSISTENCE=true' : 'AFTER'}; load ${f.load})\n`,
+  );
   const own = r.lands.map((l) => l.movedAt - (l.report as Report).t0);
-  out('| PRs landed | seconds | land latency p50 / p99 (ms, own report -> base moved) | sweep passes | sweep time per pass p50 / max (ms) | events (txs) | WAL bytes per landed PR | WAL bytes per event |');
+  out(
+    '| PRs landed | seconds | land latency p50 / p99 (ms, own report -> base moved) | sweep passes | sweep time per pass p50 / max (ms) | events (txs) | WAL bytes per landed PR | WAL bytes per event |',
+  );
   out('|---|---|---|---|---|---|---|---|');
-  out(`| ${r.prs} | ${r.seconds.toFixed(1)} | ${ms(median(own))} / ${ms(quantile(own, 0.99))} | ${f.sweeps.length} | ${ms(median(f.sweeps))} / ${ms(Math.max(...f.sweeps))} | ${f.events} | ${(f.walBytes / r.prs).toFixed(0)} | ${(f.walBytes / Math.max(1, f.events)).toFixed(0)} |`);
+  out(
+    `| ${r.prs} | ${r.seconds.toFixed(1)} | ${ms(median(own))} / ${ms(quantile(own, 0.99))} | ${f.sweeps.length} | ${ms(median(f.sweeps))} / ${ms(Math.max(...f.sweeps))} | ${f.events} | ${(f.walBytes / r.prs).toFixed(0)} | ${(f.walBytes / Math.max(1, f.events)).toFixed(0)} |`,
+  );
   out('\nWAL is server-wide (pg_current_wal_lsn): writes of other databases on the same server during the phase count too.');
 }
 
@@ -679,28 +797,40 @@ function printFleet(f: FleetResult): void {
 
 function printLanding(results: PhaseResult[]): void {
   out('\n## Land latency: last required check answered -> base ref moved (target p50 < 300 ms, p99 < 1 s)\n');
-  out('"own report" is from the response to the batch\'s own last check; "landable" starts at the later of that and the previous land (a speculative batch that passed early waits for the batch ahead by design).\n');
+  out(
+    '"own report" is from the response to the batch\'s own last check; "landable" starts at the later of that and the previous land (a speculative batch that passed early waits for the batch ahead by design).\n',
+  );
   out('| phase | lands | PRs/land | own report p50 | p99 | max | landable p50 | p99 | max | load avg |');
   out('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const own = r.lands.map((l) => l.movedAt - (l.report as Report).t0);
     const landable = r.lands.map((l) => l.movedAt - Math.max((l.report as Report).t0, l.previousAt));
-    out(`| ${r.name} | ${r.lands.length} | ${(r.prs / r.lands.length).toFixed(1)} | ${ms(median(own))} | ${ms(quantile(own, 0.99))} | ${ms(Math.max(...own))} | ${ms(median(landable))} | ${ms(quantile(landable, 0.99))} | ${ms(Math.max(...landable))} | ${r.load.toFixed(1)} |`);
+    out(
+      `| ${r.name} | ${r.lands.length} | ${(r.prs / r.lands.length).toFixed(1)} | ${ms(median(own))} | ${ms(quantile(own, 0.99))} | ${ms(Math.max(...own))} | ${ms(median(landable))} | ${ms(quantile(landable, 0.99))} | ${ms(Math.max(...landable))} | ${r.load.toFixed(1)} |`,
+    );
   }
   const head = results[0];
   const own = head.lands.map((l) => l.movedAt - (l.report as Report).t0);
   const [p50, p99] = [median(own), quantile(own, 0.99)];
   out(`\nTarget (${head.name}): p50 ${ms(p50)} ms ${p50 < 300 ? 'met' : 'NOT met'}, p99 ${ms(p99)} ms ${p99 < 1000 ? 'met' : 'NOT met'}.`);
   const landableP50 = results.map((r) => median(r.lands.map((l) => l.movedAt - Math.max((l.report as Report).t0, l.previousAt))));
-  out(`How it grows: landable p50 ${results.map((r, i) => `${ms(landableP50[i])} ms (${r.name})`).join(', ')}: x${(landableP50[landableP50.length - 1] / landableP50[0]).toFixed(1)} from one queue testing one PR to ${results[results.length - 1].queues} queues at once.`);
+  out(
+    `How it grows: landable p50 ${results.map((r, i) => `${ms(landableP50[i])} ms (${r.name})`).join(', ')}: x${(landableP50[landableP50.length - 1] / landableP50[0]).toFixed(1)} from one queue testing one PR to ${results[results.length - 1].queues} queues at once.`,
+  );
 
-  out("\n## Where a land's time goes (medians, ms; from the event trail: an event row is stamped when its transaction writes it, after lock, load, reduce and state write; pickup from BullMQ's event stream)\n");
-  out('| phase | last check POST sent -> check event written | -> POST answered | land issued -> operationStarted written | lands that waited behind other operations | operationStarted -> base moved | base moved -> outcome written | executor pickup, added -> active (p50 / p99) | executor runs | kicks ignored (job existed) | events (txs) per land | operations per land |');
+  out(
+    "\n## Where a land's time goes (medians, ms; from the event trail: an event row is stamped when its transaction writes it, after lock, load, reduce and state write; pickup from BullMQ's event stream)\n",
+  );
+  out(
+    '| phase | last check POST sent -> check event written | -> POST answered | land issued -> operationStarted written | lands that waited behind other operations | operationStarted -> base moved | base moved -> outcome written | executor pickup, added -> active (p50 / p99) | executor runs | kicks ignored (job existed) | events (txs) per land | operations per land |',
+  );
   out('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const b = r.breakdown;
     const kinds = [...b.waitedKinds].map(([k, n]) => `${n} ${k}`).join(', ');
-    out(`| ${r.name} | ${ms(median(b.sentToWritten))} | ${ms(median(b.writtenToResponse))} | ${ms(median(b.issuedToStarted))} (p99 ${ms(quantile(b.issuedToStarted, 0.99))}) | ${b.waitedBehind} of ${b.issuedToStarted.length}${kinds ? ` (${kinds})` : ''} | ${ms(median(b.startedToMoved))} (p99 ${ms(quantile(b.startedToMoved, 0.99))}) | ${ms(median(b.movedToRecorded))} | ${ms(median(r.pickups))} / ${ms(quantile(r.pickups, 0.99))} | ${r.executorRuns} | ${r.ignoredKicks} of ${r.executorKicks + r.ignoredKicks} | ${b.eventsPerLand.toFixed(1)} | ${b.operationsPerLand.toFixed(1)} |`);
+    out(
+      `| ${r.name} | ${ms(median(b.sentToWritten))} | ${ms(median(b.writtenToResponse))} | ${ms(median(b.issuedToStarted))} (p99 ${ms(quantile(b.issuedToStarted, 0.99))}) | ${b.waitedBehind} of ${b.issuedToStarted.length}${kinds ? ` (${kinds})` : ''} | ${ms(median(b.startedToMoved))} (p99 ${ms(quantile(b.startedToMoved, 0.99))}) | ${ms(median(b.movedToRecorded))} | ${ms(median(r.pickups))} / ${ms(quantile(r.pickups, 0.99))} | ${r.executorRuns} | ${r.ignoredKicks} of ${r.executorKicks + r.ignoredKicks} | ${b.eventsPerLand.toFixed(1)} | ${b.operationsPerLand.toFixed(1)} |`,
+    );
   }
 
   out('\n## Throughput: PRs landed per minute (each queue filled while paused, timed from resume to the base holding its last PR)\n');
@@ -708,32 +838,71 @@ function printLanding(results: PhaseResult[]): void {
   out('|---|---|---|---|---|---|');
   for (const r of results) {
     const perMinute = (r.prs / r.seconds) * 60;
-    out(`| ${r.name} | ${r.queues} x ${r.prs / r.queues} | ${r.seconds.toFixed(1)} | ${perMinute.toFixed(0)} | ${((r.lands.length / r.seconds) * 60).toFixed(0)} | ${(perMinute / r.queues).toFixed(0)} |`);
+    out(
+      `| ${r.name} | ${r.queues} x ${r.prs / r.queues} | ${r.seconds.toFixed(1)} | ${perMinute.toFixed(0)} | ${((r.lands.length / r.seconds) * 60).toFixed(0)} | ${(perMinute / r.queues).toFixed(0)} |`,
+    );
   }
   const single = results.find((r) => r.queues === 1 && r.name !== head.name);
   const parallel = results.find((r) => r.queues > 1);
   if (single && parallel) {
     const [a, b] = [(single.prs / single.seconds) * 60, (parallel.prs / parallel.seconds) * 60];
-    out(`How it grows: ${parallel.queues} queues together land x${(b / a).toFixed(2)} the PRs per minute of one queue (${b.toFixed(0)} against ${a.toFixed(0)}); each of them lands ${(b / parallel.queues).toFixed(0)} per minute, x${(b / parallel.queues / a).toFixed(2)} a lone queue's rate. One worker runs ${4} executors at a time (MergeQueuesProcessor concurrency) on ${cpus().length} cores.`);
+    out(
+      `How it grows: ${parallel.queues} queues together land x${(b / a).toFixed(2)} the PRs per minute of one queue (${b.toFixed(0)} against ${a.toFixed(0)}); each of them lands ${(b / parallel.queues).toFixed(0)} per minute, x${(b / parallel.queues / a).toFixed(2)} a lone queue's rate. One worker runs ${4} executors at a time (MergeQueuesProcessor concurrency) on ${cpus().length} cores.`,
+    );
   }
 }
 
 function printPlanner(points: PlannerPoint[]): void {
   out('\n## Planner at size: a paused queue with N waiting entries\n');
-  out(`Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=true: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-  out('| waiting entries | enqueue request p50 / p95 (ms, the event transaction over HTTP) | WAL bytes per enqueue event (p50) | reducer: enqueue step (ms) | reducer: planning step on resume (ms) | JSON parse + stringify of the state (ms) | state JSON | pg_column_size("plannerState") |');
+  out(
+    `Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=true: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
+  );
+  out(
+    '| waiting entries | enqueue request p50 / p95 (ms, the event transaction over HTTP) | WAL bytes per enqueue event (p50) | reducer: enqueue step (ms) | reducer: planning step on resume (ms) | JSON parse + stringify of the state (ms) | state JSON | pg_column_size("plannerState") |',
+  );
   out('|---|---|---|---|---|---|---|---|');
   for (const p of points) {
-    out(`| ${p.size} | ${ms(p.enqueueP50)} / ${ms(p.enqueueP95)} | ${p.walP50.toFixed(0)} | ${p.reduceEnqueue.toFixed(2)} | ${p.reducePlan.toFixed(2)} | ${p.jsonRoundTrip.toFixed(2)} | ${kb(p.jsonChars)} (${(p.jsonChars / p.size).toFixed(0)} chars/entry) | ${kb(p.columnBytes)} |`);
+    out(
+      `| ${p.size} | ${ms(p.enqueueP50)} / ${ms(p.enqueueP95)} | ${p.walP50.toFixed(0)} | ${p.reduceEnqueue.toFixed(2)} | ${p.reducePlan.toFixed(2)} | ${p.jsonRoundTrip.toFixed(2)} | ${kb(p.jsonChars)} (${(p.jsonChars / p.size).toFixed(0)} chars/entry) | ${kb(p.columnBytes)} |`,
+    );
   }
-  out(`\nEnqueue p50 at ${points[points.length - 1].size} vs ${points[0].size} waiting entries: x${(points[points.length - 1].enqueueP50 / points[0].enqueueP50).toFixed(2)} (target: within 1.5x); WAL per event ${points[points.length - 1].walP50.toFixed(0)} vs ${points[0].walP50.toFixed(0)} bytes.`);
+  out(
+    `\nEnqueue p50 at ${points[points.length - 1].size} vs ${points[0].size} waiting entries: x${(points[points.length - 1].enqueueP50 / points[0].enqueueP50).toFixed(2)} (target: within 1.5x); WAL per event ${points[points.length - 1].walP50.toFixed(0)} vs ${points[0].walP50.toFixed(0)} bytes.`,
+  );
   const sizes = points.map((p) => p.size);
   out('\nHow it grows (first to last size):');
-  out(`- enqueue request: ${growth(sizes, points.map((p) => p.enqueueP50))}`);
-  out(`- reducer enqueue step: ${growth(sizes, points.map((p) => p.reduceEnqueue))}`);
-  out(`- reducer planning step: ${growth(sizes, points.map((p) => p.reducePlan))}`);
-  out(`- state JSON: ${growth(sizes, points.map((p) => p.jsonChars))}`);
-  out(`- pg_column_size: ${growth(sizes, points.map((p) => p.columnBytes))}`);
+  out(
+    `- enqueue request: ${growth(
+      sizes,
+      points.map((p) => p.enqueueP50),
+    )}`,
+  );
+  out(
+    `- reducer enqueue step: ${growth(
+      sizes,
+      points.map((p) => p.reduceEnqueue),
+    )}`,
+  );
+  out(
+    `- reducer planning step: ${growth(
+      sizes,
+      points.map((p) => p.reducePlan),
+    )}`,
+  );
+  out(
+    `- state JSON: ${growth(
+      sizes,
+      points.map((p) => p.jsonChars),
+    )}`,
+  );
+  out(
+    `- pg_column_size: ${growth(
+      sizes,
+      points.map((p) => p.columnBytes),
+    )}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -757,12 +926,35 @@ async function main(): Promise<void> {
     const organization = await prisma.organization.create({ data: { name: `bench-mqe-${randomUUID()}` } });
     const owner = await prisma.member.create({ data: { organizationId: organization.id, name: 'bench owner', role: 'OWNER' } });
     const token = encodeApiKeyToken(randomBytes(32));
-    await prisma.apiKey.create({ data: { organizationId: organization.id, name: 'bench', ownerId: owner.id, ownerType: 'MEMBERSHIP', createdById: owner.id, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) } });
+    await prisma.apiKey.create({
+      data: {
+        organizationId: organization.id,
+        name: 'bench',
+        ownerId: owner.id,
+        ownerType: 'MEMBERSHIP',
+        createdById: owner.id,
+        tokenHash: hashToken(token),
+        keySuffix: apiKeyTokenSuffix(token),
+      },
+    });
 
     // As in production (NODE_ENV=production), with LOCAL_GIT on under the bench's directory (production
     // turns it off by default and wants its root) and the per-key budget raised so that the bench
     // measures the engine, not 429s.
-    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, PORT: String(PORT), ...productionEnv(), GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: dir, RATE_LIMIT_PER_PRINCIPAL: '10000000', LOG_LEVEL: 'warn', MERGE_QUEUE_MAX_PER_ORGANIZATION: String(FLEET_QUEUES + 100), MERGE_QUEUE_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS) };
+    const env = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      PORT: String(PORT),
+      ...productionEnv(),
+      GIT_LOCAL_ENABLED: 'true',
+      GIT_LOCAL_ROOT: dir,
+      RATE_LIMIT_PER_PRINCIPAL: '10000000',
+      LOG_LEVEL: 'warn',
+      MERGE_QUEUE_MAX_PER_ORGANIZATION: String(FLEET_QUEUES + 100),
+      MERGE_QUEUE_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
+    };
     const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
     children.push(api);
     let worker: ChildProcess | undefined;
@@ -802,7 +994,11 @@ async function main(): Promise<void> {
           for (const shortcuts of ['false', 'true']) {
             await startWorker({ MERGE_QUEUE_FENCE_SHORTCUTS: shortcuts });
             out(`› latency round ${round}, fence shortcuts ${shortcuts === 'true' ? 'on' : 'off'} (load ${loadavg()[0].toFixed(1)})`);
-            results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial, shortcuts ${shortcuts === 'true' ? 'on' : 'off'} #${round}`, [await createQueue(bench, `latency-${shortcuts}-${round}`, LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+            results.push(
+              await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial, shortcuts ${shortcuts === 'true' ? 'on' : 'off'} #${round}`, [
+                await createQueue(bench, `latency-${shortcuts}-${round}`, LATENCY_PRS, { maxBatch: 1, maxParallel: 1 }),
+              ]),
+            );
           }
         }
         for (const shortcuts of ['off', 'on']) {
@@ -810,7 +1006,11 @@ async function main(): Promise<void> {
           out(`› fence shortcuts ${shortcuts}: ${own.length} lands, own report p50 ${ms(median(own))} ms, p99 ${ms(quantile(own, 0.99))} ms`);
         }
       } else {
-        results.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 })]));
+        results.push(
+          await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [
+            await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 }),
+          ]),
+        );
       }
     }
     if (PHASES.has('single')) {

@@ -150,7 +150,10 @@ export class PlannerPolicy implements Policy {
     const w = this.world;
     switch (op.kind) {
       case 'prepare': {
-        const built = w.build(op.baseSha, op.heads.map((h) => h.number));
+        const built = w.build(
+          op.baseSha,
+          op.heads.map((h) => h.number),
+        );
         if (!built.ok) {
           const head = op.heads.find((h) => h.number === built.pr);
           if (report) {

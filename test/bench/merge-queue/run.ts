@@ -108,7 +108,14 @@ function timeline(): string {
   const landed = world.landed.map((n) => `#${n}${world.pr(n).bad ? '(bad!)' : ''}`).join(' ');
   lines.push(`landed in order: ${landed}`);
   const failed = world.prs.filter((p) => p.failedAt !== null).map((p) => `#${p.number}${p.bad ? '' : '(good!)'}`);
-  lines.push(`failed: ${failed.join(' ') || 'none'}; bad PRs were ${world.prs.filter((p) => p.bad).map((p) => `#${p.number}`).join(' ') || 'none'}`);
+  lines.push(
+    `failed: ${failed.join(' ') || 'none'}; bad PRs were ${
+      world.prs
+        .filter((p) => p.bad)
+        .map((p) => `#${p.number}`)
+        .join(' ') || 'none'
+    }`,
+  );
   return lines.join('\n');
 }
 
@@ -118,7 +125,7 @@ function main(): void {
   console.log(
     'CI: lognormal median 20 min, sigma 0.5, x3 when the candidate holds one of the 10% slow PRs, ' +
       'counting the unlanded PRs of the batches ahead it is built on (E[CI] ~ 27 min for a lone PR); ' +
-      'conflicts 0.004 per pair, plus order-dependent conflicts: each of the next 20 arrivals builds on a PR\'s lines with p=0.01 ' +
+      "conflicts 0.004 per pair, plus order-dependent conflicts: each of the next 20 arrivals builds on a PR's lines with p=0.01 " +
       '(clean in queue order; the earlier PR conflicts if the later one lands first or is ahead of it in a candidate)',
   );
   console.log(

@@ -31,11 +31,7 @@ export interface RunMetrics {
 /** Hard stop for policies that never catch up (sequential at high rates). */
 const HORIZON_FACTOR = 40;
 
-export function makePolicy(
-  name: PolicyName,
-  world: World,
-  config: Partial<PlannerConfig> = {},
-): Policy {
+export function makePolicy(name: PolicyName, world: World, config: Partial<PlannerConfig> = {}): Policy {
   switch (name) {
     case 'ours':
       return new PlannerPolicy(world, config);

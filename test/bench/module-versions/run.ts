@@ -62,16 +62,39 @@ interface Seeded {
 async function seed(databaseUrl: string): Promise<Seeded> {
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
   try {
-    const [own, other] = [await prisma.organization.create({ data: { name: 'bench-modules' } }), await prisma.organization.create({ data: { name: 'bench-other' } })];
+    const [own, other] = [
+      await prisma.organization.create({ data: { name: 'bench-modules' } }),
+      await prisma.organization.create({ data: { name: 'bench-other' } }),
+    ];
     const owner = await prisma.member.create({ data: { organizationId: own.id, name: 'bench owner', role: 'OWNER' } });
     const token = encodeApiKeyToken(randomBytes(32));
-    await prisma.apiKey.create({ data: { organizationId: own.id, name: 'bench', ownerId: owner.id, ownerType: 'MEMBERSHIP', createdById: owner.id, tokenHash: hashToken(token), keySuffix: apiKeyTokenSuffix(token) } });
+    await prisma.apiKey.create({
+      data: {
+        organizationId: own.id,
+        name: 'bench',
+        ownerId: owner.id,
+        ownerType: 'MEMBERSHIP',
+        createdById: owner.id,
+        tokenHash: hashToken(token),
+        keySuffix: apiKeyTokenSuffix(token),
+      },
+    });
     const base = Date.now() - PROJECTS * 1000;
-    await prisma.project.createMany({ data: Array.from({ length: PROJECTS }, (_, i) => ({ organizationId: own.id, givenId: `project-${i}`, name: `Project ${i}`, createdAt: new Date(base + i * 1000) })) });
+    await prisma.project.createMany({
+      data: Array.from({ length: PROJECTS }, (_, i) => ({
+        organizationId: own.id,
+        givenId: `project-${i}`,
+        name: `Project ${i}`,
+        createdAt: new Date(base + i * 1000),
+      })),
+    });
 
-    const owners = [...Array(DEFINITIONS.own).fill(own.id), ...Array(DEFINITIONS.global).fill(null), ...Array(DEFINITIONS.other).fill(other.id)] as (string | null)[];
+    const owners = [...Array(DEFINITIONS.own).fill(own.id), ...Array(DEFINITIONS.global).fill(null), ...Array(DEFINITIONS.other).fill(other.id)] as (
+      string | null
+    )[];
     const definitions = [];
-    for (let d = 0; d < owners.length; d++) definitions.push(await prisma.moduleDefinition.create({ data: { organizationId: owners[d], name: `module-${d}` } }));
+    for (let d = 0; d < owners.length; d++)
+      definitions.push(await prisma.moduleDefinition.create({ data: { organizationId: owners[d], name: `module-${d}` } }));
     // One busy definition; the rest share the remainder, between about half and one and a half times the mean.
     const rest = TOTAL_VERSIONS - BUSY_DEFINITION_VERSIONS;
     const mean = rest / (definitions.length - 1);
@@ -90,7 +113,15 @@ async function seed(databaseUrl: string): Promise<Seeded> {
         const version = versionAt(i);
         const parsed = parseVersion(version);
         if (!parsed.ok) throw new Error(`${version}: ${parsed.reason}`);
-        batch.push({ moduleDefinitionId: definitions[d].id, organizationId: definitions[d].organizationId, version, description: `module-${d} ${version}`, config: { image: `registry/module-${d}:${version}`, replicas: i % 5, env: { LOG: 'info' } }, createdById: owner.id, ...parsed.version.columns });
+        batch.push({
+          moduleDefinitionId: definitions[d].id,
+          organizationId: definitions[d].organizationId,
+          version,
+          description: `module-${d} ${version}`,
+          config: { image: `registry/module-${d}:${version}`, replicas: i % 5, env: { LOG: 'info' } },
+          createdById: owner.id,
+          ...parsed.version.columns,
+        });
         if (batch.length === 5_000) await flush();
       }
     }
@@ -105,9 +136,6 @@ async function seed(databaseUrl: string): Promise<Seeded> {
     await prisma.$disconnect();
   }
 }
-
-
-
 
 /** The cursor after `offset` rows of a list, walked over HTTP as a client would. */
 async function cursorAfter(url: string, headers: Record<string, string>, offset: number): Promise<string> {
@@ -141,7 +169,15 @@ runOrExplain(async () => {
     await migrate(databaseUrl);
     const seeded = await seed(databaseUrl);
     buildIfStale();
-    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: services.redisUrl, PORT: String(API_PORT), QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? 'dpa-bench-mv', ...productionEnv(), RATE_LIMIT_PER_PRINCIPAL: '10000000' };
+    const env = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: services.redisUrl,
+      PORT: String(API_PORT),
+      QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? 'dpa-bench-mv',
+      ...productionEnv(),
+      RATE_LIMIT_PER_PRINCIPAL: '10000000',
+    };
     // Two APIs side by side on the same data: statements unnamed (parsed and planned on every
     // request, as before DATABASE_PREPARED_STATEMENTS) and named (prepared once per connection).
     const variants = [
@@ -150,7 +186,13 @@ runOrExplain(async () => {
     ].filter((v) => !process.env.BENCH_VARIANT || v.label.startsWith(process.env.BENCH_VARIANT));
     const headers = { Authorization: `Bearer ${seeded.token}` };
     for (const variant of variants) {
-      apis.push(spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...env, ...variant.env, PORT: String(variant.port) }, stdio: ['ignore', 'ignore', 'inherit'] }));
+      apis.push(
+        spawn(process.execPath, ['dist/main.js'], {
+          cwd: ROOT,
+          env: { ...env, ...variant.env, PORT: String(variant.port) },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        }),
+      );
       await waitForOk(`http://127.0.0.1:${variant.port}/projects`, headers);
     }
     const minVersion = '0.5.0';
@@ -158,9 +200,15 @@ runOrExplain(async () => {
     const deepCursor = await cursorAfter(`${first}/module-versions/summaries?moduleDefinitionId=${seeded.busyDefinition}`, headers, DEEP_OFFSET);
     const paths: { name: string; path: string }[] = [
       { name: 'GET /projects (baseline)', path: '/projects' },
-      { name: 'summaries?moduleDefinitionId&minVersion', path: `/module-versions/summaries?moduleDefinitionId=${seeded.typicalDefinition}&minVersion=${minVersion}` },
+      {
+        name: 'summaries?moduleDefinitionId&minVersion',
+        path: `/module-versions/summaries?moduleDefinitionId=${seeded.typicalDefinition}&minVersion=${minVersion}`,
+      },
       { name: 'summaries?moduleDefinitionIds (50 ids)', path: `/module-versions/summaries?moduleDefinitionIds=${seeded.fiftyDefinitions.join(',')}` },
-      { name: `summaries deep page (cursor after ${DEEP_OFFSET} rows)`, path: `/module-versions/summaries?moduleDefinitionId=${seeded.busyDefinition}&cursor=${deepCursor}` },
+      {
+        name: `summaries deep page (cursor after ${DEEP_OFFSET} rows)`,
+        path: `/module-versions/summaries?moduleDefinitionId=${seeded.busyDefinition}&cursor=${deepCursor}`,
+      },
       { name: 'GET /module-versions (with config, 50 ids)', path: `/module-versions?moduleDefinitionIds=${seeded.fiftyDefinitions.join(',')}` },
     ];
     const url = (port: number, path: string) => `http://127.0.0.1:${port}${path}`;
@@ -186,14 +234,20 @@ runOrExplain(async () => {
     const mean = (list: Measurement[], key: keyof Measurement) => list.reduce((s, m) => s + m[key], 0) / list.length;
     for (const variant of variants) {
       const baseline = mean(results.get(`${variant.label}|${paths[0].name}`)!, 'rps');
-      process.stdout.write(`\n${variant.label} (DATABASE_PREPARED_STATEMENTS=${variant.env.DATABASE_PREPARED_STATEMENTS})\n| request | req/s per run | mean req/s | mean p99 (ms) | vs projects | non-2xx |\n|---|---|---|---|---|---|\n`);
+      process.stdout.write(
+        `\n${variant.label} (DATABASE_PREPARED_STATEMENTS=${variant.env.DATABASE_PREPARED_STATEMENTS})\n| request | req/s per run | mean req/s | mean p99 (ms) | vs projects | non-2xx |\n|---|---|---|---|---|---|\n`,
+      );
       for (const target of paths) {
         const runs = results.get(`${variant.label}|${target.name}`)!;
         const rps = mean(runs, 'rps');
-        process.stdout.write(`| ${target.name} | ${runs.map((m) => m.rps.toFixed(0)).join(' / ')} | ${rps.toFixed(0)} | ${mean(runs, 'p99').toFixed(1)} | ${((rps / baseline) * 100).toFixed(0)}% | ${runs.reduce((s, m) => s + m.non2xx, 0)} |\n`);
+        process.stdout.write(
+          `| ${target.name} | ${runs.map((m) => m.rps.toFixed(0)).join(' / ')} | ${rps.toFixed(0)} | ${mean(runs, 'p99').toFixed(1)} | ${((rps / baseline) * 100).toFixed(0)}% | ${runs.reduce((s, m) => s + m.non2xx, 0)} |\n`,
+        );
       }
     }
-    process.stdout.write("\nTargets (issue 22): every module-version request at least 50% of the projects list's req/s, the single-definition summaries at least 80%.\n");
+    process.stdout.write(
+      "\nTargets (issue 22): every module-version request at least 50% of the projects list's req/s, the single-definition summaries at least 80%.\n",
+    );
     const failed = [...results.values()].flat().reduce((s, m) => s + m.non2xx, 0);
     if (failed > 0) throw new Error(`${failed} responses were not 2xx: the figures above measure errors, not the lists`);
 
@@ -204,7 +258,9 @@ runOrExplain(async () => {
     const byMin: VersionListFilter = { organizationId, definitionIds: [seeded.typicalDefinition], minVersion: minColumns, releasesOnly: false };
     const fifty: VersionListFilter = { organizationId, definitionIds: seeded.fiftyDefinitions, releasesOnly: false };
     const busy: VersionListFilter = { organizationId, definitionIds: [seeded.busyDefinition], releasesOnly: false };
-    const deepAfter = MODULE_VERSION_SUMMARY_KEYSET.after(decodeCursor(MODULE_VERSION_SUMMARY_KEYSET as never, deepCursor)) as { below: [number, number, number, string, string] };
+    const deepAfter = MODULE_VERSION_SUMMARY_KEYSET.after(decodeCursor(MODULE_VERSION_SUMMARY_KEYSET as never, deepCursor)) as {
+      below: [number, number, number, string, string];
+    };
     await explain(databaseUrl, [
       { name: 'summaries?moduleDefinitionId&minVersion: page', sql: repository.pageSql(byMin, false, undefined, 21) },
       { name: 'summaries?moduleDefinitionId&minVersion: count', sql: repository.countSql(byMin) },
@@ -212,7 +268,10 @@ runOrExplain(async () => {
       { name: 'summaries?moduleDefinitionIds (50): count', sql: repository.countSql(fifty) },
       { name: `deep page after ${DEEP_OFFSET} rows: page`, sql: repository.pageSql(busy, false, deepAfter, 21) },
       { name: `deep page after ${DEEP_OFFSET} rows: count`, sql: repository.countSql(busy) },
-      { name: 'every visible version (no definition filter), page after the deep cursor', sql: repository.pageSql({ organizationId, releasesOnly: false }, false, deepAfter, 21) },
+      {
+        name: 'every visible version (no definition filter), page after the deep cursor',
+        sql: repository.pageSql({ organizationId, releasesOnly: false }, false, deepAfter, 21),
+      },
     ]);
   } finally {
     for (const api of apis) api.kill('SIGTERM');

@@ -82,7 +82,9 @@ function measure(size: number): Row {
 }
 
 function main(): void {
-  console.log(`# Sandbox-plan calculator: ${RUNS} runs per size over 3 generated pipelines (seeds ${SEED}..${SEED + 2}), ${ENVIRONMENTS} environments (AWS + GCP), node ${process.version}`);
+  console.log(
+    `# Sandbox-plan calculator: ${RUNS} runs per size over 3 generated pipelines (seeds ${SEED}..${SEED + 2}), ${ENVIRONMENTS} environments (AWS + GCP), node ${process.version}`,
+  );
   const rows = SIZES.map(measure);
   console.log('| steps | dependency edges | pools | median ms | p90 ms | allocated per plan MiB | growth k (time ~ steps^k) | target |');
   console.log('|---:|---:|---:|---:|---:|---:|---:|---|');
@@ -90,7 +92,9 @@ function main(): void {
     const growth = i === 0 ? '' : (Math.log(row.median / rows[i - 1].median) / Math.log(row.size / rows[i - 1].size)).toFixed(2);
     const target = TARGET_MS[row.size];
     const verdict = target === undefined ? '' : `< ${target} ms: ${row.median < target ? 'met' : 'MISSED'}`;
-    console.log(`| ${row.size} | ${row.edges} | ${row.pools} | ${row.median.toFixed(2)} | ${row.p90.toFixed(2)} | ${row.allocatedMiB.toFixed(2)} | ${growth} | ${verdict} |`);
+    console.log(
+      `| ${row.size} | ${row.edges} | ${row.pools} | ${row.median.toFixed(2)} | ${row.p90.toFixed(2)} | ${row.allocatedMiB.toFixed(2)} | ${growth} | ${verdict} |`,
+    );
   });
   console.log(`peak RSS of the whole run: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
   const missed = rows.filter((r) => TARGET_MS[r.size] !== undefined && r.median >= TARGET_MS[r.size]);

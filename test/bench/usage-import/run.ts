@@ -37,7 +37,21 @@ async function main(): Promise<void> {
   // The bench seals tokens itself with the development key: both sides say development (unset means production).
   const nodeEnv = process.env.NODE_ENV ?? 'development';
   const config = loadConfig({ ...process.env, NODE_ENV: nodeEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
-  const worker = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env: { ...process.env, NODE_ENV: nodeEnv, WORKER_HEALTH_PORT: '0', DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, GITHUB_API_URL: emulator.url, GITHUB_WEB_URL: emulator.url, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const worker = spawn(process.execPath, ['dist/worker.js'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: nodeEnv,
+      WORKER_HEALTH_PORT: '0',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      GITHUB_API_URL: emulator.url,
+      GITHUB_WEB_URL: emulator.url,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let organizationId: string | undefined;
   try {
     let output = '';
@@ -57,12 +71,31 @@ async function main(): Promise<void> {
     organizationId = organization.id;
     const integrationId = randomUUID();
     const sealed = new CredentialCipher(config.credentialKeys).seal(JSON.stringify({ accessToken: token }), integrationId);
-    await prisma.integration.create({ data: { id: integrationId, organizationId, givenId: 'bench', name: 'bench', provider: 'GITHUB', authMethod: 'API_TOKEN', status: 'ACTIVE', externalAccountId: '1', externalAccountName: 'bench', encryptedCredentials: new Uint8Array(sealed) } });
-    const source = await prisma.codeSource.create({ data: { organizationId, provider: 'GITHUB', integrationId, foreignId: '1', nameWithOwner: 'bench/monorepo', url: `${emulator.url}/bench/monorepo` } });
+    await prisma.integration.create({
+      data: {
+        id: integrationId,
+        organizationId,
+        givenId: 'bench',
+        name: 'bench',
+        provider: 'GITHUB',
+        authMethod: 'API_TOKEN',
+        status: 'ACTIVE',
+        externalAccountId: '1',
+        externalAccountName: 'bench',
+        encryptedCredentials: new Uint8Array(sealed),
+      },
+    });
+    const source = await prisma.codeSource.create({
+      data: { organizationId, provider: 'GITHUB', integrationId, foreignId: '1', nameWithOwner: 'bench/monorepo', url: `${emulator.url}/bench/monorepo` },
+    });
 
     const importId = randomUUID();
     const started = Date.now();
-    await queue.add(UsageImportsJob.ImportCodeSource, { importId, organizationId, codeSourceId: source.id }, { jobId: importJobId(importId), deduplication: { id: codeSourceDeduplicationId(source.id) }, attempts: IMPORT_ATTEMPTS, removeOnComplete: true });
+    await queue.add(
+      UsageImportsJob.ImportCodeSource,
+      { importId, organizationId, codeSourceId: source.id },
+      { jobId: importJobId(importId), deduplication: { id: codeSourceDeduplicationId(source.id) }, attempts: IMPORT_ATTEMPTS, removeOnComplete: true },
+    );
     let row = await prisma.usageImport.findFirst({ where: { id: importId } });
     let lastReport = 0;
     while (!row || (row.status !== 'SUCCEEDED' && row.status !== 'FAILED')) {

@@ -17,7 +17,14 @@ const prismaOf = (app: INestApplication) => app.get(PrismaService, { strict: fal
 
 /** Execution environments shaped as the vendors require (identifiers that pass the API's checks). */
 export const ENVIRONMENT_SHAPES = {
-  AWS: { type: 'AWS', region: 'us-east-1', vpcId: 'vpc-0a1b2c3d', subnetId: 'subnet-0a1b2c3d4e5f60718', securityGroupId: 'sg-0a1b2c3d', cloudAccountId: '123456789012' },
+  AWS: {
+    type: 'AWS',
+    region: 'us-east-1',
+    vpcId: 'vpc-0a1b2c3d',
+    subnetId: 'subnet-0a1b2c3d4e5f60718',
+    securityGroupId: 'sg-0a1b2c3d',
+    cloudAccountId: '123456789012',
+  },
   GCP: { type: 'GCP', region: 'europe-west1', vpcId: 'build-net', subnetId: 'build-subnet', securityGroupId: 'allow-sandboxes', cloudAccountId: 'acme-builds' },
 } as const;
 
@@ -39,33 +46,60 @@ export async function createPipelineVersion(app: INestApplication, owner: Owner,
 }
 
 export async function createPipelineRun(app: INestApplication, owner: Owner, data: Partial<Prisma.PipelineRunUncheckedCreateInput> = {}) {
-  const version = data.pipelineVersionId ? await prismaOf(app).pipelineVersion.findUniqueOrThrow({ where: { id: data.pipelineVersionId } }) : await createPipelineVersion(app, owner);
-  return prismaOf(app).pipelineRun.create({ data: { organizationId: owner.organizationId, pipelineId: version.pipelineId, pipelineVersionId: version.id, ...data } });
+  const version = data.pipelineVersionId
+    ? await prismaOf(app).pipelineVersion.findUniqueOrThrow({ where: { id: data.pipelineVersionId } })
+    : await createPipelineVersion(app, owner);
+  return prismaOf(app).pipelineRun.create({
+    data: { organizationId: owner.organizationId, pipelineId: version.pipelineId, pipelineVersionId: version.id, ...data },
+  });
 }
 
 export function createExecutionEnvironment(app: INestApplication, owner: Owner, data: Partial<Prisma.ExecutionEnvironmentUncheckedCreateInput> = {}) {
   const givenId = data.givenId ?? `env-${unique()}`;
-  return prismaOf(app).executionEnvironment.create({ data: { organizationId: owner.organizationId, givenId, name: givenId, ...ENVIRONMENT_SHAPES.AWS, ...data } });
+  return prismaOf(app).executionEnvironment.create({
+    data: { organizationId: owner.organizationId, givenId, name: givenId, ...ENVIRONMENT_SHAPES.AWS, ...data },
+  });
 }
 
-export function createServiceAccount(app: INestApplication, owner: Pick<TestTenant, 'organizationId' | 'memberId'>, data: Partial<Prisma.ServiceAccountUncheckedCreateInput> = {}) {
-  return prismaOf(app).serviceAccount.create({ data: { organizationId: owner.organizationId, name: `robot-${unique()}`, createdById: owner.memberId, createdByName: 'test factory', ...data } });
+export function createServiceAccount(
+  app: INestApplication,
+  owner: Pick<TestTenant, 'organizationId' | 'memberId'>,
+  data: Partial<Prisma.ServiceAccountUncheckedCreateInput> = {},
+) {
+  return prismaOf(app).serviceAccount.create({
+    data: { organizationId: owner.organizationId, name: `robot-${unique()}`, createdById: owner.memberId, createdByName: 'test factory', ...data },
+  });
 }
 
 export function createGitServer(app: INestApplication, owner: Owner, data: Partial<Prisma.GitServerUncheckedCreateInput> = {}) {
-  return prismaOf(app).gitServer.create({ data: { organizationId: owner.organizationId, provider: 'GITHUB_ENTERPRISE', hostUrl: `https://git-${unique()}.example.com`, ...data } });
+  return prismaOf(app).gitServer.create({
+    data: { organizationId: owner.organizationId, provider: 'GITHUB_ENTERPRISE', hostUrl: `https://git-${unique()}.example.com`, ...data },
+  });
 }
 
 /** An integration row without stored credentials (ACTIVE unless told): enough for what only lists or references it. */
 export function createIntegration(app: INestApplication, owner: Owner, data: Partial<Prisma.IntegrationUncheckedCreateInput> = {}) {
   const givenId = data.givenId ?? `integration-${unique()}`;
-  return prismaOf(app).integration.create({ data: { organizationId: owner.organizationId, givenId, name: givenId, provider: 'GITHUB', authMethod: 'API_TOKEN', status: 'ACTIVE', externalAccountId: unique(), ...data } });
+  return prismaOf(app).integration.create({
+    data: {
+      organizationId: owner.organizationId,
+      givenId,
+      name: givenId,
+      provider: 'GITHUB',
+      authMethod: 'API_TOKEN',
+      status: 'ACTIVE',
+      externalAccountId: unique(),
+      ...data,
+    },
+  });
 }
 
 /** A code source; LOCAL_GIT on `url` (a bare repository path) unless told otherwise. */
 export function createCodeSource(app: INestApplication, owner: Owner, data: Partial<Prisma.CodeSourceUncheckedCreateInput> = {}) {
   const name = `acme/repo-${unique()}`;
-  return prismaOf(app).codeSource.create({ data: { organizationId: owner.organizationId, provider: 'LOCAL_GIT', foreignId: name, nameWithOwner: name, url: `/tmp/${name}`, ...data } });
+  return prismaOf(app).codeSource.create({
+    data: { organizationId: owner.organizationId, provider: 'LOCAL_GIT', foreignId: name, nameWithOwner: name, url: `/tmp/${name}`, ...data },
+  });
 }
 
 /** A module definition of the organization (shared, organizationId null, when told `{ organizationId: null }`). */
@@ -93,17 +127,38 @@ export async function createModuleVersion(app: INestApplication, owner: Owner, v
 
 /** A managed domain, PENDING_VERIFICATION unless told (`{ status: 'ACTIVE', verifiedAt: new Date() }`). */
 export function createManagedDomain(app: INestApplication, owner: Owner, data: Partial<Prisma.ManagedDomainUncheckedCreateInput> = {}) {
-  return prismaOf(app).managedDomain.create({ data: { organizationId: owner.organizationId, apex: `d${unique()}.example.com`, verificationToken: `dpa-verification=${randomBytes(24).toString('base64url')}`, ...data } });
+  return prismaOf(app).managedDomain.create({
+    data: {
+      organizationId: owner.organizationId,
+      apex: `d${unique()}.example.com`,
+      verificationToken: `dpa-verification=${randomBytes(24).toString('base64url')}`,
+      ...data,
+    },
+  });
 }
 
 export function createDomainGrant(app: INestApplication, domainId: string, grantee: Owner) {
   return prismaOf(app).domainGrant.create({ data: { domainId, organizationId: grantee.organizationId } });
 }
 
-export function createDomainDependent(app: INestApplication, owner: Owner, domainId: string, hostname: string, data: Partial<Prisma.DomainDependentUncheckedCreateInput> = {}) {
-  return prismaOf(app).domainDependent.create({ data: { organizationId: owner.organizationId, domainId, hostname, kind: 'OTHER', resourceId: unique(), ...data } });
+export function createDomainDependent(
+  app: INestApplication,
+  owner: Owner,
+  domainId: string,
+  hostname: string,
+  data: Partial<Prisma.DomainDependentUncheckedCreateInput> = {},
+) {
+  return prismaOf(app).domainDependent.create({
+    data: { organizationId: owner.organizationId, domainId, hostname, kind: 'OTHER', resourceId: unique(), ...data },
+  });
 }
 
-export function createReport(app: INestApplication, owner: Pick<TestTenant, 'organizationId' | 'memberId'>, data: Partial<Prisma.ReportUncheckedCreateInput> = {}) {
-  return prismaOf(app).report.create({ data: { organizationId: owner.organizationId, reporterId: owner.memberId, title: 'Something broke', message: 'It broke.', metadata: {}, ...data } });
+export function createReport(
+  app: INestApplication,
+  owner: Pick<TestTenant, 'organizationId' | 'memberId'>,
+  data: Partial<Prisma.ReportUncheckedCreateInput> = {},
+) {
+  return prismaOf(app).report.create({
+    data: { organizationId: owner.organizationId, reporterId: owner.memberId, title: 'Something broke', message: 'It broke.', metadata: {}, ...data },
+  });
 }

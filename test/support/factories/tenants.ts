@@ -24,6 +24,11 @@ export async function createTenant(app: INestApplication, label = 'org', options
 export async function createMember(app: INestApplication, tenant: TestTenant, role: Role): Promise<TestTenant> {
   const prisma = app.get(PrismaService, { strict: false });
   const member = await prisma.member.create({ data: { organizationId: tenant.organizationId, name: `${role.toLowerCase()} member`, role } });
-  const key = await app.get(ApiKeysService, { strict: false }).issue({ organizationId: tenant.organizationId, ownerId: member.id, ownerType: 'MEMBERSHIP', createdById: tenant.memberId, name: role }, { system: 'test factory' });
+  const key = await app
+    .get(ApiKeysService, { strict: false })
+    .issue(
+      { organizationId: tenant.organizationId, ownerId: member.id, ownerType: 'MEMBERSHIP', createdById: tenant.memberId, name: role },
+      { system: 'test factory' },
+    );
   return { organizationId: tenant.organizationId, memberId: member.id, apiKeyId: key.id, token: key.token, auth: { Authorization: `Bearer ${key.token}` } };
 }

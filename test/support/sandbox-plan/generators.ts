@@ -21,7 +21,11 @@ export interface PipelineShape {
 export function generatePipeline(shape: PipelineShape): { steps: PlanStep[]; environments: PlanEnvironment[] } {
   const random = prng(shape.seed);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
-  const environments: PlanEnvironment[] = Array.from({ length: shape.environments }, (_, i) => ({ id: `env-${i}`, vendor: i % 2 === 0 ? 'AWS' : 'GCP', region: i % 2 === 0 ? 'us-east-1' : 'us-central1' }));
+  const environments: PlanEnvironment[] = Array.from({ length: shape.environments }, (_, i) => ({
+    id: `env-${i}`,
+    vendor: i % 2 === 0 ? 'AWS' : 'GCP',
+    region: i % 2 === 0 ? 'us-east-1' : 'us-central1',
+  }));
   const steps: PlanStep[] = [];
   let previousStage: number[] = [];
   while (steps.length < shape.steps) {
@@ -50,15 +54,30 @@ export function generatePipeline(shape: PipelineShape): { steps: PlanStep[]; env
   return { steps, environments };
 }
 
-export const TEST_OVERHEADS: SandboxOverheads = { microVm: { cpu: 0.25, memoryGiB: 0.25, diskGiB: 2 }, hostReservation: { cpu: 2, memoryGiB: 8, diskGiB: 100 } };
+export const TEST_OVERHEADS: SandboxOverheads = {
+  microVm: { cpu: 0.25, memoryGiB: 0.25, diskGiB: 2 },
+  hostReservation: { cpu: 2, memoryGiB: 8, diskGiB: 100 },
+};
 
 /** A made-up catalogue for property tests (the real ones are checked separately). */
-export function testCatalogue(vendor: string, region: string, types: { name: string; vcpu: number; memoryGiB: number; localDiskGiB: number; usd: number }[]): InstanceCatalogue {
+export function testCatalogue(
+  vendor: string,
+  region: string,
+  types: { name: string; vcpu: number; memoryGiB: number; localDiskGiB: number; usd: number }[],
+): InstanceCatalogue {
   return {
     vendor,
     source: 'test',
     asOf: '2025-01-01',
     basePriceRegion: region,
-    types: types.map((t) => ({ name: t.name, vcpu: t.vcpu, memoryGiB: t.memoryGiB, localDiskGiB: t.localDiskGiB, microVm: 'bare-metal' as const, regions: [region], hourlyUsd: { [region]: t.usd } })),
+    types: types.map((t) => ({
+      name: t.name,
+      vcpu: t.vcpu,
+      memoryGiB: t.memoryGiB,
+      localDiskGiB: t.localDiskGiB,
+      microVm: 'bare-metal' as const,
+      regions: [region],
+      hourlyUsd: { [region]: t.usd },
+    })),
   };
 }

@@ -11,7 +11,11 @@ export class CreateApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 200, example: 'ci' }) @IsString() @Length(1, 200) name: string;
   @ApiProperty({ description: 'A member or service account of your organization' }) @IsString() @Length(1, 64) ownerId: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future, and no later than the expiry of the key making the request (which is the default); absent with a non-expiring key means the new key does not expire' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'Must be in the future, and no later than the expiry of the key making the request (which is the default); absent with a non-expiring key means the new key does not expire',
+  })
   @IsOptionalNonNull()
   @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
   expiresAt?: string;
@@ -21,7 +25,7 @@ export class CreateApiKeyDto {
     minItems: 1,
     uniqueItems: true,
     description:
-      'Limits the key to these permissions: it may call only the routes that require one of them (never a superadmin-only route). Each must be held by the owner\'s role; a key making the request that is itself scoped can only create keys within its own scopes (which are then the default). Absent: the key may do everything its owner may. Kept when the key is rotated. For CI reporting merge-queue checks: a service-account key scoped to `mergeQueues:reportChecks`.',
+      "Limits the key to these permissions: it may call only the routes that require one of them (never a superadmin-only route). Each must be held by the owner's role; a key making the request that is itself scoped can only create keys within its own scopes (which are then the default). Absent: the key may do everything its owner may. Kept when the key is rotated. For CI reporting merge-queue checks: a service-account key scoped to `mergeQueues:reportChecks`.",
     example: ['mergeQueues:reportChecks'],
   })
   @IsOptionalNonNull()
@@ -36,7 +40,10 @@ export class CreateApiKeyDto {
 export class CreateApiKeyRequest extends RequestEnvelope(CreateApiKeyDto) {}
 
 export class ApiKeyQueryDto extends PaginationQueryDto {
-  @ApiPropertyOptional({ description: "Only the keys of this member or service account (without `apiKeys:manageOthers`, only your own id is allowed)", maxLength: 64 })
+  @ApiPropertyOptional({
+    description: 'Only the keys of this member or service account (without `apiKeys:manageOthers`, only your own id is allowed)',
+    maxLength: 64,
+  })
   @IsOptionalNonNull()
   @IsString()
   @Length(1, 64)
@@ -58,7 +65,11 @@ export class ApiKeyDto {
   @ApiPropertyOptional({ format: 'date-time' }) expiresAt?: string;
   @ApiPropertyOptional({ format: 'date-time' }) lastUsedAt?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Set once the key is revoked' }) revokedAt?: string;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', enum: [...PERMISSIONS] }, description: 'The only permissions the key may use; absent when the key may do everything its owner may' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', enum: [...PERMISSIONS] },
+    description: 'The only permissions the key may use; absent when the key may do everything its owner may',
+  })
   scopes?: string[];
 }
 

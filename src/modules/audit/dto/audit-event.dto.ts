@@ -39,7 +39,8 @@ export class AuditEventDto {
   @ApiProperty() targetType: string;
   @ApiProperty() targetId: string;
   @ApiPropertyOptional() requestId?: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Small details of the action (names, old and new roles); never a secret' }) metadata: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Small details of the action (names, old and new roles); never a secret' })
+  metadata: Record<string, unknown>;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 

@@ -9,9 +9,24 @@ import type { RepositoryInfo } from '@/modules/git-providers/git-provider.port';
 const PROVIDERS = Object.values(CodeSourceProvider);
 
 export class CreateCodeSourceDto {
-  @ApiPropertyOptional({ maxLength: 64, description: 'The integration to reach the repository through (not for LOCAL_GIT)' }) @IsOptionalNonNull() @IsString() @Length(1, 64) integrationId?: string;
-  @ApiPropertyOptional({ enum: PROVIDERS, description: 'LOCAL_GIT only (otherwise the integration decides)' }) @IsOptionalNonNull() @IsIn(PROVIDERS) provider?: CodeSourceProvider;
-  @ApiProperty({ minLength: 1, maxLength: 1024, example: 'acme/api', description: '`owner/name` (GitLab: `group/subgroup/name`); LOCAL_GIT: the absolute path of a bare repository' }) @IsString() @Length(1, 1024) repository: string;
+  @ApiPropertyOptional({ maxLength: 64, description: 'The integration to reach the repository through (not for LOCAL_GIT)' })
+  @IsOptionalNonNull()
+  @IsString()
+  @Length(1, 64)
+  integrationId?: string;
+  @ApiPropertyOptional({ enum: PROVIDERS, description: 'LOCAL_GIT only (otherwise the integration decides)' })
+  @IsOptionalNonNull()
+  @IsIn(PROVIDERS)
+  provider?: CodeSourceProvider;
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 1024,
+    example: 'acme/api',
+    description: '`owner/name` (GitLab: `group/subgroup/name`); LOCAL_GIT: the absolute path of a bare repository',
+  })
+  @IsString()
+  @Length(1, 1024)
+  repository: string;
 }
 
 export class CreateCodeSourceRequest extends RequestEnvelope(CreateCodeSourceDto) {}
@@ -30,7 +45,16 @@ export class CodeSourceDto {
 }
 
 export function toCodeSourceDto(row: CodeSource): CodeSourceDto {
-  const dto: CodeSourceDto = { id: row.id, organizationId: row.organizationId, provider: row.provider, repository: row.nameWithOwner, foreignId: row.foreignId, url: row.url, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  const dto: CodeSourceDto = {
+    id: row.id,
+    organizationId: row.organizationId,
+    provider: row.provider,
+    repository: row.nameWithOwner,
+    foreignId: row.foreignId,
+    url: row.url,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
   if (row.integrationId !== null) dto.integrationId = row.integrationId;
   if (row.gitServerId !== null) dto.gitServerId = row.gitServerId;
   return dto;

@@ -50,7 +50,11 @@ export function mayNestUnder(callerOrganizationId: string, above: ActiveAncestor
  * be used to find out what someone is about to register. The caller's own registrations are
  * visible in every status.
  */
-export function decideApexStatus(callerOrganizationId: string, registration: RegistrationFacts | undefined, above: ActiveAncestorFacts | undefined): ApexStatusDecision {
+export function decideApexStatus(
+  callerOrganizationId: string,
+  registration: RegistrationFacts | undefined,
+  above: ActiveAncestorFacts | undefined,
+): ApexStatusDecision {
   const own = registration !== undefined && registration.organizationId === callerOrganizationId;
   const exists = registration?.status === 'ACTIVE';
   const visible = own || exists;

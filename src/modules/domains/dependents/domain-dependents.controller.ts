@@ -26,7 +26,11 @@ export class DomainDependentsController {
 
   @Post()
   @RequirePermission(Permission.DomainsWrite)
-  @ApiOperation({ summary: 'Record a dependent', description: 'A hostname strictly under the apex that something of the platform uses (a pipeline preview hostname, a child apex). While a domain has dependents it cannot be deleted.' })
+  @ApiOperation({
+    summary: 'Record a dependent',
+    description:
+      'A hostname strictly under the apex that something of the platform uses (a pipeline preview hostname, a child apex). While a domain has dependents it cannot be deleted.',
+  })
   @ApiDataResponse(DomainDependentDto, { status: 201 })
   @ApiErrors(DomainErrors.NOT_FOUND, DomainDependentErrors.NOT_UNDER_APEX, DomainDependentErrors.HOSTNAME_TAKEN)
   async create(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: CreateDomainDependentRequest) {

@@ -39,15 +39,29 @@ export class DomainDependentsService {
       const row = await this.prisma.$transaction(async (tx) => {
         const domain = await this.repository.lock(tx, organizationId, domainId);
         if (!isUnder(hostname, domain.apex)) {
-          throw new AppError(DomainDependentErrors.NOT_UNDER_APEX, { message: `${hostname} does not lie under ${domain.apex}.`, details: [invalidFields([`data.hostname: ${hostname} is not under ${domain.apex}`])], metadata: { hostname, apex: domain.apex } });
+          throw new AppError(DomainDependentErrors.NOT_UNDER_APEX, {
+            message: `${hostname} does not lie under ${domain.apex}.`,
+            details: [invalidFields([`data.hostname: ${hostname} is not under ${domain.apex}`])],
+            metadata: { hostname, apex: domain.apex },
+          });
         }
         const dependent = await tx.domainDependent.create({ data: { organizationId, domainId, hostname, kind: dto.kind, resourceId: dto.resourceId } });
-        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainDependentAdded, targetType: 'domain', targetId: domainId, metadata: { hostname, kind: dto.kind, resourceId: dto.resourceId } });
+        await this.audit.record(tx, principal, {
+          organizationId,
+          action: AuditAction.DomainDependentAdded,
+          targetType: 'domain',
+          targetId: domainId,
+          metadata: { hostname, kind: dto.kind, resourceId: dto.resourceId },
+        });
         return dependent;
       });
       return toDomainDependentDto(row);
     } catch (error) {
-      if (isUniqueViolation(error, 'hostname')) throw new AppError(DomainDependentErrors.HOSTNAME_TAKEN, { details: [invalidFields([`data.hostname: ${hostname} is already a dependent of this domain`])], metadata: { hostname } });
+      if (isUniqueViolation(error, 'hostname'))
+        throw new AppError(DomainDependentErrors.HOSTNAME_TAKEN, {
+          details: [invalidFields([`data.hostname: ${hostname} is already a dependent of this domain`])],
+          metadata: { hostname },
+        });
       throw error;
     }
   }
@@ -59,7 +73,13 @@ export class DomainDependentsService {
       const dependent = await tx.domainDependent.findFirst({ where: { id: dependentId, domainId, organizationId } });
       if (!dependent) throw new AppError(DomainDependentErrors.NOT_FOUND, { metadata: { id: dependentId } });
       await tx.domainDependent.delete({ where: { id: dependent.id } });
-      await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainDependentRemoved, targetType: 'domain', targetId: domainId, metadata: { hostname: dependent.hostname, kind: dependent.kind, resourceId: dependent.resourceId } });
+      await this.audit.record(tx, principal, {
+        organizationId,
+        action: AuditAction.DomainDependentRemoved,
+        targetType: 'domain',
+        targetId: domainId,
+        metadata: { hostname: dependent.hostname, kind: dependent.kind, resourceId: dependent.resourceId },
+      });
     });
   }
 }

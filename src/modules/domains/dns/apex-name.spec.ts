@@ -19,7 +19,22 @@ describe('normalizeApex', () => {
     expect(!result.ok && result.reason).toContain('is a public suffix');
   });
 
-  it.each(['', '.', 'localhost', 'a..b.com', '-a.com', 'a-.com', '1.2.3.4', '*.acme.dev', 'a b.com', 'acme.dev..', 'a_b.com', 'xn--zz.com', `${'a'.repeat(64)}.com`, `${'a.'.repeat(127)}com`])('refuses %j', (input) => {
+  it.each([
+    '',
+    '.',
+    'localhost',
+    'a..b.com',
+    '-a.com',
+    'a-.com',
+    '1.2.3.4',
+    '*.acme.dev',
+    'a b.com',
+    'acme.dev..',
+    'a_b.com',
+    'xn--zz.com',
+    `${'a'.repeat(64)}.com`,
+    `${'a.'.repeat(127)}com`,
+  ])('refuses %j', (input) => {
     expect(normalizeApex(input).ok).toBe(false);
   });
 });

@@ -26,8 +26,10 @@ export function normalizeHostname(input: string): NameCheck {
   if (ascii.length > MAX_HOSTNAME_LENGTH) return { ok: false, reason: `is longer than ${MAX_HOSTNAME_LENGTH} characters in its ASCII form` };
   const labels = ascii.split('.');
   const bad = labels.find((label) => !LABEL.test(label) || !validALabel(label));
-  if (bad !== undefined) return { ok: false, reason: bad === '' ? 'has an empty label' : `has an invalid label "${bad.slice(0, 63)}" (letters, digits and inner hyphens only)` };
-  if (/^[0-9]+$/.test(labels[labels.length - 1]) || parse(ascii, { extractHostname: false }).isIp) return { ok: false, reason: 'must be a host name, not an IP address' };
+  if (bad !== undefined)
+    return { ok: false, reason: bad === '' ? 'has an empty label' : `has an invalid label "${bad.slice(0, 63)}" (letters, digits and inner hyphens only)` };
+  if (/^[0-9]+$/.test(labels[labels.length - 1]) || parse(ascii, { extractHostname: false }).isIp)
+    return { ok: false, reason: 'must be a host name, not an IP address' };
   return { ok: true, name: ascii };
 }
 

@@ -33,7 +33,11 @@ const APEX_DESCRIPTION =
   'A host name; normalised to lower case, IDNA ASCII (`bücher.example` -> `xn--bcher-kva.example`) and no trailing dot. It must lie under a public suffix of the Public Suffix List and not be one itself (`com`, `co.uk`, `github.io` are refused).';
 
 export class CreateDomainDto {
-  @ApiProperty({ description: `The apex whose wildcard (\`*.<apex>\`) the platform should manage. ${APEX_DESCRIPTION}`, maxLength: MAX_HOSTNAME_INPUT_LENGTH, example: 'preview.acme.dev' })
+  @ApiProperty({
+    description: `The apex whose wildcard (\`*.<apex>\`) the platform should manage. ${APEX_DESCRIPTION}`,
+    maxLength: MAX_HOSTNAME_INPUT_LENGTH,
+    example: 'preview.acme.dev',
+  })
   @IsString()
   @MaxLength(MAX_HOSTNAME_INPUT_LENGTH)
   @IsHostName('apex')
@@ -61,7 +65,8 @@ export class DomainDto {
   @ApiProperty({ type: VerificationRecordDto, description: 'The TXT record that proves control of the apex' }) verificationRecord: VerificationRecordDto;
   @ApiPropertyOptional({ format: 'date-time', description: 'Last time the record was seen' }) verifiedAt?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Last lookup by periodic re-verification' }) lastCheckedAt?: string;
-  @ApiPropertyOptional({ format: 'date-time', description: 'Since when re-verification has missed the record of an ACTIVE domain' }) recordMissingSince?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Since when re-verification has missed the record of an ACTIVE domain' })
+  recordMissingSince?: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
@@ -104,7 +109,8 @@ export class ApexStatusDto {
     example: '019a0000-0000-7000-8000-000000000001',
   })
   owner: string;
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Exact number of dependents of the registration described (0 when it reads as unregistered)' }) dependentCount: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Exact number of dependents of the registration described (0 when it reads as unregistered)' })
+  dependentCount: number;
   @ApiProperty({
     type: [String],
     maxItems: MAX_LISTED_DEPENDENTS,
@@ -114,7 +120,11 @@ export class ApexStatusDto {
 }
 
 export class CreateDomainGrantDto {
-  @ApiProperty({ description: 'The organization allowed to register apexes under this one', pattern: ROW_ID.source, example: '019a0000-0000-7000-8000-000000000002' })
+  @ApiProperty({
+    description: 'The organization allowed to register apexes under this one',
+    pattern: ROW_ID.source,
+    example: '019a0000-0000-7000-8000-000000000002',
+  })
   @IsString()
   @Matches(ROW_ID, { message: 'must be an organization id' })
   organizationId: string;
@@ -134,7 +144,11 @@ export function toDomainGrantDto(row: DomainGrant): DomainGrantDto {
 }
 
 export class CreateDomainDependentDto {
-  @ApiProperty({ description: 'A host name strictly under the apex; normalised like the apex', maxLength: MAX_HOSTNAME_INPUT_LENGTH, example: 'pr-42.preview.acme.dev' })
+  @ApiProperty({
+    description: 'A host name strictly under the apex; normalised like the apex',
+    maxLength: MAX_HOSTNAME_INPUT_LENGTH,
+    example: 'pr-42.preview.acme.dev',
+  })
   @IsString()
   @MaxLength(MAX_HOSTNAME_INPUT_LENGTH)
   @IsHostName('hostname')
@@ -142,7 +156,12 @@ export class CreateDomainDependentDto {
 
   @ApiProperty({ enum: KINDS, description: 'What uses it' }) @IsIn(KINDS) kind: DomainDependentKind;
 
-  @ApiProperty({ minLength: 1, maxLength: 200, description: 'The id of the platform resource that uses it (a pipeline, a child apex, ...)', example: 'pipeline-1' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 200,
+    description: 'The id of the platform resource that uses it (a pipeline, a child apex, ...)',
+    example: 'pipeline-1',
+  })
   @IsString()
   @Length(1, 200)
   resourceId: string;
@@ -161,5 +180,13 @@ export class DomainDependentDto {
 }
 
 export function toDomainDependentDto(row: DomainDependent): DomainDependentDto {
-  return { id: row.id, domainId: row.domainId, organizationId: row.organizationId, hostname: row.hostname, kind: row.kind, resourceId: row.resourceId, createdAt: row.createdAt.toISOString() };
+  return {
+    id: row.id,
+    domainId: row.domainId,
+    organizationId: row.organizationId,
+    hostname: row.hostname,
+    kind: row.kind,
+    resourceId: row.resourceId,
+    createdAt: row.createdAt.toISOString(),
+  };
 }

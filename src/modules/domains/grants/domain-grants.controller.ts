@@ -17,7 +17,10 @@ export class DomainGrantsController {
 
   @Get()
   @RequirePermission(Permission.DomainsRead)
-  @ApiOperation({ summary: 'List the organizations granted the right to nest under a domain', description: 'Newest first; paginated with `cursor` and `limit`.' })
+  @ApiOperation({
+    summary: 'List the organizations granted the right to nest under a domain',
+    description: 'Newest first; paginated with `cursor` and `limit`.',
+  })
   @ApiPageResponse(DomainGrantDto)
   @ApiErrors(DomainErrors.NOT_FOUND)
   list(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: PaginationQueryDto) {
@@ -26,7 +29,10 @@ export class DomainGrantsController {
 
   @Post()
   @RequirePermission(Permission.DomainsWrite)
-  @ApiOperation({ summary: 'Grant another organization the right to register apexes under this one', description: 'The grantee learns nothing of the domain beyond what GET /domains/apex-status says.' })
+  @ApiOperation({
+    summary: 'Grant another organization the right to register apexes under this one',
+    description: 'The grantee learns nothing of the domain beyond what GET /domains/apex-status says.',
+  })
   @ApiDataResponse(DomainGrantDto, { status: 201 })
   @ApiErrors(DomainErrors.NOT_FOUND, DomainGrantErrors.ALREADY_GRANTED, DomainGrantErrors.ORGANIZATION_NOT_FOUND, DomainGrantErrors.OWN_ORGANIZATION)
   async create(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: CreateDomainGrantRequest) {
@@ -36,7 +42,10 @@ export class DomainGrantsController {
   @Delete(':organizationId')
   @HttpCode(204)
   @RequirePermission(Permission.DomainsWrite)
-  @ApiOperation({ summary: "Revoke an organization's grant", description: 'Stops new registrations under the apex; apexes the organization already registered stay.' })
+  @ApiOperation({
+    summary: "Revoke an organization's grant",
+    description: 'Stops new registrations under the apex; apexes the organization already registered stay.',
+  })
   @ApiNoContentResponse({ description: 'Revoked' })
   @ApiErrors(DomainErrors.NOT_FOUND, DomainGrantErrors.NOT_FOUND)
   async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('organizationId') organizationId: string): Promise<void> {

@@ -35,19 +35,36 @@ export class DomainGrantsService {
     const organizationId = principal.organizationId;
     const domain = await this.repository.find(this.prisma, organizationId, domainId);
     if (dto.organizationId === organizationId) {
-      throw new AppError(DomainGrantErrors.OWN_ORGANIZATION, { details: [invalidFields(['data.organizationId: is your own organization'])], metadata: { organizationId: dto.organizationId } });
+      throw new AppError(DomainGrantErrors.OWN_ORGANIZATION, {
+        details: [invalidFields(['data.organizationId: is your own organization'])],
+        metadata: { organizationId: dto.organizationId },
+      });
     }
     try {
       const row = await this.prisma.$transaction(async (tx) => {
         const grantee = await tx.organization.findUnique({ where: { id: dto.organizationId }, select: { id: true } });
-        if (!grantee) throw new AppError(DomainGrantErrors.ORGANIZATION_NOT_FOUND, { details: [invalidFields(['data.organizationId: is not an organization'])], metadata: { organizationId: dto.organizationId } });
+        if (!grantee)
+          throw new AppError(DomainGrantErrors.ORGANIZATION_NOT_FOUND, {
+            details: [invalidFields(['data.organizationId: is not an organization'])],
+            metadata: { organizationId: dto.organizationId },
+          });
         const grant = await tx.domainGrant.create({ data: { domainId, organizationId: dto.organizationId } });
-        await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainGrantCreated, targetType: 'domain', targetId: domainId, metadata: { apex: domain.apex, grantee: dto.organizationId } });
+        await this.audit.record(tx, principal, {
+          organizationId,
+          action: AuditAction.DomainGrantCreated,
+          targetType: 'domain',
+          targetId: domainId,
+          metadata: { apex: domain.apex, grantee: dto.organizationId },
+        });
         return grant;
       });
       return toDomainGrantDto(row);
     } catch (error) {
-      if (isUniqueViolation(error, 'organizationId')) throw new AppError(DomainGrantErrors.ALREADY_GRANTED, { details: [invalidFields(['data.organizationId: already holds a grant on this domain'])], metadata: { organizationId: dto.organizationId } });
+      if (isUniqueViolation(error, 'organizationId'))
+        throw new AppError(DomainGrantErrors.ALREADY_GRANTED, {
+          details: [invalidFields(['data.organizationId: already holds a grant on this domain'])],
+          metadata: { organizationId: dto.organizationId },
+        });
       throw error;
     }
   }
@@ -58,7 +75,13 @@ export class DomainGrantsService {
     await this.prisma.$transaction(async (tx) => {
       const { count } = await tx.domainGrant.deleteMany({ where: { domainId, organizationId: granteeId } });
       if (!count) throw new AppError(DomainGrantErrors.NOT_FOUND, { metadata: { organizationId: granteeId } });
-      await this.audit.record(tx, principal, { organizationId, action: AuditAction.DomainGrantRevoked, targetType: 'domain', targetId: domainId, metadata: { apex: domain.apex, grantee: granteeId } });
+      await this.audit.record(tx, principal, {
+        organizationId,
+        action: AuditAction.DomainGrantRevoked,
+        targetType: 'domain',
+        targetId: domainId,
+        metadata: { apex: domain.apex, grantee: granteeId },
+      });
     });
   }
 }

@@ -43,7 +43,13 @@ export class DomainExpiryService {
   async expireOne(tx: Prisma.TransactionClient, domain: { id: string; organizationId: string; apex: string }): Promise<boolean> {
     const { count } = await tx.managedDomain.deleteMany({ where: { id: domain.id, organizationId: domain.organizationId, status: 'PENDING_VERIFICATION' } });
     if (!count) return false;
-    await this.audit.record(tx, ACTOR, { organizationId: domain.organizationId, action: AuditAction.DomainExpired, targetType: 'domain', targetId: domain.id, metadata: { apex: domain.apex } });
+    await this.audit.record(tx, ACTOR, {
+      organizationId: domain.organizationId,
+      action: AuditAction.DomainExpired,
+      targetType: 'domain',
+      targetId: domain.id,
+      metadata: { apex: domain.apex },
+    });
     this.metrics.domainClaimsExpired.inc({ by: 'touch' });
     return true;
   }
@@ -62,7 +68,14 @@ export class DomainExpiryService {
             FOR UPDATE SKIP LOCKED
           ) AND "status" = 'PENDING_VERIFICATION'
           RETURNING "id", "organizationId", "apex"`;
-        for (const row of rows) await this.audit.record(tx, ACTOR, { organizationId: row.organizationId, action: AuditAction.DomainExpired, targetType: 'domain', targetId: row.id, metadata: { apex: row.apex, by: 'sweep' } });
+        for (const row of rows)
+          await this.audit.record(tx, ACTOR, {
+            organizationId: row.organizationId,
+            action: AuditAction.DomainExpired,
+            targetType: 'domain',
+            targetId: row.id,
+            metadata: { apex: row.apex, by: 'sweep' },
+          });
         return rows.length;
       });
       if (deleted) {

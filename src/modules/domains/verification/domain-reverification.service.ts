@@ -71,7 +71,10 @@ export class DomainReverificationService {
     }
     const stillActive = { id: domain.id, status: 'ACTIVE' as const };
     if (found) {
-      const { count } = await this.prisma.managedDomain.updateMany({ where: stillActive, data: { verifiedAt: now, lastCheckedAt: now, recordMissingSince: null } });
+      const { count } = await this.prisma.managedDomain.updateMany({
+        where: stillActive,
+        data: { verifiedAt: now, lastCheckedAt: now, recordMissingSince: null },
+      });
       return count ? 'seen' : 'changed';
     }
     const missingSince = domain.recordMissingSince ?? now;
@@ -80,9 +83,18 @@ export class DomainReverificationService {
       return count ? 'missing' : 'changed';
     }
     return this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.managedDomain.updateMany({ where: stillActive, data: { status: 'LAPSED', lastCheckedAt: now, recordMissingSince: missingSince } });
+      const { count } = await tx.managedDomain.updateMany({
+        where: stillActive,
+        data: { status: 'LAPSED', lastCheckedAt: now, recordMissingSince: missingSince },
+      });
       if (!count) return 'changed';
-      await this.audit.record(tx, ACTOR, { organizationId: domain.organizationId, action: AuditAction.DomainLapsed, targetType: 'domain', targetId: domain.id, metadata: { apex: domain.apex, recordMissingSince: missingSince.toISOString() } });
+      await this.audit.record(tx, ACTOR, {
+        organizationId: domain.organizationId,
+        action: AuditAction.DomainLapsed,
+        targetType: 'domain',
+        targetId: domain.id,
+        metadata: { apex: domain.apex, recordMissingSince: missingSince.toISOString() },
+      });
       return 'lapsed';
     });
   }

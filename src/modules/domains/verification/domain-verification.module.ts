@@ -12,7 +12,11 @@ import { DomainsRepository } from '../domains.repository';
 @Module({
   imports: [AuditModule],
   providers: [
-    { provide: DnsResolver, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new NodeDnsResolver(config.domains.dnsServers, config.domains.dnsTimeoutMs) },
+    {
+      provide: DnsResolver,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new NodeDnsResolver(config.domains.dnsServers, config.domains.dnsTimeoutMs),
+    },
     DomainVerifier,
     DomainsRepository,
     DomainReverificationService,

@@ -22,12 +22,24 @@ export class CreateExecutionEnvironmentDto {
   givenId?: string;
 
   @ApiProperty({ minLength: 1, maxLength: 200 }) @IsString() @Length(1, 200) name: string;
-  @ApiProperty({ enum: EXECUTION_ENVIRONMENT_TYPES, enumName: 'ExecutionEnvironmentType', description: `The cloud vendor. Identifier shapes per vendor: ${SHAPES}` }) @IsIn(EXECUTION_ENVIRONMENT_TYPES) type: ExecutionEnvironmentType;
-  @ApiProperty({ example: 'eu-central-1', description: "A region of the vendor's" }) @IsString() @Matches(/^[a-z0-9-]{2,32}$/, { message: 'must be a region name such as eu-central-1' }) region: string;
+  @ApiProperty({
+    enum: EXECUTION_ENVIRONMENT_TYPES,
+    enumName: 'ExecutionEnvironmentType',
+    description: `The cloud vendor. Identifier shapes per vendor: ${SHAPES}`,
+  })
+  @IsIn(EXECUTION_ENVIRONMENT_TYPES)
+  type: ExecutionEnvironmentType;
+  @ApiProperty({ example: 'eu-central-1', description: "A region of the vendor's" })
+  @IsString()
+  @Matches(/^[a-z0-9-]{2,32}$/, { message: 'must be a region name such as eu-central-1' })
+  region: string;
   @ApiProperty({ example: 'vpc-0a1b2c3d', maxLength: 128 }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud resource id' }) vpcId: string;
   @ApiProperty({ example: 'subnet-0a1b2c3d', maxLength: 128 }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud resource id' }) subnetId: string;
   @ApiProperty({ example: 'sg-0a1b2c3d', maxLength: 128 }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud resource id' }) securityGroupId: string;
-  @ApiProperty({ example: '123456789012', maxLength: 128, description: "The cloud vendor's account (AWS) or project (GCP) id" }) @IsString() @Matches(CLOUD_ID, { message: 'must be a cloud account id' }) cloudAccountId: string;
+  @ApiProperty({ example: '123456789012', maxLength: 128, description: "The cloud vendor's account (AWS) or project (GCP) id" })
+  @IsString()
+  @Matches(CLOUD_ID, { message: 'must be a cloud account id' })
+  cloudAccountId: string;
 }
 
 /** Only the fields present change; when `type` changes, every vendor field is checked against the new vendor. */

@@ -19,7 +19,8 @@ export function vendorShapeProblems(vendor: CloudVendor, values: Partial<Record<
     const value = values[field];
     if (value === undefined) continue;
     if (field === 'region') {
-      if (!vendor.regions.has(value)) problems.push(`data.region: must be a region of ${vendor.catalogue.vendor}, such as ${[...vendor.regions].slice(0, 3).join(', ')}`);
+      if (!vendor.regions.has(value))
+        problems.push(`data.region: must be a region of ${vendor.catalogue.vendor}, such as ${[...vendor.regions].slice(0, 3).join(', ')}`);
     } else if (!vendor.shapes[field].pattern.test(value)) {
       problems.push(`data.${field}: ${vendor.shapes[field].message}`);
     }

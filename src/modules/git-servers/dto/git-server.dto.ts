@@ -7,7 +7,9 @@ import type { GitServer } from '@/generated/prisma/client';
 const PROVIDERS = Object.values(GitServerProvider);
 
 export class CreateGitServerDto {
-  @ApiProperty({ enum: PROVIDERS, description: 'GITHUB_ENTERPRISE (GitHub Enterprise Server) or GITLAB (GitLab self-managed)' }) @IsIn(PROVIDERS) provider: GitServerProvider;
+  @ApiProperty({ enum: PROVIDERS, description: 'GITHUB_ENTERPRISE (GitHub Enterprise Server) or GITLAB (GitLab self-managed)' })
+  @IsIn(PROVIDERS)
+  provider: GitServerProvider;
 
   @ApiProperty({
     maxLength: 2048,
@@ -35,5 +37,13 @@ export class GitServerDto {
 export type GitServerWithCount = GitServer & { _count: { integrations: number } };
 
 export function toGitServerDto(row: GitServerWithCount): GitServerDto {
-  return { id: row.id, organizationId: row.organizationId, provider: row.provider, hostUrl: row.hostUrl, gitAccountsCount: row._count.integrations, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    provider: row.provider,
+    hostUrl: row.hostUrl,
+    gitAccountsCount: row._count.integrations,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
 }

@@ -11,14 +11,19 @@ const AUTH_METHODS = Object.values(IntegrationAuthMethod);
 const STATUSES = Object.values(IntegrationStatus);
 
 export const STATUS_DESCRIPTION =
-  'INITIATED (authorization started) -> ACTIVE (connected) or FAILED (the provider reported an error, the code exchange failed, or the installation is not the user\'s); ACTIVE -> NEEDS_ATTENTION when the provider refuses the credentials, back to ACTIVE when they validate again; -> REVOKED when the app installation is gone.';
+  "INITIATED (authorization started) -> ACTIVE (connected) or FAILED (the provider reported an error, the code exchange failed, or the installation is not the user's); ACTIVE -> NEEDS_ATTENTION when the provider refuses the credentials, back to ACTIVE when they validate again; -> REVOKED when the app installation is gone.";
 
 export class CreateIntegrationDto {
   @ApiProperty({ enum: PROVIDERS, example: 'GITHUB', description: 'GITHUB (github.com), GITHUB_ENTERPRISE and GITLAB (self-hosted: give gitServerId)' })
   @IsIn(PROVIDERS)
   provider: IntegrationProvider;
 
-  @ApiProperty({ enum: AUTH_METHODS, example: 'OAUTH', description: 'API_TOKEN: validated against the provider now. OAUTH / APP_INSTALLATION (GitHub only): the response carries `authorizeUrl`; the integration becomes ACTIVE at the callback.' })
+  @ApiProperty({
+    enum: AUTH_METHODS,
+    example: 'OAUTH',
+    description:
+      'API_TOKEN: validated against the provider now. OAUTH / APP_INSTALLATION (GitHub only): the response carries `authorizeUrl`; the integration becomes ACTIVE at the callback.',
+  })
   @IsIn(AUTH_METHODS)
   authMethod: IntegrationAuthMethod;
 
@@ -44,7 +49,11 @@ export class CreateIntegrationDto {
   @MaxLength(64)
   gitServerId?: string;
 
-  @ApiPropertyOptional({ maxLength: 2048, example: '/settings/integrations', description: 'Where the callback sends the browser back: a path on this site or an origin in OAUTH_REDIRECT_ALLOWED_ORIGINS. Default `/`.' })
+  @ApiPropertyOptional({
+    maxLength: 2048,
+    example: '/settings/integrations',
+    description: 'Where the callback sends the browser back: a path on this site or an origin in OAUTH_REDIRECT_ALLOWED_ORIGINS. Default `/`.',
+  })
   @IsOptionalNonNull()
   @IsString()
   @MaxLength(2048)
@@ -62,19 +71,28 @@ export class IntegrationDto {
   @ApiProperty({ enum: AUTH_METHODS }) authMethod: string;
   @ApiProperty({ enum: STATUSES, description: STATUS_DESCRIPTION }) status: string;
   @ApiProperty({ description: "The provider's id of the connected account (empty until connected)" }) externalAccountId: string;
-  @ApiPropertyOptional({ description: "The provider's login of the connected account (for OAUTH / APP_INSTALLATION: the account that authorized at the callback, recorded in the audit trail too)" }) externalAccountName?: string;
+  @ApiPropertyOptional({
+    description:
+      "The provider's login of the connected account (for OAUTH / APP_INSTALLATION: the account that authorized at the callback, recorded in the audit trail too)",
+  })
+  externalAccountName?: string;
   @ApiPropertyOptional({ format: 'date-time' }) lastValidatedAt?: string;
   @ApiPropertyOptional() gitServerId?: string;
-  @ApiPropertyOptional({ description: 'Why the integration failed or needs attention (the provider\'s reason)' }) lastError?: string;
+  @ApiPropertyOptional({ description: "Why the integration failed or needs attention (the provider's reason)" }) lastError?: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
 
-const WEBHOOK_SECRET_DESCRIPTION = 'The secret GitHub signs webhook deliveries with (`X-Hub-Signature-256`) for POST /webhooks/github: enter it as the webhook secret of the GitHub App or repository webhook. Shown only here (at creation and rotation); stored encrypted, never returned again or logged.';
+const WEBHOOK_SECRET_DESCRIPTION =
+  'The secret GitHub signs webhook deliveries with (`X-Hub-Signature-256`) for POST /webhooks/github: enter it as the webhook secret of the GitHub App or repository webhook. Shown only here (at creation and rotation); stored encrypted, never returned again or logged.';
 
 export class CreatedIntegrationDto extends IntegrationDto {
   @ApiPropertyOptional({ description: `GITHUB and GITHUB_ENTERPRISE. ${WEBHOOK_SECRET_DESCRIPTION}` }) webhookSecret?: string;
-  @ApiPropertyOptional({ description: "OAUTH / APP_INSTALLATION: this API's GET /scm/authorize URL; open it in the browser that will authorize (it binds the flow to that browser, then goes to the provider). Valid for 10 minutes, once." }) authorizeUrl?: string;
+  @ApiPropertyOptional({
+    description:
+      "OAUTH / APP_INSTALLATION: this API's GET /scm/authorize URL; open it in the browser that will authorize (it binds the flow to that browser, then goes to the provider). Valid for 10 minutes, once.",
+  })
+  authorizeUrl?: string;
 }
 
 export class IntegrationWebhookSecretDto extends IntegrationDto {

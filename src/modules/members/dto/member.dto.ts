@@ -38,7 +38,14 @@ export class MemberDto {
 }
 
 export function toMemberDto(row: Member): MemberDto {
-  const dto: MemberDto = { id: row.id, organizationId: row.organizationId, name: row.name, role: row.role, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  const dto: MemberDto = {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    role: row.role,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
   if (row.email !== null) dto.email = row.email;
   return dto;
 }

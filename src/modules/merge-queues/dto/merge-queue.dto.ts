@@ -1,5 +1,20 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsString, IsUrl, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsString,
+  IsUrl,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
 import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEntry, MergeQueueEvent } from '@/generated/prisma/client';
@@ -22,12 +37,21 @@ const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_
 const WEB_URL_MESSAGE = { message: 'must be an http or https URL' };
 
 export class CreateMergeQueueDto {
-  @ApiProperty({ description: 'The code source (repository) whose base ref the queue lands on', pattern: ROW_ID.source }) @IsString() @Matches(ROW_ID, { message: 'must be a code source id' }) codeSourceId: string;
+  @ApiProperty({ description: 'The code source (repository) whose base ref the queue lands on', pattern: ROW_ID.source })
+  @IsString()
+  @Matches(ROW_ID, { message: 'must be a code source id' })
+  codeSourceId: string;
   @ApiProperty({ description: 'The branch PRs land on, e.g. `main` (or a full `refs/heads/...` ref); it must exist', maxLength: 200, example: 'main' })
   @IsString()
   @Matches(REF_NAME, { message: 'must be a git branch name' })
   baseRef: string;
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 20, description: 'Checks that must all report `success` on a candidate before it lands', example: ['ci'] })
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: 20,
+    description: 'Checks that must all report `success` on a candidate before it lands',
+    example: ['ci'],
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(20)
@@ -36,15 +60,36 @@ export class CreateMergeQueueDto {
   @Matches(CHECK_NAME, { each: true, message: 'each must be a printable check name of at most 100 characters' })
   requiredChecks: string[];
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64, default: 1 }) @IsOptionalNonNull() @IsInt() @Min(1) @Max(64) minBatch?: number;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64, default: 16, description: 'At least minBatch' }) @IsOptionalNonNull() @IsInt() @Min(1) @Max(64) maxBatch?: number;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 32, default: 4, description: 'Candidates under test at once' }) @IsOptionalNonNull() @IsInt() @Min(1) @Max(32) maxParallel?: number;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 604800, default: 18000, description: 'A required check still pending this long after CI started counts as failed' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64, default: 16, description: 'At least minBatch' })
+  @IsOptionalNonNull()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  maxBatch?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 32, default: 4, description: 'Candidates under test at once' })
+  @IsOptionalNonNull()
+  @IsInt()
+  @Min(1)
+  @Max(32)
+  maxParallel?: number;
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 604800,
+    default: 18000,
+    description: 'A required check still pending this long after CI started counts as failed',
+  })
   @IsOptionalNonNull()
   @IsInt()
   @Min(1)
   @Max(604800)
   checkTimeoutSeconds?: number;
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 5, default: 1, description: 'Extra solo runs a PR gets after failing alone' }) @IsOptionalNonNull() @IsInt() @Min(0) @Max(5) flakyRetries?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 5, default: 1, description: 'Extra solo runs a PR gets after failing alone' })
+  @IsOptionalNonNull()
+  @IsInt()
+  @Min(0)
+  @Max(5)
+  flakyRetries?: number;
 }
 
 export class CreateMergeQueueRequest extends RequestEnvelope(CreateMergeQueueDto) {}
@@ -60,10 +105,23 @@ export class UpdateMergeQueueRequest extends RequestEnvelope(UpdateMergeQueueDto
 
 export class CreateMergeQueueEntryDto {
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 2147483647, description: 'The pull request number' }) @IsInt() @Min(1) @Max(2147483647) number: number;
-  @ApiProperty({ description: 'The head commit to merge', pattern: GIT_SHA.source }) @IsString() @Matches(GIT_SHA, { message: 'must be a full commit id' }) headSha: string;
-  @ApiProperty({ maxLength: 2000, format: 'uri', pattern: '^https?://', description: 'Where people see the pull request (http or https)' }) @IsString() @Length(1, 2000) @IsUrl(WEB_URL, WEB_URL_MESSAGE) url: string;
+  @ApiProperty({ description: 'The head commit to merge', pattern: GIT_SHA.source })
+  @IsString()
+  @Matches(GIT_SHA, { message: 'must be a full commit id' })
+  headSha: string;
+  @ApiProperty({ maxLength: 2000, format: 'uri', pattern: '^https?://', description: 'Where people see the pull request (http or https)' })
+  @IsString()
+  @Length(1, 2000)
+  @IsUrl(WEB_URL, WEB_URL_MESSAGE)
+  url: string;
   @ApiPropertyOptional({ maxLength: 500 }) @IsOptionalNonNull() @IsString() @MaxLength(500) title?: string;
-  @ApiPropertyOptional({ type: 'integer', minimum: -1000, maximum: 1000, default: 0, description: 'Higher plans first; 100 or more is urgent (jumps the queue)' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: -1000,
+    maximum: 1000,
+    default: 0,
+    description: 'Higher plans first; 100 or more is urgent (jumps the queue)',
+  })
   @IsOptionalNonNull()
   @IsInt()
   @Min(-1000)
@@ -75,7 +133,10 @@ export class CreateMergeQueueEntryRequest extends RequestEnvelope(CreateMergeQue
 
 export class UpdateMergeQueueEntryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: -1000, maximum: 1000 }) @IsOptionalNonNull() @IsInt() @Min(-1000) @Max(1000) priority?: number;
-  @ApiPropertyOptional({ description: 'Keep the entry queued but skip it; a batch holding it that is not landing is withdrawn' }) @IsOptionalNonNull() @IsBoolean() setAside?: boolean;
+  @ApiPropertyOptional({ description: 'Keep the entry queued but skip it; a batch holding it that is not landing is withdrawn' })
+  @IsOptionalNonNull()
+  @IsBoolean()
+  setAside?: boolean;
   @ApiPropertyOptional({ description: 'A new head commit: the entry is tested again from scratch (and unblocked)', pattern: GIT_SHA.source })
   @IsOptionalNonNull()
   @IsString()
@@ -88,13 +149,23 @@ export class UpdateMergeQueueEntryRequest extends RequestEnvelope(UpdateMergeQue
 const REPORTABLE_CHECK_STATES = MERGE_QUEUE_CHECK_STATES;
 
 export class ReportCheckDto {
-  @ApiProperty({ description: 'One of the queue\'s required checks', maxLength: 100 }) @IsString() @Length(1, 100) name: string;
+  @ApiProperty({ description: "One of the queue's required checks", maxLength: 100 }) @IsString() @Length(1, 100) name: string;
   @ApiProperty({ enum: REPORTABLE_CHECK_STATES }) @IsIn(REPORTABLE_CHECK_STATES) state: MergeQueueCheckState;
   @ApiProperty({ description: "The candidate commit CI tested (the batch's `headSha` when CI started)", pattern: GIT_SHA.source })
   @IsString()
   @Matches(GIT_SHA, { message: 'must be a full commit id' })
   sha: string;
-  @ApiPropertyOptional({ maxLength: 2000, format: 'uri', pattern: '^https?://', description: "The CI run's page (http or https); shown as the batch's checksUrl" }) @IsOptionalNonNull() @IsString() @Length(1, 2000) @IsUrl(WEB_URL, WEB_URL_MESSAGE) url?: string;
+  @ApiPropertyOptional({
+    maxLength: 2000,
+    format: 'uri',
+    pattern: '^https?://',
+    description: "The CI run's page (http or https); shown as the batch's checksUrl",
+  })
+  @IsOptionalNonNull()
+  @IsString()
+  @Length(1, 2000)
+  @IsUrl(WEB_URL, WEB_URL_MESSAGE)
+  url?: string;
 }
 
 export class ReportCheckRequest extends RequestEnvelope(ReportCheckDto) {}
@@ -114,7 +185,8 @@ export class MergeQueueBatchDto {
   @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
   @ApiProperty({ type: 'integer', format: 'int32', isArray: true }) prNumbers: number[];
   @ApiProperty({ enum: MERGE_QUEUE_BATCH_STATUSES }) status: string;
-  @ApiProperty({ type: [MergeQueueCheckDto], description: 'Required checks on the candidate commit as the scheduler evaluates them' }) requiredChecks: MergeQueueCheckDto[];
+  @ApiProperty({ type: [MergeQueueCheckDto], description: 'Required checks on the candidate commit as the scheduler evaluates them' })
+  requiredChecks: MergeQueueCheckDto[];
   @ApiPropertyOptional() checksUrl?: string;
   @ApiPropertyOptional({ description: 'The candidate commit, once built' }) headSha?: string;
   @ApiPropertyOptional({ type: MergeQueueOperationDto, description: 'Latest unfinished operation' }) operation?: MergeQueueOperationDto;
@@ -130,7 +202,11 @@ export class MergeQueueEntryDto {
   @ApiProperty({ type: 'integer', format: 'int32' }) priority: number;
   @ApiProperty() setAside: boolean;
   @ApiPropertyOptional() batchId?: string;
-  @ApiPropertyOptional({ description: 'Why the entry is blocked (a merge conflict), or why it waits while its queue stopped by itself (a land the provider refused, a quarantine: the queue is `paused`; cleared on resume), readable' }) block?: string;
+  @ApiPropertyOptional({
+    description:
+      'Why the entry is blocked (a merge conflict), or why it waits while its queue stopped by itself (a land the provider refused, a quarantine: the queue is `paused`; cleared on resume), readable',
+  })
+  block?: string;
   @ApiPropertyOptional() title?: string;
 }
 
@@ -141,11 +217,21 @@ export class MergeQueueDto {
   @ApiProperty({ description: 'The repository (owner/name)' }) repository: string;
   @ApiProperty() baseRef: string;
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$', description: 'Counts state changes; never resets' }) revision: string;
-  @ApiProperty({ enum: MERGE_QUEUE_STATUSES, description: '`paused` also when the queue stopped by itself: the provider refused a land for good, or the worker quarantined it after failures in a row. The reason is in the event trail and on the affected entries\' `block` (and in `hold` of GET /merge-queues/{id}/chain); resume clears it.' }) status: string;
+  @ApiProperty({
+    enum: MERGE_QUEUE_STATUSES,
+    description:
+      "`paused` also when the queue stopped by itself: the provider refused a land for good, or the worker quarantined it after failures in a row. The reason is in the event trail and on the affected entries' `block` (and in `hold` of GET /merge-queues/{id}/chain); resume clears it.",
+  })
+  status: string;
   @ApiProperty({ type: 'integer', format: 'int32', description: 'Current adaptive batch size' }) batchDepth: number;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
-  @ApiProperty({ type: [MergeQueueEntryDto], description: 'Live entries (queued, testing, blocked, merging) and the 20 most recent final ones (merged, removed, failed)' }) entries: MergeQueueEntryDto[];
-  @ApiProperty({ type: [MergeQueueBatchDto], description: 'Live batches and the 20 most recent final ones (landed, failed, withdrawn)' }) batches: MergeQueueBatchDto[];
+  @ApiProperty({
+    type: [MergeQueueEntryDto],
+    description: 'Live entries (queued, testing, blocked, merging) and the 20 most recent final ones (merged, removed, failed)',
+  })
+  entries: MergeQueueEntryDto[];
+  @ApiProperty({ type: [MergeQueueBatchDto], description: 'Live batches and the 20 most recent final ones (landed, failed, withdrawn)' })
+  batches: MergeQueueBatchDto[];
 }
 
 export class MergeQueueTransitionDto {
@@ -165,8 +251,15 @@ export class MergeQueueEventDto {
   @ApiProperty() id: string;
   @ApiProperty() queueId: string;
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$', description: 'The queue revision after the event (unchanged when the event changed nothing)' }) revision: string;
-  @ApiProperty({ description: 'The planner event: enqueue, pause, checkReported, operationSucceeded, ...; `landRefused` (the provider refused a land for good) and `quarantined` (the worker gave up after failures in a row) stop the queue, with the reason in `detail.reason`' }) type: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Facts of the event: ids, the operation answered, the reason' }) detail: Record<string, unknown>;
+  @ApiProperty({
+    description:
+      'The planner event: enqueue, pause, checkReported, operationSucceeded, ...; `landRefused` (the provider refused a land for good) and `quarantined` (the worker gave up after failures in a row) stop the queue, with the reason in `detail.reason`',
+  })
+  type: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Facts of the event: ids, the operation answered, the reason' }) detail: Record<
+    string,
+    unknown
+  >;
   @ApiProperty({ type: [MergeQueueTransitionDto], description: 'Status steps the event caused, in order' }) transitions: MergeQueueTransitionDto[];
   @ApiProperty({ type: [MergeQueueIssuedOperationDto], description: 'Operations the event issued' }) operations: MergeQueueIssuedOperationDto[];
   @ApiProperty({ format: 'date-time' }) createdAt: string;
@@ -175,7 +268,11 @@ export class MergeQueueEventDto {
 export class MergeQueueChainBatchDto {
   @ApiProperty() id: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
-  @ApiProperty({ enum: ['chain', 'part'], description: '`chain`: a speculative candidate built on the batch ahead (or the base); `part`: an isolation probe of a failed batch, on the base' }) role: string;
+  @ApiProperty({
+    enum: ['chain', 'part'],
+    description: '`chain`: a speculative candidate built on the batch ahead (or the base); `part`: an isolation probe of a failed batch, on the base',
+  })
+  role: string;
   @ApiPropertyOptional({ description: 'The live batch this candidate is built on; absent when it is built on the base' }) parentId?: string;
   @ApiProperty({ type: 'integer', format: 'int32', isArray: true }) prNumbers: number[];
   @ApiProperty({ enum: MERGE_QUEUE_BATCH_STATUSES }) status: string;
@@ -185,7 +282,8 @@ export class MergeQueueChainBatchDto {
   @ApiPropertyOptional({ type: MergeQueueOperationDto }) operation?: MergeQueueOperationDto;
   @ApiProperty({ format: 'date-time', description: 'When the batch was planned' }) createdAt: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'When its CI started' }) ciStartedAt?: string;
-  @ApiPropertyOptional({ format: 'date-time', description: 'When it is expected to land (from the observed CI duration and failure rate)' }) estimatedLandAt?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'When it is expected to land (from the observed CI duration and failure rate)' })
+  estimatedLandAt?: string;
 }
 
 export class MergeQueueWaitingEntryDto {
@@ -197,13 +295,20 @@ export class MergeQueueWaitingEntryDto {
   @ApiProperty() setAside: boolean;
   @ApiPropertyOptional() block?: string;
   @ApiProperty({ format: 'date-time' }) enqueuedAt: string;
-  @ApiPropertyOptional({ format: 'date-time', description: 'Expected merge time; absent for blocked and set-aside entries (they wait on a person)' }) estimatedMergeAt?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Expected merge time; absent for blocked and set-aside entries (they wait on a person)' })
+  estimatedMergeAt?: string;
 }
 
 /** Why a queue stopped by itself (it is `paused` until resumed). */
 export class MergeQueueHoldDto {
-  @ApiProperty({ enum: ['landRefused', 'quarantined'], description: '`landRefused`: the provider refused a land for a reason that waiting will not change (a protected branch, a missing permission, a deleted base ref); `quarantined`: the worker gave up after MERGE_QUEUE_QUARANTINE_AFTER failures in a row (or a refusal of another operation). Resuming the queue clears it.' }) kind: string;
-  @ApiProperty({ description: "The reason, as the provider or the worker gave it (also in the event trail and on the affected entries' `block`)" }) reason: string;
+  @ApiProperty({
+    enum: ['landRefused', 'quarantined'],
+    description:
+      '`landRefused`: the provider refused a land for a reason that waiting will not change (a protected branch, a missing permission, a deleted base ref); `quarantined`: the worker gave up after MERGE_QUEUE_QUARANTINE_AFTER failures in a row (or a refusal of another operation). Resuming the queue clears it.',
+  })
+  kind: string;
+  @ApiProperty({ description: "The reason, as the provider or the worker gave it (also in the event trail and on the affected entries' `block`)" })
+  reason: string;
   @ApiProperty({ format: 'date-time' }) since: string;
   @ApiProperty({ type: [Number], description: 'The PRs whose entries carry the reason in `block`' }) prNumbers: number[];
 }
@@ -216,14 +321,16 @@ export class MergeQueueChainDto {
   @ApiPropertyOptional({ description: 'The base ref the queue is moving to (status `migrating`)' }) pendingBaseRef?: string;
   @ApiProperty({ description: 'The base commit the planner builds on' }) baseSha: string;
   @ApiProperty({ enum: MERGE_QUEUE_STATUSES }) status: string;
-  @ApiPropertyOptional({ type: MergeQueueHoldDto, description: 'Set while the queue stopped by itself (status `paused`), with the reason' }) hold?: MergeQueueHoldDto;
+  @ApiPropertyOptional({ type: MergeQueueHoldDto, description: 'Set while the queue stopped by itself (status `paused`), with the reason' })
+  hold?: MergeQueueHoldDto;
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$' }) revision: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) batchDepth: number;
   @ApiProperty({ type: 'integer', format: 'int32' }) maxParallel: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'Observed CI duration (EWMA), milliseconds' }) ciDurationMs: number;
   @ApiProperty({ format: 'date-time' }) now: string;
   @ApiProperty({ type: [MergeQueueChainBatchDto], description: 'Live batches, in the order they land' }) batches: MergeQueueChainBatchDto[];
-  @ApiProperty({ type: [MergeQueueWaitingEntryDto], description: 'Entries not in a batch (queued, blocked), in planning order: priority, then arrival' }) waiting: MergeQueueWaitingEntryDto[];
+  @ApiProperty({ type: [MergeQueueWaitingEntryDto], description: 'Entries not in a batch (queued, blocked), in planning order: priority, then arrival' })
+  waiting: MergeQueueWaitingEntryDto[];
 }
 
 /** Final entries and batches shown beside the live ones, newest first. */
@@ -246,7 +353,16 @@ export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, en
 }
 
 export function toMergeQueueEntryDto(row: MergeQueueEntry): MergeQueueEntryDto {
-  const dto: MergeQueueEntryDto = { id: row.id, number: row.number, headSha: row.headSha, url: row.url, status: row.status, position: row.position, priority: row.priority, setAside: row.setAside };
+  const dto: MergeQueueEntryDto = {
+    id: row.id,
+    number: row.number,
+    headSha: row.headSha,
+    url: row.url,
+    status: row.status,
+    position: row.position,
+    priority: row.priority,
+    setAside: row.setAside,
+  };
   if (row.batchId !== null) dto.batchId = row.batchId;
   if (row.block !== null) dto.block = row.block;
   if (row.title !== null) dto.title = row.title;
@@ -254,7 +370,13 @@ export function toMergeQueueEntryDto(row: MergeQueueEntry): MergeQueueEntryDto {
 }
 
 export function toMergeQueueBatchDto(row: MergeQueueBatch): MergeQueueBatchDto {
-  const dto: MergeQueueBatchDto = { id: row.id, position: row.position, prNumbers: row.prNumbers, status: row.status, requiredChecks: row.requiredChecks as unknown as MergeQueueCheckDto[] };
+  const dto: MergeQueueBatchDto = {
+    id: row.id,
+    position: row.position,
+    prNumbers: row.prNumbers,
+    status: row.status,
+    requiredChecks: row.requiredChecks as unknown as MergeQueueCheckDto[],
+  };
   if (row.checksUrl !== null) dto.checksUrl = row.checksUrl;
   if (row.headSha !== null) dto.headSha = row.headSha;
   if (row.operationKind !== null && row.operationOutcome !== null) dto.operation = { kind: row.operationKind, outcome: row.operationOutcome };

@@ -151,7 +151,9 @@ export class MergeQueueExecutor {
     } finally {
       clearInterval(renewal);
       outer?.removeEventListener('abort', onOuterAbort);
-      await this.repository.releaseLease(lease).catch((error: unknown) => this.logger.warn({ err: error, queueId }, 'could not give the merge-queue lease back; it expires'));
+      await this.repository
+        .releaseLease(lease)
+        .catch((error: unknown) => this.logger.warn({ err: error, queueId }, 'could not give the merge-queue lease back; it expires'));
     }
   }
 
@@ -328,7 +330,10 @@ export class MergeQueueExecutor {
   async reconcileOrphans(lease: Lease): Promise<number> {
     const orphans = await this.repository.orphanedOperations(lease);
     for (const row of orphans) {
-      this.logger.warn({ queueId: lease.queueId, operation: row.plannerKey, kind: row.kind, ownerEpoch: row.ownerEpoch?.toString() ?? null, epoch: lease.epoch.toString() }, 'operation left running by an executor whose lease is over; reconciling');
+      this.logger.warn(
+        { queueId: lease.queueId, operation: row.plannerKey, kind: row.kind, ownerEpoch: row.ownerEpoch?.toString() ?? null, epoch: lease.epoch.toString() },
+        'operation left running by an executor whose lease is over; reconciling',
+      );
       await this.deliver(row, { type: 'operationUnknown', operationId: row.plannerKey, at: Date.now() }, 'unknown', lease);
     }
     return orphans.length;
@@ -381,7 +386,15 @@ export class MergeQueueExecutor {
   }
 
   /** Step 2: the side effect. Known refusals become `operationFailed`; anything unexpected propagates. */
-  private async perform(queueId: string, git: MergeQueueGit, baseRef: string, op: MergeQueueOperation, fence: Fence | undefined, signal: AbortSignal, fences: RunFence): Promise<MergeQueueEvent> {
+  private async perform(
+    queueId: string,
+    git: MergeQueueGit,
+    baseRef: string,
+    op: MergeQueueOperation,
+    fence: Fence | undefined,
+    signal: AbortSignal,
+    fences: RunFence,
+  ): Promise<MergeQueueEvent> {
     const at = () => Date.now();
     switch (op.kind) {
       case 'prepare': {
@@ -421,7 +434,13 @@ export class MergeQueueExecutor {
     }
   }
 
-  private async readBack(queueId: string, git: MergeQueueGit, baseRef: string, op: Extract<MergeQueueOperation, { kind: 'readBack' }>, fences: RunFence): Promise<ReadBackFacts> {
+  private async readBack(
+    queueId: string,
+    git: MergeQueueGit,
+    baseRef: string,
+    op: Extract<MergeQueueOperation, { kind: 'readBack' }>,
+    fences: RunFence,
+  ): Promise<ReadBackFacts> {
     // The fence first: a land of an older executor still in flight checks the fence it read, so
     // from here on it cannot apply, and what is read below stays true (docs/merge-queue.md, "Fencing").
     // A readBack runs alone (nextOperations): no land of this run holds the copy it replaces.
@@ -486,7 +505,9 @@ class RunFence {
 
 /** A land is issued or in doubt: the queue cannot change its base ref under it. */
 function isLanding(b: MergeQueueState['batches'][number]): boolean {
-  return b.status === 'merging' || (b.status === 'reconciling' && b.operation?.kind === 'land') || (b.status === 'reconciling' && b.operation?.kind === 'readBack');
+  return (
+    b.status === 'merging' || (b.status === 'reconciling' && b.operation?.kind === 'land') || (b.status === 'reconciling' && b.operation?.kind === 'readBack')
+  );
 }
 
 /** The planner still waits for this operation: it is its batch's current one, or a pending cleanup. */

@@ -30,7 +30,13 @@ export class MergeQueueScheduler {
 
   async kick(queueId: string, delayMs = 0): Promise<void> {
     try {
-      await this.queue.add(MergeQueuesJob.Execute, { queueId } satisfies ExecuteJob, { jobId: executorJobId(queueId), delay: delayMs, attempts: 1, removeOnComplete: true, removeOnFail: true });
+      await this.queue.add(MergeQueuesJob.Execute, { queueId } satisfies ExecuteJob, {
+        jobId: executorJobId(queueId),
+        delay: delayMs,
+        attempts: 1,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue executor not enqueued; the sweep will start it');
     }
@@ -40,11 +46,18 @@ export class MergeQueueScheduler {
   async scheduleTimers(queueId: string, state: MergeQueueState, now = Date.now()): Promise<void> {
     let deadline = Infinity;
     for (const b of state.batches) {
-      if ((b.status === 'testing' || b.status === 'reconciling') && b.ciStartedAt !== null) deadline = Math.min(deadline, b.ciStartedAt + state.config.checkTimeoutMs);
+      if ((b.status === 'testing' || b.status === 'reconciling') && b.ciStartedAt !== null)
+        deadline = Math.min(deadline, b.ciStartedAt + state.config.checkTimeoutMs);
     }
     if (!Number.isFinite(deadline)) return;
     try {
-      await this.queue.add(MergeQueuesJob.Tick, { queueId } satisfies TickJob, { jobId: `tick-${queueId}-${deadline}`, delay: Math.max(0, deadline - now + 50), attempts: 3, removeOnComplete: true, removeOnFail: true });
+      await this.queue.add(MergeQueuesJob.Tick, { queueId } satisfies TickJob, {
+        jobId: `tick-${queueId}-${deadline}`,
+        delay: Math.max(0, deadline - now + 50),
+        attempts: 3,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue tick not scheduled; the sweep ticks queues with running CI');
     }

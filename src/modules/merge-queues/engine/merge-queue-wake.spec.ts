@@ -2,7 +2,27 @@ import { type BatchState, createMergeQueueState } from '../planner';
 import { nextWakeAt } from './merge-queue-wake';
 
 function batch(over: Partial<BatchState>): BatchState {
-  return { id: 'b1', position: 1, entryIds: [], prNumbers: [], status: 'testing', role: 'chain', parentId: null, baseSha: 'a', candidateSha: 'c', published: true, ciStartedAt: 1_000, ciContentIds: [], ciSeenHeavy: false, checks: [], failureReason: null, operation: null, interruptedKind: null, withdrawOnResolve: false, ...over };
+  return {
+    id: 'b1',
+    position: 1,
+    entryIds: [],
+    prNumbers: [],
+    status: 'testing',
+    role: 'chain',
+    parentId: null,
+    baseSha: 'a',
+    candidateSha: 'c',
+    published: true,
+    ciStartedAt: 1_000,
+    ciContentIds: [],
+    ciSeenHeavy: false,
+    checks: [],
+    failureReason: null,
+    operation: null,
+    interruptedKind: null,
+    withdrawOnResolve: false,
+    ...over,
+  };
 }
 
 describe('nextWakeAt (the sweep wakes a queue then)', () => {

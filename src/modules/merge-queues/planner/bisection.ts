@@ -43,13 +43,7 @@ export function isolationUnits(waiting: readonly EntryState[]): { units: Isolati
  * runners counting those `probing` already, so the chain keeps landing while a failed batch is
  * being bisected.
  */
-export function planProbes(
-  ctx: Ctx,
-  units: IsolationUnit[],
-  free: number,
-  probing: number,
-  normalWaiting: number,
-): number {
+export function planProbes(ctx: Ctx, units: IsolationUnit[], free: number, probing: number, normalWaiting: number): number {
   const { maxParallel, probeShare } = ctx.s.config;
   const cap = Math.max(1, Math.round(maxParallel * probeShare));
   // Under the order rule the chain cannot pass a suspect group, so its probes are what unblocks

@@ -1,12 +1,6 @@
 import { nextBatchSize } from './batch-depth';
 import { isolationUnits, planProbes } from './bisection';
-import {
-  type CiDurationModel,
-  durationModel,
-  expectedCiMs,
-  expectedRemainingMs,
-  heavyProbabilities,
-} from './ci-weight';
+import { type CiDurationModel, durationModel, expectedCiMs, expectedRemainingMs, heavyProbabilities } from './ci-weight';
 import { ewma } from './ewma';
 import { aheadOfBarrier, chainBarrier } from './order';
 import { byPlanningOrder } from './priority';
@@ -38,11 +32,7 @@ export function holdsRunner(b: BatchState, requiredChecks: readonly string[]): b
  * Speculation depth: a chain of `chainLength` batches may grow by one only while the chance that
  * every batch ahead passes, `(1 - F)^k`, stays at or above `minChainSuccess`.
  */
-export function mayExtendChain(
-  chainLength: number,
-  batchFailureRate: number,
-  config: PlannerConfig,
-): boolean {
+export function mayExtendChain(chainLength: number, batchFailureRate: number, config: PlannerConfig): boolean {
   if (chainLength === 0) return true;
   return Math.pow(1 - Math.min(0.999, Math.max(0, batchFailureRate)), chainLength) >= config.minChainSuccess;
 }
@@ -81,7 +71,7 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
   const root = live.find((b) => b.role === 'chain' && b.parentId === null && b.baseSha === s.baseSha);
   let tip: BatchState | null = null;
   let chainLength = 0;
-  for (let cursor = root ?? null; cursor; ) {
+  for (let cursor = root ?? null; cursor;) {
     tip = cursor;
     chainLength += 1;
     // A failed candidate behind one still testing ends the chain: whoever is to blame, its PRs

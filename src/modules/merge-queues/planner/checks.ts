@@ -33,13 +33,7 @@ function notTestingYet(b: BatchState): boolean {
 }
 
 /** Records one check report naming the commit `sha`; a passing candidate becomes ready. */
-export function recordCheck(
-  ctx: Ctx,
-  batchId: string,
-  sha: string,
-  name: string,
-  state: MergeQueueCheckState,
-): void {
+export function recordCheck(ctx: Ctx, batchId: string, sha: string, name: string, state: MergeQueueCheckState): void {
   const b = ctx.batchById.get(batchId);
   if (!b) return;
   const fit = checkReportFit(b, sha);

@@ -62,11 +62,7 @@ export function expectedCiMs(probabilities: readonly (number | null)[], model: C
  * Posterior heavy probabilities of the PRs a run held, once the run was seen light or heavy. A PR
  * that is heavy makes the run heavy, so P(i heavy | seen) = p_i * P(seen | heavy run) / P(seen).
  */
-export function posteriorAfterRun(
-  probabilities: readonly (number | null)[],
-  seenHeavy: boolean,
-  model: CiDurationModel,
-): number[] {
+export function posteriorAfterRun(probabilities: readonly (number | null)[], seenHeavy: boolean, model: CiDurationModel): number[] {
   const runHeavy = runHeavyProbability(probabilities, model);
   const ifHeavy = seenHeavy ? SEEN_HEAVY_IF_HEAVY : 1 - SEEN_HEAVY_IF_HEAVY;
   const ifLight = seenHeavy ? SEEN_HEAVY_IF_LIGHT : 1 - SEEN_HEAVY_IF_LIGHT;
@@ -91,11 +87,7 @@ export function observePassingRun(
 }
 
 /** Learns the prior from a PR that landed after at least one run told something about it. */
-export function observeLandedWeight(
-  model: CiDurationModel,
-  probability: number | null,
-  alpha = HEAVY_RATE_EWMA_ALPHA,
-): CiDurationModel {
+export function observeLandedWeight(model: CiDurationModel, probability: number | null, alpha = HEAVY_RATE_EWMA_ALPHA): CiDurationModel {
   if (probability === null) return model;
   return { ...model, heavyRate: ewma(model.heavyRate, alpha, probability) };
 }
@@ -117,12 +109,7 @@ export const OVERDUE_REMAINING_SHARE = 0.25;
  * ends, given that it is still running: a run still going long after a light one would have ended
  * is most likely heavy, and a lognormal run that has gone on long has a long tail left.
  */
-export function expectedRemainingMs(
-  now: number,
-  ciStartedAt: number,
-  probabilities: readonly (number | null)[],
-  model: CiDurationModel,
-): number {
+export function expectedRemainingMs(now: number, ciStartedAt: number, probabilities: readonly (number | null)[], model: CiDurationModel): number {
   const elapsed = Math.max(0, now - ciStartedAt);
   const heavy = runHeavyProbability(probabilities, model);
   const h = lognormalTail(model.heavyCiMs, elapsed);

@@ -47,10 +47,7 @@ export function checkedConfig(input: PlannerConfig): PlannerConfig {
 }
 
 /** A fresh queue on `baseSha`; throws on a configuration the planner cannot honour. */
-export function createMergeQueueState(input: {
-  baseSha: string;
-  config?: Partial<PlannerConfig>;
-}): MergeQueueState {
+export function createMergeQueueState(input: { baseSha: string; config?: Partial<PlannerConfig> }): MergeQueueState {
   const config = checkedConfig({ ...DEFAULT_PLANNER_CONFIG, ...input.config });
   return {
     revision: 0,

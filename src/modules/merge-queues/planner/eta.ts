@@ -49,13 +49,8 @@ export function estimateMergeTimes(state: MergeQueueState, now: number): EntryEs
     }
   }
 
-  const waiting = state.entries
-    .filter((e) => e.status === 'queued' && !e.setAside)
-    .sort(byPlanningOrder);
-  const size = Math.max(
-    1,
-    Math.min(state.batchDepth, Math.ceil(waiting.length / Math.max(1, state.config.maxParallel))),
-  );
+  const waiting = state.entries.filter((e) => e.status === 'queued' && !e.setAside).sort(byPlanningOrder);
+  const size = Math.max(1, Math.min(state.batchDepth, Math.ceil(waiting.length / Math.max(1, state.config.maxParallel))));
   for (let i = 0; i < waiting.length; i += size) {
     const chunk = waiting.slice(i, i + size);
     const start = slots.shift() ?? now;

@@ -36,7 +36,12 @@ export function onLandRefused(ctx: Ctx, operationId: string, reason: string): vo
     for (const e of entries) if (e.status === 'merging') setEntryStatus(ctx, e, 'testing');
     setBatchStatus(ctx, b, 'ready');
   }
-  placeHold(ctx, 'landRefused', reason, entries.filter((e) => e.status === 'testing' || e.status === 'queued'));
+  placeHold(
+    ctx,
+    'landRefused',
+    reason,
+    entries.filter((e) => e.status === 'testing' || e.status === 'queued'),
+  );
 }
 
 /** The worker quarantined the queue; the entries of the operation that kept failing carry the reason. */

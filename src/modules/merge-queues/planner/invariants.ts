@@ -1,13 +1,7 @@
 import { heldOvertakenBy, landKeepsOrder } from './order';
 import { batchOutcome, isFinalBatch } from './step';
 import { isAllowedTransition, isReachable } from './transitions';
-import type {
-  BatchState,
-  EntryState,
-  MergeQueueOperation,
-  MergeQueueState,
-  StatusTransition,
-} from './types';
+import type { BatchState, EntryState, MergeQueueOperation, MergeQueueState, StatusTransition } from './types';
 import { FINAL_ENTRY_STATUSES } from './types';
 
 /** Status a batch or entry has when the reducer creates it (no transition is recorded for that). */
@@ -41,12 +35,7 @@ export function checkStepInvariants(
     v.push(`revision ${prev.revision} -> ${next.revision}`);
   }
   const steps = groupSteps(transitions);
-  const checkStatus = (
-    subject: StatusTransition['subject'],
-    id: string,
-    from: string | undefined,
-    to: string,
-  ): void => {
+  const checkStatus = (subject: StatusTransition['subject'], id: string, from: string | undefined, to: string): void => {
     if (!steps) {
       if (from !== undefined && !isReachable(subject, from, to)) v.push(`${subject} ${id} ${from} -> ${to}`);
       return;
@@ -193,12 +182,7 @@ function checkBatchMembership(b: BatchState, entries: Map<string, EntryState>, v
   });
 }
 
-function checkEntry(
-  e: EntryState,
-  batches: Map<string, BatchState>,
-  holder: Map<string, string>,
-  v: string[],
-): void {
+function checkEntry(e: EntryState, batches: Map<string, BatchState>, holder: Map<string, string>, v: string[]): void {
   switch (e.status) {
     case 'queued':
     case 'blocked':
@@ -230,12 +214,7 @@ export class InvariantMonitor {
   readonly violations: string[] = [];
 
   /** Pass the reducer's `transitions` so the status steps are checked one by one (see above). */
-  observe(
-    prev: MergeQueueState,
-    next: MergeQueueState,
-    operations: readonly MergeQueueOperation[],
-    transitions?: readonly StatusTransition[],
-  ): string[] {
+  observe(prev: MergeQueueState, next: MergeQueueState, operations: readonly MergeQueueOperation[], transitions?: readonly StatusTransition[]): string[] {
     const found = checkStepInvariants(prev, next, operations, transitions);
     const before = new Map(prev.entries.map((e) => [e.id, e.status]));
     for (const e of next.entries) {

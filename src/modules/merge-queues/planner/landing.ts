@@ -2,17 +2,7 @@ import { recordChainOutcome } from './chain';
 import { learnFromLandedEntry } from './ci-weight';
 import { ewma } from './ewma';
 import { landKeepsOrder } from './order';
-import {
-  childrenOf,
-  type Ctx,
-  entriesOf,
-  isFinalBatch,
-  issue,
-  nextId,
-  outcome,
-  setBatchStatus,
-  setEntryStatus,
-} from './step';
+import { childrenOf, type Ctx, entriesOf, isFinalBatch, issue, nextId, outcome, setBatchStatus, setEntryStatus } from './step';
 import type { BatchState } from './types';
 import { issueCleanup } from './withdrawal';
 
@@ -33,16 +23,9 @@ export function issueLand(ctx: Ctx): void {
   const { s } = ctx;
   if (s.batches.some((b) => b.status === 'merging' || b.status === 'reconciling')) return;
   const landable = (b: BatchState) =>
-    b.status === 'ready' &&
-    b.parentId === null &&
-    b.baseSha === s.baseSha &&
-    b.candidateSha !== null &&
-    outcome(ctx, b) === 'passed' &&
-    landKeepsOrder(s, b);
+    b.status === 'ready' && b.parentId === null && b.baseSha === s.baseSha && b.candidateSha !== null && outcome(ctx, b) === 'passed' && landKeepsOrder(s, b);
   const chainLive = s.batches.some((b) => b.role === 'chain' && !isFinalBatch(b));
-  const next = chainLive
-    ? s.batches.find((b) => b.role === 'chain' && landable(b))
-    : s.batches.find((b) => landable(b));
+  const next = chainLive ? s.batches.find((b) => b.role === 'chain' && landable(b)) : s.batches.find((b) => landable(b));
   if (!next || next.candidateSha === null) return;
   setBatchStatus(ctx, next, 'merging');
   for (const e of entriesOf(ctx, next)) setEntryStatus(ctx, e, 'merging');

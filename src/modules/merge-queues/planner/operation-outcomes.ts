@@ -21,12 +21,7 @@ export function onOperationStarted(ctx: Ctx, operationId: string): void {
   }
 }
 
-export function onOperationSucceeded(
-  ctx: Ctx,
-  operationId: string,
-  candidateSha: string | undefined,
-  facts: ReadBackFacts | undefined,
-): void {
+export function onOperationSucceeded(ctx: Ctx, operationId: string, candidateSha: string | undefined, facts: ReadBackFacts | undefined): void {
   if (cleanupSucceeded(ctx, operationId)) return;
   const b = findByOperation(ctx, operationId);
   if (!b || !b.operation) return;
@@ -51,13 +46,7 @@ export function onOperationSucceeded(
   }
 }
 
-export function onOperationFailed(
-  ctx: Ctx,
-  operationId: string,
-  reason: string,
-  conflictEntryId: string | undefined,
-  baseSha: string | undefined,
-): void {
+export function onOperationFailed(ctx: Ctx, operationId: string, reason: string, conflictEntryId: string | undefined, baseSha: string | undefined): void {
   if (cleanupUnfinished(ctx, operationId)) return;
   const b = findByOperation(ctx, operationId);
   if (!b || !b.operation) return;

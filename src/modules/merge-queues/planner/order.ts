@@ -24,7 +24,7 @@ export function isHeld(e: EntryState): boolean {
 /** The unlanded batches `b` is built on, nearest the base first (state form of step.liveAncestors). */
 function ancestorsIn(s: MergeQueueState, b: BatchState): BatchState[] {
   const out: BatchState[] = [];
-  for (let id = b.parentId; id !== null; ) {
+  for (let id = b.parentId; id !== null;) {
     const parent = s.batches.find((x) => x.id === id);
     if (!parent || parent.status === 'landed') break;
     out.unshift(parent);
@@ -72,10 +72,7 @@ export function waitingOvertakenBy(s: MergeQueueState, b: BatchState): EntryStat
   const judged = judgedBy(s, b);
   if (!judged) return [];
   return s.entries.filter(
-    (e) =>
-      !b.entryIds.includes(e.id) &&
-      ((e.status === 'queued' && !e.setAside) || e.status === 'testing') &&
-      byPlanningOrder(e, judged) < 0,
+    (e) => !b.entryIds.includes(e.id) && ((e.status === 'queued' && !e.setAside) || e.status === 'testing') && byPlanningOrder(e, judged) < 0,
   );
 }
 

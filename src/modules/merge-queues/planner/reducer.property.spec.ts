@@ -1,12 +1,5 @@
 import fc from 'fast-check';
-import {
-  createMergeQueueState,
-  InvariantMonitor,
-  type MergeQueueEvent,
-  type MergeQueueOperation,
-  type MergeQueueState,
-  reduceMergeQueue,
-} from './index';
+import { createMergeQueueState, InvariantMonitor, type MergeQueueEvent, type MergeQueueOperation, type MergeQueueState, reduceMergeQueue } from './index';
 
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
@@ -343,9 +336,7 @@ describe('merge-queue planner properties', () => {
           if (replayed.state !== before) {
             // a replay may only matter if its operation is still the batch's current one
             const id = (e as { operationId: string }).operationId;
-            const current =
-              before.batches.some((b) => b.operation?.id === id) ||
-              before.cleanups.some((c) => c.operationId === id);
+            const current = before.batches.some((b) => b.operation?.id === id) || before.cleanups.some((c) => c.operationId === id);
             expect(current).toBe(true);
           }
         }

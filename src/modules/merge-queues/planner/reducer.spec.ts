@@ -347,8 +347,7 @@ describe(reduceMergeQueue.name, () => {
       { type: 'enqueue', at: 1, entry: { id: 'a', number: 1, headSha: 'h', url: 'u' } },
       { type: 'enqueue', at: 2, entry: { id: 'b', number: 2, headSha: 'h', url: 'u' } },
     ];
-    const run = () =>
-      events.reduce((s, e) => reduceMergeQueue(s, e).state, createMergeQueueState({ baseSha: 'b0' }));
+    const run = () => events.reduce((s, e) => reduceMergeQueue(s, e).state, createMergeQueueState({ baseSha: 'b0' }));
     const one = run();
     expect(JSON.parse(JSON.stringify(one))).toEqual(one);
     expect(run()).toEqual(one);
@@ -463,10 +462,7 @@ describe(reduceMergeQueue.name, () => {
       return { d, b };
     }
 
-    function readBack(
-      d: QueueDriver,
-      facts: { candidateSha: string | null; candidateLanded: boolean; baseSha?: string },
-    ): void {
+    function readBack(d: QueueDriver, facts: { candidateSha: string | null; candidateLanded: boolean; baseSha?: string }): void {
       const op = d.take('readBack');
       d.send({
         type: 'operationSucceeded',
@@ -574,9 +570,7 @@ describe(reduceMergeQueue.name, () => {
       expect(checkStepInvariants(prev, forged, [], [])).toContain('entry e1 queued -> merged');
       // a recorded step that is not in the table
       const skip = [{ subject: 'entry' as const, id: 'e1', from: 'queued', to: 'merged' }];
-      expect(checkStepInvariants(prev, forged, [], skip)).toContain(
-        'entry e1 recorded step queued -> merged while queued',
-      );
+      expect(checkStepInvariants(prev, forged, [], skip)).toContain('entry e1 recorded step queued -> merged while queued');
       // a chain of allowed single steps explains it
       const chain = [
         { subject: 'entry' as const, id: 'e1', from: 'queued', to: 'testing' },
@@ -599,10 +593,7 @@ describe(reduceMergeQueue.name, () => {
         name: 'ci',
         state: 'success',
       });
-      expect(result.transitions.filter((t) => t.id === b.id).map((t) => `${t.from}->${t.to}`)).toEqual([
-        'testing->ready',
-        'ready->merging',
-      ]);
+      expect(result.transitions.filter((t) => t.id === b.id).map((t) => `${t.from}->${t.to}`)).toEqual(['testing->ready', 'ready->merging']);
       expect(checkStepInvariants(d.state, result.state, result.operations, result.transitions)).toEqual([]);
     });
   });

@@ -7,22 +7,11 @@ import { noteLongRuns, restartRunsOfLandedWork } from './ci-weight';
 import { onEnqueue, onHeadUpdated, onRemove, onSetAside, onSetPriority } from './entry-changes';
 import { onLandRefused, onQuarantined } from './holds';
 import { issueLand } from './landing';
-import {
-  onOperationFailed,
-  onOperationStarted,
-  onOperationSucceeded,
-  onOperationUnknown,
-} from './operation-outcomes';
+import { onOperationFailed, onOperationStarted, onOperationSucceeded, onOperationUnknown } from './operation-outcomes';
 import { prune } from './pruning';
 import { onConfigure, onDisable, onEnable, onMigrate, onMigrated, onPause, onResume } from './queue-controls';
 import { type Ctx, isFinalBatch, moveBase, setQueueStatus } from './step';
-import type {
-  MergeQueueEvent,
-  MergeQueueOperation,
-  MergeQueueState,
-  PlannerResult,
-  StatusTransition,
-} from './types';
+import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, PlannerResult, StatusTransition } from './types';
 
 /*
  * The reducer: one event in, the next state and the operations out. An event first records its
@@ -147,10 +136,7 @@ function maintain(ctx: Ctx): void {
 }
 
 function hasWork(ctx: Ctx): boolean {
-  return (
-    ctx.s.batches.some((b) => !isFinalBatch(b)) ||
-    ctx.s.entries.some((e) => e.status === 'queued' && !e.setAside)
-  );
+  return ctx.s.batches.some((b) => !isFinalBatch(b)) || ctx.s.entries.some((e) => e.status === 'queued' && !e.setAside);
 }
 
 function cloneState(s: MergeQueueState): MergeQueueState {

@@ -32,10 +32,7 @@ export const LIVE_ENTRY: readonly MergeQueueEntryStatus[] = ['queued', 'testing'
 const FINAL_BATCH: readonly MergeQueueBatchStatus[] = ['landed', 'failed', 'withdrawn'];
 
 /** A required check's combined result on the batch's candidate. */
-export function batchOutcome(
-  batch: BatchState,
-  requiredChecks: readonly string[],
-): 'pending' | 'passed' | 'failed' {
+export function batchOutcome(batch: BatchState, requiredChecks: readonly string[]): 'pending' | 'passed' | 'failed' {
   let allPassed = requiredChecks.length > 0;
   for (const name of requiredChecks) {
     const check = batch.checks.find((c) => c.name === name);
@@ -119,12 +116,7 @@ export function issue(ctx: Ctx, b: BatchState, op: MergeQueueOperation): void {
 }
 
 /** A new batch in `preparing`, holding `entries` (which become `testing`), built on `parent` or the base. */
-export function createBatch(
-  ctx: Ctx,
-  role: BatchRole,
-  entries: EntryState[],
-  parent: BatchState | null,
-): BatchState {
+export function createBatch(ctx: Ctx, role: BatchRole, entries: EntryState[], parent: BatchState | null): BatchState {
   const b: BatchState = {
     id: nextId(ctx, 'batch'),
     position: ctx.s.counters.batch,
@@ -158,7 +150,7 @@ export function createBatch(
 /** The unlanded batches `b` is built on, nearest the base first. */
 export function liveAncestors(ctx: Ctx, b: BatchState): BatchState[] {
   const out: BatchState[] = [];
-  for (let id = b.parentId; id !== null; ) {
+  for (let id = b.parentId; id !== null;) {
     const parent = ctx.batchById.get(id);
     if (!parent || parent.status === 'landed') break;
     out.unshift(parent);

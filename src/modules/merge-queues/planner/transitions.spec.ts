@@ -8,11 +8,7 @@ import {
   assertQueueTransition,
   isReachable,
 } from './transitions';
-import {
-  MERGE_QUEUE_BATCH_STATUSES,
-  MERGE_QUEUE_ENTRY_STATUSES,
-  MERGE_QUEUE_STATUSES,
-} from './types';
+import { MERGE_QUEUE_BATCH_STATUSES, MERGE_QUEUE_ENTRY_STATUSES, MERGE_QUEUE_STATUSES } from './types';
 
 describe('merge-queue transition tables', () => {
   it('cover exactly the statuses of the spec', () => {

@@ -1,8 +1,4 @@
-import type {
-  MergeQueueBatchStatus,
-  MergeQueueEntryStatus,
-  MergeQueueStatus,
-} from './types';
+import type { MergeQueueBatchStatus, MergeQueueEntryStatus, MergeQueueStatus } from './types';
 
 /** Allowed queue status changes; the meaning of each status is in docs/merge-queue.md. */
 export const QUEUE_TRANSITIONS: Readonly<Record<MergeQueueStatus, readonly MergeQueueStatus[]>> = {
@@ -14,9 +10,7 @@ export const QUEUE_TRANSITIONS: Readonly<Record<MergeQueueStatus, readonly Merge
 };
 
 /** Allowed batch status changes; landed, failed and withdrawn are final. */
-export const BATCH_TRANSITIONS: Readonly<
-  Record<MergeQueueBatchStatus, readonly MergeQueueBatchStatus[]>
-> = {
+export const BATCH_TRANSITIONS: Readonly<Record<MergeQueueBatchStatus, readonly MergeQueueBatchStatus[]>> = {
   preparing: ['testing', 'withdrawn', 'reconciling'],
   testing: ['ready', 'failed', 'withdrawn', 'reconciling'],
   ready: ['merging', 'withdrawn'],
@@ -29,9 +23,7 @@ export const BATCH_TRANSITIONS: Readonly<
 };
 
 /** Allowed entry status changes; merged, removed and failed are final. */
-export const ENTRY_TRANSITIONS: Readonly<
-  Record<MergeQueueEntryStatus, readonly MergeQueueEntryStatus[]>
-> = {
+export const ENTRY_TRANSITIONS: Readonly<Record<MergeQueueEntryStatus, readonly MergeQueueEntryStatus[]>> = {
   queued: ['testing', 'removed'],
   testing: ['queued', 'blocked', 'merging', 'failed', 'removed'],
   blocked: ['queued', 'removed'],
@@ -63,29 +55,17 @@ export function assertQueueTransition(from: MergeQueueStatus, to: MergeQueueStat
 }
 
 /** Throws IllegalTransitionError unless the batch table allows from -> to (staying put is allowed). */
-export function assertBatchTransition(
-  from: MergeQueueBatchStatus,
-  to: MergeQueueBatchStatus,
-  id: string,
-): void {
+export function assertBatchTransition(from: MergeQueueBatchStatus, to: MergeQueueBatchStatus, id: string): void {
   if (!allowed(BATCH_TRANSITIONS, from, to)) throw new IllegalTransitionError('batch', from, to, id);
 }
 
 /** Throws IllegalTransitionError unless the entry table allows from -> to (staying put is allowed). */
-export function assertEntryTransition(
-  from: MergeQueueEntryStatus,
-  to: MergeQueueEntryStatus,
-  id: string,
-): void {
+export function assertEntryTransition(from: MergeQueueEntryStatus, to: MergeQueueEntryStatus, id: string): void {
   if (!allowed(ENTRY_TRANSITIONS, from, to)) throw new IllegalTransitionError('entry', from, to, id);
 }
 
 /** True when a status change is in the table; used by the invariant checker. */
-export function isAllowedTransition(
-  subject: 'queue' | 'batch' | 'entry',
-  from: string,
-  to: string,
-): boolean {
+export function isAllowedTransition(subject: 'queue' | 'batch' | 'entry', from: string, to: string): boolean {
   const table: Readonly<Record<string, readonly string[]>> =
     subject === 'queue' ? QUEUE_TRANSITIONS : subject === 'batch' ? BATCH_TRANSITIONS : ENTRY_TRANSITIONS;
   return from === to || (table[from] ?? []).includes(to);

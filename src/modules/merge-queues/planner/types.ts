@@ -1,37 +1,13 @@
 export const MERGE_QUEUE_STATUSES = ['idle', 'active', 'paused', 'migrating', 'disabled'] as const;
 export type MergeQueueStatus = (typeof MERGE_QUEUE_STATUSES)[number];
 
-export const MERGE_QUEUE_BATCH_STATUSES = [
-  'preparing',
-  'testing',
-  'ready',
-  'merging',
-  'reconciling',
-  'landed',
-  'failed',
-  'withdrawn',
-] as const;
+export const MERGE_QUEUE_BATCH_STATUSES = ['preparing', 'testing', 'ready', 'merging', 'reconciling', 'landed', 'failed', 'withdrawn'] as const;
 export type MergeQueueBatchStatus = (typeof MERGE_QUEUE_BATCH_STATUSES)[number];
 
-export const MERGE_QUEUE_ENTRY_STATUSES = [
-  'queued',
-  'testing',
-  'blocked',
-  'merging',
-  'merged',
-  'removed',
-  'failed',
-] as const;
+export const MERGE_QUEUE_ENTRY_STATUSES = ['queued', 'testing', 'blocked', 'merging', 'merged', 'removed', 'failed'] as const;
 export type MergeQueueEntryStatus = (typeof MERGE_QUEUE_ENTRY_STATUSES)[number];
 
-export const MERGE_QUEUE_OPERATION_KINDS = [
-  'prepare',
-  'publish',
-  'startCi',
-  'land',
-  'readBack',
-  'cleanup',
-] as const;
+export const MERGE_QUEUE_OPERATION_KINDS = ['prepare', 'publish', 'startCi', 'land', 'readBack', 'cleanup'] as const;
 export type MergeQueueOperationKind = (typeof MERGE_QUEUE_OPERATION_KINDS)[number];
 
 export const MERGE_QUEUE_OPERATION_OUTCOMES = ['pending', 'running', 'unknown'] as const;

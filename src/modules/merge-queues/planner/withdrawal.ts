@@ -1,13 +1,4 @@
-import {
-  childrenOf,
-  type Ctx,
-  entriesOf,
-  isFinalBatch,
-  isSealed,
-  nextId,
-  setBatchStatus,
-  setEntryStatus,
-} from './step';
+import { childrenOf, type Ctx, entriesOf, isFinalBatch, isSealed, nextId, setBatchStatus, setEntryStatus } from './step';
 import type { BatchState, EntryState } from './types';
 
 /*

@@ -35,7 +35,13 @@ export class ModuleDefinitionDto {
 }
 
 export function toModuleDefinitionDto(row: ModuleDefinition): ModuleDefinitionDto {
-  const dto: ModuleDefinitionDto = { id: row.id, name: row.name, global: row.organizationId === null, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  const dto: ModuleDefinitionDto = {
+    id: row.id,
+    name: row.name,
+    global: row.organizationId === null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
   if (row.description !== null) dto.description = row.description;
   if (row.organizationId !== null) dto.organizationId = row.organizationId;
   return dto;

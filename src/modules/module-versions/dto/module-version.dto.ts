@@ -21,7 +21,12 @@ export class CreateModuleVersionDto {
   @Matches(ID_PATTERN, { message: 'is not a module definition id' })
   moduleDefinitionId: string;
 
-  @ApiProperty({ description: `${VERSION_RULES} Build metadata (\`+...\`) is kept but ignored for ordering and for duplicates: \`1.0.0+a\` and \`1.0.0+b\` are the same version.`, pattern: VERSION_PATTERN.source, maxLength: MAX_VERSION_LENGTH, example: '1.4.0-rc.1' })
+  @ApiProperty({
+    description: `${VERSION_RULES} Build metadata (\`+...\`) is kept but ignored for ordering and for duplicates: \`1.0.0+a\` and \`1.0.0+b\` are the same version.`,
+    pattern: VERSION_PATTERN.source,
+    maxLength: MAX_VERSION_LENGTH,
+    example: '1.4.0-rc.1',
+  })
   @IsString()
   @MaxLength(MAX_VERSION_LENGTH)
   @IsSemanticVersion()
@@ -32,7 +37,12 @@ export class CreateModuleVersionDto {
   @Length(0, 2000)
   description: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: `Any JSON object of at most ${MAX_CONFIG_BYTES} bytes (as JSON, UTF-8) and ${MAX_CONFIG_DEPTH} levels of nested objects and arrays; larger or deeper is a 400.`, example: { region: 'eu-central-1' } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: `Any JSON object of at most ${MAX_CONFIG_BYTES} bytes (as JSON, UTF-8) and ${MAX_CONFIG_DEPTH} levels of nested objects and arrays; larger or deeper is a 400.`,
+    example: { region: 'eu-central-1' },
+  })
   @IsBoundedJsonObject(MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH)
   config: Record<string, unknown>;
 }
@@ -66,7 +76,13 @@ export class ModuleVersionQueryDto extends PaginationQueryDto {
   @IsString()
   @MaxLength(MAX_VERSION_LENGTH)
   @IsSemanticVersion()
-  @ValidateBy({ name: 'requiresModuleDefinitionId', validator: { validate: (_: unknown, args) => (args?.object as ModuleVersionQueryDto).moduleDefinitionId !== undefined, defaultMessage: () => 'requires moduleDefinitionId (a lower bound applies within one module definition)' } })
+  @ValidateBy({
+    name: 'requiresModuleDefinitionId',
+    validator: {
+      validate: (_: unknown, args) => (args?.object as ModuleVersionQueryDto).moduleDefinitionId !== undefined,
+      defaultMessage: () => 'requires moduleDefinitionId (a lower bound applies within one module definition)',
+    },
+  })
   minVersion?: string;
 
   @ApiPropertyOptional({
@@ -85,7 +101,11 @@ export class ModuleVersionQueryDto extends PaginationQueryDto {
   @Matches(ID_PATTERN, { each: true, message: 'must contain only module definition ids' })
   moduleDefinitionIds?: string[];
 
-  @ApiPropertyOptional({ type: 'boolean', default: true, description: 'Prereleases are listed by default (in semver order, below their release); `false` lists releases only.' })
+  @ApiPropertyOptional({
+    type: 'boolean',
+    default: true,
+    description: 'Prereleases are listed by default (in semver order, below their release); `false` lists releases only.',
+  })
   @IsOptional()
   @Transform(toBoolean)
   @IsBoolean()
@@ -119,7 +139,11 @@ export class ModuleVersionSummaryDto extends ModuleVersionFields {
     example: '2rc!111',
   })
   versionPrereleaseSortKey: string;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Prereleases only: the number of dot-separated prerelease identifiers (`1.0.0-rc` is 1, `1.0.0-rc.1` is 2). Absent for releases.' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: 'Prereleases only: the number of dot-separated prerelease identifiers (`1.0.0-rc` is 1, `1.0.0-rc.1` is 2). Absent for releases.',
+  })
   versionPrereleaseRank?: number;
 }
 
@@ -142,7 +166,14 @@ export interface ModuleVersionRow {
 }
 
 function common(row: ModuleVersionRow): ModuleVersionFields {
-  const dto: ModuleVersionFields = { id: row.id, moduleDefinitionId: row.moduleDefinitionId, version: row.version, description: row.description, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  const dto: ModuleVersionFields = {
+    id: row.id,
+    moduleDefinitionId: row.moduleDefinitionId,
+    version: row.version,
+    description: row.description,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
   if (row.createdById !== null) dto.createdById = row.createdById;
   if (row.organizationId !== null) dto.organizationId = row.organizationId;
   return dto;

@@ -33,5 +33,13 @@ export class PipelineRunDto {
 }
 
 export function toPipelineRunDto(row: PipelineRun): PipelineRunDto {
-  return { id: row.id, pipelineId: row.pipelineId, pipelineVersionId: row.pipelineVersionId, organizationId: row.organizationId, status: row.status, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  return {
+    id: row.id,
+    pipelineId: row.pipelineId,
+    pipelineVersionId: row.pipelineVersionId,
+    organizationId: row.organizationId,
+    status: row.status,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
 }

@@ -50,7 +50,13 @@ export class StepDto {
   @Matches(STEP_NAME, { each: true, message: 'must name steps of this version' })
   dependsOn?: string[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: STEP_LIMITS.parallelism, default: 1, description: 'How many sandboxes of this step run at once' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: STEP_LIMITS.parallelism,
+    default: 1,
+    description: 'How many sandboxes of this step run at once',
+  })
   @IsOptionalNonNull()
   @IsInt()
   @Min(1)

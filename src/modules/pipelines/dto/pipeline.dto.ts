@@ -21,7 +21,11 @@ export class CreatePipelineDto {
   @Length(1, 200)
   name: string;
 
-  @ApiPropertyOptional({ description: 'Slug unique in the project; derived from name when absent', pattern: GIVEN_ID_PATTERN.source, example: 'deploy-checkout' })
+  @ApiPropertyOptional({
+    description: 'Slug unique in the project; derived from name when absent',
+    pattern: GIVEN_ID_PATTERN.source,
+    example: 'deploy-checkout',
+  })
   @IsOptionalNonNull()
   @IsString()
   @Matches(GIVEN_ID_PATTERN, { message: 'must be a lower-case slug (a-z, 0-9, -), 1 to 63 characters' })
@@ -58,7 +62,12 @@ export class PipelineDto {
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
   @ApiPropertyOptional() description?: string;
   @ApiPropertyOptional({ description: 'The newest run of the pipeline' }) latestRunId?: string;
-  @ApiPropertyOptional({ enum: RUN_STATUSES, enumName: 'PipelineRunStatus', description: 'Status of the newest run: QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELED, or QUEUED -> CANCELED' }) latestRunStatus?: string;
+  @ApiPropertyOptional({
+    enum: RUN_STATUSES,
+    enumName: 'PipelineRunStatus',
+    description: 'Status of the newest run: QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELED, or QUEUED -> CANCELED',
+  })
+  latestRunStatus?: string;
   @ApiPropertyOptional() organizationId?: string;
 }
 

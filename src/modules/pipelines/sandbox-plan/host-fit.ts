@@ -43,7 +43,21 @@ export function hourlyMicroUsd(catalogue: InstanceCatalogue, type: InstanceType,
 /** The largest type by vCPU, then memory, then disk, then name: what an error names when nothing fits. */
 export function largestType(types: readonly InstanceType[]): InstanceType {
   return types.reduce((best, t) =>
-    t.vcpu !== best.vcpu ? (t.vcpu > best.vcpu ? t : best) : t.memoryGiB !== best.memoryGiB ? (t.memoryGiB > best.memoryGiB ? t : best) : t.localDiskGiB !== best.localDiskGiB ? (t.localDiskGiB > best.localDiskGiB ? t : best) : t.name > best.name ? t : best,
+    t.vcpu !== best.vcpu
+      ? t.vcpu > best.vcpu
+        ? t
+        : best
+      : t.memoryGiB !== best.memoryGiB
+        ? t.memoryGiB > best.memoryGiB
+          ? t
+          : best
+        : t.localDiskGiB !== best.localDiskGiB
+          ? t.localDiskGiB > best.localDiskGiB
+            ? t
+            : best
+          : t.name > best.name
+            ? t
+            : best,
   );
 }
 
@@ -58,14 +72,32 @@ export interface HostChoice {
 }
 
 /** The offer of `type` for `load` concurrent slots of size `slot`, or undefined when a slot does not fit. */
-export function offer(catalogue: InstanceCatalogue, type: InstanceType, region: string, slot: Resources, load: number, overheads: SandboxOverheads): HostChoice | undefined {
+export function offer(
+  catalogue: InstanceCatalogue,
+  type: InstanceType,
+  region: string,
+  slot: Resources,
+  load: number,
+  overheads: SandboxOverheads,
+): HostChoice | undefined {
   const slots = slotsPerHost(slot, hostCapacity(type, overheads));
   if (slots === 0) return undefined;
   const hostsNeeded = Math.ceil(load / slots);
-  return { type, slotsPerHost: slots, hostsNeeded, costMicroUsd: hostsNeeded * hourlyMicroUsd(catalogue, type, region), strandedSlots: hostsNeeded * slots - load };
+  return {
+    type,
+    slotsPerHost: slots,
+    hostsNeeded,
+    costMicroUsd: hostsNeeded * hourlyMicroUsd(catalogue, type, region),
+    strandedSlots: hostsNeeded * slots - load,
+  };
 }
 
 /** Cheapest first; ties by fewer hosts, then fewer stranded slots, then name: a total order, so plans are reproducible. */
 export function compareChoices(a: HostChoice, b: HostChoice): number {
-  return a.costMicroUsd - b.costMicroUsd || a.hostsNeeded - b.hostsNeeded || a.strandedSlots - b.strandedSlots || (a.type.name < b.type.name ? -1 : a.type.name > b.type.name ? 1 : 0);
+  return (
+    a.costMicroUsd - b.costMicroUsd ||
+    a.hostsNeeded - b.hostsNeeded ||
+    a.strandedSlots - b.strandedSlots ||
+    (a.type.name < b.type.name ? -1 : a.type.name > b.type.name ? 1 : 0)
+  );
 }

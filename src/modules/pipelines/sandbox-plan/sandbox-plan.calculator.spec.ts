@@ -6,7 +6,15 @@ import { planSandboxes } from './sandbox-plan.calculator';
 import { buildStepGraph } from './step-graph';
 import type { InstanceCatalogue, PlanStep, SandboxPlanInput } from './sandbox-plan.types';
 
-const step = (name: string, env: string, dependsOn: string[] = [], extra: Partial<PlanStep> = {}): PlanStep => ({ name, executionEnvironmentId: env, cpu: 2, memoryGiB: 4, diskGiB: 10, dependsOn, ...extra });
+const step = (name: string, env: string, dependsOn: string[] = [], extra: Partial<PlanStep> = {}): PlanStep => ({
+  name,
+  executionEnvironmentId: env,
+  cpu: 2,
+  memoryGiB: 4,
+  diskGiB: 10,
+  dependsOn,
+  ...extra,
+});
 
 describe(buildStepGraph.name, () => {
   it('names a duplicate step, an unknown dependency, and a cycle in dependency order', () => {
@@ -36,7 +44,10 @@ describe(planSandboxes.name, () => {
       { name: 'big.metal', vcpu: 66, memoryGiB: 136, localDiskGiB: 1300, usd: 3.5 },
     ]),
   };
-  const environments = [{ id: 'env-1', vendor: 'AWS', region: 'r1' }, { id: 'env-2', vendor: 'AWS', region: 'r1' }];
+  const environments = [
+    { id: 'env-1', vendor: 'AWS', region: 'r1' },
+    { id: 'env-2', vendor: 'AWS', region: 'r1' },
+  ];
 
   it('computes a hand-checked plan: diamond with a cross-environment path', () => {
     // build -> (test-a x3, test-b, lint) -> package (env-2) -> deploy (env-1).
@@ -71,16 +82,25 @@ describe(planSandboxes.name, () => {
           ],
         },
         // Slot 2.25/4.25/12 on small.metal: min(7, 7, 25) = 7 slots.
-        { executionEnvironmentId: 'env-2', hostsNeeded: 1, instanceType: 'small.metal', maxConcurrentSandboxes: 1, slotsPerHost: 7, steps: [{ name: 'package', cpu: 2, memoryGiB: 4, diskGiB: 10 }] },
+        {
+          executionEnvironmentId: 'env-2',
+          hostsNeeded: 1,
+          instanceType: 'small.metal',
+          maxConcurrentSandboxes: 1,
+          slotsPerHost: 7,
+          steps: [{ name: 'package', cpu: 2, memoryGiB: 4, diskGiB: 10 }],
+        },
       ],
     });
   });
 
   it('breaks price ties by fewer hosts, then fewer stranded slots, then name', () => {
-    const tie = { AWS: testCatalogue('AWS', 'r1', [
-      { name: 'b-two', vcpu: 20, memoryGiB: 1000, localDiskGiB: 10000, usd: 1 },
-      { name: 'a-four', vcpu: 38, memoryGiB: 1000, localDiskGiB: 10000, usd: 2 },
-    ]) };
+    const tie = {
+      AWS: testCatalogue('AWS', 'r1', [
+        { name: 'b-two', vcpu: 20, memoryGiB: 1000, localDiskGiB: 10000, usd: 1 },
+        { name: 'a-four', vcpu: 38, memoryGiB: 1000, localDiskGiB: 10000, usd: 2 },
+      ]),
+    };
     // Slot 4 cpu (3.75 + 0.25); load 8. b-two: 18/4 = 4 slots -> 2 hosts, 2 USD; a-four: 36/4 = 9 -> 1 host, 2 USD.
     const steps = Array.from({ length: 8 }, (_, i) => step(`s${i}`, 'env-1', [], { cpu: 3.75 }));
     const result = planSandboxes({ steps, environments, catalogues: tie, overheads: TEST_OVERHEADS });
@@ -89,17 +109,22 @@ describe(planSandboxes.name, () => {
 
   it('names the step and the largest type when a step fits no type, and yields no pool for an unused environment', () => {
     const steps = [step('ok', 'env-1'), step('huge', 'env-1', [], { memoryGiB: 500 })];
-    expect(planSandboxes({ steps, environments, catalogues, overheads: TEST_OVERHEADS })).toEqual({ ok: false, problem: { kind: 'fitsNoInstanceType', executionEnvironmentId: 'env-1', steps: ['huge'], largestType: 'big.metal' } });
+    expect(planSandboxes({ steps, environments, catalogues, overheads: TEST_OVERHEADS })).toEqual({
+      ok: false,
+      problem: { kind: 'fitsNoInstanceType', executionEnvironmentId: 'env-1', steps: ['huge'], largestType: 'big.metal' },
+    });
     const plan = planSandboxes({ steps: [step('ok', 'env-1')], environments, catalogues, overheads: TEST_OVERHEADS });
     expect(plan.ok && plan.pools.map((p) => p.executionEnvironmentId)).toEqual(['env-1']);
   });
 
   it('names the steps that set the slot when each fits alone but their combined slot does not', () => {
     const steps = [step('cpu-heavy', 'env-1', [], { cpu: 60, memoryGiB: 1 }), step('memory-heavy', 'env-1', [], { cpu: 1, memoryGiB: 120 })];
-    const narrow = { AWS: testCatalogue('AWS', 'r1', [
-      { name: 'cpu.metal', vcpu: 66, memoryGiB: 20, localDiskGiB: 1000, usd: 1 },
-      { name: 'mem.metal', vcpu: 8, memoryGiB: 136, localDiskGiB: 1000, usd: 1 },
-    ]) };
+    const narrow = {
+      AWS: testCatalogue('AWS', 'r1', [
+        { name: 'cpu.metal', vcpu: 66, memoryGiB: 20, localDiskGiB: 1000, usd: 1 },
+        { name: 'mem.metal', vcpu: 8, memoryGiB: 136, localDiskGiB: 1000, usd: 1 },
+      ]),
+    };
     const result = planSandboxes({ steps, environments, catalogues: narrow, overheads: TEST_OVERHEADS });
     expect(result).toMatchObject({ ok: false, problem: { kind: 'fitsNoInstanceType', steps: ['cpu-heavy', 'memory-heavy'] } });
   });
@@ -107,14 +132,20 @@ describe(planSandboxes.name, () => {
   it('plans with the real catalogues and overheads data files', () => {
     const input: SandboxPlanInput = {
       steps: [step('a', 'aws'), step('b', 'aws'), step('c', 'gcp', ['a'])],
-      environments: [{ id: 'aws', vendor: 'AWS', region: 'eu-central-1' }, { id: 'gcp', vendor: 'GCP', region: 'europe-west1' }],
+      environments: [
+        { id: 'aws', vendor: 'AWS', region: 'eu-central-1' },
+        { id: 'gcp', vendor: 'GCP', region: 'europe-west1' },
+      ],
       catalogues: { AWS: awsCatalogue as InstanceCatalogue, GCP: gcpCatalogue as InstanceCatalogue },
       overheads,
     };
     const result = planSandboxes(input);
     expect(result.ok).toBe(true);
     // Two small sandboxes: the cheapest host of each catalogue (z1d.metal is the cheapest AWS metal type listed).
-    expect(result.ok && result.pools.map((p) => [p.instanceType, p.hostsNeeded, p.maxConcurrentSandboxes])).toEqual([['z1d.metal', 1, 2], ['c3-standard-8-lssd', 1, 1]]);
+    expect(result.ok && result.pools.map((p) => [p.instanceType, p.hostsNeeded, p.maxConcurrentSandboxes])).toEqual([
+      ['z1d.metal', 1, 2],
+      ['c3-standard-8-lssd', 1, 1],
+    ]);
   });
 
   it('catalogues are well-formed: a source, a date, a priced base region, positive figures, unique names', () => {

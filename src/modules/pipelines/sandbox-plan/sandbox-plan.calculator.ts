@@ -46,12 +46,20 @@ export function planSandboxes(input: SandboxPlanInput): SandboxPlanResult {
     const catalogue = input.catalogues[environment.vendor];
     if (!catalogue) return { ok: false, problem: { kind: 'noCatalogue', executionEnvironmentId: environmentId, vendor: environment.vendor } };
     const types = typesInRegion(catalogue, environment.region);
-    if (types.length === 0) return { ok: false, problem: { kind: 'noInstanceTypeInRegion', executionEnvironmentId: environmentId, vendor: environment.vendor, region: environment.region } };
+    if (types.length === 0)
+      return {
+        ok: false,
+        problem: { kind: 'noInstanceTypeInRegion', executionEnvironmentId: environmentId, vendor: environment.vendor, region: environment.region },
+      };
     const pooled = poolSteps(steps, members);
 
     const fits = (load: PoolStep[]) => types.some((t) => offer(catalogue, t, environment.region, slotSize(load, overheads), 1, overheads));
     const lone = pooled.find((step) => !fits([step]));
-    if (lone) return { ok: false, problem: { kind: 'fitsNoInstanceType', executionEnvironmentId: environmentId, steps: [lone.name], largestType: largestType(types).name } };
+    if (lone)
+      return {
+        ok: false,
+        problem: { kind: 'fitsNoInstanceType', executionEnvironmentId: environmentId, steps: [lone.name], largestType: largestType(types).name },
+      };
 
     weight.fill(0);
     for (const i of members) weight[i] = steps[i].parallelism ?? 1;
@@ -66,9 +74,19 @@ export function planSandboxes(input: SandboxPlanInput): SandboxPlanResult {
     if (!best) {
       const setters = new Set<string>();
       for (const key of ['cpu', 'memoryGiB', 'diskGiB'] as const) setters.add(pooled.reduce((a, b) => (b[key] > a[key] ? b : a)).name);
-      return { ok: false, problem: { kind: 'fitsNoInstanceType', executionEnvironmentId: environmentId, steps: [...setters].sort(), largestType: largestType(types).name } };
+      return {
+        ok: false,
+        problem: { kind: 'fitsNoInstanceType', executionEnvironmentId: environmentId, steps: [...setters].sort(), largestType: largestType(types).name },
+      };
     }
-    pools.push({ executionEnvironmentId: environmentId, hostsNeeded: best.hostsNeeded, instanceType: best.type.name, maxConcurrentSandboxes, slotsPerHost: best.slotsPerHost, steps: pooled });
+    pools.push({
+      executionEnvironmentId: environmentId,
+      hostsNeeded: best.hostsNeeded,
+      instanceType: best.type.name,
+      maxConcurrentSandboxes,
+      slotsPerHost: best.slotsPerHost,
+      steps: pooled,
+    });
   }
   return { ok: true, pools };
 }

@@ -15,33 +15,52 @@ const ENVIRONMENTS = [
 
 /** A random DAG of up to `max` steps: edges only from a lower to a higher index, names shuffled by the caller. */
 const smallPipeline = (max: number) =>
-  fc.integer({ min: 1, max }).chain((n) =>
-    fc.record({
-      n: fc.constant(n),
-      edges: fc.array(fc.tuple(fc.integer({ min: 0, max: n - 1 }), fc.integer({ min: 0, max: n - 1 })), { maxLength: n * 2 }),
-      envs: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: n, maxLength: n }),
-      weights: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: n, maxLength: n }),
-      sizes: fc.array(fc.record({ cpu: fc.constantFrom(0.5, 1, 2, 3.5, 8), memoryGiB: fc.constantFrom(0.5, 1, 4, 12, 30), diskGiB: fc.constantFrom(1, 10, 40, 200) }), { minLength: n, maxLength: n }),
-    }),
-  ).map(({ n, edges, envs, weights, sizes }): PlanStep[] =>
-    Array.from({ length: n }, (_, v) => ({
-      name: `s${v}`,
-      executionEnvironmentId: ENVIRONMENTS[envs[v]].id,
-      ...sizes[v],
-      parallelism: weights[v],
-      dependsOn: [...new Set(edges.filter(([a, b]) => a < b && b === v).map(([a]) => `s${a}`))],
-    })),
-  );
+  fc
+    .integer({ min: 1, max })
+    .chain((n) =>
+      fc.record({
+        n: fc.constant(n),
+        edges: fc.array(fc.tuple(fc.integer({ min: 0, max: n - 1 }), fc.integer({ min: 0, max: n - 1 })), { maxLength: n * 2 }),
+        envs: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: n, maxLength: n }),
+        weights: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: n, maxLength: n }),
+        sizes: fc.array(
+          fc.record({ cpu: fc.constantFrom(0.5, 1, 2, 3.5, 8), memoryGiB: fc.constantFrom(0.5, 1, 4, 12, 30), diskGiB: fc.constantFrom(1, 10, 40, 200) }),
+          { minLength: n, maxLength: n },
+        ),
+      }),
+    )
+    .map(({ n, edges, envs, weights, sizes }): PlanStep[] =>
+      Array.from({ length: n }, (_, v) => ({
+        name: `s${v}`,
+        executionEnvironmentId: ENVIRONMENTS[envs[v]].id,
+        ...sizes[v],
+        parallelism: weights[v],
+        dependsOn: [...new Set(edges.filter(([a, b]) => a < b && b === v).map(([a]) => `s${a}`))],
+      })),
+    );
 
 const catalogueArb = (vendor: string, region: string) =>
   fc
-    .array(fc.record({ vcpu: fc.integer({ min: 4, max: 192 }), memoryGiB: fc.integer({ min: 16, max: 1024 }), localDiskGiB: fc.integer({ min: 150, max: 8000 }), usd: fc.double({ min: 0.1, max: 30, noNaN: true }) }), { minLength: 1, maxLength: 6 })
-    .map((types) => testCatalogue(vendor, region, [...types.map((t, i) => ({ ...t, name: `${vendor.toLowerCase()}-t${i}` })), { name: `${vendor.toLowerCase()}-huge`, vcpu: 256, memoryGiB: 4096, localDiskGiB: 30000, usd: 50 }]));
+    .array(
+      fc.record({
+        vcpu: fc.integer({ min: 4, max: 192 }),
+        memoryGiB: fc.integer({ min: 16, max: 1024 }),
+        localDiskGiB: fc.integer({ min: 150, max: 8000 }),
+        usd: fc.double({ min: 0.1, max: 30, noNaN: true }),
+      }),
+      { minLength: 1, maxLength: 6 },
+    )
+    .map((types) =>
+      testCatalogue(vendor, region, [
+        ...types.map((t, i) => ({ ...t, name: `${vendor.toLowerCase()}-t${i}` })),
+        { name: `${vendor.toLowerCase()}-huge`, vcpu: 256, memoryGiB: 4096, localDiskGiB: 30000, usd: 50 },
+      ]),
+    );
 
 const inputArb = (max: number) =>
-  fc.record({ steps: smallPipeline(max), aws: catalogueArb('AWS', 'r1'), gcp: catalogueArb('GCP', 'r2') }).map(
-    ({ steps, aws, gcp }): SandboxPlanInput => ({ steps, environments: ENVIRONMENTS, catalogues: { AWS: aws, GCP: gcp }, overheads: TEST_OVERHEADS }),
-  );
+  fc
+    .record({ steps: smallPipeline(max), aws: catalogueArb('AWS', 'r1'), gcp: catalogueArb('GCP', 'r2') })
+    .map(({ steps, aws, gcp }): SandboxPlanInput => ({ steps, environments: ENVIRONMENTS, catalogues: { AWS: aws, GCP: gcp }, overheads: TEST_OVERHEADS }));
 
 function plan(input: SandboxPlanInput): SandboxPool[] {
   const result = planSandboxes(input);
@@ -115,7 +134,10 @@ describe('planSandboxes (properties)', () => {
   it('is identical for a shuffled step order', () => {
     fc.assert(
       fc.property(inputArb(12), fc.func(fc.integer()), (input, key) => {
-        const shuffled = [...input.steps].map((s, i) => ({ s, k: key(i) })).sort((a, b) => a.k - b.k).map(({ s }) => s);
+        const shuffled = [...input.steps]
+          .map((s, i) => ({ s, k: key(i) }))
+          .sort((a, b) => a.k - b.k)
+          .map(({ s }) => s);
         expect(plan({ ...input, steps: shuffled })).toEqual(plan(input));
       }),
       { numRuns: 300 },

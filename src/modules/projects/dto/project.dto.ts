@@ -10,7 +10,11 @@ import { ProjectStatus } from '@/generated/prisma/enums';
 const PROJECT_STATUSES = Object.values(ProjectStatus);
 
 export class CreateProjectDto {
-  @ApiPropertyOptional({ description: 'Slug unique in the organization; derived from name when absent', pattern: GIVEN_ID_PATTERN.source, example: 'checkout-service' })
+  @ApiPropertyOptional({
+    description: 'Slug unique in the organization; derived from name when absent',
+    pattern: GIVEN_ID_PATTERN.source,
+    example: 'checkout-service',
+  })
   @IsOptionalNonNull()
   @IsString()
   @Matches(GIVEN_ID_PATTERN, { message: 'must be a lower-case slug (a-z, 0-9, -), 1 to 63 characters' })

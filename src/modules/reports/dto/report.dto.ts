@@ -10,11 +10,31 @@ export const REPORT_METADATA_MAX_LENGTH = 500;
 
 /** Client and platform information that helps diagnose a report. */
 export class ReportMetadataDto {
-  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'dpa-cli' }) @IsOptionalNonNull() @IsString() @MaxLength(REPORT_METADATA_MAX_LENGTH) agent?: string;
-  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'arm64' }) @IsOptionalNonNull() @IsString() @MaxLength(REPORT_METADATA_MAX_LENGTH) arch?: string;
-  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: '1.4.2' }) @IsOptionalNonNull() @IsString() @MaxLength(REPORT_METADATA_MAX_LENGTH) cliVersion?: string;
-  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'dpa queue show' }) @IsOptionalNonNull() @IsString() @MaxLength(REPORT_METADATA_MAX_LENGTH) command?: string;
-  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'darwin 24.1' }) @IsOptionalNonNull() @IsString() @MaxLength(REPORT_METADATA_MAX_LENGTH) os?: string;
+  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'dpa-cli' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(REPORT_METADATA_MAX_LENGTH)
+  agent?: string;
+  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'arm64' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(REPORT_METADATA_MAX_LENGTH)
+  arch?: string;
+  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: '1.4.2' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(REPORT_METADATA_MAX_LENGTH)
+  cliVersion?: string;
+  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'dpa queue show' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(REPORT_METADATA_MAX_LENGTH)
+  command?: string;
+  @ApiPropertyOptional({ maxLength: REPORT_METADATA_MAX_LENGTH, example: 'darwin 24.1' })
+  @IsOptionalNonNull()
+  @IsString()
+  @MaxLength(REPORT_METADATA_MAX_LENGTH)
+  os?: string;
 }
 
 export class CreateReportDto {

@@ -16,7 +16,10 @@ export class CreateServiceAccountDto {
 export class UpdateServiceAccountDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 }) @IsOptionalNonNull() @IsString() @Length(1, 200) name?: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptionalNonNull() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional({ enum: ROLES, description: 'At most your own role; takes effect on the next request of its keys' }) @IsOptionalNonNull() @IsIn(ROLES) role?: Role;
+  @ApiPropertyOptional({ enum: ROLES, description: 'At most your own role; takes effect on the next request of its keys' })
+  @IsOptionalNonNull()
+  @IsIn(ROLES)
+  role?: Role;
 }
 
 export class CreateServiceAccountRequest extends RequestEnvelope(CreateServiceAccountDto) {}

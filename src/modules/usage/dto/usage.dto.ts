@@ -10,13 +10,18 @@ const DAY = /^(?!0000)\d{4}-\d{2}-\d{2}$/;
 
 /** `data` of the import endpoint's answer. */
 export class UsageImportStartedDto {
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Imports newly enqueued by this call: connected code sources with no import waiting or running' }) started: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Imports newly enqueued by this call: connected code sources with no import waiting or running' })
+  started: number;
 }
 
 export class UsageImportDto {
   @ApiProperty() id: string;
   @ApiProperty() codeSourceId: string;
-  @ApiProperty({ enum: Object.values(UsageImportStatus), description: 'QUEUED (waiting, retrying, or delayed by the provider\'s rate limit) -> RUNNING -> SUCCEEDED | FAILED' }) status: UsageImportStatus;
+  @ApiProperty({
+    enum: Object.values(UsageImportStatus),
+    description: "QUEUED (waiting, retrying, or delayed by the provider's rate limit) -> RUNNING -> SUCCEEDED | FAILED",
+  })
+  status: UsageImportStatus;
   @ApiProperty({ type: 'integer', description: 'Pages of workflow runs imported (the progress)' }) pagesDone: number;
   @ApiProperty({ type: 'integer', description: 'The next page to fetch: the checkpoint a resumed import starts from' }) nextPage: number;
   @ApiProperty({ type: 'integer' }) runsImported: number;
@@ -59,7 +64,7 @@ export class RunnerUsageDto {
 export class UsageDayDto {
   @ApiProperty() codeSourceId: string;
   @ApiProperty() workflowName: string;
-  @ApiProperty({ format: 'date', example: '2026-11-24', description: 'UTC day of the runs\' creation' }) day: string;
+  @ApiProperty({ format: 'date', example: '2026-11-24', description: "UTC day of the runs' creation" }) day: string;
   @ApiProperty({ type: 'integer' }) runs: number;
   @ApiProperty({ type: 'integer', description: 'Jobs of every attempt of those runs' }) jobs: number;
   @ApiProperty({ type: 'integer' }) billableMinutes: number;
