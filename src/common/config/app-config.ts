@@ -105,6 +105,9 @@ export class EnvironmentVariables {
   @IsIn(['true', 'false'])
   RATE_LIMIT_LOCAL_PRE_COUNT?: string;
 
+  @OptionalInt(10, 10_000)
+  RATE_LIMIT_LOCAL_PRE_COUNT_FRESH_MS?: number;
+
   @OptionalInt(1, 10_000_000)
   RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS?: number;
 
@@ -363,6 +366,8 @@ export interface AppConfig {
     perActor: number;
     /** Count hits on budgets far from spent in the process, added to Redis in batches (local-pre-count.ts). */
     localPreCount: boolean;
+    /** How old a Redis reading may be for a local decision of the pre-count (RATE_LIMIT_LOCAL_PRE_COUNT_FRESH_MS). */
+    localPreCountFreshMs: number;
     unauthenticatedPerAddress: number;
     keyCreation: number;
     reports: number;
@@ -565,6 +570,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       perPrincipal: raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
       perActor: raw.RATE_LIMIT_PER_ACTOR ?? raw.RATE_LIMIT_PER_PRINCIPAL ?? 600,
       localPreCount: raw.RATE_LIMIT_LOCAL_PRE_COUNT !== 'false',
+      localPreCountFreshMs: raw.RATE_LIMIT_LOCAL_PRE_COUNT_FRESH_MS ?? 200,
       unauthenticatedPerAddress: raw.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ?? 60,
       keyCreation: raw.RATE_LIMIT_KEY_CREATION ?? 10,
       reports: raw.RATE_LIMIT_REPORTS ?? 10,

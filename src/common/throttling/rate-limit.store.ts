@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import { RedisService } from '@/common/redis/redis.module';
-import { type BudgetSpec, type HitRecord, LocalPreCount } from './local-pre-count';
+import { type BudgetSpec, DEFAULT_PRE_COUNT_POLICY, type HitRecord, LocalPreCount } from './local-pre-count';
 
 /** What a check returns when Redis could not answer: the request is let through, without headers. */
 export const FAIL_OPEN = Object.freeze({ totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 });
@@ -89,7 +89,9 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
     connection.on('error', () => undefined);
     connection.defineCommand('rateLimitIncrement', { numberOfKeys: 2, lua: INCREMENT_SCRIPT });
     this.connection = connection as RateLimitRedis;
-    this.preCount = config.rateLimits.localPreCount ? new LocalPreCount() : undefined;
+    this.preCount = config.rateLimits.localPreCount
+      ? new LocalPreCount({ ...DEFAULT_PRE_COUNT_POLICY, freshMs: config.rateLimits.localPreCountFreshMs })
+      : undefined;
   }
 
   async onModuleInit(): Promise<void> {
