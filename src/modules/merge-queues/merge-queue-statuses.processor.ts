@@ -1,9 +1,10 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Processor } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { JobHandlers } from '@/common/queues/job-handlers';
+import { JobProcessor } from '@/common/queues/job-processor';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
@@ -17,9 +18,8 @@ import { MergeQueuesRepository } from './merge-queues.repository';
  * revision than the last posted for the same commit is skipped, so a retry that comes late never
  * turns a PR's status back. The link is the CI run when CI reported one, otherwise the queue.
  */
-@Processor(QueueName.CommitStatuses, { concurrency: 1 })
-export class MergeQueueStatusesProcessor extends WorkerHost implements OnApplicationBootstrap {
-  private readonly logger = new Logger(MergeQueueStatusesProcessor.name);
+@Processor(QueueName.CommitStatuses)
+export class MergeQueueStatusesProcessor extends JobProcessor {
   /** The newest revision posted per queue and commit, in this process. */
   private readonly posted = new Map<string, number>();
 
@@ -30,25 +30,14 @@ export class MergeQueueStatusesProcessor extends WorkerHost implements OnApplica
   constructor(
     private readonly repository: MergeQueuesRepository,
     private readonly gits: MergeQueueGits,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    super();
+    super(QueueName.CommitStatuses, config);
   }
 
-  onApplicationBootstrap(): void {
-    this.worker.on('failed', (job: Job | undefined, error: Error) => {
-      if (job)
-        this.logger.warn(
-          { err: error, queueId: (job.data as PostCommitStatusJob).queueId, sha: (job.data as PostCommitStatusJob).status.sha, attempts: job.attemptsMade },
-          'merge-queue commit status not posted',
-        );
-    });
-  }
-
-  async process(job: Job): Promise<unknown> {
-    const handler = this.handlers[job.name];
-    if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.CommitStatuses}`);
-    return handler(job);
+  protected failureContext(job: Job): Record<string, unknown> {
+    const { queueId, status } = job.data as PostCommitStatusJob;
+    return { queueId, sha: status.sha };
   }
 
   async post({ queueId, revision, status }: PostCommitStatusJob): Promise<string> {

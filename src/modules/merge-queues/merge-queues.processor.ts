@@ -1,13 +1,12 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { InjectQueue, Processor } from '@nestjs/bullmq';
+import { Inject, Optional } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
-import type { EventEmitter } from 'node:events';
 import { DelayedError, type Job, type Queue } from 'bullmq';
-import { dependencyStatus } from '@/common/errors/dependency-errors';
 import type { JobHandlers } from '@/common/queues/job-handlers';
+import { JobProcessor } from '@/common/queues/job-processor';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
-import { RepeatableJobs } from '@/common/queues/repeatable-jobs';
+import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
 import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
 import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/merge-queue-executor';
@@ -20,15 +19,13 @@ import { MergeQueuesRepository } from './merge-queues.repository';
  * The merge-queue worker: executors (one per queue at a time), ticks for check timeouts, and the
  * sweep that restarts executors nobody is running. The sweep also runs at worker start, so an
  * operation left `running` by a worker that died is reconciled as soon as a worker is back.
+ * JobProcessor owns the rest: the Worker's settings from config (`jobs.workers['merge-queues']`: a
+ * worker that dies holding an executor job loses its lock after lockDuration, and another worker's
+ * stalled-job check runs the job again, whose executor reconciles), the sweep's job scheduler (re-
+ * created when Redis loses it), and one log line per job done or failed.
  */
-// A worker that dies holding an executor job loses its lock after lockDuration; another worker's
-// stalled-job check (every stalledInterval) then runs the job again, and that executor reconciles.
-@Processor(QueueName.MergeQueues, { concurrency: 4, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 100 })
-export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(MergeQueuesProcessor.name);
-  /** The sweep's job scheduler, kept in Redis (re-created when Redis loses it). */
-  schedulers?: RepeatableJobs;
-
+@Processor(QueueName.MergeQueues)
+export class MergeQueuesProcessor extends JobProcessor {
   /** Executor jobs running here, by job id: aborted when BullMQ cannot renew the job's lock. */
   private readonly running = new Map<string, AbortController>();
 
@@ -42,51 +39,41 @@ export class MergeQueuesProcessor extends WorkerHost implements OnApplicationBoo
     private readonly executor: MergeQueueExecutor,
     private readonly repository: MergeQueuesRepository,
     private readonly scheduler: MergeQueueScheduler,
-    @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectQueue(QueueName.MergeQueues) queue: Queue,
+    @Inject(APP_CONFIG) config: AppConfig,
     @Optional() private readonly metrics?: MergeQueueMetrics,
   ) {
-    super();
+    super(QueueName.MergeQueues, config, queue);
+  }
+
+  protected repeatableJobs(): RepeatableJob[] {
+    return [{ id: MergeQueuesJob.Sweep, repeat: { every: this.config.mergeQueues.sweepIntervalMs }, opts: { attempts: 1 } }];
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.worker.on('error', (error: Error) => dependencyStatus.down('redis (worker merge-queues)', error));
     // BullMQ could not extend these jobs' locks: another worker may run them again (stalled-job
     // check), so their executors stop at once (BullMQ 6 emits this; it does not abort the signal).
     this.worker.on('lockRenewalFailed', (jobIds: string[]) => {
       for (const id of jobIds) this.lockLost(id);
     });
-    (this.worker.getBackend() as unknown as EventEmitter).on('ready', () => dependencyStatus.up('redis (worker merge-queues)'));
     // An executor that finished may have missed a kick that arrived while it was still active
     // (BullMQ ignores a job id that exists): look again once its job is gone.
     this.worker.on('completed', (job: Job) => void this.afterExecutor(job, 0));
-    this.worker.on('failed', (job: Job | undefined, error: Error) => {
-      if (job) this.logger.warn({ err: error, job: job.name, data: job.data as unknown }, 'merge-queue job failed');
+    this.worker.on('failed', (job: Job | undefined) => {
       if (job) void this.afterExecutor(job, EXECUTOR_RETRY_DELAY_MS);
     });
-    this.schedulers = new RepeatableJobs(
-      this.queue,
-      [{ id: MergeQueuesJob.Sweep, repeat: { every: this.config.mergeQueues.sweepIntervalMs }, opts: { attempts: 1 } }],
-      this.config.jobSchedulerCheckIntervalMs,
-    );
-    await this.schedulers.start();
+    await super.onApplicationBootstrap();
     await this.sweep();
   }
 
-  onApplicationShutdown(): void {
-    this.schedulers?.stop();
-  }
-
   async process(job: Job, token?: string, signal?: AbortSignal): Promise<unknown> {
-    const handler = this.handlers[job.name];
-    if (!handler) throw new Error(`no handler for job ${job.name} on ${QueueName.MergeQueues}`);
-    if (job.name !== MergeQueuesJob.Execute || job.id === undefined) return handler(job, token);
+    if (job.name !== MergeQueuesJob.Execute || job.id === undefined) return super.process(job, token);
     const controller = new AbortController();
     // A cancelled job (worker.cancelJob) stops its executor the same way.
     signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
     this.running.set(job.id, controller);
     try {
-      return await handler(job, token);
+      return await super.process(job, token);
     } finally {
       if (this.running.get(job.id) === controller) this.running.delete(job.id);
     }
