@@ -1,16 +1,6 @@
 import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { landAll } from '../../../../test/support/merge-queue-builders';
 import { checkStepInvariants, type MergeQueueOperation } from './index';
-
-/** Answers every operation and passes every CI run until the queue is at rest. */
-function landAll(d: QueueDriver): void {
-  for (let i = 0; i < 80; i++) {
-    d.complete(['prepare', 'publish', 'startCi', 'cleanup']);
-    const testing = d.live().filter((b) => b.status === 'testing' && b.checks.every((c) => c.state === 'pending'));
-    for (const b of testing) d.report(b.id, 'success');
-    d.complete(['land', 'cleanup']);
-    if (d.live().length === 0) return;
-  }
-}
 
 /** PR numbers in the order they landed (the land operations of the batches that landed). */
 function landingOrder(d: QueueDriver): number[] {
@@ -50,7 +40,7 @@ describe('queue order (order.ts)', () => {
     // #3 failed alone: it loses its place and is retried at the back of the line
     expect(d.entry(3).position).toBeGreaterThan(d.entry(8).position);
     d.report(parts[0].id, 'success');
-    landAll(d);
+    landAll(d, 80);
     const order = landingOrder(d);
     expect(order.slice(0, 3)).toEqual([1, 2, 4]);
     expect(order.indexOf(3)).toBe(order.length - 1);
@@ -75,7 +65,7 @@ describe('queue order (order.ts)', () => {
     expect(chain.map((b) => b.prNumbers)).toEqual([[9]]);
     // the probe share (2 of 4) would leave a runner idle: the probes take the three the chain cannot use
     expect(parts.map((p) => p.prNumbers)).toEqual([[1, 2], [3], [4]]);
-    landAll(d);
+    landAll(d, 80);
     expect(landingOrder(d)).toEqual([9, 1, 2, 3, 4]);
     expect(d.monitor.violations).toEqual([]);
   });
@@ -99,7 +89,7 @@ describe('queue order (order.ts)', () => {
     d.succeed(d.take('land'));
     expect(d.batch(second.id).status).toBe('failed');
     expect(d.entry(3).suspectGroup).not.toBeNull();
-    landAll(d);
+    landAll(d, 80);
     expect(landingOrder(d)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(d.monitor.violations).toEqual([]);
   });
@@ -118,7 +108,7 @@ describe('queue order (order.ts)', () => {
     // #1 and #2 are a suspect group now; the batch of #3 and #4 was built on the failed one
     expect(d.batch(second.id).status).toBe('withdrawn');
     expect(d.entry(3).status).toBe('queued');
-    landAll(d);
+    landAll(d, 80);
     expect(landingOrder(d)).toEqual([1, 2, 3, 4]);
     expect(d.monitor.violations).toEqual([]);
   });
