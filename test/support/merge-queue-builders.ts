@@ -26,3 +26,10 @@ export function landing(): { d: QueueDriver; land: MergeQueueOperation; batchId:
   d.report(b.id, 'success');
   return { d, land: d.take('land'), batchId: b.id };
 }
+
+/** Enqueues `numbers` while the queue is paused, then resumes it: the planner sees them all at once. */
+export function enqueueTogether(d: QueueDriver, numbers: number[]): void {
+  d.send({ type: 'pause' });
+  for (const n of numbers) d.enqueue(n);
+  d.send({ type: 'resume' });
+}

@@ -1,5 +1,5 @@
 import { QueueDriver } from '../../../../test/support/merge-queue-driver';
-import { landAll } from '../../../../test/support/merge-queue-builders';
+import { enqueueTogether, landAll } from '../../../../test/support/merge-queue-builders';
 import { checkStepInvariants, type MergeQueueOperation } from './index';
 
 /** PR numbers in the order they landed (the land operations of the batches that landed). */
@@ -18,9 +18,7 @@ function landingOrder(d: QueueDriver): number[] {
 describe('queue order (order.ts)', () => {
   it('lands the cleared PRs of a bisected batch before PRs queued behind them', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4, flakyRetries: 1 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [batch] = d.live();
     expect(batch.prNumbers).toEqual([1, 2, 3, 4]);
@@ -50,9 +48,7 @@ describe('queue order (order.ts)', () => {
 
   it('gives a bisection the runners the chain cannot use while the chain waits behind it', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4, probeShare: 0.5 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [batch] = d.live();
     d.send({ type: 'pause' });
@@ -72,9 +68,7 @@ describe('queue order (order.ts)', () => {
 
   it('stacks nothing past a failed candidate whose parent is unresolved, and blames it in its place', () => {
     const d = new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 2 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [first, second] = d.live();
     expect(second.parentId).toBe(first.id);
@@ -96,9 +90,7 @@ describe('queue order (order.ts)', () => {
 
   it('withdraws a chain batch that would land PRs queued behind a held PR', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 2, minBatch: 2 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [first, second] = d.live();
     expect(first.prNumbers).toEqual([1, 2]);
@@ -115,9 +107,7 @@ describe('queue order (order.ts)', () => {
 
   it('the invariant checker rejects a land that overtakes a held PR', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     d.report(d.live()[0].id, 'failure');
     d.enqueue(5);

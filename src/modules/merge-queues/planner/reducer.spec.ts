@@ -1,5 +1,5 @@
 import { QueueDriver } from '../../../../test/support/merge-queue-driver';
-import { landAll, landing } from '../../../../test/support/merge-queue-builders';
+import { enqueueTogether, landAll, landing } from '../../../../test/support/merge-queue-builders';
 import { checkStepInvariants, createMergeQueueState, type MergeQueueEvent, reduceMergeQueue } from './index';
 
 /** The land's outcome is lost; the readBack then shows the base did not move (the candidate is published and tested). */
@@ -92,9 +92,7 @@ describe(reduceMergeQueue.name, () => {
 
   it('batches several PRs and bisects a failed batch into parts on the same base', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [batch] = d.live();
     expect(batch.prNumbers).toEqual([1, 2, 3, 4]);
@@ -195,9 +193,7 @@ describe(reduceMergeQueue.name, () => {
 
   it('blocks a conflicting entry with a readable reason and carries on with the others', () => {
     const d = new QueueDriver({ maxBatch: 3, minBatch: 3 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3]);
     const prepare = d.take('prepare');
     d.send({
       type: 'operationFailed',
