@@ -189,6 +189,9 @@ describe('Managed wildcard domains', () => {
   describe('apex status, grants and nesting', () => {
     let parent: Domain;
     const parentApex = `${run}.acme.dev`;
+    /** The owner grants `parent` to an organization; the response body. */
+    const grantTo = async (organizationId: string, expected: number) =>
+      (await http().post(`/domains/${parent.id}/grants`).set(owner.auth).send({ data: { organizationId } }).expect(expected)).body;
 
     beforeAll(async () => {
       parent = await activate(owner, parentApex);
@@ -238,21 +241,9 @@ describe('Managed wildcard domains', () => {
     });
 
     it('lets a grantee see the dependents and nest; revoking stops new registrations', async () => {
-      const grant = await http()
-        .post(`/domains/${parent.id}/grants`)
-        .set(owner.auth)
-        .send({ data: { organizationId: grantee.organizationId } })
-        .expect(201);
-      expect(grant.body.data).toMatchObject({ domainId: parent.id, organizationId: grantee.organizationId });
-      expect(
-        (
-          await http()
-            .post(`/domains/${parent.id}/grants`)
-            .set(owner.auth)
-            .send({ data: { organizationId: grantee.organizationId } })
-            .expect(409)
-        ).body.code,
-      ).toBe('dpa:DomainGrant:ALREADY_GRANTED');
+      const grant = await grantTo(grantee.organizationId, 201);
+      expect(grant.data).toMatchObject({ domainId: parent.id, organizationId: grantee.organizationId });
+      expect((await grantTo(grantee.organizationId, 409)).code).toBe('dpa:DomainGrant:ALREADY_GRANTED');
       const grants = await http().get(`/domains/${parent.id}/grants`).set(owner.auth).expect(200);
       expect(grants.body.data.map((g: { organizationId: string }) => g.organizationId)).toEqual([grantee.organizationId]);
 
@@ -290,21 +281,9 @@ describe('Managed wildcard domains', () => {
     });
 
     it('refuses grants to an organization that does not exist, and to the owner itself', async () => {
-      const missing = await http()
-        .post(`/domains/${parent.id}/grants`)
-        .set(owner.auth)
-        .send({ data: { organizationId: '019a0000-0000-7000-8000-00000000beef' } })
-        .expect(422);
-      expect(missing.body.code).toBe('dpa:DomainGrant:ORGANIZATION_NOT_FOUND');
-      expect(
-        (
-          await http()
-            .post(`/domains/${parent.id}/grants`)
-            .set(owner.auth)
-            .send({ data: { organizationId: owner.organizationId } })
-            .expect(422)
-        ).body.code,
-      ).toBe('dpa:DomainGrant:OWN_ORGANIZATION');
+      const missing = await grantTo('019a0000-0000-7000-8000-00000000beef', 422);
+      expect(missing.code).toBe('dpa:DomainGrant:ORGANIZATION_NOT_FOUND');
+      expect((await grantTo(owner.organizationId, 422)).code).toBe('dpa:DomainGrant:OWN_ORGANIZATION');
     });
 
     it('describes an unregistered apex as free, and another organization’s pending one as unregistered', async () => {

@@ -16,6 +16,7 @@ import { ownDatabase } from '../support/own-database';
 import { commit, git, readFile } from '../support/git-repos';
 import { finalEntries, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
+import { githubIntegration, newGithubQueue } from '../support/github-queues';
 import { signature256 } from '../../tools/git-emulator/emulator';
 
 /** Each case drives GitHub (the emulator), its webhooks and the worker through a few CI rounds. */
@@ -66,15 +67,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'gh-webhooks');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    login = `wh-${randomUUID().slice(0, 8)}`;
-    const user = emulator.addUser(login);
-    const integration = await http()
-      .post('/integrations')
-      .set(owner.auth)
-      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } })
-      .expect(201);
-    integrationId = integration.body.data.id;
-    secret = integration.body.data.webhookSecret;
+    ({ login, integrationId, webhookSecret: secret } = await githubIntegration(app, emulator, owner.auth, 'wh'));
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     const { port } = app.getHttpServer().address() as AddressInfo;
     emulator.webhook = { url: `http://127.0.0.1:${port}/webhooks/github`, secret };
@@ -90,21 +83,8 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
 
   /** A GitHub repository whose main holds `files`, connected as a code source, with a queue on main requiring `ci`. */
   async function newQueue(files: Record<string, string> = { 'README.md': 'hello\n' }, settings: Record<string, unknown> = {}) {
-    const name = `repo-${randomUUID().slice(0, 8)}`;
-    const { path } = emulator.addRepository(login, name);
-    const main = commit(path, git(path, 'rev-parse', 'main'), files, 'initial');
-    git(path, 'update-ref', 'refs/heads/main', main);
-    const source = await http()
-      .post('/code-sources')
-      .set(owner.auth)
-      .send({ data: { integrationId, repository: `${login}/${name}` } })
-      .expect(201);
-    const res = await http()
-      .post('/merge-queues')
-      .set(owner.auth)
-      .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } })
-      .expect(201);
-    return { repository: `${login}/${name}`, path, main, queue: res.body.data as MqQueue };
+    const { repository, path, main, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { files, settings });
+    return { repository, path, main, queue };
   }
 
   /**

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getQueueToken } from '@nestjs/bullmq';
@@ -22,6 +21,7 @@ import { fenceRef, type Lease, LeaseLost } from '@/modules/merge-queues/engine/m
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
 import { WorkerModule } from '@/worker.module';
+import { githubIntegration, newGithubQueue } from '../support/github-queues';
 import { ownDatabase } from '../support/own-database';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
@@ -128,14 +128,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-fencing');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    login = `fence-${randomUUID().slice(0, 8)}`;
-    token = emulator.addUser(login).token;
-    const integration = await http()
-      .post('/integrations')
-      .set(owner.auth)
-      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token } })
-      .expect(201);
-    integrationId = integration.body.data.id;
+    ({ login, token, integrationId } = await githubIntegration(app, emulator, owner.auth, 'fence'));
   }, 60_000);
 
   afterAll(async () => {
@@ -166,22 +159,8 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
   }
 
   async function githubQueue() {
-    const name = `repo-${randomUUID().slice(0, 8)}`;
-    const { path } = emulator.addRepository(login, name);
-    loggedRepo(path);
-    const main = commit(path, git(path, 'rev-parse', 'main'), { 'README.md': 'hello\n' }, 'initial');
-    git(path, 'update-ref', 'refs/heads/main', main);
-    const source = await http()
-      .post('/code-sources')
-      .set(owner.auth)
-      .send({ data: { integrationId, repository: `${login}/${name}` } })
-      .expect(201);
-    const res = await http()
-      .post('/merge-queues')
-      .set(owner.auth)
-      .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', ...settings } })
-      .expect(201);
-    return { repo: { path, main }, queue: res.body.data as MqQueue };
+    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { settings, prepare: loggedRepo });
+    return { repo: { path, main }, queue };
   }
 
   /** The values main took, oldest first (the reflog of the bare repository). */

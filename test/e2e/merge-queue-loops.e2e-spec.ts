@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getQueueToken } from '@nestjs/bullmq';
@@ -17,7 +16,8 @@ import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, git } from '../support/git-repos';
 import { ownDatabase } from '../support/own-database';
-import { MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
+import { MergeQueueClient } from '../support/merge-queue-client';
+import { githubIntegration, newGithubQueue } from '../support/github-queues';
 
 const TEST_TIMEOUT_MS = 90_000;
 
@@ -73,14 +73,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-loops');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    login = `mq-${randomUUID().slice(0, 8)}`;
-    const user = emulator.addUser(login);
-    const integration = await http()
-      .post('/integrations')
-      .set(owner.auth)
-      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } })
-      .expect(201);
-    integrationId = integration.body.data.id;
+    ({ login, integrationId } = await githubIntegration(app, emulator, owner.auth, 'mq'));
   }, 60_000);
 
   afterAll(async () => {
@@ -97,21 +90,8 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
   });
 
   async function newQueue(settings: Record<string, unknown> = {}) {
-    const name = `repo-${randomUUID().slice(0, 8)}`;
-    const { path } = emulator.addRepository(login, name);
-    const main = commit(path, git(path, 'rev-parse', 'main'), { 'README.md': 'hello\n' }, 'initial');
-    git(path, 'update-ref', 'refs/heads/main', main);
-    const source = await http()
-      .post('/code-sources')
-      .set(owner.auth)
-      .send({ data: { integrationId, repository: `${login}/${name}` } })
-      .expect(201);
-    const res = await http()
-      .post('/merge-queues')
-      .set(owner.auth)
-      .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } })
-      .expect(201);
-    return { name, path, main, queue: res.body.data as MqQueue };
+    const { name, path, main, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { settings });
+    return { name, path, main, queue };
   }
 
   const events = async (queueId: string) =>

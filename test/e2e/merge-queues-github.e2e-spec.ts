@@ -9,6 +9,7 @@ import { WorkerModule } from '@/worker.module';
 import { createTenant, type TestTenant } from '../support/factories';
 import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, git, readFile } from '../support/git-repos';
+import { githubIntegration, newGithubQueue } from '../support/github-queues';
 import { finalEntries, firstParentMerges, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 
 type Queue = MqQueue;
@@ -42,14 +43,7 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-github');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    login = `mq-${randomUUID().slice(0, 8)}`;
-    const user = emulator.addUser(login);
-    const integration = await http()
-      .post('/integrations')
-      .set(owner.auth)
-      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } })
-      .expect(201);
-    integrationId = integration.body.data.id;
+    ({ login, integrationId } = await githubIntegration(app, emulator, owner.auth, 'mq'));
   }, 60_000);
 
   afterAll(async () => {
@@ -62,22 +56,9 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
 
   /** A GitHub repository whose main holds `files`, connected as a code source, with a queue on main. */
   async function newQueue(files: Record<string, string> = { 'README.md': 'hello\n' }, settings: Record<string, unknown> = {}) {
-    const name = `repo-${randomUUID().slice(0, 8)}`;
-    const { path } = emulator.addRepository(login, name);
-    const main = commit(path, git(path, 'rev-parse', 'main'), files, 'initial');
-    git(path, 'update-ref', 'refs/heads/main', main);
-    const source = await http()
-      .post('/code-sources')
-      .set(owner.auth)
-      .send({ data: { integrationId, repository: `${login}/${name}` } })
-      .expect(201);
-    expect(source.body.data.provider).toBe('GITHUB');
-    const res = await http()
-      .post('/merge-queues')
-      .set(owner.auth)
-      .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } })
-      .expect(201);
-    return { repo: { path, main }, queue: res.body.data as Queue };
+    const { path, main, source, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { files, settings });
+    expect(source.provider).toBe('GITHUB');
+    return { repo: { path, main }, queue: queue as Queue };
   }
 
   let mq: MergeQueueClient;

@@ -1,5 +1,14 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  collectDefaultMetrics,
+  Counter,
+  type CounterConfiguration,
+  Gauge,
+  type GaugeConfiguration,
+  Histogram,
+  type HistogramConfiguration,
+  Registry,
+} from 'prom-client';
 
 /** Provider-call outcomes: a bounded set, whatever the provider answers. */
 export type ProviderCallOutcome = 'ok' | 'client_error' | 'rate_limited' | 'server_error' | 'transport_error';
@@ -28,79 +37,81 @@ type SourceOptions<L extends string> = {
 export class MetricsService implements OnModuleDestroy {
   readonly registry = new Registry();
 
-  readonly httpRequestDuration = new Histogram({
+  /** The metrics below, each registered in this instance's registry. */
+  private counter<L extends string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
+    return new Counter({ ...config, registers: [this.registry] });
+  }
+
+  private gauge<L extends string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L> {
+    return new Gauge({ ...config, registers: [this.registry] });
+  }
+
+  private histogram<L extends string>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L> {
+    return new Histogram({ ...config, registers: [this.registry] });
+  }
+
+  readonly httpRequestDuration = this.histogram({
     name: 'dpa_http_request_duration_seconds',
     help: 'HTTP requests of the public API: time from arrival to the response finished, by method, route template and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
   });
 
-  readonly providerCalls = new Counter({
+  readonly providerCalls = this.counter({
     name: 'dpa_provider_calls_total',
     help: 'HTTP requests to git providers (GitHub, GitHub Enterprise, GitLab), by provider kind and outcome',
     labelNames: ['provider', 'outcome'] as const,
-    registers: [this.registry],
   });
 
-  readonly providerRateLimitRemaining = new Gauge({
+  readonly providerRateLimitRemaining = this.gauge({
     name: 'dpa_provider_rate_limit_remaining',
     help: 'The x-ratelimit-remaining a provider last answered this process (whichever token made that request)',
     labelNames: ['provider'] as const,
-    registers: [this.registry],
   });
 
-  readonly mergeQueueLandLatency = new Histogram({
+  readonly mergeQueueLandLatency = this.histogram({
     name: 'dpa_merge_queue_land_latency_seconds',
     help: 'Merge queues: from the last check report on a batch to its landing being recorded (the base ref moved)',
     buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
-    registers: [this.registry],
   });
 
-  readonly mergeQueueCiRunsPerLandedPr = new Histogram({
+  readonly mergeQueueCiRunsPerLandedPr = this.histogram({
     name: 'dpa_merge_queue_ci_runs_per_landed_pr',
     help: 'Merge queues: CI runs (batch candidates whose CI started) that held a PR, observed when the PR lands',
     buckets: [1, 2, 3, 4, 6, 8, 12, 16, 32],
-    registers: [this.registry],
   });
 
-  readonly mergeQueuePrsLanded = new Counter({
+  readonly mergeQueuePrsLanded = this.counter({
     name: 'dpa_merge_queue_prs_landed_total',
     help: 'Merge queues: PRs landed (entries that became merged)',
-    registers: [this.registry],
   });
 
-  readonly mergeQueueBisections = new Counter({
+  readonly mergeQueueBisections = this.counter({
     name: 'dpa_merge_queue_bisections_total',
     help: 'Merge queues: bisections started (a failed batch whose PRs became a suspect group to isolate)',
-    registers: [this.registry],
   });
 
-  readonly domainClaimsExpired = new Counter({
+  readonly domainClaimsExpired = this.counter({
     name: 'dpa_domain_claims_expired_total',
     help: 'Domains: PENDING_VERIFICATION registrations deleted past DOMAIN_PENDING_TTL_MS, by the worker sweep (by="sweep") or when touched in the API (by="touch")',
     labelNames: ['by'] as const,
-    registers: [this.registry],
   });
 
-  readonly mergeQueueWorkerErrors = new Counter({
+  readonly mergeQueueWorkerErrors = this.counter({
     name: 'dpa_merge_queue_worker_errors_total',
     help: 'Merge queues: failures of the worker on one queue, by where (executor: a run that failed and is retried with backoff; sweep: one queue the sweep could not handle, the others went on)',
     labelNames: ['where'] as const,
-    registers: [this.registry],
   });
 
-  readonly mergeQueueQuarantines = new Counter({
+  readonly mergeQueueQuarantines = this.counter({
     name: 'dpa_merge_queue_quarantines_total',
     help: 'Merge queues: queues the worker quarantined (paused with the reason) after failures in a row or a refusal that waiting will not change',
-    registers: [this.registry],
   });
 
-  readonly scrapeErrors = new Counter({
+  readonly scrapeErrors = this.counter({
     name: 'dpa_metrics_source_errors_total',
     help: 'Scrape-time reads that failed or timed out (their gauges are left out of that scrape), by source',
     labelNames: ['source'] as const,
-    registers: [this.registry],
   });
 
   constructor() {
@@ -114,11 +125,10 @@ export class MetricsService implements OnModuleDestroy {
    */
   gaugeFromSource<L extends string>(options: SourceOptions<L>): Gauge<L> {
     const read = this.sourceReader(options);
-    return new Gauge<L>({
+    return this.gauge<L>({
       name: options.name,
       help: options.help,
       labelNames: options.labelNames,
-      registers: [this.registry],
       async collect() {
         this.reset();
         for (const s of await read()) this.set(s.labels as Partial<Record<L, string | number>>, s.value);
@@ -129,11 +139,10 @@ export class MetricsService implements OnModuleDestroy {
   /** A counter whose total is read at scrape time (a sum kept in Postgres): Prometheus sees a counter, any replica the same value. */
   counterFromSource<L extends string>(options: SourceOptions<L>): Counter<L> {
     const read = this.sourceReader(options);
-    return new Counter<L>({
+    return this.counter<L>({
       name: options.name,
       help: options.help,
       labelNames: options.labelNames,
-      registers: [this.registry],
       async collect() {
         this.reset();
         for (const s of await read()) this.inc(s.labels as Partial<Record<L, string | number>>, s.value);

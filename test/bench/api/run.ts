@@ -15,10 +15,8 @@ import { join } from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { migrate } from '@/common/prisma/migration-runner';
 import { PrismaClient } from '@/generated/prisma/client';
-import { hashToken } from '@/common/auth/api-key-hash';
-import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
-import { randomBytes } from 'node:crypto';
 import { buildIfStale } from '@/ops/build';
+import { createBenchOwnerKey } from '../support';
 import { CONNECTIONS, drive, productionEnv, waitForOk, type Measurement } from '../http-drive';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
 import { summariseProfile } from './cpu-profile-summary';
@@ -46,19 +44,7 @@ async function seed(databaseUrl: string): Promise<{ organizationId: string; toke
     let first: { organizationId: string; token: string } | undefined;
     for (let o = 0; o < ORGANIZATIONS; o++) {
       const organization = await prisma.organization.create({ data: { name: `bench-${o}` } });
-      const owner = await prisma.member.create({ data: { organizationId: organization.id, name: 'bench owner', role: 'OWNER' } });
-      const token = encodeApiKeyToken(randomBytes(32));
-      await prisma.apiKey.create({
-        data: {
-          organizationId: organization.id,
-          name: 'bench',
-          ownerId: owner.id,
-          ownerType: 'MEMBERSHIP',
-          createdById: owner.id,
-          tokenHash: hashToken(token),
-          keySuffix: apiKeyTokenSuffix(token),
-        },
-      });
+      const { token } = await createBenchOwnerKey(prisma, organization.id);
       const base = Date.now() - PROJECTS_PER_ORGANIZATION * 1000;
       await prisma.project.createMany({
         data: Array.from({ length: PROJECTS_PER_ORGANIZATION }, (_, i) => ({

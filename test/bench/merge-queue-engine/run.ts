@@ -51,11 +51,10 @@ import { Worker } from 'node:worker_threads';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { QueueEvents, Queue as BullQueue } from 'bullmq';
 import { Pool } from 'pg';
-import { hashToken } from '@/common/auth/api-key-hash';
-import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { migrate } from '@/common/prisma/migration-runner';
 import { QueueName } from '@/common/queues/queue-names';
 import { PrismaClient } from '@/generated/prisma/client';
+import { createBenchOwnerKey } from '../support';
 import { type MergeQueueEvent, type MergeQueueState, reduceMergeQueue } from '@/modules/merge-queues/planner';
 import { buildIfStale } from '../../../src/ops/build';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
@@ -924,19 +923,7 @@ async function main(): Promise<void> {
   let ci: Ci | undefined;
   try {
     const organization = await prisma.organization.create({ data: { name: `bench-mqe-${randomUUID()}` } });
-    const owner = await prisma.member.create({ data: { organizationId: organization.id, name: 'bench owner', role: 'OWNER' } });
-    const token = encodeApiKeyToken(randomBytes(32));
-    await prisma.apiKey.create({
-      data: {
-        organizationId: organization.id,
-        name: 'bench',
-        ownerId: owner.id,
-        ownerType: 'MEMBERSHIP',
-        createdById: owner.id,
-        tokenHash: hashToken(token),
-        keySuffix: apiKeyTokenSuffix(token),
-      },
-    });
+    const { token } = await createBenchOwnerKey(prisma, organization.id);
 
     // As in production (NODE_ENV=production), with LOCAL_GIT on under the bench's directory (production
     // turns it off by default and wants its root) and the per-key budget raised so that the bench

@@ -11,11 +11,8 @@
  * dropped and re-created), BENCH_VARIANT (`unnamed` or `prepared`: only that API).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { hashToken } from '@/common/auth/api-key-hash';
-import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { decodeCursor } from '@/common/pagination/pagination';
 import { migrate } from '@/common/prisma/migration-runner';
 import type { PrismaService } from '@/common/prisma/prisma.service';
@@ -24,6 +21,7 @@ import { MODULE_VERSION_SUMMARY_KEYSET } from '@/modules/module-versions/module-
 import { ModuleVersionsRepository, type VersionListFilter } from '@/modules/module-versions/module-versions.repository';
 import { parseVersion } from '@/modules/module-versions/semver-key';
 import { buildIfStale } from '@/ops/build';
+import { createBenchOwnerKey } from '../support';
 import { CONNECTIONS, drive, productionEnv, waitForOk, type Measurement } from '../http-drive';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
 
@@ -66,19 +64,7 @@ async function seed(databaseUrl: string): Promise<Seeded> {
       await prisma.organization.create({ data: { name: 'bench-modules' } }),
       await prisma.organization.create({ data: { name: 'bench-other' } }),
     ];
-    const owner = await prisma.member.create({ data: { organizationId: own.id, name: 'bench owner', role: 'OWNER' } });
-    const token = encodeApiKeyToken(randomBytes(32));
-    await prisma.apiKey.create({
-      data: {
-        organizationId: own.id,
-        name: 'bench',
-        ownerId: owner.id,
-        ownerType: 'MEMBERSHIP',
-        createdById: owner.id,
-        tokenHash: hashToken(token),
-        keySuffix: apiKeyTokenSuffix(token),
-      },
-    });
+    const { ownerId, token } = await createBenchOwnerKey(prisma, own.id);
     const base = Date.now() - PROJECTS * 1000;
     await prisma.project.createMany({
       data: Array.from({ length: PROJECTS }, (_, i) => ({
@@ -119,7 +105,7 @@ async function seed(databaseUrl: string): Promise<Seeded> {
           version,
           description: `module-${d} ${version}`,
           config: { image: `registry/module-${d}:${version}`, replicas: i % 5, env: { LOG: 'info' } },
-          createdById: owner.id,
+          createdById: ownerId,
           ...parsed.version.columns,
         });
         if (batch.length === 5_000) await flush();

@@ -1,4 +1,5 @@
 import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { landing } from '../../../../test/support/merge-queue-builders';
 
 describe('configure (PATCH /merge-queues/{id} settings)', () => {
   it('changes bounds and timeouts for what is planned next, without touching batches in flight', () => {
@@ -36,17 +37,12 @@ describe('configure (PATCH /merge-queues/{id} settings)', () => {
   });
 
   it('lets a land in flight finish: it was tested against the checks required when it was issued', () => {
-    const d = new QueueDriver();
-    d.enqueue(1);
-    d.complete();
-    const [b] = d.live();
-    d.report(b.id, 'success');
-    const land = d.take('land');
+    const { d, land, batchId } = landing();
     d.send({ type: 'operationStarted', operationId: land.id });
     d.send({ type: 'configure', config: { requiredChecks: ['lint'] } });
-    expect(d.batch(b.id).status).toBe('merging');
+    expect(d.batch(batchId).status).toBe('merging');
     d.send({ type: 'operationSucceeded', operationId: land.id });
-    expect(d.batch(b.id).status).toBe('landed');
+    expect(d.batch(batchId).status).toBe('landed');
     expect(d.entry(1).status).toBe('merged');
     expect(d.monitor.violations).toEqual([]);
   });

@@ -1,16 +1,6 @@
 import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { enqueueTogether, landAll } from '../../../../test/support/merge-queue-builders';
 import { checkStepInvariants, type MergeQueueOperation } from './index';
-
-/** Answers every operation and passes every CI run until the queue is at rest. */
-function landAll(d: QueueDriver): void {
-  for (let i = 0; i < 80; i++) {
-    d.complete(['prepare', 'publish', 'startCi', 'cleanup']);
-    const testing = d.live().filter((b) => b.status === 'testing' && b.checks.every((c) => c.state === 'pending'));
-    for (const b of testing) d.report(b.id, 'success');
-    d.complete(['land', 'cleanup']);
-    if (d.live().length === 0) return;
-  }
-}
 
 /** PR numbers in the order they landed (the land operations of the batches that landed). */
 function landingOrder(d: QueueDriver): number[] {
@@ -28,9 +18,7 @@ function landingOrder(d: QueueDriver): number[] {
 describe('queue order (order.ts)', () => {
   it('lands the cleared PRs of a bisected batch before PRs queued behind them', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4, flakyRetries: 1 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [batch] = d.live();
     expect(batch.prNumbers).toEqual([1, 2, 3, 4]);
@@ -50,7 +38,7 @@ describe('queue order (order.ts)', () => {
     // #3 failed alone: it loses its place and is retried at the back of the line
     expect(d.entry(3).position).toBeGreaterThan(d.entry(8).position);
     d.report(parts[0].id, 'success');
-    landAll(d);
+    landAll(d, 80);
     const order = landingOrder(d);
     expect(order.slice(0, 3)).toEqual([1, 2, 4]);
     expect(order.indexOf(3)).toBe(order.length - 1);
@@ -60,9 +48,7 @@ describe('queue order (order.ts)', () => {
 
   it('gives a bisection the runners the chain cannot use while the chain waits behind it', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4, probeShare: 0.5 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [batch] = d.live();
     d.send({ type: 'pause' });
@@ -75,16 +61,14 @@ describe('queue order (order.ts)', () => {
     expect(chain.map((b) => b.prNumbers)).toEqual([[9]]);
     // the probe share (2 of 4) would leave a runner idle: the probes take the three the chain cannot use
     expect(parts.map((p) => p.prNumbers)).toEqual([[1, 2], [3], [4]]);
-    landAll(d);
+    landAll(d, 80);
     expect(landingOrder(d)).toEqual([9, 1, 2, 3, 4]);
     expect(d.monitor.violations).toEqual([]);
   });
 
   it('stacks nothing past a failed candidate whose parent is unresolved, and blames it in its place', () => {
     const d = new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 2 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [first, second] = d.live();
     expect(second.parentId).toBe(first.id);
@@ -99,16 +83,14 @@ describe('queue order (order.ts)', () => {
     d.succeed(d.take('land'));
     expect(d.batch(second.id).status).toBe('failed');
     expect(d.entry(3).suspectGroup).not.toBeNull();
-    landAll(d);
+    landAll(d, 80);
     expect(landingOrder(d)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(d.monitor.violations).toEqual([]);
   });
 
   it('withdraws a chain batch that would land PRs queued behind a held PR', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 2, minBatch: 2 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [first, second] = d.live();
     expect(first.prNumbers).toEqual([1, 2]);
@@ -118,16 +100,14 @@ describe('queue order (order.ts)', () => {
     // #1 and #2 are a suspect group now; the batch of #3 and #4 was built on the failed one
     expect(d.batch(second.id).status).toBe('withdrawn');
     expect(d.entry(3).status).toBe('queued');
-    landAll(d);
+    landAll(d, 80);
     expect(landingOrder(d)).toEqual([1, 2, 3, 4]);
     expect(d.monitor.violations).toEqual([]);
   });
 
   it('the invariant checker rejects a land that overtakes a held PR', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     d.report(d.live()[0].id, 'failure');
     d.enqueue(5);

@@ -1,4 +1,5 @@
 import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { enqueueTogether, landAll, landing } from '../../../../test/support/merge-queue-builders';
 import { checkStepInvariants, createMergeQueueState, type MergeQueueEvent, reduceMergeQueue } from './index';
 
 /** The land's outcome is lost; the readBack then shows the base did not move (the candidate is published and tested). */
@@ -10,16 +11,6 @@ function landUnknownThenNotLanded(d: QueueDriver, batchId: string, landId: strin
     operationId: readBack.id,
     readBack: { baseSha: 'base0', candidateSha: d.batch(batchId).candidateSha, candidateLanded: false, published: true, ciStarted: true },
   });
-}
-
-function landAll(d: QueueDriver): void {
-  for (let i = 0; i < 50; i++) {
-    d.complete(['prepare', 'publish', 'startCi', 'cleanup']);
-    const testing = d.live().filter((b) => b.status === 'testing' && b.checks.every((c) => c.state === 'pending'));
-    for (const b of testing) d.report(b.id, 'success');
-    d.complete(['land', 'cleanup']);
-    if (d.live().length === 0) return;
-  }
 }
 
 describe(reduceMergeQueue.name, () => {
@@ -101,9 +92,7 @@ describe(reduceMergeQueue.name, () => {
 
   it('batches several PRs and bisects a failed batch into parts on the same base', () => {
     const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3, 4]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [batch] = d.live();
     expect(batch.prNumbers).toEqual([1, 2, 3, 4]);
@@ -204,9 +193,7 @@ describe(reduceMergeQueue.name, () => {
 
   it('blocks a conflicting entry with a readable reason and carries on with the others', () => {
     const d = new QueueDriver({ maxBatch: 3, minBatch: 3 });
-    d.send({ type: 'pause' });
-    for (const n of [1, 2, 3]) d.enqueue(n);
-    d.send({ type: 'resume' });
+    enqueueTogether(d, [1, 2, 3]);
     const prepare = d.take('prepare');
     d.send({
       type: 'operationFailed',
@@ -241,11 +228,7 @@ describe(reduceMergeQueue.name, () => {
   });
 
   it('defers a removal that arrives while the land is in flight', () => {
-    const d = new QueueDriver();
-    d.enqueue(1);
-    d.complete();
-    d.report(d.live()[0].id, 'success');
-    const land = d.take('land');
+    const { d, land } = landing();
     d.send({ type: 'remove', entryId: 'e1' });
     expect(d.entry(1).status).toBe('merging');
     d.send({ type: 'operationFailed', operationId: land.id, reason: 'base moved', baseSha: 'other' });
@@ -414,17 +397,12 @@ describe(reduceMergeQueue.name, () => {
     });
 
     it('B: a new head while the batch merges re-queues the PR with that head when the land did not happen', () => {
-      const d = new QueueDriver();
-      d.enqueue(1);
-      d.complete();
-      const [b] = d.live();
-      d.report(b.id, 'success');
-      const land = d.take('land');
+      const { d, land, batchId } = landing();
       d.send({ type: 'headUpdated', entryId: 'e1', headSha: 'h1b' });
-      landUnknownThenNotLanded(d, b.id, land.id);
-      expect(d.batch(b.id).status).toBe('withdrawn');
+      landUnknownThenNotLanded(d, batchId, land.id);
+      expect(d.batch(batchId).status).toBe('withdrawn');
       expect(d.entry(1).headSha).toBe('h1b');
-      expect(d.entry(1).batchId).not.toBe(b.id);
+      expect(d.entry(1).batchId).not.toBe(batchId);
       const prepare = d.take('prepare');
       expect(prepare).toMatchObject({ heads: [{ entryId: 'e1', headSha: 'h1b' }] });
       expect(d.monitor.violations).toEqual([]);
@@ -600,16 +578,6 @@ describe(reduceMergeQueue.name, () => {
 });
 
 describe('holds: a queue that stops by itself, with the reason', () => {
-  /** One PR tested and landing: its land is issued. */
-  function landing(): { d: QueueDriver; land: ReturnType<QueueDriver['take']>; batchId: string } {
-    const d = new QueueDriver();
-    d.enqueue(1);
-    d.complete();
-    const [b] = d.live();
-    d.report(b.id, 'success');
-    return { d, land: d.take('land'), batchId: b.id };
-  }
-
   it('a land refused for good pauses the queue with the reason on the entry; the batch stays ready and lands once resumed', () => {
     const { d, land, batchId } = landing();
     const ops = d.send({ type: 'landRefused', operationId: land.id, reason: 'Protected branch update failed for refs/heads/main.' });

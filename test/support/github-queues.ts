@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import type { GitProviderEmulator } from './git';
+import { commit, git } from './git-repos';
+import type { MqQueue } from './merge-queue-client';
+
+/** A user on the emulator (login `<prefix>-xxxxxxxx`) and the tenant's API_TOKEN GitHub integration acting as it. */
+export async function githubIntegration(app: NestExpressApplication, emulator: GitProviderEmulator, auth: Record<string, string>, prefix: string) {
+  const login = `${prefix}-${randomUUID().slice(0, 8)}`;
+  const { token } = emulator.addUser(login);
+  const integration = await request(app.getHttpServer())
+    .post('/integrations')
+    .set(auth)
+    .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token } })
+    .expect(201);
+  return { login, token, integrationId: integration.body.data.id as string, webhookSecret: integration.body.data.webhookSecret as string };
+}
+
+export type GithubQueueOptions = {
+  files?: Record<string, string>;
+  settings?: Record<string, unknown>;
+  /** Runs on the new bare repository before its first commit. */
+  prepare?: (path: string) => void;
+};
+
+/** A GitHub repository whose main holds `files`, connected as a code source, with a queue on main requiring `ci` (unless `settings` say otherwise). */
+export async function newGithubQueue(
+  app: NestExpressApplication,
+  emulator: GitProviderEmulator,
+  auth: Record<string, string>,
+  { login, integrationId }: { login: string; integrationId: string },
+  { files = { 'README.md': 'hello\n' }, settings = {}, prepare }: GithubQueueOptions = {},
+) {
+  const http = () => request(app.getHttpServer());
+  const name = `repo-${randomUUID().slice(0, 8)}`;
+  const { path } = emulator.addRepository(login, name);
+  prepare?.(path);
+  const main = commit(path, git(path, 'rev-parse', 'main'), files, 'initial');
+  git(path, 'update-ref', 'refs/heads/main', main);
+  const source = await http()
+    .post('/code-sources')
+    .set(auth)
+    .send({ data: { integrationId, repository: `${login}/${name}` } })
+    .expect(201);
+  const res = await http()
+    .post('/merge-queues')
+    .set(auth)
+    .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } })
+    .expect(201);
+  return { name, repository: `${login}/${name}`, path, main, source: source.body.data as { id: string; provider: string }, queue: res.body.data as MqQueue };
+}
