@@ -103,8 +103,10 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       const q = await mq.get(queueId);
       if (done(q)) return q;
       for (const b of q.batches) {
-        if (b.status !== 'testing' || !b.headSha || reported.has(b.headSha) || !report(b.headSha)) continue;
-        reported.add(b.headSha);
+        // By batch, not by commit: a PR retried alone after a failure may be rebuilt as the very same
+        // commit (same parents, tree and second), and its new CI run reports again.
+        if (b.status !== 'testing' || !b.headSha || reported.has(b.id) || !report(b.headSha)) continue;
+        reported.add(b.id);
         const delivery = await emulator.checkRunCompleted(repository, b.headSha, 'ci', readFile(path, b.headSha, 'bad.txt') === null ? 'success' : 'failure');
         expect(delivery.status).toBe(202);
       }
