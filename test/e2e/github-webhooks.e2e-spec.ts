@@ -4,7 +4,11 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
+import { RedisService } from '@/common/redis/redis.module';
+import { CommitStatusBusy } from '@/modules/merge-queues/commit-status-ledger';
+import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-statuses.processor';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
@@ -40,6 +44,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   const http = () => request(app.getHttpServer());
   // Its own database and queue prefix: its worker runs with the app's settings (see own-database.ts).
   let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
+  let config: AppConfig;
   // The GitHub App APP_INSTALLATION integrations act as (GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY).
   const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const APP_ID = '4242';
@@ -56,7 +61,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       app: { appId: APP_ID, privateKey: appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() },
     };
     own = await ownDatabase('webhooks');
-    const config = { ...gitTestConfig(emulator, { github }), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
+    config = { ...gitTestConfig(emulator, { github }), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     await app.listen(0, '127.0.0.1');
     const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
@@ -513,6 +518,43 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       expect(await prisma.webhookDelivery.findUnique({ where: { id: old.id } })).toBeNull();
       // One stored a moment ago is still the API's own job to hand over: the sweep leaves it.
       expect((await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: fresh.id } })).processedAt).toBeNull();
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'two worker processes agree on the newest status of a commit: an older revision is never posted after a newer one',
+    async () => {
+      const { path, main, queue } = await newQueue();
+      const sha = commit(path, main, { 'pr-9.txt': 'nine\n' }, 'PR 9');
+      // A second worker process on the same Postgres and Redis (the first is `worker`).
+      const second = await (
+        await Test.createTestingModule({ imports: [WorkerModule] })
+          .overrideProvider(APP_CONFIG)
+          .useValue(config)
+          .compile()
+      ).init();
+      try {
+        const [one, two] = [worker, second].map((w) => w.get(MergeQueueStatusesProcessor, { strict: false }));
+        const post = (p: MergeQueueStatusesProcessor, revision: number, description: string) =>
+          p.post({ queueId: queue.id, revision, status: { sha, state: 'pending', description, subject: { kind: 'entry', number: 9 } } });
+        expect(await post(one, 7, 'seven')).toBe('pending: seven');
+        // A late retry in the other process, decided at an older revision, is skipped.
+        expect(await post(two, 5, 'five')).toBe('superseded');
+        expect(statusesOn(sha)).toEqual(['pending: seven']);
+        // Two at once: they take turns, and whatever the order the newer is the last GitHub shows.
+        const results = await Promise.all([post(two, 9, 'nine'), post(one, 8, 'eight')]);
+        expect(results[0]).toBe('pending: nine');
+        expect(['pending: eight', 'superseded']).toContain(results[1]);
+        expect(statusesOn(sha).at(-1)).toBe('pending: nine');
+        // A turn held by a process that stopped answering: the post gives up after its wait, and BullMQ retries it.
+        const turn = `${config.queuePrefix}:mq-status:{${queue.id}:${sha}:entry}:turn`;
+        await worker.get(RedisService, { strict: false }).client.set(turn, 'someone-else', 'PX', 60_000);
+        await expect(post(one, 10, 'ten')).rejects.toBeInstanceOf(CommitStatusBusy);
+        expect(statusesOn(sha).at(-1)).toBe('pending: nine');
+      } finally {
+        await second.close();
+      }
     },
     TEST_TIMEOUT_MS,
   );
