@@ -2,7 +2,6 @@ import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
@@ -12,9 +11,8 @@ import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
-import { WorkerModule } from '@/worker.module';
 import { createTenant, type TestTenant } from '../support/factories';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { ownDatabase } from '../support/own-database';
 import { commit, git, readFile } from '../support/git-repos';
@@ -64,11 +62,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
     config = { ...gitTestConfig(emulator, { github }), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     await app.listen(0, '127.0.0.1');
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
-      .overrideProvider(APP_CONFIG)
-      .useValue(config)
-      .compile();
-    worker = await moduleRef.init();
+    worker = await createTestWorker(config);
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'gh-webhooks');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
@@ -528,12 +522,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       const { path, main, queue } = await newQueue();
       const sha = commit(path, main, { 'pr-9.txt': 'nine\n' }, 'PR 9');
       // A second worker process on the same Postgres and Redis (the first is `worker`).
-      const second = await (
-        await Test.createTestingModule({ imports: [WorkerModule] })
-          .overrideProvider(APP_CONFIG)
-          .useValue(config)
-          .compile()
-      ).init();
+      const second = await createTestWorker(config);
       try {
         const [one, two] = [worker, second].map((w) => w.get(MergeQueueStatusesProcessor, { strict: false }));
         const post = (p: MergeQueueStatusesProcessor, revision: number, description: string) =>

@@ -1,7 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getQueueToken } from '@nestjs/bullmq';
-import { Test } from '@nestjs/testing';
 import { Octokit } from '@octokit/rest';
 import type { Queue as BullQueue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -20,10 +19,9 @@ import { executorJobId } from '@/modules/merge-queues/engine/merge-queue-schedul
 import { fenceRef, type Lease, LeaseLost } from '@/modules/merge-queues/engine/merge-queue-lease';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
-import { WorkerModule } from '@/worker.module';
 import { githubIntegration, newGithubQueue } from '../support/github-queues';
 import { ownDatabase } from '../support/own-database';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
@@ -117,13 +115,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
     const base = gitTestConfig(emulator);
     config = { ...base, databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix, mergeQueues: { ...base.mergeQueues, leaseMs: LEASE_MS } };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
-      .overrideProvider(APP_CONFIG)
-      .useValue(config)
-      .overrideProvider(MergeQueueGits)
-      .useValue(gits)
-      .compile();
-    worker = await moduleRef.init();
+    worker = await createTestWorker(config, (b) => b.overrideProvider(MergeQueueGits).useValue(gits));
     jobs = worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-fencing');

@@ -1,7 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getQueueToken } from '@nestjs/bullmq';
-import { Test } from '@nestjs/testing';
 import type { Job, Queue } from 'bullmq';
 import Redis from 'ioredis';
 import request from 'supertest';
@@ -10,8 +9,7 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
-import { WorkerModule } from '@/worker.module';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, git } from '../support/git-repos';
@@ -65,11 +63,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
       mergeQueues: { ...base.mergeQueues, retryBaseMs: 200, retryMaxMs: 3_000, quarantineAfter: 10 },
     };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
-      .overrideProvider(APP_CONFIG)
-      .useValue(config)
-      .compile();
-    worker = await moduleRef.init();
+    worker = await createTestWorker(config);
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-loops');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
@@ -261,11 +255,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
         jobSchedulerCheckIntervalMs: 200,
         mergeQueues: { ...config.mergeQueues, sweepIntervalMs: 300 },
       };
-      const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
-        .overrideProvider(APP_CONFIG)
-        .useValue(own)
-        .compile();
-      const flushed = await moduleRef.init();
+      const flushed = await createTestWorker(own);
       const redis = new Redis(url.toString(), { maxRetriesPerRequest: null });
       try {
         const queue = flushed.get<Queue>(getQueueToken(QueueName.MergeQueues), { strict: false });

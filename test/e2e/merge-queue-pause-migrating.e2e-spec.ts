@@ -1,13 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getQueueToken } from '@nestjs/bullmq';
-import { Test } from '@nestjs/testing';
 import type { Queue } from 'bullmq';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { QueueName } from '@/common/queues/queue-names';
-import { WorkerModule } from '@/worker.module';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
 import { MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
@@ -23,7 +21,7 @@ describe('Merge queue: pause during a base-ref move (LOCAL_GIT, real worker)', (
 
   beforeAll(async () => {
     app = await createTestApp();
-    worker = await (await Test.createTestingModule({ imports: [WorkerModule] }).compile()).init();
+    worker = await createTestWorker();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-pause-move');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);

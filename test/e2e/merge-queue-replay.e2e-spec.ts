@@ -1,10 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { WorkerModule } from '@/worker.module';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { createBareRepo, createLocalCodeSource, git } from '../support/git-repos';
 import type { MqQueue } from '../support/merge-queue-client';
@@ -49,7 +47,7 @@ describe('Merge queue replay of a real history (LOCAL_GIT, real worker)', () => 
 
   beforeAll(async () => {
     app = await createTestApp();
-    worker = await (await Test.createTestingModule({ imports: [WorkerModule] }).compile()).init();
+    worker = await createTestWorker();
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-replay');
   }, 60_000);

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { WorkerModule } from '@/worker.module';
+import { createTestWorker } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, git, readFile } from '../support/git-repos';
@@ -35,11 +33,7 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
   beforeAll(async () => {
     emulator = await new GitProviderEmulator().start();
     app = await createGitTestApp(emulator);
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
-      .overrideProvider(APP_CONFIG)
-      .useValue(gitTestConfig(emulator))
-      .compile();
-    worker = await moduleRef.init();
+    worker = await createTestWorker(gitTestConfig(emulator));
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-github');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
@@ -67,37 +61,15 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
   const quiet = (queueId: string) => mq.quiet(queueId);
 
   const statuses = (q: Queue) => Object.fromEntries(q.entries.map((e) => [e.number, e.status]));
-  /** `a` is `b` or one of its ancestors: no commit of `a` is missing from `b`. */
-  const isAncestor = (repo: string, a: string, b: string) => git(repo, 'rev-list', '--count', `${b}..${a}`) === '0';
   const scratchRefs = (repo: string) => git(repo, 'for-each-ref', '--format=%(refname)', 'refs/heads/mq-build', 'refs/heads/mq-probe');
 
   it(
     'lands PRs in order with exactly their content, as fast-forwards of tested candidates built by GitHub',
     async () => {
       const { repo, queue } = await newQueue();
-      const heads: string[] = [];
-      for (const n of [1, 2, 3]) {
-        heads.push(commit(repo.path, repo.main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
-        await enqueue(queue.id, n, heads[n - 1]);
-      }
-      const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 3 && x.entries.every((e) => e.status === 'merged'));
-      const main = git(repo.path, 'rev-parse', 'main');
-      expect(git(repo.path, 'ls-tree', '--name-only', main).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-3.txt']);
-      for (const n of [1, 2, 3]) expect(readFile(repo.path, main, `pr-${n}.txt`)).toBe(`change ${n}\n`);
-      expect(readFile(repo.path, main, 'README.md')).toBe('hello\n');
-      expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2', '#3']);
+      const { main } = await mq.landsThreeInOrder(queue.id, { path: repo.path, main: repo.main });
       // The merge commits were made by GitHub's merges endpoint, as the integration's user.
       expect(git(repo.path, 'log', '-1', '--format=%an', main)).toBe(login);
-      // The base only moved to candidates that passed CI, each a fast-forward of what it was.
-      const landed = q.batches.filter((b) => b.status === 'landed');
-      expect(landed.length).toBeGreaterThan(0);
-      let previous = repo.main;
-      for (const b of [...landed].sort((x, y) => x.prNumbers[0] - y.prNumbers[0])) {
-        expect(b.requiredChecks).toEqual([{ name: 'ci', state: 'success' }]);
-        expect(isAncestor(repo.path, previous, b.headSha as string)).toBe(true);
-        previous = b.headSha as string;
-      }
-      expect(previous).toBe(main);
       await quiet(queue.id);
       expect(scratchRefs(repo.path)).toBe('');
     },

@@ -1,6 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { CodeSource } from '@/generated/prisma/client';
@@ -11,8 +10,7 @@ import { MergeQueueExecutor } from '@/modules/merge-queues/engine/merge-queue-ex
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue as Queue_ } from 'bullmq';
 import { QueueName } from '@/common/queues/queue-names';
-import { WorkerModule } from '@/worker.module';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
 import { finalEntries, firstParentMerges, MergeQueueClient, type MqBatch, type MqEntry, type MqQueue } from '../support/merge-queue-client';
@@ -71,11 +69,9 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
 
   beforeAll(async () => {
     app = await createTestApp();
-    const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
-      .overrideProvider(MergeQueueGits)
-      .useValue({ forSource: async (source: CodeSource) => new CrashingGit(source.url) })
-      .compile();
-    worker = await moduleRef.init();
+    worker = await createTestWorker(undefined, (b) =>
+      b.overrideProvider(MergeQueueGits).useValue({ forSource: async (source: CodeSource) => new CrashingGit(source.url) }),
+    );
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
@@ -125,25 +121,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     'lands PRs in order with exactly their content, as fast-forwards of tested candidates',
     async () => {
       const { repo, queue } = await newQueue();
-      const heads: string[] = [];
-      for (const n of [1, 2, 3]) {
-        heads.push(commit(repo.path, repo.main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
-        await enqueue(queue.id, n, heads[n - 1]);
-      }
-      const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 3 && x.entries.every((e) => e.status === 'merged'));
-      const main = git(repo.path, 'rev-parse', 'main');
-      for (const n of [1, 2, 3]) expect(readFile(repo.path, main, `pr-${n}.txt`)).toBe(`change ${n}\n`);
-      expect(readFile(repo.path, main, 'README.md')).toBe('hello\n');
-      expect(git(repo.path, 'ls-tree', '--name-only', main).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-3.txt']);
-      expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2', '#3']);
-      // The base only ever moved to candidates that passed CI, each a fast-forward of the one before.
-      const landed = q.batches.filter((b) => b.status === 'landed');
-      expect(landed.length).toBeGreaterThan(0);
-      for (const b of landed) {
-        expect(b.requiredChecks).toEqual([{ name: 'ci', state: 'success' }]);
-        git(repo.path, 'merge-base', '--is-ancestor', b.headSha as string, main);
-      }
-      expect(landed.some((b) => b.headSha === main)).toBe(true);
+      const { q } = await mq.landsThreeInOrder(queue.id, { path: repo.path, main: repo.main });
       expect(q.status).toBe('idle');
       expect(BigInt(q.revision) > 0n).toBe(true);
       // The trail lists the operations and their outcomes, newest first.

@@ -1,10 +1,13 @@
-import type { ModuleMetadata } from '@nestjs/common';
+import type { INestApplicationContext, ModuleMetadata } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '@/app.module';
 import { configureApp } from '@/bootstrap';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { WorkerModule } from '@/worker.module';
 import { ResponseValidation } from './openapi-validator';
 
 /**
@@ -25,6 +28,20 @@ export async function createTestApp(
   await app.init();
   validation.use((await request(app.getHttpServer()).get('/docs-json').expect(200)).body);
   return app;
+}
+
+/**
+ * A worker process in this test process (the BullMQ processors, schedulers and sweeps of
+ * worker.ts), started: with `config` as its settings when given (the API's, to share a database
+ * and queue prefix of its own), and `customize` for other overrides. Close it with `close()`.
+ */
+export async function createTestWorker(
+  config?: AppConfig,
+  customize: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
+): Promise<INestApplicationContext> {
+  const builder = Test.createTestingModule({ imports: [WorkerModule] });
+  if (config) builder.overrideProvider(APP_CONFIG).useValue(config);
+  return (await customize(builder).compile()).init();
 }
 
 /**

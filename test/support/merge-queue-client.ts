@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
-import { git, readFile } from './git-repos';
+import { commit, git, readFile } from './git-repos';
 
 /** The MergeQueue as the API renders it (the fields the tests read). */
 export interface MqBatch {
@@ -76,6 +76,32 @@ export class MergeQueueClient {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  /**
+   * The scenario every provider must pass: PRs 1-3, each adding a file, enqueued in order and run
+   * through CI. All merge; main holds exactly their files and the base's; the merge commits come
+   * in queue order; and the base only ever moved to candidates that passed CI, each a fast-forward
+   * of the one before (the last is main). Returns the queue and main for provider-specific checks.
+   */
+  async landsThreeInOrder(queueId: string, repo: { path: string; main: string }, timeoutMs = 60_000): Promise<{ q: MqQueue; main: string }> {
+    for (const n of [1, 2, 3]) await this.enqueue(queueId, n, commit(repo.path, repo.main, { [`pr-${n}.txt`]: `change ${n}\n` }, `PR ${n}`));
+    const q = await this.runCi(queueId, repo.path, (x) => x.entries.length === 3 && x.entries.every((e) => e.status === 'merged'), { timeoutMs });
+    const main = git(repo.path, 'rev-parse', 'main');
+    expect(git(repo.path, 'ls-tree', '--name-only', main).split('\n').sort()).toEqual(['README.md', 'pr-1.txt', 'pr-2.txt', 'pr-3.txt']);
+    for (const n of [1, 2, 3]) expect(readFile(repo.path, main, `pr-${n}.txt`)).toBe(`change ${n}\n`);
+    expect(readFile(repo.path, main, 'README.md')).toBe('hello\n');
+    expect(firstParentMerges(repo.path).map((s) => s.split(' ')[1])).toEqual(['#1', '#2', '#3']);
+    const landed = q.batches.filter((b) => b.status === 'landed');
+    expect(landed.length).toBeGreaterThan(0);
+    let previous = repo.main;
+    for (const b of [...landed].sort((x, y) => x.prNumbers[0] - y.prNumbers[0])) {
+      expect(b.requiredChecks).toEqual([{ name: 'ci', state: 'success' }]);
+      expect(git(repo.path, 'rev-list', '--count', `${b.headSha}..${previous}`)).toBe('0');
+      previous = b.headSha as string;
+    }
+    expect(previous).toBe(main);
+    return { q, main };
   }
 
   /** Waits until the executor has answered every operation of the queue. */
