@@ -6,13 +6,13 @@
  * then measures each target (50 connections, 10 s after a warm-up) and prints req/s, p99, the ratio
  * to the projects list, and EXPLAIN (ANALYZE, BUFFERS) of each module-version query.
  * Each request is measured on two APIs side by side: statements unnamed (DATABASE_PREPARED_STATEMENTS=false)
- * and prepared once per connection (the default); with BENCH_COMPARE_DIST, also on a third API built
- * from another checkout (e.g. main's, to measure a change before and after in one run). Besides
+ * and prepared once per connection (the default); with BENCH_COMPARE_DIST, also on two more APIs (both
+ * settings) built from another checkout (e.g. main's, to measure a change before and after in one run). Besides
  * req/s, each row gives the API process's CPU time per request (from /proc; Linux), which a loaded
  * machine disturbs less than req/s.
- * Environment: BENCH_DURATION_S, BENCH_ROUNDS, BENCH_PORT (and the next two ports), BENCH_DATABASE (a database of its own,
+ * Environment: BENCH_DURATION_S, BENCH_ROUNDS, BENCH_PORT (and the next three ports), BENCH_DATABASE (a database of its own,
  * dropped and re-created), BENCH_VARIANT (`unnamed`, `prepared` or `compare`: only that API), BENCH_COMPARE_DIST
- * (the root of another built checkout: its dist/main.js runs on this data, statements prepared).
+ * (the root of another built checkout: its dist/main.js runs on this data).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -185,7 +185,12 @@ runOrExplain(async () => {
     const variants = [
       { label: 'unnamed statements', port: API_PORT, env: { DATABASE_PREPARED_STATEMENTS: 'false' }, root: ROOT },
       { label: 'prepared statements', port: API_PORT + 1, env: { DATABASE_PREPARED_STATEMENTS: 'true' }, root: ROOT },
-      ...(compareRoot ? [{ label: `compare: ${compareRoot}`, port: API_PORT + 2, env: { DATABASE_PREPARED_STATEMENTS: 'true' }, root: compareRoot }] : []),
+      ...(compareRoot
+        ? [
+            { label: `compare, unnamed: ${compareRoot}`, port: API_PORT + 2, env: { DATABASE_PREPARED_STATEMENTS: 'false' }, root: compareRoot },
+            { label: `compare, prepared: ${compareRoot}`, port: API_PORT + 3, env: { DATABASE_PREPARED_STATEMENTS: 'true' }, root: compareRoot },
+          ]
+        : []),
     ].filter((v) => !process.env.BENCH_VARIANT || v.label.startsWith(process.env.BENCH_VARIANT));
     const pids = new Map<string, number | undefined>();
     const headers = { Authorization: `Bearer ${seeded.token}` };
