@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { compare, rcompare } from 'semver';
 import request from 'supertest';
 import { createTestApp } from '../support/app';
+import { parseVersion } from '@/modules/module-versions/semver-key';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 
 interface Summary {
@@ -431,6 +432,41 @@ describe('Module versions', () => {
       expect(response.body.data.map((v: Summary) => v.id)).toEqual(expected);
       expect(response.body.meta.totalCount).toBe(expected.length);
       await http().get(`${path}?includePrereleases=maybe`).set(owner.auth).expect(400);
+    });
+
+    it('renders every version as JSON.stringify writes its DTO, byte for byte: texts to escape, global and prerelease fields', async () => {
+      // The database renders the lists' JSON: this checks it against the DTOs the API builds in Node (publish's answers).
+      const escapes = await define(owner, `escapes-${isSummary ? 'summaries' : 'versions'}`);
+      const description = 'quote " backslash \\ slash / \n \t \r \b \f \u0001 \u001f \u007f \u2028 \u2029 é 漢字 😀 <script>';
+      const config = { z: 1, a: [1.5, null, 1e21, -0, { '10': 'x', '2': true }], 'k"e\\y': 'v\n', é: { deep: [[]] } };
+      const mine = [];
+      for (const version of ['1.0.0', '1.1.0-rc.1+b.7']) {
+        const response = await http()
+          .post('/module-versions')
+          .set(owner.auth)
+          .send({ data: { moduleDefinitionId: escapes, version, description, config } })
+          .expect(201);
+        mine.push(response.body.data);
+      }
+      const byId = new Map([...mine, ...published[definitionGlobal], ...published[definitionA]].map((v) => [v.id, v as Record<string, unknown>]));
+      const expected = (dto: Record<string, unknown>): unknown => {
+        if (!isSummary) return dto;
+        const { config: _config, ...fields } = dto;
+        const parsed = parseVersion(dto.version as string);
+        if (!parsed.ok) throw new Error(parsed.reason);
+        const { versionPrereleaseRank, ...order } = parsed.version.columns;
+        return { ...fields, ...order, ...(versionPrereleaseRank === null ? {} : { versionPrereleaseRank }) };
+      };
+      for (const definition of [escapes, definitionGlobal, definitionA]) {
+        const response = await http().get(`${path}?moduleDefinitionId=${definition}&limit=100`).set(owner.auth).expect(200);
+        expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(response.text).toBe(JSON.stringify(response.body));
+        expect(response.body.data.length).toBeGreaterThan(1);
+        for (const item of response.body.data as { id: string }[]) expect(JSON.stringify(item)).toBe(JSON.stringify(expected(byId.get(item.id)!)));
+      }
+      const [newest] = (await http().get(`${path}?moduleDefinitionId=${escapes}&limit=1`).set(owner.auth).expect(200)).body.data;
+      const sent = isSummary ? { versionPrereleaseRank: 2 } : { config: JSON.parse(JSON.stringify(config)) };
+      expect(newest).toMatchObject({ description, version: '1.1.0-rc.1+b.7', ...sent });
     });
 
     it("shows the organization's and the global versions, never another organization's", async () => {

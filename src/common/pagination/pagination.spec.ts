@@ -1,5 +1,5 @@
 import { AppError } from '@/common/errors/app-error';
-import { decodeCursor, encodeCursor, newestFirst, paginate, parseInstant, type ListSource } from './pagination';
+import { decodeCursor, encodeCursor, newestFirst, paginate, paginateRendered, parseInstant, type ListSource } from './pagination';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const codeOf = (fn: () => unknown): string | undefined => {
@@ -87,6 +87,40 @@ describe(paginate.name, () => {
     let reads = 0;
     const counting: ListSource<(typeof rows)[number]> = { fetch: async (...args) => (reads++, source.fetch(...args)) };
     await expect(paginate(counting, keyset, { cursor: b64(['other', '2026-01-01T00:00:00.000Z', 'id-1']) }, (r) => r.id)).rejects.toBeInstanceOf(AppError);
+    expect(reads).toBe(0);
+  });
+});
+
+describe(paginateRendered.name, () => {
+  const keyset = newestFirst<{ createdAt: Date; id: string }>('things');
+  const rows = Array.from({ length: 5 }, (_, i) => ({ id: `id-${4 - i}`, at: new Date(1000 * (4 - i)).toISOString(), note: `"${i}"\n` }));
+  // A rendered source over the same rows, newest first: the JSON text of each row, and the last row's position when more follow.
+  const fetch = async (position: [string, string] | undefined, limit: number) => {
+    const rest = position ? rows.filter((r) => r.at < position[0]) : rows;
+    const page = rest.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map((r) => JSON.stringify(r)).join(','),
+      totalCount: rows.length,
+      next: rest.length > limit ? ([last.at, last.id] as [string, string]) : undefined,
+    };
+  };
+
+  it("writes the body paginate's page serializes to, byte for byte, on every page", async () => {
+    const first = await paginateRendered(keyset, { limit: 2 }, fetch);
+    const cursor = JSON.parse(first).meta.nextCursor;
+    expect(first).toBe(
+      JSON.stringify({ data: rows.slice(0, 2), meta: { limit: 2, totalCount: 5, nextCursor: encodeCursor(keyset, [rows[1].at, rows[1].id]) } }),
+    );
+    const last = await paginateRendered(keyset, { limit: 3, cursor }, fetch);
+    expect(last).toBe(JSON.stringify({ data: rows.slice(2), meta: { limit: 3, totalCount: 5 } }));
+    expect(await paginateRendered(keyset, {}, async () => ({ data: '', totalCount: 0 }))).toBe('{"data":[],"meta":{"limit":20,"totalCount":0}}');
+  });
+
+  it('validates the cursor before reading anything', async () => {
+    let reads = 0;
+    const counting = async (...args: Parameters<typeof fetch>) => (reads++, fetch(...args));
+    await expect(paginateRendered(keyset, { cursor: b64(['other', '2026-01-01T00:00:00.000Z', 'id-1']) }, counting)).rejects.toBeInstanceOf(AppError);
     expect(reads).toBe(0);
   });
 });

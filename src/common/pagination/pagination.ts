@@ -196,3 +196,33 @@ export async function paginate<Row, Position extends readonly unknown[], Out>(
   if (hasMore) meta.nextCursor = encodeCursor(keyset as Keyset<never, Position>, keyset.position(pageRows[pageRows.length - 1]));
   return { data: pageRows.map(toDto), meta };
 }
+
+/**
+ * One page rendered by the database: its rows' DTOs as JSON text, in order and comma-separated
+ * (`''` when there are none), exactly the bytes JSON.stringify would write for them.
+ */
+export interface RenderedPage<Position> {
+  data: string;
+  totalCount: number;
+  /** The position of the page's last row when another page follows; undefined on the last page. */
+  next?: Position;
+}
+
+/**
+ * `paginate` for a list whose database renders the rows (see RenderedPage): the cursor is decoded
+ * and validated before any query, as there; `fetch` reads up to `limit` rows after the position.
+ * Returns the body `{"data":[...],"meta":{...}}` as JSON text, byte for byte what `paginate`'s
+ * page would serialize to (meta's keys in the same order: limit, totalCount, nextCursor).
+ */
+export async function paginateRendered<Position extends readonly unknown[]>(
+  keyset: Keyset<never, Position>,
+  query: PaginationQueryDto,
+  fetch: (position: Position | undefined, limit: number) => Promise<RenderedPage<Position>>,
+): Promise<string> {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  const position = query.cursor ? decodeCursor(keyset, query.cursor) : undefined;
+  const page = await fetch(position, limit);
+  const meta: PageMetaDto = { limit, totalCount: page.totalCount };
+  if (page.next) meta.nextCursor = encodeCursor(keyset, page.next);
+  return `{"data":[${page.data}],"meta":${JSON.stringify(meta)}}`;
+}

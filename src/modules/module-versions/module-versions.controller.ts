@@ -1,10 +1,12 @@
-import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
 import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
+import { jsonText } from '@/common/http/json-text';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { CreateModuleDefinitionRequest, ModuleDefinitionDto } from './dto/module-definition.dto';
 import { CreateModuleVersionRequest, ModuleVersionDto, ModuleVersionQueryDto, ModuleVersionSummaryDto } from './dto/module-version.dto';
@@ -61,8 +63,8 @@ export class ModuleVersionsController {
     description: `Module version metadata without \`config\` (not read from the database). ${LIST_ORDER}`,
   })
   @ApiPageResponse(ModuleVersionSummaryDto)
-  summaries(@CurrentPrincipal() principal: Principal, @Query() query: ModuleVersionQueryDto) {
-    return this.modules.listSummaries(principal, query);
+  async summaries(@CurrentPrincipal() principal: Principal, @Query() query: ModuleVersionQueryDto, @Res({ passthrough: true }) res: Response) {
+    return jsonText(res, await this.modules.listSummaries(principal, query));
   }
 
   @Get()

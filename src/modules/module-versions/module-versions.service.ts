@@ -4,21 +4,13 @@ import { AppError } from '@/common/errors/app-error';
 import { RequestErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
-import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
+import { fromModel, newestFirst, Page, paginate, paginateRendered, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { ModuleDefinition, Prisma } from '@/generated/prisma/client';
 import { CreateModuleDefinitionDto, ModuleDefinitionDto, toModuleDefinitionDto } from './dto/module-definition.dto';
-import {
-  CreateModuleVersionDto,
-  ModuleVersionDto,
-  ModuleVersionQueryDto,
-  ModuleVersionRow,
-  ModuleVersionSummaryDto,
-  toModuleVersionDto,
-  toModuleVersionSummaryDto,
-} from './dto/module-version.dto';
+import { CreateModuleVersionDto, ModuleVersionDto, ModuleVersionQueryDto, toModuleVersionDto } from './dto/module-version.dto';
 import { ModuleDefinitionErrors, ModuleVersionErrors } from './module-versions.errors';
-import { MODULE_VERSION_KEYSET, MODULE_VERSION_SUMMARY_KEYSET } from './module-versions.keyset';
+import { MODULE_VERSION_KEYSET, MODULE_VERSION_SUMMARY_KEYSET, type VersionsAfter } from './module-versions.keyset';
 import { ModuleVersionsRepository, VersionListFilter } from './module-versions.repository';
 import { parseVersion, type ParsedVersion } from './semver-key';
 
@@ -96,15 +88,17 @@ export class ModuleVersionsService {
     }
   }
 
-  listSummaries(principal: Principal, query: ModuleVersionQueryDto): Promise<Page<ModuleVersionSummaryDto>> {
-    return this.list(principal, query, false, toModuleVersionSummaryDto);
+  /** The summaries' page as the JSON text of the response body (rendered by Postgres, sent as it is). */
+  listSummaries(principal: Principal, query: ModuleVersionQueryDto): Promise<string> {
+    return this.list(principal, query, false);
   }
 
-  listVersions(principal: Principal, query: ModuleVersionQueryDto): Promise<Page<ModuleVersionDto>> {
-    return this.list(principal, query, true, toModuleVersionDto);
+  async listVersions(principal: Principal, query: ModuleVersionQueryDto): Promise<Page<ModuleVersionDto>> {
+    // Parsed, not sent as it is: a config goes out as JSON.stringify writes it (Postgres writes jsonb spaced).
+    return JSON.parse(await this.list(principal, query, true)) as Page<ModuleVersionDto>;
   }
 
-  private list<Out>(principal: Principal, query: ModuleVersionQueryDto, withConfig: boolean, toDto: (row: ModuleVersionRow) => Out): Promise<Page<Out>> {
+  private list(principal: Principal, query: ModuleVersionQueryDto, withConfig: boolean): Promise<string> {
     let definitionIds = query.moduleDefinitionIds ? [...new Set(query.moduleDefinitionIds)] : undefined;
     if (query.moduleDefinitionId) definitionIds = definitionIds ? definitionIds.filter((id) => id === query.moduleDefinitionId) : [query.moduleDefinitionId];
     const filter: VersionListFilter = {
@@ -113,7 +107,10 @@ export class ModuleVersionsService {
       minVersion: query.minVersion ? this.parse(query.minVersion, 'minVersion').columns : undefined,
       releasesOnly: query.includePrereleases === false,
     };
-    return paginate(this.versions.source(filter, withConfig), withConfig ? MODULE_VERSION_KEYSET : MODULE_VERSION_SUMMARY_KEYSET, query, toDto);
+    const keyset = withConfig ? MODULE_VERSION_KEYSET : MODULE_VERSION_SUMMARY_KEYSET;
+    return paginateRendered(keyset, query, (position, limit) =>
+      this.versions.page(filter, withConfig, position && (keyset.after(position) as VersionsAfter), limit),
+    );
   }
 
   private parse(text: string, field: string): ParsedVersion {

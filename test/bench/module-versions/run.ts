@@ -6,11 +6,16 @@
  * then measures each target (50 connections, 10 s after a warm-up) and prints req/s, p99, the ratio
  * to the projects list, and EXPLAIN (ANALYZE, BUFFERS) of each module-version query.
  * Each request is measured on two APIs side by side: statements unnamed (DATABASE_PREPARED_STATEMENTS=false)
- * and prepared once per connection (the default).
- * Environment: BENCH_DURATION_S, BENCH_ROUNDS, BENCH_PORT (and the next port), BENCH_DATABASE (a database of its own,
- * dropped and re-created), BENCH_VARIANT (`unnamed` or `prepared`: only that API).
+ * and prepared once per connection (the default); with BENCH_COMPARE_DIST, also on two more APIs (both
+ * settings) built from another checkout (e.g. main's, to measure a change before and after in one run). Besides
+ * req/s, each row gives the API process's CPU time per request (from /proc; Linux), which a loaded
+ * machine disturbs less than req/s.
+ * Environment: BENCH_DURATION_S, BENCH_ROUNDS, BENCH_PORT (and the next three ports), BENCH_DATABASE (a database of its own,
+ * dropped and re-created), BENCH_VARIANT (`unnamed`, `prepared` or `compare`: only that API), BENCH_COMPARE_DIST
+ * (the root of another built checkout: its dist/main.js runs on this data).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { decodeCursor } from '@/common/pagination/pagination';
@@ -134,6 +139,16 @@ async function cursorAfter(url: string, headers: Record<string, string>, offset:
   return cursor as string;
 }
 
+/** A process's CPU time (user + system) in ms, from /proc (Linux); undefined elsewhere. */
+function cpuMs(pid: number | undefined): number | undefined {
+  const file = `/proc/${pid}/stat`;
+  if (pid === undefined || !existsSync(file)) return undefined;
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, in clock ticks (100 per second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 async function explain(databaseUrl: string, queries: { name: string; sql: Prisma.Sql }[]): Promise<void> {
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
@@ -166,19 +181,27 @@ runOrExplain(async () => {
     };
     // Two APIs side by side on the same data: statements unnamed (parsed and planned on every
     // request, as before DATABASE_PREPARED_STATEMENTS) and named (prepared once per connection).
+    const compareRoot = process.env.BENCH_COMPARE_DIST;
     const variants = [
-      { label: 'unnamed statements', port: API_PORT, env: { DATABASE_PREPARED_STATEMENTS: 'false' } },
-      { label: 'prepared statements', port: API_PORT + 1, env: { DATABASE_PREPARED_STATEMENTS: 'true' } },
+      { label: 'unnamed statements', port: API_PORT, env: { DATABASE_PREPARED_STATEMENTS: 'false' }, root: ROOT },
+      { label: 'prepared statements', port: API_PORT + 1, env: { DATABASE_PREPARED_STATEMENTS: 'true' }, root: ROOT },
+      ...(compareRoot
+        ? [
+            { label: `compare, unnamed: ${compareRoot}`, port: API_PORT + 2, env: { DATABASE_PREPARED_STATEMENTS: 'false' }, root: compareRoot },
+            { label: `compare, prepared: ${compareRoot}`, port: API_PORT + 3, env: { DATABASE_PREPARED_STATEMENTS: 'true' }, root: compareRoot },
+          ]
+        : []),
     ].filter((v) => !process.env.BENCH_VARIANT || v.label.startsWith(process.env.BENCH_VARIANT));
+    const pids = new Map<string, number | undefined>();
     const headers = { Authorization: `Bearer ${seeded.token}` };
     for (const variant of variants) {
-      apis.push(
-        spawn(process.execPath, ['dist/main.js'], {
-          cwd: ROOT,
-          env: { ...env, ...variant.env, PORT: String(variant.port) },
-          stdio: ['ignore', 'ignore', 'inherit'],
-        }),
-      );
+      const api = spawn(process.execPath, ['dist/main.js'], {
+        cwd: variant.root,
+        env: { ...env, ...variant.env, PORT: String(variant.port) },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      apis.push(api);
+      pids.set(variant.label, api.pid);
       await waitForOk(`http://127.0.0.1:${variant.port}/projects`, headers);
     }
     const minVersion = '0.5.0';
@@ -200,34 +223,46 @@ runOrExplain(async () => {
     const url = (port: number, path: string) => `http://127.0.0.1:${port}${path}`;
     for (const target of paths) {
       const response = await fetch(url(variants[0].port, target.path), { headers });
-      const body = (await response.json()) as { data: unknown[]; meta: { totalCount: number } };
+      const text = await response.text();
+      const body = JSON.parse(text) as { data: unknown[]; meta: { totalCount: number } };
       if (!response.ok || body.data.length === 0) throw new Error(`${target.name} answered ${response.status} with ${body.data?.length} rows`);
-      process.stdout.write(`› ${target.name}: ${body.data.length} rows of ${body.meta.totalCount}\n`);
+      // Every API must answer the same bytes (the compared build included).
+      for (const variant of variants.slice(1)) {
+        const other = await (await fetch(url(variant.port, target.path), { headers })).text();
+        if (other !== text) throw new Error(`${target.name}: ${variant.label} answers other bytes than ${variants[0].label}`);
+      }
+      process.stdout.write(`› ${target.name}: ${body.data.length} rows of ${body.meta.totalCount}, ${text.length} bytes, the same from every API\n`);
     }
     process.stdout.write(`› warming up ${WARMUP_S}s each…\n`);
     for (const variant of variants) for (const target of paths) await drive(url(variant.port, target.path), headers, WARMUP_S);
-    const results = new Map<string, Measurement[]>(variants.flatMap((v) => paths.map((t) => [`${v.label}|${t.name}`, []] as [string, Measurement[]])));
+    type Run = Measurement & { cpuPerRequest?: number };
+    const results = new Map<string, Run[]>(variants.flatMap((v) => paths.map((t) => [`${v.label}|${t.name}`, []] as [string, Run[]])));
     for (let round = 1; round <= ROUNDS; round++) {
       // Interleaved: each request is measured on both APIs one after the other, so a change of the
       // machine's load touches both variants alike.
       for (const target of paths) {
         for (const variant of variants) {
           process.stdout.write(`› round ${round}/${ROUNDS}: ${variant.label}: ${target.name}, ${CONNECTIONS} connections, ${DURATION_S}s…\n`);
-          results.get(`${variant.label}|${target.name}`)!.push(await drive(url(variant.port, target.path), headers, DURATION_S));
+          const cpuBefore = cpuMs(pids.get(variant.label));
+          const measured = await drive(url(variant.port, target.path), headers, DURATION_S);
+          const cpuAfter = cpuMs(pids.get(variant.label));
+          const cpuPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / measured.requests;
+          results.get(`${variant.label}|${target.name}`)!.push({ ...measured, cpuPerRequest });
         }
       }
     }
-    const mean = (list: Measurement[], key: keyof Measurement) => list.reduce((s, m) => s + m[key], 0) / list.length;
+    const mean = (list: Run[], key: 'rps' | 'p99' | 'load' | 'cpuPerRequest') => list.reduce((s, m) => s + (m[key] ?? NaN), 0) / list.length;
     for (const variant of variants) {
-      const baseline = mean(results.get(`${variant.label}|${paths[0].name}`)!, 'rps');
+      const baseline = results.get(`${variant.label}|${paths[0].name}`)!;
+      const [baseRps, baseCpu] = [mean(baseline, 'rps'), mean(baseline, 'cpuPerRequest')];
       process.stdout.write(
-        `\n${variant.label} (DATABASE_PREPARED_STATEMENTS=${variant.env.DATABASE_PREPARED_STATEMENTS})\n| request | req/s per run | mean req/s | mean p99 (ms) | vs projects | non-2xx |\n|---|---|---|---|---|---|\n`,
+        `\n${variant.label} (DATABASE_PREPARED_STATEMENTS=${variant.env.DATABASE_PREPARED_STATEMENTS})\n| request | req/s per run | mean req/s | mean p99 (ms) | vs projects | API CPU per request (ms) | projects' CPU / this | mean load | non-2xx |\n|---|---|---|---|---|---|---|---|---|\n`,
       );
       for (const target of paths) {
         const runs = results.get(`${variant.label}|${target.name}`)!;
-        const rps = mean(runs, 'rps');
+        const [rps, cpu] = [mean(runs, 'rps'), mean(runs, 'cpuPerRequest')];
         process.stdout.write(
-          `| ${target.name} | ${runs.map((m) => m.rps.toFixed(0)).join(' / ')} | ${rps.toFixed(0)} | ${mean(runs, 'p99').toFixed(1)} | ${((rps / baseline) * 100).toFixed(0)}% | ${runs.reduce((s, m) => s + m.non2xx, 0)} |\n`,
+          `| ${target.name} | ${runs.map((m) => m.rps.toFixed(0)).join(' / ')} | ${rps.toFixed(0)} | ${mean(runs, 'p99').toFixed(1)} | ${((rps / baseRps) * 100).toFixed(0)}% | ${Number.isNaN(cpu) ? '-' : cpu.toFixed(2)} | ${Number.isNaN(cpu) ? '-' : `${((baseCpu / cpu) * 100).toFixed(0)}%`} | ${mean(runs, 'load').toFixed(1)} | ${runs.reduce((s, m) => s + m.non2xx, 0)} |\n`,
         );
       }
     }
@@ -247,16 +282,15 @@ runOrExplain(async () => {
     const deepAfter = MODULE_VERSION_SUMMARY_KEYSET.after(decodeCursor(MODULE_VERSION_SUMMARY_KEYSET as never, deepCursor)) as {
       below: [number, number, number, string, string];
     };
+    // One statement per request: the count, the page's ids from the order indexes, the page rendered as JSON.
     await explain(databaseUrl, [
-      { name: 'summaries?moduleDefinitionId&minVersion: page', sql: repository.pageSql(byMin, false, undefined, 21) },
-      { name: 'summaries?moduleDefinitionId&minVersion: count', sql: repository.countSql(byMin) },
-      { name: 'summaries?moduleDefinitionIds (50): page', sql: repository.pageSql(fifty, false, undefined, 21) },
-      { name: 'summaries?moduleDefinitionIds (50): count', sql: repository.countSql(fifty) },
-      { name: `deep page after ${DEEP_OFFSET} rows: page`, sql: repository.pageSql(busy, false, deepAfter, 21) },
-      { name: `deep page after ${DEEP_OFFSET} rows: count`, sql: repository.countSql(busy) },
+      { name: 'summaries?moduleDefinitionId&minVersion', sql: repository.pageSql(byMin, false, undefined, 20) },
+      { name: 'summaries?moduleDefinitionIds (50)', sql: repository.pageSql(fifty, false, undefined, 20) },
+      { name: `deep page after ${DEEP_OFFSET} rows`, sql: repository.pageSql(busy, false, deepAfter, 20) },
+      { name: 'GET /module-versions (with config, 50 ids)', sql: repository.pageSql(fifty, true, undefined, 20) },
       {
         name: 'every visible version (no definition filter), page after the deep cursor',
-        sql: repository.pageSql({ organizationId, releasesOnly: false }, false, deepAfter, 21),
+        sql: repository.pageSql({ organizationId, releasesOnly: false }, false, deepAfter, 20),
       },
     ]);
   } finally {

@@ -182,15 +182,3 @@ function common(row: ModuleVersionRow): ModuleVersionFields {
 export function toModuleVersionDto(row: ModuleVersionRow): ModuleVersionDto {
   return { ...common(row), config: (row.config ?? {}) as Record<string, unknown> };
 }
-
-export function toModuleVersionSummaryDto(row: ModuleVersionRow): ModuleVersionSummaryDto {
-  const dto: ModuleVersionSummaryDto = {
-    ...common(row),
-    versionMajor: row.versionMajor,
-    versionMinor: row.versionMinor,
-    versionPatch: row.versionPatch,
-    versionPrereleaseSortKey: row.versionPrereleaseSortKey,
-  };
-  if (row.versionPrereleaseRank !== null) dto.versionPrereleaseRank = row.versionPrereleaseRank;
-  return dto;
-}
