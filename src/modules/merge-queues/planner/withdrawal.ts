@@ -57,6 +57,7 @@ export function resetEvidence(e: EntryState): void {
   e.failuresAlone = 0;
   e.suspectGroup = null;
   e.cleared = false;
+  e.bisectSize = null;
   e.heavyProbability = null;
 }
 
