@@ -1,6 +1,6 @@
 import { clearAndWithdraw, releaseSiblingSuspects } from './bisection';
-import { prefixPartSize, recordChainOutcome } from './chain';
-import { failedAlone } from './alone';
+import { recordChainOutcome } from './chain';
+import { ewma } from './ewma';
 import { heldOvertakenBy } from './order';
 import { childrenOf, type Ctx, entriesOf, isFinalBatch, isSealed, nextId, outcome, setBatchStatus } from './step';
 import type { BatchState, EntryState } from './types';
@@ -37,17 +37,10 @@ export function settleOnce(ctx: Ctx): boolean {
       return true;
     }
     if (result === 'failed') {
-      // Prefix bisection: a failing chain batch holds the culprit of the set being bisected
-      // (or fails because of a batch ahead, which then holds it); the rest of the set is cleared.
-      if (b.role === 'chain' && s.config.bisectParts >= 2) releaseOtherPrefixSuspects(ctx, entriesOf(ctx, b));
       const children = childrenOf(ctx, b);
       for (const child of children) withdraw(ctx, child, `built on failing ${b.id}`);
       if (root) {
         blame(ctx, b);
-        return true;
-      }
-      if (b.role === 'chain' && b.status === 'testing' && b.entryIds.length > 1 && s.config.bisectParts >= 2) {
-        bisectAhead(ctx, b);
         return true;
       }
       if (children.length > 0) return true;
@@ -88,9 +81,18 @@ function blame(ctx: Ctx, b: BatchState): void {
   const entries = entriesOf(ctx, b).filter((e) => e.batchId === b.id && e.status === 'testing');
   if (b.role === 'part') releaseSiblingSuspects(ctx, entries);
   if (entries.length === 1) {
-    failedAlone(ctx, entries[0]);
-  } else if (b.role === 'chain' && s.config.bisectParts >= 2) {
-    bisectByPrefixes(ctx, entries);
+    const e = entries[0];
+    e.failuresAlone += 1;
+    e.cleared = false;
+    e.suspectGroup = null;
+    if (e.failuresAlone > s.config.flakyRetries) {
+      s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 1);
+      releaseEntry(ctx, e, 'failed');
+    } else {
+      // A PR that failed alone loses its place (order.ts): its retry is queued at the back.
+      toBackOfLine(ctx, e);
+      releaseEntry(ctx, e, 'queued');
+    }
   } else {
     const group = nextId(ctx, 'group');
     for (const e of entries) {
@@ -102,46 +104,9 @@ function blame(ctx: Ctx, b: BatchState): void {
   issueCleanup(ctx, b);
 }
 
-/**
- * Prefix bisection: the failed batch's PRs go back to the head of the queue, marked so that the
- * chain re-plans them as `bisectParts` smaller batches stacked on one another: candidate k is the
- * base plus parts 1..k, so the longest passing prefix lands in order at once and only the first
- * failing part is split again. PRs of an earlier failed batch still marked (they were behind
- * this part, withdrawn with it) are no more suspect than any other: the culprit is found here.
- */
-function bisectByPrefixes(ctx: Ctx, entries: EntryState[]): void {
-  releaseOtherPrefixSuspects(ctx, entries);
-  const size = prefixPartSize(entries.length, ctx.s.config.bisectParts);
-  for (const e of entries) {
-    e.suspectGroup = null;
-    e.cleared = false;
-    releaseEntry(ctx, e, 'queued');
-    if (e.status === 'queued') e.bisectSize = size;
-  }
-}
-
-/**
- * A chain batch failed behind one still testing: whoever is to blame, its PRs come next in queue
- * order. Rather than leave the runners idle until the batch ahead resolves, the batch is withdrawn
- * and its PRs are bisected by prefixes stacked on the batch ahead (speculative bisection). If that
- * batch fails too, everything built on it is withdrawn and the culprit is looked for there.
- */
-function bisectAhead(ctx: Ctx, b: BatchState): void {
-  const entries = entriesOf(ctx, b).filter((e) => e.batchId === b.id && e.status === 'testing');
-  recordChainOutcome(ctx, true);
-  releaseOtherPrefixSuspects(ctx, entries);
-  withdraw(ctx, b, `failed behind ${b.parentId}: bisected by prefixes on it`);
-  const size = prefixPartSize(entries.length, ctx.s.config.bisectParts);
-  for (const e of entries) if (e.status === 'queued') e.bisectSize = size;
-}
-
-/** Queued PRs still marked by an earlier bisection are no more suspect: the culprit is elsewhere. */
-function releaseOtherPrefixSuspects(ctx: Ctx, failing: readonly EntryState[]): void {
-  const ids = new Set(failing.map((e) => e.id));
-  for (const e of ctx.s.entries) {
-    if (!ids.has(e.id) && e.bisectSize != null && e.status === 'queued') {
-      e.bisectSize = null;
-      ctx.changed = true;
-    }
-  }
+/** Gives `e` the next arrival position: it is planned after every PR queued so far. */
+export function toBackOfLine(ctx: Ctx, e: EntryState): void {
+  ctx.s.counters.entry += 1;
+  e.position = ctx.s.counters.entry;
+  ctx.changed = true;
 }

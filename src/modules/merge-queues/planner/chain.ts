@@ -1,4 +1,3 @@
-import { failedAlone } from './alone';
 import { nextBatchSize } from './batch-depth';
 import { isolationUnits, planProbes } from './bisection';
 import { type CiDurationModel, durationModel, expectedCiMs, expectedRemainingMs, heavyProbabilities } from './ci-weight';
@@ -79,79 +78,24 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
     // come before every later PR (queue order, order.ts), so nothing is stacked past it until
     // the batch ahead has resolved (then it is blamed and bisected, or withdrawn).
     const kids = childrenOf(ctx, cursor);
-    // A lone PR that failed behind a batch still testing is stepped over when prefix bisection is
-    // on: if the batch ahead lands, the PR failed alone and loses its place anyway (order.ts); if
-    // it fails, everything built on it is withdrawn. Either way the batch stacked beside it keeps order.
-    const onward = s.config.bisectParts >= 2 ? kids.filter((k) => !failedAloneBehind(ctx, k)) : kids;
-    cursor = onward.length > 0 ? onward[0] : kids.length > 0 && s.config.bisectParts < 2 ? kids[0] : null;
+    cursor = kids.length > 0 ? kids[0] : null;
   }
   let queue = waiting;
   while (free > 0 && queue.length > 0) {
     if (tip && outcome(ctx, tip) === 'failed') break;
-    const marked = queue.filter(isBisected);
-    let size: number;
-    let lastPart = false;
-    if (marked.length > 0 && isBisected(queue[0])) {
-      // Prefix bisection (blame.ts): the marked PRs are a set known to hold a failure. Each part
-      // but the last is stacked as a prefix; the last part is never run as such, since the whole
-      // set failed: once every part ahead has landed, it is split again (or, alone, tested alone).
-      // A PR back from a conflict at its old place among them rides with the part it falls in.
-      const part = queue[0].bisectSize ?? 1;
-      if (marked.length > part) size = queue.indexOf(marked[part - 1]) + 1;
-      else if (tip) break;
-      else if (marked.length > 1) {
-        const again = prefixPartSize(marked.length, s.config.bisectParts);
-        for (const e of marked) e.bisectSize = again;
-        ctx.changed = true;
-        continue;
-      } else if (s.config.flakyRetries > 0) {
-        // The last suspect, with every other PR of the failed set landed: the failed candidate
-        // was the base plus it, so it has failed alone (its retry goes to the back of the line).
-        failedAlone(ctx, queue[0]);
-        queue = queue.slice(1);
-        continue;
-      } else {
-        size = 1;
-        lastPart = true;
-      }
-    } else {
-      if (!mayExtendChain(chainLength, s.stats.batchFailureRate, s.config)) break;
-      size = nextBatchSize(queue.length, free, s.batchDepth, s.config.minBatch);
-      // PRs cleared by an isolation probe ride together, up to maxBatch.
-      let cleared = 0;
-      while (cleared < queue.length && queue[cleared].cleared) cleared += 1;
-      size = Math.max(size, Math.min(cleared, s.config.maxBatch));
-      size = Math.min(size, untilBisected(queue));
-    }
+    if (!mayExtendChain(chainLength, s.stats.batchFailureRate, s.config)) break;
+    let size = nextBatchSize(queue.length, free, s.batchDepth, s.config.minBatch);
+    // PRs cleared by an isolation probe ride together, up to maxBatch.
+    let cleared = 0;
+    while (cleared < queue.length && queue[cleared].cleared) cleared += 1;
+    size = Math.max(size, Math.min(cleared, s.config.maxBatch));
     const taken = queue.slice(0, size);
-    if (marked.length === 0 && tip && !speculationPays(ctx, tip, taken)) break;
+    if (tip && !speculationPays(ctx, tip, taken)) break;
     queue = queue.slice(size);
     tip = createBatch(ctx, 'chain', taken, tip);
     chainLength += 1;
     free -= 1;
-    // Nothing is stacked on a PR that is the last suspect of a failed set: it very likely fails.
-    if (lastPart) break;
   }
-}
-
-/** Size of each part when `n` PRs known to hold a failure are bisected by prefixes. */
-export function prefixPartSize(n: number, parts: number): number {
-  return Math.max(1, Math.floor(n / Math.max(2, parts)));
-}
-
-function isBisected(e: EntryState): boolean {
-  return (e.bisectSize ?? null) !== null;
-}
-
-/** A chain batch of one PR whose candidate failed while a batch it is built on is still unresolved. */
-function failedAloneBehind(ctx: Ctx, b: BatchState): boolean {
-  return b.role === 'chain' && b.parentId !== null && b.entryIds.length === 1 && outcome(ctx, b) === 'failed';
-}
-
-/** How many waiting PRs come before the first one being bisected by prefixes (all if none). */
-function untilBisected(queue: readonly EntryState[]): number {
-  const i = queue.findIndex((e) => (e.bisectSize ?? null) !== null);
-  return i < 0 ? queue.length : i;
 }
 
 /**

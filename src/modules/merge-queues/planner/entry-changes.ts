@@ -35,7 +35,6 @@ export function onEnqueue(ctx: Ctx, input: EnqueueInput): void {
     pendingHeadSha: null,
     pendingRemoval: false,
     heavyProbability: null,
-    bisectSize: null,
   };
   ctx.s.entries.push(e);
   ctx.entryById.set(e.id, e);

@@ -53,13 +53,6 @@ export interface PlannerConfig {
    * sooner by more than this many light CI runs.
    */
   speculationTolerance: number;
-  /**
-   * Prefix bisection (measured and not kept; 0, the default, turns it off): a failed chain batch
-   * of n PRs is cut into this many parts, re-planned at the head of the chain as cumulative
-   * prefixes (each a chain batch stacked on the one ahead; the last part is never run, the whole
-   * failed), so the longest passing prefix lands at once. 0 keeps isolation probes.
-   */
-  bisectParts: number;
 }
 
 /** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */
@@ -111,12 +104,6 @@ export interface EntryState {
    * durations (see ci-weight.ts); null until a run that held it has told something.
    */
   heavyProbability: number | null;
-  /**
-   * Set while the PR belongs to a failed chain batch being bisected by prefixes (chain.ts): a
-   * chain batch that starts with it takes at most this many such PRs. Absent in states saved
-   * before the rule; read as null.
-   */
-  bisectSize?: number | null;
 }
 
 export type BatchRole = 'chain' | 'part';

@@ -57,7 +57,6 @@ export function resetEvidence(e: EntryState): void {
   e.failuresAlone = 0;
   e.suspectGroup = null;
   e.cleared = false;
-  e.bisectSize = null;
   e.heavyProbability = null;
 }
 
