@@ -61,8 +61,8 @@ export function configureApp(app: NestExpressApplication): void {
   app.useGlobalPipes(new ParameterGuardPipe(), createValidationPipe());
   // No enableShutdownHooks here: main.ts drains the HTTP server first, then closes the app (see graceful-shutdown.ts).
   setupSwagger(app);
-  // Last, where nestjs-pino's middleware ran: requests refused by the body checks above and the
-  // documentation's files have no access-log line.
+  // Last, where nestjs-pino's middleware ran (Nest mounted it after these): requests refused by
+  // the body checks above have no access-log line, as before.
   app.use(accessLogMiddleware(logger.root));
 }
 
