@@ -17,7 +17,6 @@ const esmOnly = [
   '@tokenizer',
   'uint8array-extras',
   '@borewit',
-  'nestjs-pino',
   'universal-github-app-jwt',
   'toad-cache',
 ];

@@ -1,7 +1,7 @@
 import type { NestExpressApplication, NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
 import helmet from 'helmet';
-import { Logger } from 'nestjs-pino';
 import { requestIdMiddleware } from '@/common/logging/request-id.middleware';
+import { accessLogMiddleware, AppLogger } from '@/common/logging/request-logger';
 import { createValidationPipe } from '@/common/http/validation';
 import { bodyGuardMiddleware, bodyRejectionHandler, JSON_MEDIA_TYPES, jsonOnlyMiddleware, verifyJsonBody } from '@/common/http/body-guard';
 import { ParameterGuardPipe } from '@/common/http/parameter-guard.pipe';
@@ -21,7 +21,8 @@ export const WEBHOOK_PATH_PREFIX = '/webhooks/';
  * tests so both run the same stack. The app must be created with `bodyParser: false`.
  */
 export function configureApp(app: NestExpressApplication): void {
-  app.useLogger(app.get(Logger));
+  const logger = app.get(AppLogger);
+  app.useLogger(logger);
   // First, so the histogram times every request, refused ones included.
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   app.disable('x-powered-by');
@@ -60,6 +61,9 @@ export function configureApp(app: NestExpressApplication): void {
   app.useGlobalPipes(new ParameterGuardPipe(), createValidationPipe());
   // No enableShutdownHooks here: main.ts drains the HTTP server first, then closes the app (see graceful-shutdown.ts).
   setupSwagger(app);
+  // Last, where nestjs-pino's middleware ran (Nest mounted it after these): requests refused by
+  // the body checks above have no access-log line, as before.
+  app.use(accessLogMiddleware(logger.root));
 }
 
 /**

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { WorkerHost } from '@nestjs/bullmq';
 import { DiscoveryService, NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
+import { AppLogger } from '@/common/logging/request-logger';
 import { loadConfigOrExit } from '@/common/config/app-config';
 import { ServerErrors } from '@/common/errors/common.errors';
 import { exitGracefullyOnSignals, lifecycle } from '@/common/lifecycle/graceful-shutdown';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   let stop: () => Promise<void> = async () => undefined;
   exitGracefullyOnSignals('worker', config.shutdownGraceMs, () => stop());
   const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   const metrics = app.get(MetricsService);
   const prisma = app.get(PrismaService);
   const redis = app.get(RedisService);

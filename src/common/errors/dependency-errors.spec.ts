@@ -1,9 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { DriverAdapterError } from '@prisma/driver-adapter-utils';
+import { DatabaseError } from 'pg';
 import { Prisma } from '@/generated/prisma/client';
 import { classifyDependencyError, dependencyStatus, dependencyUnavailableError } from './dependency-errors';
 import { renderError } from './error-renderer';
 
+const pgError = (code: string) => Object.assign(new DatabaseError('canceling statement due to statement timeout', 0, 'error'), { code, severity: 'ERROR' });
 const socketError = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code, errno: -111, syscall: 'connect' });
 const known = (code: string, meta?: Record<string, unknown>) => new Prisma.PrismaClientKnownRequestError('x', { code, clientVersion: '7', meta });
 
@@ -26,6 +28,8 @@ describe(classifyDependencyError.name, () => {
       'postgres',
     ],
     ['a wrapped driver adapter error', known('P2010', { driverAdapterError: new DriverAdapterError({ kind: 'ConnectionClosed' }) }), 'postgres'],
+    ["node-postgres' own DatabaseError: statement_timeout (57014)", pgError('57014'), 'postgres'],
+    ["node-postgres' own DatabaseError: a unique violation (23505)", pgError('23505'), undefined],
     ['pg-pool acquire timeout', new Error('timeout exceeded when trying to connect'), 'postgres'],
     ['pg client-side query timeout', new Error('Query read timeout'), 'postgres'],
     ['a bare refused socket', socketError('ECONNREFUSED'), 'postgres'],

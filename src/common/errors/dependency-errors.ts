@@ -25,6 +25,7 @@ interface ErrorLike {
   code?: unknown;
   message?: unknown;
   syscall?: unknown;
+  severity?: unknown;
   port?: unknown;
   cause?: unknown;
   meta?: { driverAdapterError?: unknown };
@@ -44,6 +45,8 @@ function classifyOne(error: ErrorLike): Dependency | 'socket' | undefined {
   if (name === 'MaxRetriesPerRequestError' || REDIS_MESSAGES.test(message)) return 'redis';
   if (PG_MESSAGES.test(message)) return 'postgres';
   if (typeof error.syscall === 'string' && POSTGRES_UNAVAILABLE_STATES.test(code)) return 'postgres';
+  // node-postgres' DatabaseError (a statement sent to the pool without Prisma): the server's SQLSTATE.
+  if (typeof error.severity === 'string' && POSTGRES_UNAVAILABLE_STATES.test(code)) return 'postgres';
   if (SOCKET_CODES.has(code)) return 'socket';
   return undefined;
 }

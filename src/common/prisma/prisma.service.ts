@@ -58,11 +58,28 @@ export function createDatabasePool(config: AppConfig): pg.Pool {
   return pool;
 }
 
+/** The pool behind Prisma for a hot statement sent as it is (see newestFirstFromSql). */
+export interface SqlPool {
+  query<R extends object>(config: { text: string; values: unknown[]; name?: string; types?: object }): Promise<{ rows: R[] }>;
+  /** Whether statements are prepared once per connection under a name (DATABASE_PREPARED_STATEMENTS). */
+  readonly prepared: boolean;
+  statementName(text: string): string | undefined;
+}
+
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
+  /**
+   * The same pool Prisma queries through (same limits, timeouts and connection checks), for the few
+   * hot statements whose cost is mostly the Prisma client's own work: named like Prisma's
+   * (statementName), so each is prepared once per connection unless DATABASE_PREPARED_STATEMENTS
+   * is false.
+   */
+  readonly sql: SqlPool;
+
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    const pool = createDatabasePool(config);
     super({
-      adapter: new PrismaPg(createDatabasePool(config), {
+      adapter: new PrismaPg(pool, {
         disposeExternalPool: true,
         // Off behind a pooler in transaction mode, where a named statement may land on another session.
         // pg sends an undefined name as an unnamed statement, as without the generator.
@@ -70,6 +87,12 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnModul
       }),
       transactionOptions: { maxWait: config.databaseConnectTimeoutMs, timeout: config.databaseTransactionTimeoutMs },
     });
+    this.sql = {
+      query: async <R extends object>(query: { text: string; values: unknown[]; name?: string; types?: object }) =>
+        (await pool.query(query as pg.QueryConfig)) as unknown as { rows: R[] },
+      prepared: config.databasePreparedStatements,
+      statementName,
+    };
   }
 
   async onModuleInit(): Promise<void> {

@@ -15,7 +15,7 @@ const PAGE_STATUSES = new Set([400, 410]);
 @Catch()
 export class OAuthErrorPageFilter extends AllExceptionsFilter {
   override catch(exception: unknown, host: ArgumentsHost): void {
-    const req = host.switchToHttp().getRequest<Request>();
+    const req = host.switchToHttp().getRequest<Request & { id?: string }>();
     const res = host.switchToHttp().getResponse<Response>();
     if (!(exception instanceof AppError) || res.headersSent || req.accepts(['application/json', 'text/html']) !== 'text/html')
       return super.catch(exception, host);

@@ -7,18 +7,18 @@ import { newestFirst, newestFirstFromSql, Page, paginate, PaginationQueryDto } f
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { CreateProjectDto, ProjectDto, toProjectDto, UpdateProjectDto } from './dto/project.dto';
 import { ProjectErrors } from './projects.errors';
-import { Prisma, type Project } from '@/generated/prisma/client';
+import type { Project } from '@/generated/prisma/client';
 
 /** The list's keyset: newest first; its cursors carry the tag 'projects'. */
 const LIST = newestFirst<Project>('projects');
-const PROJECT_COLUMNS = Prisma.sql`"id", "organizationId", "givenId", "name", "description", "status"::text AS "status", "error", "createdAt", "updatedAt"`;
+const PROJECT_COLUMNS = '"id", "organizationId", "givenId", "name", "description", "status"::text AS "status", "error", "createdAt", "updatedAt"';
 
 @Injectable()
 export class ProjectsService {
   constructor(private readonly prisma: PrismaService) {}
 
   list(principal: Principal, query: PaginationQueryDto): Promise<Page<ProjectDto>> {
-    return paginate(newestFirstFromSql<Project>(this.prisma, 'Project', PROJECT_COLUMNS, principal.organizationId), LIST, query, toProjectDto);
+    return paginate(newestFirstFromSql<Project>(this.prisma.sql, 'Project', PROJECT_COLUMNS, principal.organizationId), LIST, query, toProjectDto);
   }
 
   async get(principal: Principal, id: string): Promise<ProjectDto> {

@@ -7,6 +7,9 @@
  * BENCH_CPU_PROFILE=<dir> instead profiles each server under the same load (boot and warm-up
  * excluded) and prints where its CPU time went (cpu-profile-summary.ts); its req/s carry the
  * profiler's overhead and are not comparable with a plain run.
+ * Environment: BENCH_DURATION_S (10), BENCH_ROUNDS (3), BENCH_CPU_PROFILE, BENCH_PORT (3901: the
+ * four servers listen on it and the next three ports), BENCH_DATABASE (delivery_platform_bench:
+ * dropped and re-created).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -27,13 +30,15 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = 3;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const PORT = Number(process.env.BENCH_PORT ?? 3901);
+const DATABASE = process.env.BENCH_DATABASE ?? 'delivery_platform_bench';
 
 const SERVERS = {
-  api: { label: 'full stack (NestJS + Prisma, everything on)', port: 3901 },
+  api: { label: 'full stack (NestJS + Prisma, everything on)', port: PORT },
   // The same build with this round's two levers off, measured beside it (issue 22).
-  before: { label: 'full stack, statements unnamed and every hit counted in Redis', port: 3904 },
-  plain: { label: 'plain NestJS + Prisma (findMany + count)', port: 3903 },
-  bare: { label: 'bare node:http + pg', port: 3902 },
+  before: { label: 'full stack, statements unnamed and every hit counted in Redis', port: PORT + 3 },
+  plain: { label: 'plain NestJS + Prisma (findMany + count)', port: PORT + 2 },
+  bare: { label: 'bare node:http + pg', port: PORT + 1 },
 } as const;
 type ServerName = keyof typeof SERVERS;
 const NAMES = Object.keys(SERVERS) as ServerName[];
@@ -96,7 +101,7 @@ runOrExplain(async () => {
   const services = await provideServices();
   const processes = new Map<ServerName, ChildProcess>();
   try {
-    const databaseUrl = await ensureDatabase(services.postgresServerUrl, 'delivery_platform_bench', { fresh: true });
+    const databaseUrl = await ensureDatabase(services.postgresServerUrl, DATABASE, { fresh: true });
     await migrate(databaseUrl);
     const { organizationId, token } = await seed(databaseUrl);
     buildIfStale();
