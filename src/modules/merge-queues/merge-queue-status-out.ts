@@ -53,7 +53,8 @@ export class MergeQueueStatusOut {
     }
   }
 
-  private postsStatuses(row: MergeQueue): Promise<boolean> {
+  /** The queue posts commit statuses (its code source is on GitHub): each change needs the queue's whole planner state. */
+  postsStatuses(row: MergeQueue): Promise<boolean> {
     let known = this.onGithub.get(row.id);
     if (!known) {
       // The queue's code source never changes provider; read once per queue and process.
