@@ -349,7 +349,7 @@ export class MergeQueuesRepository {
         : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
     if (found.length === 0) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
     const row = await tx.mergeQueue.findUniqueOrThrow({ where: { id: queueId } });
-    if (windowed && !this.config.mergeQueues.legacyPersistence && !(await this.statusOut?.postsStatuses(row))) {
+    if (windowed && !this.config.mergeQueues.legacyPersistence && !(await this.statusOut?.postsStatuses(row, tx))) {
       const { state, window } = await assembleWindow(tx, row);
       return { row, state, window };
     }
