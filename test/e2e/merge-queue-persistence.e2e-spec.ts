@@ -2,6 +2,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
+import { Prisma } from '@/generated/prisma/client';
+import { isPlainWaiting, type MergeQueueEvent, reduceMergeQueue, windowSize } from '@/modules/merge-queues/planner';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource } from '../support/git-repos';
@@ -33,21 +35,33 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     await app?.close();
   });
 
-  /** A paused queue holding `n` waiting PRs. */
-  async function pausedQueue(n: number) {
+  /** A paused queue holding `n` waiting PRs (`priority(i)`: PR i's priority). */
+  async function pausedQueue(n: number, settings: Record<string, unknown> = {}, priority: (i: number) => number = () => 0) {
     const repo = createBareRepo({ 'README.md': 'hello\n' });
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
     const queue = (
       await http()
         .post('/merge-queues')
         .set(owner.auth)
-        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], ...settings } })
         .expect(201)
     ).body.data as MqQueue;
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     const entries = [];
-    for (let i = 1; i <= n; i++) entries.push(await mq.enqueue(queue.id, i, commit(repo.path, repo.main, { [`pr-${i}.txt`]: `${i}\n` }, `PR ${i}`)));
+    for (let i = 1; i <= n; i++)
+      entries.push(await mq.enqueue(queue.id, i, commit(repo.path, repo.main, { [`pr-${i}.txt`]: `${i}\n` }, `PR ${i}`), { priority: priority(i) }));
     return { queue, entries };
+  }
+
+  /** Applies one event as the API does, and checks it against the reducer run on the whole state read just before. */
+  async function applyAndCompare(queueId: string, event: MergeQueueEvent) {
+    const whole = (await repository.plannerState(owner.organizationId, queueId))!;
+    const expected = reduceMergeQueue(whole, event);
+    const applied = await repository.apply({ organizationId: owner.organizationId, queueId, build: () => [event], wake: 'none' });
+    expect(applied.outcome.operations).toEqual(expected.operations);
+    expect(applied.outcome.transitions).toEqual(expected.transitions);
+    expect(await repository.plannerState(owner.organizationId, queueId)).toEqual(expected.state);
+    return { applied, whole };
   }
 
   it("a change to one entry writes that row only; the document holds no entries; the state read back is the reducer's", async () => {
@@ -110,6 +124,53 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
       [5, 'queued'],
     ]);
   }, 60_000);
+
+  it("an event loads a window of the waiting line, and its result is the whole state's", async () => {
+    // maxParallel 1 x maxBatch 2: a window of 11 plain waiting entries; 30 PRs, every third at priority 1.
+    const settings = { maxParallel: 1, maxBatch: 2 };
+    const size = windowSize(settings);
+    const { queue, entries } = await pausedQueue(30, settings, (i) => (i % 3 === 0 ? 1 : 0));
+    const rows = await prisma.mergeQueueEntry.findMany({ where: { queueId: queue.id } });
+    expect(rows.every((r) => r.plannerPlain)).toBe(true);
+    // A change to an entry the window leaves out (PR 29, priority 0, near the back): it is loaded as the one the event names.
+    const back = entries[28].id;
+    const first = await applyAndCompare(queue.id, { type: 'setPriority', entryId: back, priority: 2, at: Date.now() });
+    expect(first.applied.outcome.before.entries.length).toBe(size + 1);
+    expect(first.applied.outcome.before.entries.map((e) => e.id)).toContain(back);
+    // The window keeps the state's order (the order the whole state lists its entries in).
+    const order = first.whole.entries.map((e) => e.id);
+    const held = first.applied.outcome.before.entries.map((e) => e.id);
+    expect(order.filter((id) => held.includes(id))).toEqual(held);
+    // Set aside, the entry is still plain (a set-aside entry is left out of windows unless named).
+    await applyAndCompare(queue.id, { type: 'setAside', entryId: entries[5].id, setAside: true, at: Date.now() });
+    // The duplicate check reads the rows: a PR the window leaves out is refused all the same.
+    await http()
+      .post(`/merge-queues/${queue.id}/entries`)
+      .set(owner.auth)
+      .send({ data: { number: 28, headSha: 'a'.repeat(40), url: 'https://example.test/pr/28' } })
+      .expect(409);
+    // Resume (the whole state) plans the first batch; then events in windows plan the next ones.
+    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
+    let state = (await repository.plannerState(owner.organizationId, queue.id))!;
+    const batch = state.batches.find((b) => b.status === 'preparing')!;
+    const removed = await applyAndCompare(queue.id, { type: 'remove', entryId: batch.entryIds[0], at: Date.now() });
+    expect(removed.applied.outcome.before.entries.length).toBeLessThan(30);
+    expect(removed.applied.outcome.operations.map((o) => o.kind)).toContain('prepare');
+    state = (await repository.plannerState(owner.organizationId, queue.id))!;
+    const next = state.batches.find((b) => b.status === 'preparing')!;
+    const failed = await applyAndCompare(queue.id, {
+      type: 'operationFailed',
+      operationId: next.operation!.id,
+      reason: 'conflict',
+      conflictEntryId: next.entryIds[0],
+      at: Date.now(),
+    });
+    expect(failed.applied.outcome.before.entries.length).toBeLessThan(30);
+    // The rows' plain flag follows the state.
+    const after = await prisma.mergeQueueEntry.findMany({ where: { queueId: queue.id, planner: { not: Prisma.DbNull } } });
+    const final = (await repository.plannerState(owner.organizationId, queue.id))!;
+    for (const row of after) expect(row.plannerPlain).toBe(isPlainWaiting(final.entries.find((e) => e.id === row.id)!));
+  }, 120_000);
 
   it('the sweep selects the queues with something due, not the idle ones nor those due later', async () => {
     const [due, later, idle] = [await pausedQueue(0), await pausedQueue(0), await pausedQueue(0)].map((q) => q.queue.id);

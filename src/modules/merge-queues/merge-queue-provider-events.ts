@@ -134,6 +134,8 @@ export class MergeQueueProviderEvents {
       const { outcome } = await this.repository.apply({
         organizationId,
         queueId: queue.id,
+        // decide() finds waiting entries by PR number in the state.
+        wholeState: true,
         build: ({ state }) => {
           const decided = decide(state);
           note = decided.note;

@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import type { MergeQueue } from '@/generated/prisma/client';
+import type { MergeQueue, Prisma } from '@/generated/prisma/client';
 import { type CommitStatus, statusChanges } from './commit-statuses';
 import type { MergeQueueState } from './planner';
 
@@ -53,11 +53,16 @@ export class MergeQueueStatusOut {
     }
   }
 
-  private postsStatuses(row: MergeQueue): Promise<boolean> {
+  /**
+   * The queue posts commit statuses (its code source is on GitHub): each change needs the queue's
+   * whole planner state. `client`: the transaction asking (the repository, under the queue's lock,
+   * never waits for a second connection).
+   */
+  postsStatuses(row: MergeQueue, client: Prisma.TransactionClient = this.prisma): Promise<boolean> {
     let known = this.onGithub.get(row.id);
     if (!known) {
       // The queue's code source never changes provider; read once per queue and process.
-      known = this.prisma.codeSource
+      known = client.codeSource
         .findFirst({ where: { id: row.repositoryId, organizationId: row.organizationId }, select: { provider: true } })
         .then((s) => s?.provider === 'GITHUB' || s?.provider === 'GITHUB_ENTERPRISE');
       known.catch(() => this.onGithub.delete(row.id));

@@ -38,8 +38,14 @@ import {
   type MergeQueueOperation,
   type MergeQueueOperationKind,
   type MergeQueueState,
+  isPlainWaiting,
+  namedBy,
   reduceMergeQueue,
   type StatusTransition,
+  WHOLE_STATE_EVENTS,
+  type WindowEdge,
+  windowHolds,
+  windowSize,
 } from './planner';
 
 /** Entries still in the queue (the planner's final statuses are the rest). */
@@ -68,7 +74,19 @@ export interface QueueView {
 /** The queue row, locked, with the planner state it holds. */
 export interface LockedQueue {
   row: MergeQueue;
+  /**
+   * The planner state, or a window of it (`window` set; planner/window.ts): every entry but the
+   * plain waiting ones, and the first of those in planning order. A callback that needs an entry
+   * by id or PR number asks `QueueTransaction` when the state does not hold it.
+   */
   state: MergeQueueState;
+  window?: Window;
+}
+
+/** A window's edge (null: it left nothing out) and each entry's place in the state's list (`plannerSeq`), in the window's order. */
+interface Window {
+  edge: WindowEdge | null;
+  seqs: number[];
 }
 
 export interface ApplyOutcome {
@@ -101,6 +119,22 @@ export class QueueTransaction {
       select: { status: true },
     });
     return stored?.status ?? null;
+  }
+
+  /** The live entry (not merged, removed or failed) of PR `number` in this queue, or null. */
+  liveEntryWithNumber(number: number): Promise<{ id: string } | null> {
+    return this.tx.mergeQueueEntry.findFirst({
+      where: { queueId: this.queueId, organizationId: this.organizationId, number, status: { in: [...LIVE_ENTRY_STATUSES] } },
+      select: { id: true },
+    });
+  }
+
+  /** How many live entries the queue holds, counted up to `atMost` (a cap's check need not count past it). */
+  liveEntryCount(atMost: number): Promise<number> {
+    return this.tx.mergeQueueEntry.count({
+      where: { queueId: this.queueId, organizationId: this.organizationId, status: { in: [...LIVE_ENTRY_STATUSES] } },
+      take: atMost,
+    });
   }
 
   /** Row fields the planner does not hold: the settings as given, the base ref and the one being moved to. */
@@ -186,6 +220,11 @@ export interface ApplyRequest<T> {
   lease?: Lease;
   /** Kick the executor even when no operation was issued (a base-ref move it finishes). */
   startExecutor?: boolean;
+  /**
+   * The callbacks read waiting entries of the state by PR number (provider events): the state is
+   * loaded whole, never as a window.
+   */
+  wholeState?: boolean;
   /** Rows to hand back as the transaction left them (the caller's answer; no read after the commit). */
   returning?: { entryId?: string; batchId?: string; view?: boolean };
 }
@@ -225,22 +264,23 @@ export class MergeQueuesRepository {
 
   async apply<T = void>(request: ApplyRequest<T>): Promise<Applied<T>> {
     const applied = await this.prisma.$transaction(async (tx) => {
-      const locked = await this.lock(tx, request.organizationId, request.queueId);
+      const locked = await this.lock(tx, request.organizationId, request.queueId, !request.wholeState);
       if (request.lease) assertHolds(locked.row, request.lease);
       const q = new QueueTransaction(tx, this.audit, locked.row.id, locked.row.organizationId);
       const events = await request.build(locked, q);
-      let state = locked.state;
-      const operations: MergeQueueOperation[] = [];
-      const transitions: StatusTransition[] = [];
-      for (const event of events) {
-        // A bug in one queue's planner (a test arms it for one queue id): that queue fails, the others go on.
-        failpointThrow('merge-queue.reduce', locked.row.id);
-        const step = reduceMergeQueue(state, event);
-        state = step.state;
-        operations.push(...step.operations);
-        transitions.push(...step.transitions);
+      // A window is reduced when every event keeps to it (planner/window.ts); otherwise the whole state is.
+      let before = locked.state;
+      let reduced: ReturnType<typeof reduceEvents> = null;
+      if (locked.window && !events.some((e) => WHOLE_STATE_EVENTS.includes(e.type))) {
+        before = await withNamedEntries(tx, locked.row, locked.state, locked.window, events);
+        reduced = reduceEvents(locked.row.id, before, events, locked.window.edge);
       }
-      const outcome: ApplyOutcome = { before: locked.state, state, operations, transitions, changed: state !== locked.state };
+      if (reduced === null) {
+        if (locked.window) before = await assembleState(tx, locked.row);
+        reduced = reduceEvents(locked.row.id, before, events, null) as NonNullable<ReturnType<typeof reduceEvents>>;
+      }
+      const { state, operations, transitions } = reduced;
+      const outcome: ApplyOutcome = { before, state, operations, transitions, changed: state !== before };
       let row = locked.row;
       const written = { entries: new Map<string, EntryRow>(), batches: new Map<string, BatchRow>() };
       // A tick has seen every moment up to its time: those are done, the sweep waits for the next.
@@ -297,14 +337,22 @@ export class MergeQueuesRepository {
     return applied;
   }
 
-  /** Locks the queue row for the rest of the transaction and reads it. */
-  private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string): Promise<LockedQueue> {
+  /**
+   * Locks the queue row for the rest of the transaction and reads it with its planner state: a
+   * window of it when `windowed` and nothing needs the whole (the legacy persistence; commit
+   * statuses, which place every waiting PR in line).
+   */
+  private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string, windowed: boolean): Promise<LockedQueue> {
     const found =
       organizationId === null
         ? await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`
         : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
     if (found.length === 0) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
     const row = await tx.mergeQueue.findUniqueOrThrow({ where: { id: queueId } });
+    if (windowed && !this.config.mergeQueues.legacyPersistence && !(await this.statusOut?.postsStatuses(row, tx))) {
+      const { state, window } = await assembleWindow(tx, row);
+      return { row, state, window };
+    }
     return { row, state: await assembleState(tx, row) };
   }
 
@@ -730,6 +778,7 @@ function entryRow(queue: MergeQueue, e: EntryState) {
     setAside: e.setAside,
     batchId: e.batchId === null ? null : batchRowId(queue.id, e.batchId),
     block: e.block,
+    plannerPlain: isPlainWaiting(e),
   };
 }
 
@@ -769,6 +818,86 @@ async function assembleState(tx: Prisma.TransactionClient, row: MergeQueue): Pro
       (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "MergeQueueBatch" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL)::text AS "batches"`;
   const doc = row.plannerState as unknown as MergeQueueState;
   return { ...doc, entries: JSON.parse(lists.entries) as EntryState[], batches: JSON.parse(lists.batches) as BatchState[] };
+}
+
+/**
+ * A window of the queue's planner state (planner/window.ts), in one round trip: the document, every
+ * entry the state holds that is not plain waiting (`MergeQueueEntry_hot_idx`), the first
+ * `windowSize` plain waiting ones not set aside in planning order (`MergeQueueEntry_line_idx`;
+ * one more tells whether any was left out), all in the state's order, and every batch.
+ */
+async function assembleWindow(tx: Prisma.TransactionClient, row: MergeQueue): Promise<{ state: MergeQueueState; window: Window }> {
+  const doc = row.plannerState as unknown as MergeQueueState;
+  const size = windowSize(doc.config);
+  const [lists] = await tx.$queryRaw<{ entries: string; seqs: string; edge: string | null; batches: string }[]>`
+    WITH "line" AS (
+      SELECT "planner", "plannerSeq", "priority", "position", row_number() OVER (ORDER BY "priority" DESC, "position") AS "n"
+      FROM (SELECT "planner", "plannerSeq", "priority", "position" FROM "MergeQueueEntry"
+            WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND "plannerPlain" AND NOT "setAside"
+            ORDER BY "priority" DESC, "position" LIMIT ${size + 1}) AS "head"
+    ), "win" AS (
+      SELECT "planner", "plannerSeq" FROM "MergeQueueEntry" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND NOT "plannerPlain"
+      UNION ALL
+      SELECT "planner", "plannerSeq" FROM "line" WHERE "n" <= ${size}
+    )
+    SELECT
+      (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "win")::text AS "entries",
+      (SELECT coalesce(json_agg("plannerSeq" ORDER BY "plannerSeq"), '[]') FROM "win")::text AS "seqs",
+      (SELECT json_build_object('priority', l."priority", 'position', l."position") FROM "line" l
+        WHERE l."n" = ${size} AND EXISTS (SELECT 1 FROM "line" WHERE "n" = ${size + 1}))::text AS "edge",
+      (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "MergeQueueBatch" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL)::text AS "batches"`;
+  return {
+    state: { ...doc, entries: JSON.parse(lists.entries) as EntryState[], batches: JSON.parse(lists.batches) as BatchState[] },
+    window: { edge: lists.edge === null ? null : (JSON.parse(lists.edge) as WindowEdge), seqs: JSON.parse(lists.seqs) as number[] },
+  };
+}
+
+/** The window with the entries the events name (by id, or live by PR number) that it left out, in the state's order. */
+async function withNamedEntries(
+  tx: Prisma.TransactionClient,
+  row: MergeQueue,
+  state: MergeQueueState,
+  window: Window,
+  events: readonly MergeQueueEvent[],
+): Promise<MergeQueueState> {
+  const { ids, numbers } = namedBy(events);
+  if (ids.length === 0 && numbers.length === 0) return state;
+  // Every entry left out is plain waiting, and therefore live.
+  const found = await tx.$queryRaw<{ planner: EntryState; seq: bigint }[]>`
+    SELECT "planner", "plannerSeq" AS "seq" FROM "MergeQueueEntry"
+    WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND "plannerPlain" AND ("id" = ANY(${ids}::text[]) OR "number" = ANY(${numbers}::int[]))`;
+  const held = new Set(state.entries.map((e) => e.id));
+  const added = found.filter((f) => !held.has(f.planner.id));
+  if (added.length === 0) return state;
+  const all = [...state.entries.map((e, i) => ({ e, seq: window.seqs[i] })), ...added.map((f) => ({ e: f.planner, seq: Number(f.seq) }))].sort(
+    (a, b) => a.seq - b.seq,
+  );
+  return { ...state, entries: all.map((x) => x.e) };
+}
+
+/**
+ * Reduces the events in order from `from`; with a window's `edge`, null as soon as one event
+ * would read past it (planner/window.ts windowHolds): the caller reduces the whole state instead.
+ */
+function reduceEvents(
+  queueId: string,
+  from: MergeQueueState,
+  events: readonly MergeQueueEvent[],
+  edge: WindowEdge | null,
+): { state: MergeQueueState; operations: MergeQueueOperation[]; transitions: StatusTransition[] } | null {
+  let state = from;
+  const operations: MergeQueueOperation[] = [];
+  const transitions: StatusTransition[] = [];
+  for (const event of events) {
+    if (edge !== null && !windowHolds(state, edge)) return null;
+    // A bug in one queue's planner (a test arms it for one queue id): that queue fails, the others go on.
+    failpointThrow('merge-queue.reduce', queueId);
+    const step = reduceMergeQueue(state, event);
+    state = step.state;
+    operations.push(...step.operations);
+    transitions.push(...step.transitions);
+  }
+  return { state, operations, transitions };
 }
 
 /** Two entry states hold the same values: field by field (today all primitives; a structured field is compared as JSON). */

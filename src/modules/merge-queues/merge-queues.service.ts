@@ -213,11 +213,12 @@ export class MergeQueuesService {
     const { entry } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
-      build: ({ state }) => {
-        const live = state.entries.find((e) => e.number === dto.number && !FINAL_ENTRY_STATUSES.includes(e.status));
+      // Under the queue's lock, from the rows (the state may be a window of the waiting line).
+      build: async (_locked, q) => {
+        const live = await q.liveEntryWithNumber(dto.number);
         if (live) throw new AppError(MergeQueueErrors.ENTRY_EXISTS, { metadata: { number: dto.number, entryId: live.id } });
         const limit = this.config.mergeQueues.maxLiveEntries;
-        if (state.entries.filter((e) => !FINAL_ENTRY_STATUSES.includes(e.status)).length >= limit) {
+        if ((await q.liveEntryCount(limit)) >= limit) {
           throw new AppError(MergeQueueErrors.ENTRY_LIMIT_REACHED, {
             message: `The queue already holds ${limit} live entries, the most this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES); wait for some to land.`,
             metadata: { limit },
@@ -420,16 +421,15 @@ export class MergeQueuesService {
     }
   }
 
-  /** The entry, live; a final one (even one the planner's history has dropped) is a 422, an unknown one a 404. */
-  private async liveEntry({ state }: LockedQueue, entryId: string, q: QueueTransaction) {
-    const entry = state.entries.find((e) => e.id === entryId);
-    if (!entry) {
-      const stored = await q.storedEntryStatus(entryId);
-      if (stored) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: stored } });
-      throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
-    }
-    if (FINAL_ENTRY_STATUSES.includes(entry.status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status: entry.status } });
-    return entry;
+  /**
+   * The entry is live; a final one (even one the planner's history has dropped) is a 422, an
+   * unknown one a 404. One the state does not hold is read from its row: a window of the state
+   * leaves out waiting entries (the repository loads the ones an event names).
+   */
+  private async liveEntry({ state }: LockedQueue, entryId: string, q: QueueTransaction): Promise<void> {
+    const status = state.entries.find((e) => e.id === entryId)?.status ?? (await q.storedEntryStatus(entryId));
+    if (status === null) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+    if (FINAL_ENTRY_STATUSES.includes(status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status } });
   }
 }
 

@@ -34,7 +34,10 @@
  *
  * Environment: BENCH_PHASES (latency,single,parallel,planner,fleet), BENCH_FLEET_QUEUES (500),
  * BENCH_FLEET_BUSY (5), BENCH_FLEET_PRS (20), BENCH_SWEEP_INTERVAL_MS (2000), BENCH_LATENCY_PRS (100), BENCH_QUEUE_PRS (200), BENCH_PARALLEL_QUEUES (20),
- * BENCH_PARALLEL_PRS (20), BENCH_PLANNER_SIZES (100,250,500,1000), BENCH_CI_POLL_MS (5),
+ * BENCH_PARALLEL_PRS (20), BENCH_PLANNER_SIZES (100,250,500,1000), BENCH_PLANNER_SIDE_ROUNDS (60: after the fill,
+ * enqueue requests alternate between a queue at the smallest size and the filled one, each removed
+ * again, so the two p50s are measured side by side under the same load; the phase runs ANALYZE every
+ * 100 enqueues, as autovacuum would: the test server has it off), BENCH_CI_POLL_MS (5),
  * BENCH_PHASE_TIMEOUT_S (240), BENCH_PORT (3921), BENCH_QUEUE_PREFIX (random),
  * BENCH_DATABASE (used when DATABASE_URL is unset: dropped and re-created), REDIS_URL.
  * BENCH_FENCE_COMPARE=N (0): the latency phase runs 2N times instead, alternating a worker with the
@@ -84,6 +87,7 @@ const SWEEP_INTERVAL_MS = num('BENCH_SWEEP_INTERVAL_MS', 2_000);
 const LEGACY = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === 'true';
 /** Requests measured around each planner size (the ones just before it is reached). */
 const ENQUEUE_WINDOW = 20;
+const SIDE_ROUNDS = num('BENCH_PLANNER_SIDE_ROUNDS', 60);
 /** Reducer repetitions per planner size and event kind. */
 const REDUCER_REPS = 30;
 
@@ -663,7 +667,53 @@ function timeIt(reps: number, fn: () => void): number {
   return median(times);
 }
 
-async function runPlannerPhase(bench: Bench): Promise<PlannerPoint[]> {
+/** Enqueue requests alternated between a queue at the smallest size and one at the largest (each entry removed again, unmeasured). */
+interface SideBySide {
+  sizes: [number, number];
+  p50: [number, number];
+  p95: [number, number];
+  rounds: number;
+  load: string;
+}
+
+async function runSideBySide(bench: Bench, large: QueueUnderTest): Promise<SideBySide> {
+  const small = await createQueue(bench, 'planner-small', PLANNER_SIZES[0], {});
+  await bench.api.call('POST', `/merge-queues/${small.id}/pause`);
+  await enqueueAll(bench, small);
+  await analyze(bench);
+  const times: [number[], number[]] = [[], []];
+  const queues = [small, large];
+  for (let r = 0; r < SIDE_ROUNDS; r++) {
+    for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) {
+      const q = queues[i];
+      const started = performance.now();
+      const entry = await bench.api.call<{ id: string }>('POST', `/merge-queues/${q.id}/entries`, {
+        number: 1_000_000 + r,
+        headSha: q.repo.heads[0],
+        url: 'https://example.invalid/pr/side',
+        title: 'side by side',
+      });
+      times[i].push(performance.now() - started);
+      await bench.api.call('DELETE', `/merge-queues/${q.id}/entries/${entry.id}`);
+    }
+  }
+  return {
+    sizes: [small.prs, large.prs],
+    p50: [median(times[0]), median(times[1])],
+    p95: [quantile(times[0], 0.95), quantile(times[1], 0.95)],
+    rounds: SIDE_ROUNDS,
+    load: loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' '),
+  };
+}
+
+/** What autovacuum's analyze would do (the test server runs without autovacuum). */
+async function analyze(bench: Bench): Promise<void> {
+  await bench.pool.query('ANALYZE "MergeQueueEntry", "MergeQueueBatch", "MergeQueue"');
+}
+
+async function runPlannerPhase(bench: Bench): Promise<{ points: PlannerPoint[]; side: SideBySide | null }> {
   const largest = PLANNER_SIZES[PLANNER_SIZES.length - 1];
   const queue = await createQueue(bench, 'planner', largest, {});
   await bench.api.call('POST', `/merge-queues/${queue.id}/pause`);
@@ -680,6 +730,9 @@ async function runPlannerPhase(bench: Bench): Promise<PlannerPoint[]> {
     async (n, requestMs) => {
       times.push(requestMs);
       wal.push(await walDiff(walFrom));
+      // The test server runs without autovacuum; production's would have analyzed the table by now
+      // (its threshold is 50 rows + 10%), and the planner's plans depend on it (before and after alike).
+      if (n % 100 === 0) await analyze(bench);
       if (n % 250 === 0) out(`  ${n} / ${largest} entries`);
       if (!PLANNER_SIZES.includes(n)) return;
       // The state as the repository assembles it: the document with the rows the state holds (before issue 22 the document held them all).
@@ -724,7 +777,8 @@ async function runPlannerPhase(bench: Bench): Promise<PlannerPoint[]> {
     },
     async () => void (walFrom = await lsn()),
   );
-  return points;
+  const side = SIDE_ROUNDS > 0 && PLANNER_SIZES.length > 1 ? await runSideBySide(bench, queue) : null;
+  return { points, side };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -851,7 +905,7 @@ function printLanding(results: PhaseResult[]): void {
   }
 }
 
-function printPlanner(points: PlannerPoint[]): void {
+function printPlanner(points: PlannerPoint[], side: SideBySide | null): void {
   out('\n## Planner at size: a paused queue with N waiting entries\n');
   out(
     `Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=true: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg()
@@ -870,6 +924,11 @@ function printPlanner(points: PlannerPoint[]): void {
   out(
     `\nEnqueue p50 at ${points[points.length - 1].size} vs ${points[0].size} waiting entries: x${(points[points.length - 1].enqueueP50 / points[0].enqueueP50).toFixed(2)} (target: within 1.5x); WAL per event ${points[points.length - 1].walP50.toFixed(0)} vs ${points[0].walP50.toFixed(0)} bytes.`,
   );
+  if (side) {
+    out(
+      `\nSide by side (${side.rounds} enqueue requests each, alternated, each entry removed again; load ${side.load}): p50 ${ms(side.p50[0])} at ${side.sizes[0]} waiting entries, ${ms(side.p50[1])} at ${side.sizes[1]} (p95 ${ms(side.p95[0])} / ${ms(side.p95[1])}): x${(side.p50[1] / side.p50[0]).toFixed(2)} (target: within 1.5x).`,
+    );
+  }
   const sizes = points.map((p) => p.size);
   out('\nHow it grows (first to last size):');
   out(
@@ -940,6 +999,8 @@ async function main(): Promise<void> {
       RATE_LIMIT_PER_PRINCIPAL: '10000000',
       LOG_LEVEL: 'warn',
       MERGE_QUEUE_MAX_PER_ORGANIZATION: String(FLEET_QUEUES + 100),
+      // The planner phase's side-by-side requests add one entry to a queue at the largest size.
+      MERGE_QUEUE_MAX_LIVE_ENTRIES: String(Math.max(1000, ...PLANNER_SIZES) + 10),
       MERGE_QUEUE_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
     };
     const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -1011,9 +1072,10 @@ async function main(): Promise<void> {
       results.push(await runLandingPhase(bench, `${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs`, parallel));
     }
     let planner: PlannerPoint[] = [];
+    let side: SideBySide | null = null;
     if (PHASES.has('planner')) {
       out(`› planner: a paused queue filled to ${PLANNER_SIZES.join(', ')} entries`);
-      planner = await runPlannerPhase(bench);
+      ({ points: planner, side } = await runPlannerPhase(bench));
     }
     let fleet: FleetResult | undefined;
     if (PHASES.has('fleet')) {
@@ -1030,7 +1092,7 @@ async function main(): Promise<void> {
     }
 
     if (results.length > 0) printLanding(results);
-    if (planner.length > 0) printPlanner(planner);
+    if (planner.length > 0) printPlanner(planner, side);
     if (fleet) printFleet(fleet);
     out(`\nWall time: ${((Date.now() - wallStart) / 1000).toFixed(0)} s; ${client.requests} API requests.`);
   } finally {

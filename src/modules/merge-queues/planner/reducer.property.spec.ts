@@ -1,5 +1,18 @@
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { createMergeQueueState, InvariantMonitor, type MergeQueueEvent, type MergeQueueOperation, type MergeQueueState, reduceMergeQueue } from './index';
+import {
+  createMergeQueueState,
+  InvariantMonitor,
+  type MergeQueueEvent,
+  type MergeQueueOperation,
+  type MergeQueueState,
+  namedBy,
+  type PlannerResult,
+  reduceMergeQueue,
+  WHOLE_STATE_EVENTS,
+  windowHolds,
+  windowOf,
+} from './index';
 
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
@@ -146,9 +159,13 @@ class Harness {
     });
   }
 
+  /** Called with every event and its result on the whole state (the window check below). */
+  observer?: (prev: MergeQueueState, event: MergeQueueEvent, result: PlannerResult) => void;
+
   send(event: Ev): void {
     const prev = this.state;
     const result = reduceMergeQueue(prev, { ...event, at: this.now } as MergeQueueEvent);
+    this.observer?.(prev, { ...event, at: this.now } as MergeQueueEvent, result);
     const found = this.monitor.observe(prev, result.state, result.operations, result.transitions);
     if (found.length > 0) throw new Error(`${found.join('; ')} after ${JSON.stringify(event)}`);
     if (result.state.revision < prev.revision) throw new Error('revision went down');
@@ -317,6 +334,77 @@ describe('merge-queue planner properties', () => {
     // reconciling included
     const expected = ENTRY_CHANGES.flatMap((c) => LIVE_BATCH_STATUSES.map((st) => `${c}:${st}`));
     expect(expected.filter((k) => !changeCoverage.has(k))).toEqual([]);
+  });
+
+  it('reduces a window of the state (planner/window.ts) exactly as the whole state, whenever windowHolds says so', () => {
+    // What the repository does per event: load the window (every entry but the plain waiting ones,
+    // the first `size` of those, the entries the event names), reduce it, write what changed. The
+    // result must be the whole state's: the same operations and status steps, the same document
+    // and batches, the same entries for those it holds, and the entries it left out untouched.
+    let truncated = 0;
+    let checked = 0;
+    let planned = 0;
+    let fellBack = 0;
+    const moreEnqueues = fc.oneof(
+      { weight: 3, arbitrary: action },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('enqueue' as const), a: fc.nat(99), b: fc.nat(99) }) },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(moreEnqueues, { minLength: 20, maxLength: 300, size: 'max' }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 0, max: 12 }),
+        (actions, maxParallel, maxBatch, margin) => {
+          const h = new Harness(maxParallel, maxBatch);
+          // Around the smallest window windowHolds accepts when it holds plain entries only
+          // (maxParallel * maxBatch + 1; the repository's windowSize is that plus 8): smaller ones
+          // hold only when entries with other facts fill the line, and otherwise fall back.
+          const size = Math.max(1, maxParallel * maxBatch - 2 + margin);
+          h.observer = (prev, event, whole) => {
+            if (WHOLE_STATE_EVENTS.includes(event.type)) return;
+            const { state: window, edge } = windowOf(prev, size, namedBy([event]));
+            if (edge === null) return;
+            truncated += 1;
+            if (!windowHolds(window, edge)) {
+              fellBack += 1;
+              return;
+            }
+            const part = reduceMergeQueue(window, event);
+            // Compared with isDeepStrictEqual (jest's toEqual only to explain a difference: it is slow on thousands of states).
+            const same = (a: unknown, b: unknown) => {
+              if (!isDeepStrictEqual(a, b)) expect(a).toEqual(b);
+            };
+            same(part.operations, whole.operations);
+            same(part.transitions, whole.transitions);
+            if (whole.state === prev) {
+              expect(part.state).toBe(window);
+              return;
+            }
+            checked += 1;
+            if (part.operations.some((o) => o.kind === 'prepare')) planned += 1;
+            const { entries: partEntries, ...partRest } = part.state;
+            const { entries: wholeEntries, ...wholeRest } = whole.state;
+            same(partRest, wholeRest);
+            const held = new Set(partEntries.map((e) => e.id));
+            same(
+              wholeEntries.filter((e) => held.has(e.id)),
+              partEntries,
+            );
+            const before = new Map(prev.entries.map((e) => [e.id, e]));
+            for (const e of wholeEntries) if (!held.has(e.id) && e !== before.get(e.id)) same(e, before.get(e.id));
+          };
+          for (const act of actions) h.step(act);
+          h.drain();
+        },
+      ),
+      { numRuns: 60, seed: 20261127 },
+    );
+    // The sequences did leave entries out of windows, changed and planned over them, and met the fallback.
+    expect(truncated).toBeGreaterThan(1000);
+    expect(checked).toBeGreaterThan(1000);
+    expect(planned).toBeGreaterThan(50);
+    expect(fellBack).toBeGreaterThan(0);
   });
 
   it('never lets revision decrease and never changes state on a replayed stale event', () => {

@@ -1,0 +1,120 @@
+import type { EntryState, MergeQueueEventType, MergeQueueState, PlannerConfig } from './types';
+
+/*
+ * The planner's window (docs/merge-queue.md, "What an event loads"). Most of a long queue is a
+ * line of waiting PRs that no rule looks at one by one: planning takes at most `maxParallel`
+ * batches of at most `maxBatch` PRs from the head of the line, and every other rule reads the
+ * entries of live batches, the entries with bisection or hold facts, or the entries an event
+ * names. So an event may be reduced over a window of the state: every entry that is not a plain
+ * waiting one, and the first `windowSize` plain waiting ones in planning order (priority
+ * descending, then arrival). The entries left out are untouched by the event, and the reducer's
+ * result on the window equals its result on the whole state, as long as `windowHolds` says so
+ * before each event (then the head of the line that planning may take is the same in both).
+ * `reducer.property.spec.ts` runs random sequences both ways and compares them.
+ */
+
+/**
+ * A waiting entry with no fact of its own beyond its place in line: queued, in no batch, not
+ * blocked, not a suspect or cleared by a bisection, never failed alone, no deferred change. The
+ * repository stores this as the entry row's `plannerPlain`, and the window leaves out all but the
+ * first ones of these.
+ */
+export function isPlainWaiting(e: EntryState): boolean {
+  return (
+    e.status === 'queued' &&
+    e.batchId === null &&
+    e.block === null &&
+    e.suspectGroup === null &&
+    !e.cleared &&
+    e.failuresAlone === 0 &&
+    e.pendingHeadSha === null &&
+    !e.pendingRemoval
+  );
+}
+
+/** Events whose rules may read every waiting entry (the urgent rule on resume, holds, a new config): reduced over the whole state. */
+export const WHOLE_STATE_EVENTS: readonly MergeQueueEventType[] = [
+  'pause',
+  'resume',
+  'disable',
+  'enable',
+  'migrate',
+  'migrated',
+  'configure',
+  'landRefused',
+  'quarantined',
+];
+
+/**
+ * How many plain waiting entries (not set aside) a window loads: what planning can take and one
+ * more (see windowHolds), and a margin for a request of several events (an entry update can be
+ * three). Each event loads its window afresh, so the margin need not cover more than one request.
+ */
+export function windowSize(config: Pick<PlannerConfig, 'maxParallel' | 'maxBatch'>): number {
+  return config.maxParallel * config.maxBatch + 1 + 8;
+}
+
+/** The place in line of the last plain waiting entry a window holds; null when the window left none out. */
+export interface WindowEdge {
+  priority: number;
+  position: number;
+}
+
+/** Planning order (priority.ts byPlanningOrder) of an entry against the window's edge: <= 0 is at or ahead of it. */
+function againstEdge(e: Pick<EntryState, 'priority' | 'position'>, edge: WindowEdge): number {
+  return edge.priority - e.priority || e.position - edge.position;
+}
+
+/**
+ * Whether reducing one more event over this window gives the whole state's result. Every entry
+ * left out is behind `edge` in planning order and unchanged, so the waiting line of the window and
+ * of the whole state agree up to the edge; planning reads at most `maxParallel * maxBatch` PRs of
+ * that line and its length only up to that many (chain.ts, bisection.ts planProbes, batch-depth.ts
+ * nextBatchSize), and one event takes at most one entry out of it before planning (the entry it
+ * names). So the window holds when more than `maxParallel * maxBatch` waiting entries that planning
+ * would take into the chain (not set aside, not a bisection unit) are at or ahead of the edge.
+ */
+export function windowHolds(state: MergeQueueState, edge: WindowEdge | null): boolean {
+  if (edge === null) return true;
+  const needed = state.config.maxParallel * state.config.maxBatch + 1;
+  let ahead = 0;
+  for (const e of state.entries) {
+    if (e.status !== 'queued' || e.setAside || e.suspectGroup !== null || (e.failuresAlone > 0 && !e.cleared)) continue;
+    if (againstEdge(e, edge) <= 0 && ++ahead >= needed) return true;
+  }
+  return false;
+}
+
+/**
+ * The window of a whole state as the repository loads it (for tests and replays): every entry
+ * but the plain waiting ones, the first `size` plain waiting ones not set aside in planning order,
+ * and the entries named by id or (live) by PR number, in the state's order; with its edge.
+ */
+export function windowOf(
+  state: MergeQueueState,
+  size: number,
+  named: { ids?: readonly string[]; numbers?: readonly number[] } = {},
+): { state: MergeQueueState; edge: WindowEdge | null } {
+  const line = state.entries.filter((e) => isPlainWaiting(e) && !e.setAside).sort((a, b) => b.priority - a.priority || a.position - b.position);
+  const kept = new Set(line.slice(0, size).map((e) => e.id));
+  const edge = line.length > size ? { priority: line[size - 1].priority, position: line[size - 1].position } : null;
+  const ids = new Set(named.ids ?? []);
+  const numbers = new Set(named.numbers ?? []);
+  const entries = state.entries.filter(
+    (e) => !isPlainWaiting(e) || kept.has(e.id) || ids.has(e.id) || (numbers.has(e.number) && !['merged', 'removed', 'failed'].includes(e.status)),
+  );
+  return { state: { ...state, entries }, edge };
+}
+
+/** The entries an event names (by id, or by PR number for an enqueue's duplicate check): a window loads them too. */
+export function namedBy(events: readonly { type: string }[]): { ids: string[]; numbers: number[] } {
+  const ids: string[] = [];
+  const numbers: number[] = [];
+  for (const ev of events) {
+    const e = ev as { entryId?: unknown; entry?: { number?: unknown }; conflictEntryId?: unknown };
+    if (typeof e.entryId === 'string') ids.push(e.entryId);
+    if (typeof e.conflictEntryId === 'string') ids.push(e.conflictEntryId);
+    if (ev.type === 'enqueue' && typeof e.entry?.number === 'number') numbers.push(e.entry.number);
+  }
+  return { ids, numbers };
+}
