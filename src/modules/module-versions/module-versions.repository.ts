@@ -59,7 +59,7 @@ interface RenderedRow {
 }
 
 /**
- * All Prisma access of module versions' lists. Every query takes the caller's organization: rows
+ * All database access of module versions' lists. Every query takes the caller's organization: rows
  * are the organization's or global (organizationId NULL), never another organization's.
  *
  * Each page is read as bounded ordered index scans, never by sorting a definition's versions:
@@ -84,7 +84,13 @@ export class ModuleVersionsRepository {
    * One statement, one row: Node neither maps rows nor converts dates.
    */
   async page(filter: VersionListFilter, withConfig: boolean, after: VersionsAfter | undefined, limit: number): Promise<RenderedPage<VersionPosition>> {
-    const [row] = await this.prisma.$queryRaw<RenderedRow[]>(this.pageSql(filter, withConfig, after, limit));
+    // Sent straight to the pool behind Prisma, prepared once per connection like GET /projects'
+    // statement (newestFirstFromSql): the values are ints and text, read alike by pg and Prisma.
+    const statement = this.pageSql(filter, withConfig, after, limit);
+    const { sql } = this.prisma;
+    const {
+      rows: [row],
+    } = await sql.query<RenderedRow>({ text: statement.text, values: statement.values, name: sql.prepared ? sql.statementName(statement.text) : undefined });
     const more = row.rows > limit;
     return {
       data: row.data ?? '',
