@@ -1,6 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { compare, rcompare } from 'semver';
 import request from 'supertest';
+import { PrismaService } from '@/common/prisma/prisma.service';
 import { createTestApp } from '../support/app';
 import { parseVersion } from '@/modules/module-versions/semver-key';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
@@ -530,6 +531,37 @@ describe('Module versions', () => {
         .set(owner.auth)
         .expect(400);
     });
+  });
+
+  it("keeps each definition's version and release counters (the lists' totals) equal to its versions, and refuses moving a version", async () => {
+    const prisma = app.get(PrismaService, { strict: false });
+    const ids = [definitionA, definitionA2, definitionGlobal, definitionOther];
+    const counted = await prisma.$queryRaw<{ id: string; versions: number; releases: number; versionCount: number; releaseCount: number }[]>`
+      SELECT d."id", d."versionCount", d."releaseCount", count(v."id")::int AS "versions",
+        (count(v."id") FILTER (WHERE v."versionPrereleaseSortKey" = '~'))::int AS "releases"
+      FROM "ModuleDefinition" d LEFT JOIN "ModuleVersion" v ON v."moduleDefinitionId" = d."id"
+      WHERE d."id" = ANY(${ids}::text[]) GROUP BY d."id"`;
+    expect(counted).toHaveLength(4);
+    for (const row of counted) expect([row.versionCount, row.releaseCount]).toEqual([row.versions, row.releases]);
+    expect(counted.find((r) => r.id === definitionA)?.versionCount).toBe(published[definitionA].length);
+    // A list over whole definitions reads its total from them: the organization's and the global definition's versions.
+    const both = await http()
+      .get(`/module-versions/summaries?moduleDefinitionIds=${definitionA},${definitionGlobal}&includePrereleases=false`)
+      .set(owner.auth)
+      .expect(200);
+    const releases = (id: string) => counted.find((r) => r.id === id)?.releases ?? -1;
+    expect(both.body.meta.totalCount).toBe(releases(definitionA) + releases(definitionGlobal));
+    // Moving a version to another definition would make two counters wrong: the database refuses it.
+    await expect(prisma.moduleVersion.update({ where: { id: published[definitionA][0].id }, data: { moduleDefinitionId: definitionA2 } })).rejects.toThrow(
+      /immutable/,
+    );
+    // A new version counts at once, in the publishing transaction.
+    await publish(owner, definitionA2, '7.0.0').expect(201);
+    const after = await prisma.moduleDefinition.findUniqueOrThrow({ where: { id: definitionA2 } });
+    expect([after.versionCount, after.releaseCount]).toEqual([
+      counted.find((r) => r.id === definitionA2)!.versions + 1,
+      counted.find((r) => r.id === definitionA2)!.releases + 1,
+    ]);
   });
 
   it('reads no config for summaries (the SQL selects none)', async () => {

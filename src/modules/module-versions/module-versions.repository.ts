@@ -99,9 +99,15 @@ export class ModuleVersionsRepository {
     };
   }
 
-  /** The count query: index-only scans of the order indexes. */
+  /** The count query: the definitions' counters when whole definitions are listed, else index-only scans of the order indexes. */
   countSql(filter: VersionListFilter): Prisma.Sql {
     const conditions = this.filters(filter, undefined);
+    if (filter.definitionIds && !filter.minVersion) {
+      // Whole definitions: their counters (kept by a trigger on ModuleVersion), one row per definition.
+      const column = Prisma.raw(filter.releasesOnly ? '"releaseCount"' : '"versionCount"');
+      return Prisma.sql`SELECT coalesce(sum(md.${column}), 0)::int AS count FROM "ModuleDefinition" md
+        WHERE md."id" = ANY(${filter.definitionIds}::text[]) AND (md."organizationId" = ${filter.organizationId} OR md."organizationId" IS NULL)`;
+    }
     if (filter.definitionIds) {
       return Prisma.sql`SELECT count(*)::int AS count FROM "ModuleVersion" v
         WHERE v."moduleDefinitionId" ${this.inVisibleDefinitions(filter.definitionIds, filter.organizationId)} AND ${conditions}`;
