@@ -180,7 +180,6 @@ export function newestFirstFromSql<Row>(pool: SqlPool, table: 'Project', columns
       const { rows } = await pool.query<Row & { __total: number; id: string | null }>({
         text,
         values: after ? [organizationId, take, createdAt, id] : [organizationId, take],
-        name: pool.prepared ? pool.statementName(text) : undefined,
         types: SQL_TYPES,
       });
       const totalCount = rows[0]?.__total ?? 0;

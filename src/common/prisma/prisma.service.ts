@@ -58,22 +58,18 @@ export function createDatabasePool(config: AppConfig): pg.Pool {
   return pool;
 }
 
-/** The pool behind Prisma for a hot statement sent as it is (see newestFirstFromSql). */
+/**
+ * The pool behind Prisma for a hot statement sent as it is (see newestFirstFromSql): each text is
+ * named like Prisma's statements (statementName), so it is prepared once per connection unless
+ * DATABASE_PREPARED_STATEMENTS is false.
+ */
 export interface SqlPool {
-  query<R extends object>(config: { text: string; values: unknown[]; name?: string; types?: object }): Promise<{ rows: R[] }>;
-  /** Whether statements are prepared once per connection under a name (DATABASE_PREPARED_STATEMENTS). */
-  readonly prepared: boolean;
-  statementName(text: string): string | undefined;
+  query<R extends object>(config: { text: string; values: unknown[]; types?: object }): Promise<{ rows: R[] }>;
 }
 
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
-  /**
-   * The same pool Prisma queries through (same limits, timeouts and connection checks), for the few
-   * hot statements whose cost is mostly the Prisma client's own work: named like Prisma's
-   * (statementName), so each is prepared once per connection unless DATABASE_PREPARED_STATEMENTS
-   * is false.
-   */
+  /** The same pool Prisma queries through (same limits, timeouts and connection checks), for the few hot statements whose cost is mostly the Prisma client's own work. */
   readonly sql: SqlPool;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
@@ -87,11 +83,10 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnModul
       }),
       transactionOptions: { maxWait: config.databaseConnectTimeoutMs, timeout: config.databaseTransactionTimeoutMs },
     });
+    const prepared = config.databasePreparedStatements;
     this.sql = {
-      query: async <R extends object>(query: { text: string; values: unknown[]; name?: string; types?: object }) =>
-        (await pool.query(query as pg.QueryConfig)) as unknown as { rows: R[] },
-      prepared: config.databasePreparedStatements,
-      statementName,
+      query: async <R extends object>(query: { text: string; values: unknown[]; types?: object }) =>
+        (await pool.query({ ...query, name: prepared ? statementName(query.text) : undefined } as pg.QueryConfig)) as unknown as { rows: R[] },
     };
   }
 

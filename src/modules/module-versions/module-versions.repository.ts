@@ -87,10 +87,9 @@ export class ModuleVersionsRepository {
     // Sent straight to the pool behind Prisma, prepared once per connection like GET /projects'
     // statement (newestFirstFromSql): the values are ints and text, read alike by pg and Prisma.
     const statement = this.pageSql(filter, withConfig, after, limit);
-    const { sql } = this.prisma;
     const {
       rows: [row],
-    } = await sql.query<RenderedRow>({ text: statement.text, values: statement.values, name: sql.prepared ? sql.statementName(statement.text) : undefined });
+    } = await this.prisma.sql.query<RenderedRow>({ text: statement.text, values: statement.values });
     const more = row.rows > limit;
     return {
       data: row.data ?? '',
