@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Test, type TestingModule } from '@nestjs/testing';
+import type { INestApplicationContext } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { DomainsJob, QueueName } from '@/common/queues/queue-names';
 import { DomainReverificationService } from '@/modules/domains/verification/domain-reverification.service';
-import { WorkerModule } from '@/worker.module';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { eventually } from '../support/eventually';
 import { TestDnsServer } from '../support/dns-server';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
@@ -437,11 +436,10 @@ describe('Managed wildcard domains', () => {
       const domain = await activate(owner, `worker.${run}.example`);
       dns.records.delete(domain.verificationRecord.name);
       process.env.DOMAIN_VERIFICATION_GRACE_MS = '0';
-      let worker: TestingModule | undefined;
+      let worker: INestApplicationContext | undefined;
       try {
-        worker = await Test.createTestingModule({ imports: [WorkerModule] }).compile();
+        worker = await createTestWorker();
         delete process.env.DOMAIN_VERIFICATION_GRACE_MS;
-        await worker.init();
         const queue = worker.get<Queue>(getQueueToken(QueueName.Domains), { strict: false });
         const scheduler = await queue.getJobScheduler(DomainsJob.ReverifyActiveDomains);
         expect(scheduler).toMatchObject({ name: DomainsJob.ReverifyActiveDomains, every: HOUR });

@@ -2,7 +2,6 @@ import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Controller, Get } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { Queue } from 'bullmq';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
@@ -14,12 +13,11 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import { applyServerTimeouts } from '@/common/http/server-timeouts';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
-import { createTestApp } from '../support/app';
+import { createTestApp, createTestWorker } from '../support/app';
 import { eventuallyPasses } from '../support/eventually';
 import { createTenant, type TestTenant } from '../support/factories';
 import { TcpProxy } from '../support/tcp-proxy';
 import { MaintenanceJob, QueueName } from '@/common/queues/queue-names';
-import { WorkerModule } from '@/worker.module';
 
 /** Routes that need exactly one dependency each, as a job enqueue or a transaction would. */
 @Public()
@@ -250,11 +248,7 @@ describe('Worker: Redis loses its data', () => {
     const redisProxy = await TcpProxy.start(base.redisUrl);
     // A prefix of its own: deleting this test's keys stands in for a Redis that restarted empty.
     const config: AppConfig = { ...base, ...TIMEOUTS, queuePrefix: `dpa-fault-${randomUUID().slice(0, 8)}`, redisUrl: redisProxy.rewrite(base.redisUrl) };
-    const worker = await Test.createTestingModule({ imports: [WorkerModule] })
-      .overrideProvider(APP_CONFIG)
-      .useValue(config)
-      .compile();
-    await worker.init();
+    const worker = await createTestWorker(config);
     const queue = worker.get<Queue>(getQueueToken(QueueName.Maintenance));
     const direct = worker.get(RedisService).client.duplicate({ host: new URL(base.redisUrl).hostname, port: Number(new URL(base.redisUrl).port) });
     try {

@@ -348,6 +348,22 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     TEST_TIMEOUT_MS,
   );
 
+  it('a PR with a live entry is refused a second one (409 naming that entry); once removed it may be queued again', async () => {
+    const { repo, queue } = await newQueue();
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    const head = commit(repo.path, repo.main, { 'pr-5.txt': 'five\n' }, 'PR 5');
+    const first = await enqueue(queue.id, 5, head);
+    const again = await http()
+      .post(`/merge-queues/${queue.id}/entries`)
+      .set(owner.auth)
+      .send({ data: { number: 5, headSha: head, url: 'https://git.example.test/pull/5' } })
+      .expect(409);
+    expect(again.body).toMatchObject({ code: 'dpa:MergeQueue:ENTRY_EXISTS', metadata: { number: 5, entryId: first.id } });
+    await http().delete(`/merge-queues/${queue.id}/entries/${first.id}`).set(owner.auth).expect(200);
+    const second = await enqueue(queue.id, 5, head);
+    expect(second.id).not.toBe(first.id);
+  });
+
   // Under load CI's report often arrived while the queue was still migrating; the two cases after
   // this one make both orders of "CI passes" and "PATCH baseRef" deterministic.
   it(

@@ -50,6 +50,8 @@ import {
 
 /** Entries still in the queue (the planner's final statuses are the rest). */
 export const LIVE_ENTRY_STATUSES: readonly MergeQueueEntryStatus[] = MERGE_QUEUE_ENTRY_STATUSES.filter((s) => !FINAL_ENTRY_STATUSES.includes(s));
+/** The same statuses as SQL literals, for statements written by hand (constants, never input). */
+const LIVE_STATUSES_SQL = Prisma.raw(LIVE_ENTRY_STATUSES.map((s) => `'${s}'`).join(', '));
 /** Batches not yet landed, failed or withdrawn. */
 export const LIVE_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
 /** Batches whose CI may be running: a check timeout can fire (the sweep ticks their queues). */
@@ -121,20 +123,21 @@ export class QueueTransaction {
     return stored?.status ?? null;
   }
 
-  /** The live entry (not merged, removed or failed) of PR `number` in this queue, or null. */
-  liveEntryWithNumber(number: number): Promise<{ id: string } | null> {
-    return this.tx.mergeQueueEntry.findFirst({
-      where: { queueId: this.queueId, organizationId: this.organizationId, number, status: { in: [...LIVE_ENTRY_STATUSES] } },
-      select: { id: true },
-    });
-  }
-
-  /** How many live entries the queue holds, counted up to `atMost` (a cap's check need not count past it). */
-  liveEntryCount(atMost: number): Promise<number> {
-    return this.tx.mergeQueueEntry.count({
-      where: { queueId: this.queueId, organizationId: this.organizationId, status: { in: [...LIVE_ENTRY_STATUSES] } },
-      take: atMost,
-    });
+  /**
+   * What enqueueing PR `number` must know, in one statement: the live entry (not merged, removed or
+   * failed) that already holds the PR, if any, and how many live entries the queue holds, counted up
+   * to `atMost` (a cap's check need not count past it).
+   */
+  async liveEntries(number: number, atMost: number): Promise<{ duplicateId: string | null; live: number }> {
+    const rows = await this.tx.$queryRaw<{ duplicateId: string | null; live: number }[]>(Prisma.sql`
+      SELECT
+        (SELECT "id" FROM "MergeQueueEntry"
+          WHERE "queueId" = ${this.queueId} AND "organizationId" = ${this.organizationId} AND "number" = ${number}
+            AND "status" IN (${LIVE_STATUSES_SQL}) LIMIT 1) AS "duplicateId",
+        (SELECT count(*)::int FROM (SELECT 1 FROM "MergeQueueEntry"
+          WHERE "queueId" = ${this.queueId} AND "organizationId" = ${this.organizationId}
+            AND "status" IN (${LIVE_STATUSES_SQL}) LIMIT ${atMost}) AS capped) AS "live"`);
+    return rows[0];
   }
 
   /** Row fields the planner does not hold: the settings as given, the base ref and the one being moved to. */

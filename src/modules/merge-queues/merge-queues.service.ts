@@ -215,10 +215,10 @@ export class MergeQueuesService {
       queueId: id,
       // Under the queue's lock, from the rows (the state may be a window of the waiting line).
       build: async (_locked, q) => {
-        const live = await q.liveEntryWithNumber(dto.number);
-        if (live) throw new AppError(MergeQueueErrors.ENTRY_EXISTS, { metadata: { number: dto.number, entryId: live.id } });
         const limit = this.config.mergeQueues.maxLiveEntries;
-        if ((await q.liveEntryCount(limit)) >= limit) {
+        const { duplicateId, live } = await q.liveEntries(dto.number, limit);
+        if (duplicateId) throw new AppError(MergeQueueErrors.ENTRY_EXISTS, { metadata: { number: dto.number, entryId: duplicateId } });
+        if (live >= limit) {
           throw new AppError(MergeQueueErrors.ENTRY_LIMIT_REACHED, {
             message: `The queue already holds ${limit} live entries, the most this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES); wait for some to land.`,
             metadata: { limit },
