@@ -33,7 +33,7 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
   const end = world.lastArrival;
   const kinds = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
   const count = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
-  const byRole = { chain: 0, probe: 0 };
+  const byRole = { chain: 0, probe: 0, screen: 0 };
   for (const r of world.runs) {
     if (r.startedAt === null || r.startedAt > end) continue;
     const stop = Math.min(r.finishedAt ?? end, end);
@@ -41,7 +41,7 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
     const k = r.canceled ? 'canceled' : r.fails ? 'failed' : world.isLanded(r.sha) ? 'landed' : 'passedUnused';
     kinds[k] += ms;
     count[k] += 1;
-    byRole[r.tag.startsWith('probe') ? 'probe' : 'chain'] += 1;
+    byRole[r.tag.startsWith('probe') ? 'probe' : r.tag.startsWith('screen') ? 'screen' : 'chain'] += 1;
   }
   const total = sc.runners * end;
   const busy = kinds.landed + kinds.passedUnused + kinds.failed + kinds.canceled;
@@ -51,6 +51,6 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
     `seed ${seed}: throughput ${metrics.throughput.toFixed(3)} merged ${metrics.merged} CI/merged ${metrics.ciRunsPerMerged.toFixed(2)}; ` +
       `runner time to last arrival: landed ${pct(kinds.landed)} (${count.landed} runs), passed-unused ${pct(kinds.passedUnused)} (${count.passedUnused}), ` +
       `failed ${pct(kinds.failed)} (${count.failed}), cancelled ${pct(kinds.canceled)} (${count.canceled}), idle ${pct(total - busy)} (bisection ${pct(d.idleBarrierMs)}, other ${pct(d.idleOtherMs)}, nothing queued ${pct(d.idleEmptyMs)}); ` +
-      `runs chain ${byRole.chain} probe ${byRole.probe}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
+      `runs chain ${byRole.chain} probe ${byRole.probe} screen ${byRole.screen}; violations ${(policy as PlannerPolicy).violations()}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
   );
 }

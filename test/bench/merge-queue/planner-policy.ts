@@ -47,6 +47,7 @@ export class PlannerPolicy implements Policy {
   private readonly ciStarted = new Set<string>();
   private readonly crash: () => number;
   private draining = false;
+  private readonly fixing = new Set<string>();
   steps = 0;
   unknownOutcomes = 0;
   /** Diagnostics (diagnose.ts): time a bisection barrier held the chain, and time no chain batch was live while PRs waited. */
@@ -156,7 +157,10 @@ export class PlannerPolicy implements Policy {
         );
         if (!built.ok) {
           const head = op.heads.find((h) => h.number === built.pr);
-          if (report) {
+          // One fix per head: a screen and then the chain may both meet the same conflict.
+          const fixKey = `${built.pr}:${w.pr(built.pr).headVersion}`;
+          if (report && !this.fixing.has(fixKey)) {
+            this.fixing.add(fixKey);
             w.scheduleFix(built.pr, () => {
               const pr = w.pr(built.pr);
               this.send({ type: 'headUpdated', entryId: `pr${built.pr}`, headSha: `h${built.pr}.${pr.headVersion}` });
@@ -178,7 +182,7 @@ export class PlannerPolicy implements Policy {
       case 'startCi': {
         const batch = this.state.batches.find((b) => b.id === op.batchId);
         const own = batch ? batch.prNumbers : [];
-        const tag = `${batch?.role === 'part' ? 'probe ' : ''}${op.batchId} [${own.join(',')}]`;
+        const tag = `${batch?.role === 'part' ? 'probe ' : batch?.role === 'screen' ? 'screen ' : ''}${op.batchId} [${own.join(',')}]`;
         this.ciStarted.add(op.candidateSha);
         const run = w.startCi(op.candidateSha, tag, (r, passed) => {
           this.send({

@@ -2,6 +2,7 @@ import { clearAndWithdraw, releaseSiblingSuspects } from './bisection';
 import { recordChainOutcome } from './chain';
 import { ewma } from './ewma';
 import { heldOvertakenBy } from './order';
+import { settleScreen } from './screening';
 import { childrenOf, type Ctx, entriesOf, isFinalBatch, isSealed, nextId, outcome, setBatchStatus } from './step';
 import type { BatchState, EntryState } from './types';
 import { issueCleanup, releaseEntry, withdraw } from './withdrawal';
@@ -21,6 +22,10 @@ export function settleOnce(ctx: Ctx): boolean {
   const { s } = ctx;
   for (const b of s.batches) {
     if (isFinalBatch(b) || isSealed(b)) continue;
+    if (b.role === 'screen') {
+      if (settleScreen(ctx, b)) return true;
+      continue;
+    }
     const root = b.parentId === null;
     const stale = root && b.baseSha !== s.baseSha;
     const result = outcome(ctx, b);
@@ -77,7 +82,7 @@ function blame(ctx: Ctx, b: BatchState): void {
   setBatchStatus(ctx, b, 'failed');
   b.operation = null;
   s.stats.failedBatches += 1;
-  if (b.role === 'chain') recordChainOutcome(ctx, true);
+  if (b.role === 'chain') recordChainOutcome(ctx, true, b.screened === true);
   const entries = entriesOf(ctx, b).filter((e) => e.batchId === b.id && e.status === 'testing');
   if (b.role === 'part') releaseSiblingSuspects(ctx, entries);
   if (entries.length === 1) {

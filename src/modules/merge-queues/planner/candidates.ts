@@ -17,6 +17,8 @@ export function advanceCandidates(ctx: Ctx): void {
     if (b.status !== 'preparing' || b.operation !== null) continue;
     if (b.candidateSha === null) {
       if (b.parentId === null) {
+        // A screen only informs, so it is built on whatever the base is when it starts.
+        if (b.role === 'screen') b.baseSha = s.baseSha;
         if (b.baseSha !== s.baseSha) continue;
       } else {
         const parent = ctx.batchById.get(b.parentId);
@@ -65,6 +67,13 @@ export function candidatePrepared(ctx: Ctx, b: BatchState, candidateSha: string 
 /** `prepare` failed on a merge conflict: the conflicting entry waits for a new head. */
 export function blockConflictingEntry(ctx: Ctx, b: BatchState, entryId: string, reason: string): void {
   const e = ctx.entryById.get(entryId);
+  if (e && b.role === 'screen' && e.screenId === b.id) {
+    // The entry stays queued (a screen never changes its status); no screen takes this head again,
+    // and the chain meets the conflict when it builds it.
+    e.screenBlocked = true;
+    ctx.changed = true;
+    return;
+  }
   if (e && e.batchId === b.id && e.status === 'testing') {
     e.batchId = null;
     e.block = `Merge conflict while building candidate ${b.id}: ${reason}`;

@@ -2,10 +2,12 @@ import { nextBatchSize } from './batch-depth';
 import { isolationUnits, planProbes } from './bisection';
 import { type CiDurationModel, durationModel, expectedCiMs, expectedRemainingMs, heavyProbabilities } from './ci-weight';
 import { ewma } from './ewma';
+import { INITIAL_CHAIN_BATCH_SIZE } from './config';
 import { aheadOfBarrier, chainBarrier } from './order';
 import { byPlanningOrder } from './priority';
+import { failureProbability, isScreened, planScreens } from './screening';
 import { batchOutcome, childrenOf, createBatch, type Ctx, isFinalBatch, liveAncestors, outcome } from './step';
-import type { BatchState, EntryState, PlannerConfig } from './types';
+import type { BatchState, EntryState, MergeQueueState, PlannerConfig } from './types';
 
 /*
  * Chain and speculation: which batches start next. The chain is a line of `chain` batches;
@@ -37,18 +39,37 @@ export function mayExtendChain(chainLength: number, batchFailureRate: number, co
   return Math.pow(1 - Math.min(0.999, Math.max(0, batchFailureRate)), chainLength) >= config.minChainSuccess;
 }
 
-/** Teaches F a chain batch's fate when its turn to land came: it failed, or it landed. */
-export function recordChainOutcome(ctx: Ctx, failed: boolean): void {
+/**
+ * Teaches F a chain batch's fate when its turn to land came: it failed, or it landed. A batch of
+ * screened PRs teaches its own rate (screening.ts), so F stays the rate of unscreened batches.
+ */
+export function recordChainOutcome(ctx: Ctx, failed: boolean, screened = false): void {
   const { stats } = ctx.s;
+  if (screened) {
+    stats.screenedBatchFailureRate = ewma(screenedBatchFailureRate(ctx.s), CHAIN_FAILURE_EWMA_ALPHA, failed ? 1 : 0);
+    return;
+  }
   stats.batchFailureRate = ewma(stats.batchFailureRate, CHAIN_FAILURE_EWMA_ALPHA, failed ? 1 : 0);
 }
 
-/** Starts new batches on the free runners: isolation probes first, then the chain. */
+/** F of chain batches of screened PRs; until one is learned, the prior of a batch of INITIAL_CHAIN_BATCH_SIZE screened PRs. */
+export function screenedBatchFailureRate(s: MergeQueueState): number {
+  return s.stats.screenedBatchFailureRate ?? 1 - Math.pow(1 - s.config.screenedFailureRate, INITIAL_CHAIN_BATCH_SIZE);
+}
+
+/** Starts new batches on the free runners: isolation probes first, then the chain, then screens on what is left. */
 export function planNewBatches(ctx: Ctx): void {
+  planChainAndProbes(ctx);
+  planScreens(ctx);
+}
+
+function planChainAndProbes(ctx: Ctx): void {
   const { s } = ctx;
   const required = s.config.requiredChecks;
   const live = s.batches.filter((b) => !isFinalBatch(b));
-  let free = s.config.maxParallel - live.filter((b) => holdsRunner(b, required)).length;
+  // Screens take only runners nothing else can use: the chain and probes plan as if they did not
+  // exist, and planScreens cancels the youngest screens when they need the runner.
+  let free = s.config.maxParallel - live.filter((b) => b.role !== 'screen' && holdsRunner(b, required)).length;
   if (free <= 0) return;
   const waiting = s.entries.filter((e) => e.status === 'queued' && !e.setAside).sort(byPlanningOrder);
   if (waiting.length === 0) return;
@@ -71,9 +92,13 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
   const root = live.find((b) => b.role === 'chain' && b.parentId === null && b.baseSha === s.baseSha);
   let tip: BatchState | null = null;
   let chainLength = 0;
+  // With screening, each chain batch counts with the failure rate of its kind (screened or not).
+  let chainSuccess = 1;
+  const screening = s.config.screening;
   for (let cursor = root ?? null; cursor;) {
     tip = cursor;
     chainLength += 1;
+    chainSuccess *= 1 - Math.min(0.999, Math.max(0, cursor.screened ? screenedBatchFailureRate(s) : s.stats.batchFailureRate));
     // A failed candidate behind one still testing ends the chain: whoever is to blame, its PRs
     // come before every later PR (queue order, order.ts), so nothing is stacked past it until
     // the batch ahead has resolved (then it is blamed and bisected, or withdrawn).
@@ -83,8 +108,8 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
   let queue = waiting;
   while (free > 0 && queue.length > 0) {
     if (tip && outcome(ctx, tip) === 'failed') break;
-    if (!mayExtendChain(chainLength, s.stats.batchFailureRate, s.config)) break;
-    let size = nextBatchSize(queue.length, free, s.batchDepth, s.config.minBatch);
+    if (screening ? chainLength > 0 && chainSuccess < s.config.minChainSuccess : !mayExtendChain(chainLength, s.stats.batchFailureRate, s.config)) break;
+    let size = screening ? batchSizeByPrior(ctx, queue, free) : nextBatchSize(queue.length, free, s.batchDepth, s.config.minBatch);
     // PRs cleared by an isolation probe ride together, up to maxBatch.
     let cleared = 0;
     while (cleared < queue.length && queue[cleared].cleared) cleared += 1;
@@ -93,9 +118,32 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
     if (tip && !speculationPays(ctx, tip, taken)) break;
     queue = queue.slice(size);
     tip = createBatch(ctx, 'chain', taken, tip);
+    if (screening && taken.every(isScreened)) tip.screened = true;
     chainLength += 1;
+    chainSuccess *= 1 - Math.min(0.999, Math.max(0, tip.screened ? screenedBatchFailureRate(s) : s.stats.batchFailureRate));
     free -= 1;
   }
+}
+
+/**
+ * Batch depth with per-PR priors (screening.ts): the next batch takes PRs in order while the
+ * chance that all of them are good stays at or above `targetBatchSuccess`, spread over the free
+ * runners like nextBatchSize and within [minBatch, maxBatch]. With no PR screened this is the
+ * adaptive batch depth; screened PRs weigh far less, so their batches are larger.
+ */
+function batchSizeByPrior(ctx: Ctx, queue: readonly EntryState[], free: number): number {
+  const { s } = ctx;
+  const { minBatch, maxBatch, targetBatchSuccess } = s.config;
+  const limit = Math.min(queue.length, Math.min(maxBatch, Math.max(minBatch, Math.ceil(queue.length / Math.max(1, free)))));
+  let pass = 1;
+  let n = 0;
+  while (n < limit) {
+    const next = pass * (1 - Math.min(0.999, Math.max(1e-6, failureProbability(s, queue[n]))));
+    if (n >= minBatch && next < targetBatchSuccess) break;
+    pass = next;
+    n += 1;
+  }
+  return n;
 }
 
 /**

@@ -54,6 +54,10 @@ export function onHeadUpdated(ctx: Ctx, entryId: string, headSha: string): void 
     return;
   }
   if (b) withdraw(ctx, b, `new head for #${e.number}`);
+  // A screen holding the old head tells nothing about the new one.
+  const screen = e.screenId ? ctx.batchById.get(e.screenId) : undefined;
+  if (screen) withdraw(ctx, screen, `new head for #${e.number}`);
+  e.screenId = null;
   e.headSha = headSha;
   e.block = null;
   resetEvidence(e);
@@ -75,6 +79,7 @@ export function onRemove(ctx: Ctx, entryId: string): void {
   }
   if (b) withdraw(ctx, b, `#${e.number} removed`);
   e.batchId = null;
+  e.screenId = null;
   setEntryStatus(ctx, e, 'removed');
 }
 

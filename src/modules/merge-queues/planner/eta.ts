@@ -22,7 +22,8 @@ export function estimateMergeTimes(state: MergeQueueState, now: number): EntryEs
   const ci = state.stats.ciDurationMs;
   const q = state.stats.failureRate;
   const required = state.config.requiredChecks;
-  const live = state.batches.filter((b) => !isFinalBatch(b));
+  // Screens (screening.ts) land nothing and give way to the chain: their PRs count as waiting.
+  const live = state.batches.filter((b) => !isFinalBatch(b) && b.role !== 'screen');
   const slots: number[] = [];
   const readyAt = new Map<string, number>();
   for (const b of live) {

@@ -68,6 +68,7 @@ export function checkStepInvariants(
       v.push(`land of unknown batch ${op.batchId}`);
       continue;
     }
+    if (b.role === 'screen') v.push(`land issued for screen ${b.id}`);
     if (b.status !== 'merging') v.push(`land issued for ${b.id} in ${b.status}`);
     if (b.candidateSha !== op.candidateSha) v.push(`land of ${b.id} names another candidate`);
     if (batchOutcome(b, required) !== 'passed') v.push(`land of ${b.id} whose checks did not all pass`);
@@ -85,6 +86,8 @@ export function checkStepInvariants(
   for (const b of next.batches) {
     const before = prevBatches.get(b.id);
     checkStatus('batch', b.id, before?.status, b.status);
+    // A screen only informs (screening.ts): it never passes to ready, merging or landed.
+    if (b.role === 'screen' && (b.status === 'ready' || b.status === 'merging' || b.status === 'landed')) v.push(`screen ${b.id} is ${b.status}`);
     if (b.status === 'landed' && before && before.status !== 'landed') {
       // Against the checks its CI ran (the required ones when CI started): a configure event that
       // changes them withdraws every batch except a land already in flight.
@@ -103,7 +106,7 @@ export function checkStepInvariants(
 
   const holder = new Map<string, string>();
   for (const b of next.batches) {
-    if (isFinalBatch(b)) continue;
+    if (isFinalBatch(b) || b.role === 'screen') continue;
     for (const id of b.entryIds) {
       const other = holder.get(id);
       if (other) v.push(`entry ${id} in live batches ${other} and ${b.id}`);
@@ -119,6 +122,7 @@ export function checkStepInvariants(
   }
   for (const e of next.entries) checkStatus('entry', e.id, prevEntries.get(e.id)?.status, e.status);
   for (const e of next.entries) checkEntry(e, nextBatches, holder, v);
+  for (const e of next.entries) checkScreenOf(e, nextBatches, v);
   if (steps) {
     for (const key of steps.keys()) v.push(`status steps recorded for ${key}, which is not in the state`);
   }
@@ -165,10 +169,22 @@ function groupSteps(transitions: readonly StatusTransition[] | undefined): Map<s
   return out;
 }
 
+/** A live entry's `screenId` names a live screen that lists it; a screen never holds a final entry's place. */
+function checkScreenOf(e: EntryState, batches: Map<string, BatchState>, v: string[]): void {
+  if (!e.screenId || FINAL_ENTRY_STATUSES.includes(e.status)) return;
+  const b = batches.get(e.screenId);
+  if (!b || b.role !== 'screen' || isFinalBatch(b) || !b.entryIds.includes(e.id)) v.push(`entry ${e.id} points at ${e.screenId}, not a live screen holding it`);
+}
+
 function checkBatchMembership(b: BatchState, entries: Map<string, EntryState>, v: string[]): void {
   if (new Set(b.entryIds).size !== b.entryIds.length) v.push(`batch ${b.id} repeats an entry`);
   if (b.entryIds.length === 0) v.push(`batch ${b.id} is empty`);
   if (isFinalBatch(b)) return;
+  if (b.role === 'screen') {
+    // Its PRs stay where they are (queued, or taken by the chain meanwhile): they only point at it.
+    for (const id of b.entryIds) if (!entries.has(id)) v.push(`live screen ${b.id} holds unknown entry ${id}`);
+    return;
+  }
   b.entryIds.forEach((id, i) => {
     const e = entries.get(id);
     if (!e) {

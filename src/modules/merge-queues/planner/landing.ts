@@ -23,7 +23,9 @@ export function issueLand(ctx: Ctx): void {
   const { s } = ctx;
   if (s.batches.some((b) => b.status === 'merging' || b.status === 'reconciling')) return;
   const landable = (b: BatchState) =>
-    b.status === 'ready' && b.parentId === null && b.baseSha === s.baseSha && b.candidateSha !== null && outcome(ctx, b) === 'passed' && landKeepsOrder(s, b);
+    b.role !== 'screen' &&
+    b.status === 'ready' &&
+    b.parentId === null && b.baseSha === s.baseSha && b.candidateSha !== null && outcome(ctx, b) === 'passed' && landKeepsOrder(s, b);
   const chainLive = s.batches.some((b) => b.role === 'chain' && !isFinalBatch(b));
   const next = chainLive ? s.batches.find((b) => b.role === 'chain' && landable(b)) : s.batches.find((b) => landable(b));
   if (!next || next.candidateSha === null) return;
@@ -57,7 +59,7 @@ export function markLanded(ctx: Ctx, b: BatchState, newBase: string | null): voi
     s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 0);
     learnFromLandedEntry(ctx, e.heavyProbability);
   }
-  if (b.role === 'chain') recordChainOutcome(ctx, false);
+  if (b.role === 'chain') recordChainOutcome(ctx, false, b.screened === true);
   s.stats.landedBatches += 1;
   for (const child of childrenOf(ctx, b)) {
     child.parentId = null;

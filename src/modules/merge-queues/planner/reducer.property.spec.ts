@@ -303,6 +303,8 @@ describe('merge-queue planner properties', () => {
   it('keeps every invariant under random event sequences and always comes to rest', () => {
     let restarts = 0;
     let heavySeen = 0;
+    let screensPassed = 0;
+    let screensFailed = 0;
     fc.assert(
       fc.property(
         fc.array(action, { minLength: 10, maxLength: 250, size: 'max' }),
@@ -314,6 +316,9 @@ describe('merge-queue planner properties', () => {
           h.drain();
           restarts += h.state.stats.restartedBatches;
           heavySeen += h.state.entries.filter((e) => (e.heavyProbability ?? 0) > 0.5).length;
+          const screens = h.state.batches.filter((b) => b.role === 'screen');
+          screensPassed += screens.filter((b) => b.failureReason?.startsWith('screen passed')).length;
+          screensFailed += screens.filter((b) => b.status === 'failed').length;
           expect(h.world.violations).toEqual([]);
           expect(h.monitor.violations).toEqual([]);
           for (const e of h.state.entries) {
@@ -330,6 +335,9 @@ describe('merge-queue planner properties', () => {
     // the sequences did exercise the CI-weight rules, not only the rest of the planner
     expect(restarts).toBeGreaterThan(0);
     expect(heavySeen).toBeGreaterThan(0);
+    // and look-ahead screens (screening.ts) ran, passed and failed among them
+    expect(screensPassed).toBeGreaterThan(0);
+    expect(screensFailed).toBeGreaterThan(0);
     // set-aside, removal and head updates each met every live batch status, merging and
     // reconciling included
     const expected = ENTRY_CHANGES.flatMap((c) => LIVE_BATCH_STATUSES.map((st) => `${c}:${st}`));

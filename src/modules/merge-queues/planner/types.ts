@@ -53,6 +53,15 @@ export interface PlannerConfig {
    * sooner by more than this many light CI runs.
    */
   speculationTolerance: number;
+  /**
+   * Look-ahead screening (screening.ts): runners that neither the chain nor the probes can use run
+   * base + a pool of waiting PRs, to find bad PRs before they reach the chain. Never lands.
+   */
+  screening: boolean;
+  /** PRs per screening pool; 0 follows the batch depth. */
+  screenPoolSize: number;
+  /** Prior probability that a PR whose screen passed (or that a probe cleared) still fails a chain batch. */
+  screenedFailureRate: number;
 }
 
 /** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */
@@ -104,9 +113,17 @@ export interface EntryState {
    * durations (see ci-weight.ts); null until a run that held it has told something.
    */
   heavyProbability: number | null;
+  /** A screen (screening.ts) passed on base + this PR's current head; absent: false. */
+  screened?: boolean;
+  /** A failed screen held this PR and its culprit is not yet known; absent: null. */
+  screenGroup?: string | null;
+  /** The live screen that holds this PR; absent: null. A screen never changes the entry's status. */
+  screenId?: string | null;
+  /** Building a screen with this head hit a merge conflict: no screen takes it again; absent: false. */
+  screenBlocked?: boolean;
 }
 
-export type BatchRole = 'chain' | 'part';
+export type BatchRole = 'chain' | 'part' | 'screen';
 
 export interface BatchState {
   id: string;
@@ -114,8 +131,13 @@ export interface BatchState {
   entryIds: string[];
   prNumbers: number[];
   status: MergeQueueBatchStatus;
-  /** `chain`: speculative candidate on the one ahead; `part`: isolation part on the base. */
+  /**
+   * `chain`: speculative candidate on the one ahead; `part`: isolation part on the base;
+   * `screen`: a look-ahead screen on the base (screening.ts), which informs and never lands.
+   */
   role: BatchRole;
+  /** A chain batch formed only of screened (or cleared) PRs; absent: false. */
+  screened?: boolean;
   /** Live batch whose candidate this one is built on; null once it is built on the base. */
   parentId: string | null;
   /** Commit the candidate is built on; null until known (the parent's candidate is not built yet). */
@@ -155,6 +177,8 @@ export interface PlannerStats {
   failureRate: number;
   /** EWMA of the probability that a chain batch fails when its turn to land comes. */
   batchFailureRate: number;
+  /** EWMA like batchFailureRate, of chain batches formed only of screened PRs; absent: not learned yet. */
+  screenedBatchFailureRate?: number;
   /** EWMA of the time from CI start to all required checks passing. */
   ciDurationMs: number;
   /** EWMA of passing runs within the heavy threshold (see ci-weight.ts). */

@@ -28,7 +28,11 @@ export function isPlainWaiting(e: EntryState): boolean {
     !e.cleared &&
     e.failuresAlone === 0 &&
     e.pendingHeadSha === null &&
-    !e.pendingRemoval
+    !e.pendingRemoval &&
+    !e.screened &&
+    !e.screenGroup &&
+    !e.screenId &&
+    !e.screenBlocked
   );
 }
 

@@ -25,6 +25,7 @@ export function withdraw(ctx: Ctx, b: BatchState, reason: string, resolved = fal
   b.operation = null;
   b.failureReason = b.failureReason ?? reason;
   for (const e of entriesOf(ctx, b)) {
+    if (e.screenId === b.id) e.screenId = null;
     if (e.batchId === b.id && (e.status === 'testing' || e.status === 'merging')) {
       releaseEntry(ctx, e, 'queued');
     }
@@ -58,6 +59,9 @@ export function resetEvidence(e: EntryState): void {
   e.suspectGroup = null;
   e.cleared = false;
   e.heavyProbability = null;
+  if (e.screened) e.screened = false;
+  if (e.screenGroup) e.screenGroup = null;
+  if (e.screenBlocked) e.screenBlocked = false;
 }
 
 /** Asks the executor to delete the batch's candidate ref and cancel its CI (idempotent). */
