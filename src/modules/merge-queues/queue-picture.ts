@@ -125,13 +125,13 @@ export function drawQueue(picture: QueuePicture): string {
   const rows: string[][] = [];
   for (const [i, b] of q.batches.entries()) {
     const last = i === q.batches.length - 1;
-    const branch = `${last ? '└─' : '├─'}${b.role === 'part' ? '◇' : '●'}`;
+    const branch = `${last ? '└─' : '├─'}${b.role === 'part' ? '◇' : b.role === 'screen' ? '○' : '●'}`;
     const checks = b.requiredChecks.map((c) => `${CHECK_MARK[c.state] ?? '?'} ${c.name}`).join(' ');
     const op = b.operation ? `${b.operation.kind}:${b.operation.outcome}` : '';
     rows.push([
       branch,
       b.id.slice(0, 8),
-      b.role === 'part' ? 'probe' : 'chain',
+      b.role === 'part' ? 'probe' : b.role === 'screen' ? 'screen' : 'chain',
       b.status,
       cut(b.prNumbers.map((n) => `#${n}`).join(' '), 40),
       checks || '-',

@@ -180,11 +180,9 @@ function checkBatchMembership(b: BatchState, entries: Map<string, EntryState>, v
   if (new Set(b.entryIds).size !== b.entryIds.length) v.push(`batch ${b.id} repeats an entry`);
   if (b.entryIds.length === 0) v.push(`batch ${b.id} is empty`);
   if (isFinalBatch(b)) return;
-  if (b.role === 'screen') {
-    // Its PRs stay where they are (queued, or taken by the chain meanwhile): they only point at it.
-    for (const id of b.entryIds) if (!entries.has(id)) v.push(`live screen ${b.id} holds unknown entry ${id}`);
-    return;
-  }
+  // A screen's PRs stay where they are (queued, or taken by the chain meanwhile, merged and pruned
+  // even): they only point at it (checkScreenOf).
+  if (b.role === 'screen') return;
   b.entryIds.forEach((id, i) => {
     const e = entries.get(id);
     if (!e) {

@@ -25,7 +25,11 @@ export function issueLand(ctx: Ctx): void {
   const landable = (b: BatchState) =>
     b.role !== 'screen' &&
     b.status === 'ready' &&
-    b.parentId === null && b.baseSha === s.baseSha && b.candidateSha !== null && outcome(ctx, b) === 'passed' && landKeepsOrder(s, b);
+    b.parentId === null &&
+    b.baseSha === s.baseSha &&
+    b.candidateSha !== null &&
+    outcome(ctx, b) === 'passed' &&
+    landKeepsOrder(s, b);
   const chainLive = s.batches.some((b) => b.role === 'chain' && !isFinalBatch(b));
   const next = chainLive ? s.batches.find((b) => b.role === 'chain' && landable(b)) : s.batches.find((b) => landable(b));
   if (!next || next.candidateSha === null) return;

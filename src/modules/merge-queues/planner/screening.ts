@@ -69,9 +69,7 @@ export function planScreens(ctx: Ctx): void {
  */
 function nextPools(ctx: Ctx, free: number): EntryState[][] {
   const { s } = ctx;
-  const waiting = s.entries
-    .filter((e) => e.status === 'queued' && !e.setAside && e.batchId === null && !e.screenId && !e.screenBlocked)
-    .sort(byPlanningOrder);
+  const waiting = s.entries.filter((e) => e.status === 'queued' && !e.setAside && e.batchId === null && !e.screenId && !e.screenBlocked).sort(byPlanningOrder);
   const pools: EntryState[][] = [];
   const groups = new Map<string, EntryState[]>();
   for (const e of waiting) {
