@@ -155,6 +155,47 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
     TEST_TIMEOUT_MS,
   );
 
+  it.each([true, false])(
+    'screening %s: while a failed batch is bisected, spare runners screen the PRs behind it on the base (a candidate that passes and never lands)',
+    async (screening) => {
+      const { repo, queue } = await newQueue({ 'README.md': 'hello\n' }, { flakyRetries: 0, screening });
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      for (const n of [1, 2, 3, 4, 5, 6]) {
+        const files = n === 1 ? { 'bad.txt': 'breaks the build\n' } : { [`pr-${n}.txt`]: `${n}\n` };
+        await enqueue(queue.id, n, commit(repo.path, repo.main, files, `PR ${n}`));
+      }
+      await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
+      const role = async (batchId: string) =>
+        ((await prisma.mergeQueueBatch.findUnique({ where: { id: batchId }, select: { planner: true } }))?.planner as { role?: string } | null)?.role;
+      // CI answers the probes of the failed batch [1, 2] last, so the bisection is still running
+      // while the PRs behind it wait: the runners it leaves free screen them.
+      const screenDone = (x: MqQueue) => x.batches.some((b) => b.prNumbers.includes(3) && b.status === 'withdrawn' && b.requiredChecks[0].state === 'success');
+      const probesTesting = (x: MqQueue) => x.batches.filter((b) => b.status === 'testing' && b.prNumbers.length === 1 && b.prNumbers[0] <= 2).length === 2;
+      await runCi(queue.id, repo.path, screening ? screenDone : probesTesting, { only: async (id) => (await role(id)) !== 'part' });
+      if (!screening) await new Promise((r) => setTimeout(r, 1_000));
+      const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 6 && finalEntries(x), { timeoutMs: 60_000 });
+      expect(Object.fromEntries(q.entries.map((e) => [e.number, e.status]))).toEqual({
+        1: 'failed',
+        2: 'merged',
+        3: 'merged',
+        4: 'merged',
+        5: 'merged',
+        6: 'merged',
+      });
+      expect(readFile(repo.path, git(repo.path, 'rev-parse', 'main'), 'bad.txt')).toBeNull();
+      // The screen: PRs 3-6 on the base, passed, never landed (withdrawn once they were marked screened).
+      const rows = await prisma.mergeQueueBatch.findMany({ where: { queueId: queue.id } });
+      const screens = rows.filter((b) => (b.planner as { role?: string } | null)?.role === 'screen');
+      if (screening) {
+        expect(screens.map((b) => ({ prNumbers: b.prNumbers, status: b.status, baseSha: b.baseSha, checks: b.requiredChecks }))).toEqual([
+          { prNumbers: [3, 4, 5, 6], status: 'withdrawn', baseSha: repo.main, checks: [{ name: 'ci', state: 'success' }] },
+        ]);
+        expect(git(repo.path, 'rev-list', '--first-parent', 'main').split('\n')).not.toContain(screens[0].headSha);
+      } else expect(screens).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
   it(
     'blocks the second of two PRs that edit the same line, with a readable reason, and lands the first',
     async () => {
@@ -402,6 +443,15 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
             .expect(400)
         ).body.details[0].items.join(' '),
       ).toContain('requiredChecks');
+      expect(
+        (
+          await http()
+            .patch(`/merge-queues/${queue.id}`)
+            .set(owner.auth)
+            .send({ data: { screening: 'yes' } })
+            .expect(400)
+        ).body.details[0].items.join(' '),
+      ).toContain('screening');
       const stale = (await getQueue(queue.id)).revision;
       await http()
         .patch(`/merge-queues/${queue.id}`)

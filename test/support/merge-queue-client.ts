@@ -51,13 +51,14 @@ export class MergeQueueClient {
 
   /**
    * Acts as CI until `done` holds: every candidate under test gets `ci` reported, `failure` when
-   * the candidate holds `bad.txt`. `report` false leaves CI silent (for pause and timeouts).
+   * the candidate holds `bad.txt`. `report` false leaves CI silent (for pause and timeouts);
+   * `only` picks the batches CI reports on for now.
    */
   async runCi(
     queueId: string,
     repoPath: string,
     done: (q: MqQueue) => boolean,
-    options: { report?: () => boolean; timeoutMs?: number } = {},
+    options: { report?: () => boolean; timeoutMs?: number; only?: (batchId: string) => Promise<boolean> } = {},
   ): Promise<MqQueue> {
     const reported = new Set<string>();
     const deadline = Date.now() + (options.timeoutMs ?? 25_000);
@@ -68,6 +69,7 @@ export class MergeQueueClient {
       if (options.report?.() ?? true) {
         for (const b of q.batches) {
           if (b.status !== 'testing' || !b.headSha || reported.has(b.id)) continue;
+          if (options.only && !(await options.only(b.id))) continue;
           const bad = readFile(repoPath, b.headSha, 'bad.txt') !== null;
           const body = { data: { name: 'ci', state: bad ? 'failure' : 'success', sha: b.headSha, url: `https://ci.example.test/${b.id}` } };
           await request(this.target()).post(`/merge-queues/${queueId}/batches/${b.id}/checks`).set(this.auth).send(body).expect(200);

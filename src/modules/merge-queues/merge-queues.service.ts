@@ -451,6 +451,7 @@ function plannerSettings(dto: Partial<CreateMergeQueueDto>): QueueSettings {
     ...(dto.maxBatch !== undefined && { maxBatch: dto.maxBatch }),
     ...(dto.maxParallel !== undefined && { maxParallel: dto.maxParallel }),
     ...(dto.flakyRetries !== undefined && { flakyRetries: dto.flakyRetries }),
+    ...(dto.screening !== undefined && { screening: dto.screening }),
     ...(dto.checkTimeoutSeconds !== undefined && { checkTimeoutMs: dto.checkTimeoutSeconds * 1000 }),
   };
 }

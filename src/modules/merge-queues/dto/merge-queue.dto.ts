@@ -90,6 +90,15 @@ export class CreateMergeQueueDto {
   @Min(0)
   @Max(5)
   flakyRetries?: number;
+  @ApiPropertyOptional({
+    type: 'boolean',
+    default: true,
+    description:
+      'Look-ahead screening: runners that neither the chain nor a bisection can use test waiting PRs on the base (they never land), so bad PRs are found before they reach the chain. More CI runs, higher throughput under load; false turns it off',
+  })
+  @IsOptionalNonNull()
+  @IsBoolean()
+  screening?: boolean;
 }
 
 export class CreateMergeQueueRequest extends RequestEnvelope(CreateMergeQueueDto) {}
@@ -269,8 +278,9 @@ export class MergeQueueChainBatchDto {
   @ApiProperty() id: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
   @ApiProperty({
-    enum: ['chain', 'part'],
-    description: '`chain`: a speculative candidate built on the batch ahead (or the base); `part`: an isolation probe of a failed batch, on the base',
+    enum: ['chain', 'part', 'screen'],
+    description:
+      '`chain`: a speculative candidate built on the batch ahead (or the base); `part`: an isolation probe of a failed batch, on the base; `screen`: a look-ahead screen of waiting PRs on the base, on a runner nothing else could use; it never lands',
   })
   role: string;
   @ApiPropertyOptional({ description: 'The live batch this candidate is built on; absent when it is built on the base' }) parentId?: string;

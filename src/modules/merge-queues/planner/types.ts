@@ -65,7 +65,9 @@ export interface PlannerConfig {
 }
 
 /** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */
-export type QueueSettings = Partial<Pick<PlannerConfig, 'requiredChecks' | 'maxParallel' | 'minBatch' | 'maxBatch' | 'flakyRetries' | 'checkTimeoutMs'>>;
+export type QueueSettings = Partial<
+  Pick<PlannerConfig, 'requiredChecks' | 'maxParallel' | 'minBatch' | 'maxBatch' | 'flakyRetries' | 'checkTimeoutMs' | 'screening'>
+>;
 
 export interface MergeQueueCheck {
   name: string;
