@@ -34,6 +34,7 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
   const kinds = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
   const count = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
   const byRole = { chain: 0, probe: 0 };
+  const exclusion = { runs: 0, passed: 0, landed: 0 };
   for (const r of world.runs) {
     if (r.startedAt === null || r.startedAt > end) continue;
     const stop = Math.min(r.finishedAt ?? end, end);
@@ -42,6 +43,11 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
     kinds[k] += ms;
     count[k] += 1;
     byRole[r.tag.startsWith('probe') ? 'probe' : 'chain'] += 1;
+    if (r.tag.startsWith('probe exclusion')) {
+      exclusion.runs += 1;
+      if (!r.canceled && !r.fails && r.finishedAt !== null) exclusion.passed += 1;
+      if (world.isLanded(r.sha)) exclusion.landed += 1;
+    }
   }
   const total = sc.runners * end;
   const busy = kinds.landed + kinds.passedUnused + kinds.failed + kinds.canceled;
@@ -51,6 +57,7 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
     `seed ${seed}: throughput ${metrics.throughput.toFixed(3)} merged ${metrics.merged} CI/merged ${metrics.ciRunsPerMerged.toFixed(2)}; ` +
       `runner time to last arrival: landed ${pct(kinds.landed)} (${count.landed} runs), passed-unused ${pct(kinds.passedUnused)} (${count.passedUnused}), ` +
       `failed ${pct(kinds.failed)} (${count.failed}), cancelled ${pct(kinds.canceled)} (${count.canceled}), idle ${pct(total - busy)} (bisection ${pct(d.idleBarrierMs)}, other ${pct(d.idleOtherMs)}, nothing queued ${pct(d.idleEmptyMs)}); ` +
-      `runs chain ${byRole.chain} probe ${byRole.probe}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
+      `runs chain ${byRole.chain} probe ${byRole.probe} (exclusion ${exclusion.runs}, passed ${exclusion.passed}, landed ${exclusion.landed}); ` +
+      `invariant violations ${(policy as PlannerPolicy).violations()}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
   );
 }

@@ -178,7 +178,7 @@ export class PlannerPolicy implements Policy {
       case 'startCi': {
         const batch = this.state.batches.find((b) => b.id === op.batchId);
         const own = batch ? batch.prNumbers : [];
-        const tag = `${batch?.role === 'part' ? 'probe ' : ''}${op.batchId} [${own.join(',')}]`;
+        const tag = `${batch?.role === 'part' ? (batch.exclusion ? 'probe exclusion ' : 'probe ') : ''}${op.batchId} [${own.join(',')}]`;
         this.ciStarted.add(op.candidateSha);
         const run = w.startCi(op.candidateSha, tag, (r, passed) => {
           this.send({

@@ -1,3 +1,4 @@
+import { EXCLUSION_WAIT, planExclusion } from './exclusion';
 import { type Ctx, createBatch, entriesOf } from './step';
 import type { BatchState, EntryState } from './types';
 import { withdraw } from './withdrawal';
@@ -82,6 +83,15 @@ function planIsolation(ctx: Ctx, units: IsolationUnit[], free: number): number {
   units.forEach((unit, i) => {
     const slots = budget[i];
     if (slots === 0) return;
+    // Culprit by exclusion (exclusion.ts) when every suspect gets a runner.
+    if (unit.group) {
+      const started = planExclusion(ctx, unit.entries, slots);
+      if (started === EXCLUSION_WAIT) return;
+      if (started > 0) {
+        created += started;
+        return;
+      }
+    }
     if (!unit.group || unit.entries.length === 1) {
       createBatch(ctx, 'part', unit.entries, null);
       created += 1;

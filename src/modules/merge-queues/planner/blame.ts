@@ -1,6 +1,7 @@
 import { clearAndWithdraw, releaseSiblingSuspects } from './bisection';
 import { recordChainOutcome } from './chain';
 import { ewma } from './ewma';
+import { settleExclusion } from './exclusion';
 import { heldOvertakenBy } from './order';
 import { childrenOf, type Ctx, entriesOf, isFinalBatch, isSealed, nextId, outcome, setBatchStatus } from './step';
 import type { BatchState, EntryState } from './types';
@@ -21,6 +22,10 @@ export function settleOnce(ctx: Ctx): boolean {
   const { s } = ctx;
   for (const b of s.batches) {
     if (isFinalBatch(b) || isSealed(b)) continue;
+    if (b.exclusion && !b.exclusion.adopted) {
+      if (settleExclusion(ctx, b)) return true;
+      continue;
+    }
     const root = b.parentId === null;
     const stale = root && b.baseSha !== s.baseSha;
     const result = outcome(ctx, b);
@@ -85,6 +90,7 @@ function blame(ctx: Ctx, b: BatchState): void {
     e.failuresAlone += 1;
     e.cleared = false;
     e.suspectGroup = null;
+    if (e.bisection) e.bisection = null;
     if (e.failuresAlone > s.config.flakyRetries) {
       s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 1);
       releaseEntry(ctx, e, 'failed');
@@ -95,9 +101,16 @@ function blame(ctx: Ctx, b: BatchState): void {
     }
   } else {
     const group = nextId(ctx, 'group');
+    // The bisection a failed part narrows keeps its tag, so its cleared PRs can ride in the
+    // candidates of culprit by exclusion (exclusion.ts); a failed chain batch starts a new one.
+    const fresh = b.role === 'chain' || entries.some((e) => !e.bisection);
     for (const e of entries) {
       e.suspectGroup = group;
       e.cleared = false;
+      if (fresh) {
+        e.bisection = group;
+        e.exclusionTried = false;
+      }
       releaseEntry(ctx, e, 'queued');
     }
   }

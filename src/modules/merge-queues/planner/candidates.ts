@@ -65,10 +65,15 @@ export function candidatePrepared(ctx: Ctx, b: BatchState, candidateSha: string 
 /** `prepare` failed on a merge conflict: the conflicting entry waits for a new head. */
 export function blockConflictingEntry(ctx: Ctx, b: BatchState, entryId: string, reason: string): void {
   const e = ctx.entryById.get(entryId);
-  if (e && e.batchId === b.id && e.status === 'testing') {
-    e.batchId = null;
-    e.block = `Merge conflict while building candidate ${b.id}: ${reason}`;
-    resetEvidence(e);
-    setEntryStatus(ctx, e, 'blocked');
-  }
+  if (!e) return;
+  // A candidate of culprit by exclusion (exclusion.ts) holds its PRs only once it passed: a PR it
+  // reserved goes to blocked through testing (queued -> blocked is not a step of the table), and
+  // the other candidates of its group are withdrawn when they next settle.
+  const reserved = !!b.exclusion && !b.exclusion.adopted && e.status === 'queued' && e.batchId === null && b.entryIds.includes(e.id);
+  if (reserved) setEntryStatus(ctx, e, 'testing');
+  else if (e.batchId !== b.id || e.status !== 'testing') return;
+  e.batchId = null;
+  e.block = `Merge conflict while building candidate ${b.id}: ${reason}`;
+  resetEvidence(e);
+  setEntryStatus(ctx, e, 'blocked');
 }

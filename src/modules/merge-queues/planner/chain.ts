@@ -2,6 +2,7 @@ import { nextBatchSize } from './batch-depth';
 import { isolationUnits, planProbes } from './bisection';
 import { type CiDurationModel, durationModel, expectedCiMs, expectedRemainingMs, heavyProbabilities } from './ci-weight';
 import { ewma } from './ewma';
+import { reservedByExclusion } from './exclusion';
 import { aheadOfBarrier, chainBarrier } from './order';
 import { byPlanningOrder } from './priority';
 import { batchOutcome, childrenOf, createBatch, type Ctx, isFinalBatch, liveAncestors, outcome } from './step';
@@ -50,7 +51,9 @@ export function planNewBatches(ctx: Ctx): void {
   const live = s.batches.filter((b) => !isFinalBatch(b));
   let free = s.config.maxParallel - live.filter((b) => holdsRunner(b, required)).length;
   if (free <= 0) return;
-  const waiting = s.entries.filter((e) => e.status === 'queued' && !e.setAside).sort(byPlanningOrder);
+  // PRs reserved by candidates of culprit by exclusion (exclusion.ts) are theirs until one passes.
+  const reserved = reservedByExclusion(s);
+  const waiting = s.entries.filter((e) => e.status === 'queued' && !e.setAside && !reserved.has(e.id)).sort(byPlanningOrder);
   if (waiting.length === 0) return;
 
   const { units, normal } = isolationUnits(waiting);
@@ -62,7 +65,16 @@ export function planNewBatches(ctx: Ctx): void {
   }
   // A probe that is landing by itself moves the base: the chain waits for it.
   if (live.some((b) => b.role === 'part' && b.status === 'merging')) return;
-  extendChain(ctx, live, takeable, free);
+  // Candidates of culprit by exclusion (exclusion.ts) reserve their PRs, which keep their place:
+  // the chain takes none of them, nor any PR queued behind one (queue order, order.ts).
+  const nowReserved = s.entries.filter((e) => reservedByExclusion(s).has(e.id) && e.status === 'queued').sort(byPlanningOrder);
+  const cut = nowReserved.length > 0 ? nowReserved[0] : null;
+  extendChain(
+    ctx,
+    live,
+    takeable.filter((e) => e.status === 'queued' && (!cut || byPlanningOrder(e, cut) < 0)),
+    free,
+  );
 }
 
 /** Grows the chain at its tip with batches of the waiting PRs, one runner each. */

@@ -103,7 +103,9 @@ export function checkStepInvariants(
 
   const holder = new Map<string, string>();
   for (const b of next.batches) {
-    if (isFinalBatch(b)) continue;
+    // A candidate of culprit by exclusion shares its PRs with its siblings until it passes; it
+    // holds none of them (checkBatchMembership checks that they stay queued).
+    if (isFinalBatch(b) || (b.exclusion && !b.exclusion.adopted)) continue;
     for (const id of b.entryIds) {
       const other = holder.get(id);
       if (other) v.push(`entry ${id} in live batches ${other} and ${b.id}`);
@@ -118,6 +120,10 @@ export function checkStepInvariants(
     }
   }
   for (const e of next.entries) checkStatus('entry', e.id, prevEntries.get(e.id)?.status, e.status);
+  for (const e of next.entries) {
+    const before = prevEntries.get(e.id);
+    if (before) checkPlaceInLine(before, e, nextBatches, required, v);
+  }
   for (const e of next.entries) checkEntry(e, nextBatches, holder, v);
   if (steps) {
     for (const key of steps.keys()) v.push(`status steps recorded for ${key}, which is not in the state`);
@@ -165,10 +171,44 @@ function groupSteps(transitions: readonly StatusTransition[] | undefined): Map<s
   return out;
 }
 
+/**
+ * Queue order (order.ts): a live PR moves back in line only after a CI failure of its own, that is
+ * when it failed alone or by exclusion (its failure count grew), or when its solo retry passed
+ * (its count went back to 0 as it was cleared). Failed by exclusion (exclusion.ts) is the one
+ * exception to "nothing overtakes a PR of a bisected batch": it needs a candidate that passed,
+ * holding its group without it.
+ */
+function checkPlaceInLine(before: EntryState, e: EntryState, batches: Map<string, BatchState>, required: readonly string[], v: string[]): void {
+  if (e.excludedBy && e.excludedBy !== before.excludedBy) {
+    const by = batches.get(e.excludedBy);
+    const proof = by?.exclusion?.excludes === e.id && !by.entryIds.includes(e.id) && batchOutcome(by, required) === 'passed';
+    if (!proof) v.push(`#${e.number} failed by exclusion without a passing candidate that left it out`);
+    if (e.failuresAlone !== before.failuresAlone + 1 && e.status !== 'failed') v.push(`#${e.number} failed by exclusion without counting a failure`);
+  }
+  if (e.position === before.position || FINAL_ENTRY_STATUSES.includes(e.status)) return;
+  const failed = e.failuresAlone > before.failuresAlone;
+  const retryPassed = before.failuresAlone > 0 && e.failuresAlone === 0 && e.cleared;
+  if (e.position < before.position || !(failed || retryPassed))
+    v.push(`#${e.number} moved in line (${before.position} -> ${e.position}) without a failure of its own`);
+}
+
 function checkBatchMembership(b: BatchState, entries: Map<string, EntryState>, v: string[]): void {
   if (new Set(b.entryIds).size !== b.entryIds.length) v.push(`batch ${b.id} repeats an entry`);
   if (b.entryIds.length === 0) v.push(`batch ${b.id} is empty`);
   if (isFinalBatch(b)) return;
+  if (b.exclusion && !b.exclusion.adopted) {
+    // Until it passes, a candidate of culprit by exclusion only reserves its PRs: none is in a batch.
+    // (One that changed meanwhile, removed or blocked say, withdraws it at the next planning pass.)
+    if (b.entryIds.includes(b.exclusion.excludes)) v.push(`exclusion candidate ${b.id} holds the PR it leaves out`);
+    b.entryIds.forEach((id, i) => {
+      const e = entries.get(id);
+      if (!e) return v.push(`live batch ${b.id} holds unknown entry ${id}`);
+      if (e.number !== b.prNumbers[i]) v.push(`batch ${b.id} prNumbers disagree with entries`);
+      if (e.status === 'testing' || e.status === 'merging' || e.batchId !== null)
+        v.push(`entry ${id} is ${e.status} in ${e.batchId} while reserved by exclusion candidate ${b.id}`);
+    });
+    return;
+  }
   b.entryIds.forEach((id, i) => {
     const e = entries.get(id);
     if (!e) {

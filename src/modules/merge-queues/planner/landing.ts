@@ -23,7 +23,13 @@ export function issueLand(ctx: Ctx): void {
   const { s } = ctx;
   if (s.batches.some((b) => b.status === 'merging' || b.status === 'reconciling')) return;
   const landable = (b: BatchState) =>
-    b.status === 'ready' && b.parentId === null && b.baseSha === s.baseSha && b.candidateSha !== null && outcome(ctx, b) === 'passed' && landKeepsOrder(s, b);
+    b.status === 'ready' &&
+    !(b.exclusion && !b.exclusion.adopted) &&
+    b.parentId === null &&
+    b.baseSha === s.baseSha &&
+    b.candidateSha !== null &&
+    outcome(ctx, b) === 'passed' &&
+    landKeepsOrder(s, b);
   const chainLive = s.batches.some((b) => b.role === 'chain' && !isFinalBatch(b));
   const next = chainLive ? s.batches.find((b) => b.role === 'chain' && landable(b)) : s.batches.find((b) => landable(b));
   if (!next || next.candidateSha === null) return;

@@ -15,9 +15,10 @@ function landingOrder(d: QueueDriver): number[] {
   return out;
 }
 
+// These tests probe each suspect alone (culprit by exclusion off); exclusion.spec.ts covers it.
 describe('queue order (order.ts)', () => {
   it('lands the cleared PRs of a bisected batch before PRs queued behind them', () => {
-    const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4, flakyRetries: 1 });
+    const d = new QueueDriver({ maxParallel: 4, maxBatch: 4, minBatch: 4, flakyRetries: 1, exclusion: false });
     enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [batch] = d.live();
@@ -67,7 +68,7 @@ describe('queue order (order.ts)', () => {
   });
 
   it('stacks nothing past a failed candidate whose parent is unresolved, and blames it in its place', () => {
-    const d = new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 2 });
+    const d = new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 2, exclusion: false });
     enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [first, second] = d.live();
@@ -89,7 +90,7 @@ describe('queue order (order.ts)', () => {
   });
 
   it('withdraws a chain batch that would land PRs queued behind a held PR', () => {
-    const d = new QueueDriver({ maxParallel: 4, maxBatch: 2, minBatch: 2 });
+    const d = new QueueDriver({ maxParallel: 4, maxBatch: 2, minBatch: 2, exclusion: false });
     enqueueTogether(d, [1, 2, 3, 4]);
     d.complete();
     const [first, second] = d.live();

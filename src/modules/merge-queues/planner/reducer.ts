@@ -151,6 +151,7 @@ function cloneState(s: MergeQueueState): MergeQueueState {
       ciContentIds: [...b.ciContentIds],
       checks: b.checks.map((c) => ({ ...c })),
       operation: b.operation ? { ...b.operation } : null,
+      ...(b.exclusion && { exclusion: { ...b.exclusion } }),
     })),
     cleanups: s.cleanups.map((c) => ({ ...c })),
     ...(s.hold && { hold: { ...s.hold, entryIds: [...s.hold.entryIds] } }),

@@ -53,6 +53,12 @@ export interface PlannerConfig {
    * sooner by more than this many light CI runs.
    */
   speculationTolerance: number;
+  /**
+   * Culprit by exclusion (exclusion.ts): once a failed group's suspects each get a runner, run the
+   * group without each suspect instead of probing each alone. Absent (a queue stored before it
+   * existed): on.
+   */
+  exclusion?: boolean;
 }
 
 /** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */
@@ -104,6 +110,32 @@ export interface EntryState {
    * durations (see ci-weight.ts); null until a run that held it has told something.
    */
   heavyProbability: number | null;
+  /**
+   * Culprit by exclusion (exclusion.ts): the suspect group of the chain batch whose failure this PR
+   * is still answering for (set when a batch of several PRs is blamed; kept while its parts probe
+   * and clear). Absent or null: none.
+   */
+  bisection?: string | null;
+  /** Every candidate "the group without one suspect" of this PR's bisection failed: probe as usual. */
+  exclusionTried?: boolean;
+  /**
+   * The batch whose candidate, the PR's failed group without it, passed: the PR failed by
+   * exclusion (it counts as a failure alone and went to the back of the line). Absent or null: none.
+   */
+  excludedBy?: string | null;
+}
+
+/**
+ * A candidate of culprit by exclusion: the PRs of a failed group that are still waiting, without
+ * the suspect `excludes`. Until it passes (`adopted` false) it holds no entry: its PRs stay queued
+ * and are reserved for it (several such candidates share them). When it passes its PRs join it
+ * (`adopted`) and it is an ordinary isolation part that passed.
+ */
+export interface ExclusionCandidate {
+  excludes: string;
+  /** The bisection (EntryState.bisection) it belongs to. */
+  tag: string;
+  adopted: boolean;
 }
 
 export type BatchRole = 'chain' | 'part';
@@ -142,6 +174,8 @@ export interface BatchState {
   /** Status to resume after a readBack, set when the batch enters `reconciling`. */
   interruptedKind: MergeQueueOperationKind | null;
   withdrawOnResolve: boolean;
+  /** Set on a candidate of culprit by exclusion (role `part`); absent otherwise. */
+  exclusion?: ExclusionCandidate;
 }
 
 export interface PendingCleanup {

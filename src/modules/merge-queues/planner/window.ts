@@ -26,6 +26,7 @@ export function isPlainWaiting(e: EntryState): boolean {
     e.block === null &&
     e.suspectGroup === null &&
     !e.cleared &&
+    !e.bisection &&
     e.failuresAlone === 0 &&
     e.pendingHeadSha === null &&
     !e.pendingRemoval

@@ -58,6 +58,9 @@ export function resetEvidence(e: EntryState): void {
   e.suspectGroup = null;
   e.cleared = false;
   e.heavyProbability = null;
+  if (e.bisection) e.bisection = null;
+  if (e.exclusionTried) e.exclusionTried = false;
+  if (e.excludedBy) e.excludedBy = null;
 }
 
 /** Asks the executor to delete the batch's candidate ref and cancel its CI (idempotent). */
