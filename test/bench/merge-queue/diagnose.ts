@@ -34,6 +34,8 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
   const kinds = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
   const count = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
   const byRole = { chain: 0, probe: 0 };
+  const d0 = policy as PlannerPolicy;
+  const why: Record<string, { n: number; ms: number }> = {};
   for (const r of world.runs) {
     if (r.startedAt === null || r.startedAt > end) continue;
     const stop = Math.min(r.finishedAt ?? end, end);
@@ -42,6 +44,14 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
     kinds[k] += ms;
     count[k] += 1;
     byRole[r.tag.startsWith('probe') ? 'probe' : 'chain'] += 1;
+    if (k === 'passedUnused' || k === 'canceled') {
+      const id = /(b\d+) \[/.exec(r.tag)?.[1] ?? '?';
+      const end = d0.batchEnd.get(id);
+      const key = `${k} ${end?.role ?? '?'}: ${end?.end ?? 'still live'}`;
+      why[key] = why[key] ?? { n: 0, ms: 0 };
+      why[key].n += 1;
+      why[key].ms += ms;
+    }
   }
   const total = sc.runners * end;
   const busy = kinds.landed + kinds.passedUnused + kinds.failed + kinds.canceled;
@@ -53,4 +63,17 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
       `failed ${pct(kinds.failed)} (${count.failed}), cancelled ${pct(kinds.canceled)} (${count.canceled}), idle ${pct(total - busy)} (bisection ${pct(d.idleBarrierMs)}, other ${pct(d.idleOtherMs)}, nothing queued ${pct(d.idleEmptyMs)}); ` +
       `runs chain ${byRole.chain} probe ${byRole.probe}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
   );
+  if (arg('why') !== undefined) {
+    breakdown('idle runner time outside a bisection, by why the chain did not grow:', d0.idleWhy, total, pct);
+    breakdown('chain idle while PRs wait (hours), by why:', d0.chainIdleWhy, end, (x) => `${(x / HOUR).toFixed(1)} h`);
+    console.log('  passed-unused and cancelled runs, by how their batch ended (runs, runner time):');
+    for (const [k, v] of Object.entries(why).sort((a, b) => b[1].n - a[1].n)) console.log(`    ${String(v.n).padStart(3)} ${pct(v.ms)}  ${k}`);
+  }
 }
+
+function breakdown(title: string, rows: Record<string, number>, total: number, unit: (x: number) => string): void {
+  console.log(`  ${title}`);
+  for (const [k, v] of Object.entries(rows).sort((a, b) => b[1] - a[1])) console.log(`    ${unit(v)}  ${k}`);
+  void total;
+}
+export { breakdown };

@@ -9,7 +9,10 @@ import {
   type PlannerConfig,
   reduceMergeQueue,
 } from '@/modules/merge-queues/planner';
-import { chainBarrier } from '@/modules/merge-queues/planner/order';
+import { holdsRunner } from '@/modules/merge-queues/planner/chain';
+import { aheadOfBarrier, chainBarrier } from '@/modules/merge-queues/planner/order';
+import { batchOutcome } from '@/modules/merge-queues/planner/step';
+import type { BatchState } from '@/modules/merge-queues/planner/types';
 import { hashInts, mulberry32 } from './prng';
 import type { Policy } from './policy';
 import { MINUTE, type CiRun, type World } from './world';
@@ -51,6 +54,11 @@ export class PlannerPolicy implements Policy {
   unknownOutcomes = 0;
   /** Diagnostics (diagnose.ts): time a bisection barrier held the chain, and time no chain batch was live while PRs waited. */
   readonly diag = { barrierMs: 0, chainIdleMs: 0, lastAt: 0, idleBarrierMs: 0, idleOtherMs: 0, idleEmptyMs: 0 };
+  /** Diagnostics: idle runner time outside a bisection, and chain-idle time, by why the chain did not grow. */
+  readonly idleWhy: Record<string, number> = {};
+  readonly chainIdleWhy: Record<string, number> = {};
+  /** Diagnostics: each batch's role and how it ended (the reason it was withdrawn, or its status). */
+  readonly batchEnd = new Map<string, { role: string; end: string }>();
 
   constructor(
     private readonly world: World,
@@ -94,6 +102,11 @@ export class PlannerPolicy implements Policy {
     this.steps += 1;
     this.monitor.observe(prev, result.state, result.operations, result.transitions);
     this.state = result.state;
+    for (const t of result.transitions) {
+      if (t.subject !== 'batch' || !['landed', 'failed', 'withdrawn'].includes(t.to)) continue;
+      const b = result.state.batches.find((x) => x.id === t.id);
+      this.batchEnd.set(t.id, { role: b?.role ?? '?', end: t.to === 'withdrawn' ? reasonClass(b?.failureReason ?? '') : t.to });
+    }
     if (result.state !== prev) {
       const before = new Map(prev.entries.map((e) => [e.id, e.status]));
       for (const e of result.state.entries) {
@@ -116,10 +129,20 @@ export class PlannerPolicy implements Policy {
     const queued = s.entries.some((e) => e.status === 'queued' && !e.setAside);
     if (!queued) this.diag.idleEmptyMs += idle;
     else if (barrier) this.diag.idleBarrierMs += idle;
-    else this.diag.idleOtherMs += idle;
+    else {
+      this.diag.idleOtherMs += idle;
+      if (idle > 0) {
+        const why = whyChainStopped(s);
+        this.idleWhy[why] = (this.idleWhy[why] ?? 0) + idle;
+      }
+    }
     const waiting = s.entries.some((e) => e.status === 'queued' && !e.setAside && e.suspectGroup === null);
     const chainLive = s.batches.some((b) => b.role === 'chain' && !isFinalBatch(b));
-    if (waiting && !chainLive) this.diag.chainIdleMs += dt;
+    if (waiting && !chainLive) {
+      this.diag.chainIdleMs += dt;
+      const why = `${whyChainStopped(s)}; runners idle ${this.world.scenario.runners - this.world.busyRunners}`;
+      this.chainIdleWhy[why] = (this.chainIdleWhy[why] ?? 0) + dt;
+    }
   }
 
   private drain(): void {
@@ -219,4 +242,37 @@ export class PlannerPolicy implements Policy {
       }
     }
   }
+}
+
+/** Diagnostics: a withdrawal reason without its PR and batch numbers. */
+export function reasonClass(reason: string): string {
+  return reason.replace(/#\d+(, #\d+)*/g, '#N').replace(/\bb\d+\b/g, 'bN');
+}
+
+/** Diagnostics: why the chain, as planNewBatches sees this state, does not take the waiting PRs now. */
+function whyChainStopped(s: MergeQueueState): string {
+  const required = s.config.requiredChecks;
+  const live = s.batches.filter((b) => !isFinalBatch(b));
+  if (live.some((b) => b.status === 'merging' || b.status === 'reconciling')) {
+    if (live.some((b) => b.role === 'part' && b.status === 'merging')) return 'probe landing by itself';
+  }
+  const waiting = s.entries.filter((e) => e.status === 'queued' && !e.setAside);
+  const normal = waiting.filter((e) => e.suspectGroup === null && !(e.failuresAlone > 0 && !e.cleared));
+  const takeable = aheadOfBarrier(normal, chainBarrier(s.entries));
+  if (takeable.length === 0) return normal.length === 0 ? 'only solo retries wait (probe share)' : 'barrier: nothing ahead of it';
+  const root = live.find((b) => b.role === 'chain' && b.parentId === null && b.baseSha === s.baseSha);
+  let len = 0;
+  let tip: BatchState | null = null;
+  for (let c = root ?? null; c;) {
+    tip = c;
+    len += 1;
+    c = live.find((k) => k.parentId === c!.id) ?? null;
+  }
+  const staleRoot = live.some((b) => b.role === 'chain' && b.parentId === null && b.baseSha !== s.baseSha);
+  if (tip && batchOutcome(tip, required) === 'failed') return 'chain tip failed behind a batch still testing';
+  if (!root && staleRoot) return 'stale chain root not yet withdrawn';
+  if (len > 0 && Math.pow(1 - Math.min(0.999, s.stats.batchFailureRate), len) < s.config.minChainSuccess) return `speculation depth (chain ${len})`;
+  const heldRunners = live.filter((b) => holdsRunner(b, required)).length;
+  if (heldRunners >= s.config.maxParallel) return 'maxParallel held (preparing/queued CI)';
+  return `speculation does not pay (chain ${len}${tip && batchOutcome(tip, required) === 'passed' ? ', tip passed' : ''})`;
 }
