@@ -1,4 +1,5 @@
-import { type Ctx, createBatch, entriesOf } from './step';
+import { byPlanningOrder } from './priority';
+import { childrenOf, type Ctx, createBatch, entriesOf, isFinalBatch, liveAncestors, nextId, outcome } from './step';
 import type { BatchState, EntryState } from './types';
 import { withdraw } from './withdrawal';
 
@@ -143,4 +144,44 @@ export function releaseSiblingSuspects(ctx: Ctx, failing: EntryState[]): void {
       ctx.changed = true;
     }
   }
+}
+
+/**
+ * Early bisection of a failed chain tip. A chain batch whose candidate failed while a batch it is
+ * built on is still unresolved ends the chain (chain.ts): nothing behind it may land first (queue
+ * order), so the runners the chain cannot use sat idle until the batch ahead resolved. Instead its
+ * PRs become a suspect group at once, split over the free runners (at least two) into parts
+ * stacked on its parent: each part's candidate is the parent's candidate plus the part, exactly
+ * the probe the bisection would run on the base once the parent lands. If the parent lands, the
+ * parts are re-parented onto the new base and are ordinary probes on it (a passing part first in
+ * line lands by itself; a failing one is blamed). If the parent fails or is withdrawn, the parts
+ * go with it and their PRs lose the suspicion (withdrawal.ts), as the failed batch's PRs would
+ * have. Only a batch of plain PRs (not cleared, never failed alone, no deferred change), all
+ * queued behind every PR of the batches ahead, is bisected early. Returns the parts created.
+ */
+export function bisectFailedTip(ctx: Ctx, free: number): number {
+  if (free < 2 || ctx.s.config.earlyBisection !== true) return 0;
+  for (const t of ctx.s.batches) {
+    if (t.role !== 'chain' || t.status !== 'testing' || t.parentId === null || outcome(ctx, t) !== 'failed') continue;
+    if (childrenOf(ctx, t).length > 0) continue;
+    const parent = ctx.batchById.get(t.parentId);
+    if (!parent || isFinalBatch(parent) || parent.role !== 'chain' || parent.withdrawOnResolve || outcome(ctx, parent) === 'failed') continue;
+    const entries = entriesOf(ctx, t).filter((e) => e.batchId === t.id && e.status === 'testing');
+    if (entries.length < 2 || entries.length !== t.entryIds.length) continue;
+    const plain = entries.every(
+      (e) => !e.cleared && e.failuresAlone === 0 && e.suspectGroup === null && e.pendingHeadSha === null && !e.pendingRemoval && !e.setAside,
+    );
+    if (!plain) continue;
+    // Its PRs become held: every PR the batches ahead of it carry must come before them in
+    // planning order, or those batches would overtake held PRs when they land (order.ts).
+    const ahead = liveAncestors(ctx, t).flatMap((a) => entriesOf(ctx, a));
+    if (entries.some((e) => ahead.some((a) => byPlanningOrder(e, a) < 0))) continue;
+    withdraw(ctx, t, `bisected early: failed while ${parent.id} ahead of it was still testing`);
+    const group = nextId(ctx, 'group');
+    for (const e of entries) e.suspectGroup = group;
+    const chunks = splitEvenly(entries, Math.min(Math.max(free, ctx.s.config.maxParallel), entries.length));
+    for (const chunk of chunks) createBatch(ctx, 'part', chunk, parent);
+    return chunks.length;
+  }
+  return 0;
 }

@@ -59,7 +59,8 @@ export function settleOnce(ctx: Ctx): boolean {
         return true;
       }
     }
-    if (result === 'passed' && b.role === 'part' && s.batches.some((c) => c.role === 'chain' && !isFinalBatch(c))) {
+    // A part stacked on a chain batch (bisection.ts bisectFailedTip) waits for that batch to land.
+    if (result === 'passed' && b.role === 'part' && b.parentId === null && s.batches.some((c) => c.role === 'chain' && !isFinalBatch(c))) {
       clearAndWithdraw(ctx, b, 'probe passed while the chain was landing');
       return true;
     }

@@ -1,3 +1,4 @@
+import { holdsRunner } from './chain';
 import { applyEarlyChecks } from './checks';
 import { type Ctx, entriesOf, issue, liveAncestors, nextId, setBatchStatus, setEntryStatus } from './step';
 import type { BatchState } from './types';
@@ -13,9 +14,13 @@ import { resetEvidence, withdraw } from './withdrawal';
 /** Issues the next operation of every preparing batch that has none in flight. */
 export function advanceCandidates(ctx: Ctx): void {
   const { s } = ctx;
+  let inUse = s.batches.filter((b) => holdsRunner(b, s.config.requiredChecks) && !unstarted(b)).length;
   for (const b of s.batches) {
     if (b.status !== 'preparing' || b.operation !== null) continue;
     if (b.candidateSha === null) {
+      // Parts of an early bisection may outnumber the free runners (bisection.ts
+      // bisectFailedTip): a batch starts only while fewer than maxParallel started ones hold a runner.
+      if (inUse >= s.config.maxParallel) continue;
       if (b.parentId === null) {
         if (b.baseSha !== s.baseSha) continue;
       } else {
@@ -24,6 +29,7 @@ export function advanceCandidates(ctx: Ctx): void {
         b.baseSha = parent.candidateSha;
       }
       if (b.baseSha === null) continue;
+      inUse += 1;
       issue(ctx, b, {
         id: nextId(ctx, 'operation'),
         kind: 'prepare',
@@ -54,6 +60,11 @@ export function advanceCandidates(ctx: Ctx): void {
       applyEarlyChecks(ctx, b);
     }
   }
+}
+
+/** A batch created but not yet building its candidate: it will hold a runner once it starts. */
+function unstarted(b: BatchState): boolean {
+  return b.status === 'preparing' && b.operation === null && b.candidateSha === null;
 }
 
 /** `prepare` succeeded: the candidate exists (a success without a candidate withdraws the batch). */

@@ -1,5 +1,5 @@
 import { nextBatchSize } from './batch-depth';
-import { isolationUnits, planProbes } from './bisection';
+import { bisectFailedTip, isolationUnits, planProbes } from './bisection';
 import { type CiDurationModel, durationModel, expectedCiMs, expectedRemainingMs, heavyProbabilities } from './ci-weight';
 import { ewma } from './ewma';
 import { aheadOfBarrier, chainBarrier } from './order';
@@ -50,6 +50,10 @@ export function planNewBatches(ctx: Ctx): void {
   const live = s.batches.filter((b) => !isFinalBatch(b));
   let free = s.config.maxParallel - live.filter((b) => holdsRunner(b, required)).length;
   if (free <= 0) return;
+  // A chain batch that failed behind one still testing is bisected at once, on runners the chain
+  // cannot use past it (bisection.ts); its PRs are then a barrier for the chain like any suspects.
+  free -= bisectFailedTip(ctx, free);
+  if (free <= 0) return;
   const waiting = s.entries.filter((e) => e.status === 'queued' && !e.setAside).sort(byPlanningOrder);
   if (waiting.length === 0) return;
 
@@ -77,7 +81,7 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
     // A failed candidate behind one still testing ends the chain: whoever is to blame, its PRs
     // come before every later PR (queue order, order.ts), so nothing is stacked past it until
     // the batch ahead has resolved (then it is blamed and bisected, or withdrawn).
-    const kids = childrenOf(ctx, cursor);
+    const kids = childrenOf(ctx, cursor).filter((k) => k.role === 'chain');
     cursor = kids.length > 0 ? kids[0] : null;
   }
   let queue = waiting;

@@ -27,6 +27,7 @@ export const DEFAULT_PLANNER_CONFIG: PlannerConfig = {
   restartMargin: 1.25,
   speculationTolerance: 0.5,
   initialHeavyRate: 0.1,
+  earlyBisection: false,
 };
 
 /** F (the chain batch failure rate) starts as the failure chance of a batch of this many PRs. */

@@ -59,7 +59,11 @@ export function markLanded(ctx: Ctx, b: BatchState, newBase: string | null): voi
   }
   if (b.role === 'chain') recordChainOutcome(ctx, false);
   s.stats.landedBatches += 1;
-  for (const child of childrenOf(ctx, b)) {
+  const children = childrenOf(ctx, b);
+  // Parts stacked on it bisect the chain batch that failed behind it (bisection.ts
+  // bisectFailedTip): that batch now counts as failed at the head, as blame() would count it.
+  if (b.role === 'chain' && children.some((c) => c.role === 'part')) recordChainOutcome(ctx, true);
+  for (const child of children) {
     child.parentId = null;
     child.baseSha = child.baseSha ?? b.candidateSha;
   }

@@ -143,7 +143,7 @@ class Harness {
   now = 0;
   prs = 0;
 
-  constructor(maxParallel: number, maxBatch: number) {
+  constructor(maxParallel: number, maxBatch: number, earlyBisection = false) {
     this.state = createMergeQueueState({
       baseSha: 'base0',
       // CI times on the scale of the ticks (1-40 ms), so runs are seen light and heavy and the
@@ -155,6 +155,7 @@ class Harness {
         historyLimit: 10_000,
         minChainSuccess: 0.1,
         initialCiDurationMs: 12,
+        earlyBisection,
       },
     });
   }
@@ -300,6 +301,34 @@ class Harness {
 }
 
 describe('merge-queue planner properties', () => {
+  it('keeps every invariant with early bisection on (bisection.ts bisectFailedTip, off by default)', () => {
+    let stacked = 0;
+    fc.assert(
+      fc.property(
+        fc.array(action, { minLength: 10, maxLength: 250, size: 'max' }),
+        fc.integer({ min: 2, max: 4 }),
+        fc.integer({ min: 2, max: 6 }),
+        (actions, maxParallel, maxBatch) => {
+          const h = new Harness(maxParallel, maxBatch, true);
+          for (const act of actions) {
+            h.step(act);
+            if (h.state.batches.some((b) => b.role === 'part' && b.parentId !== null)) stacked += 1;
+          }
+          h.drain();
+          expect(h.world.violations).toEqual([]);
+          expect(h.monitor.violations).toEqual([]);
+          for (const e of h.state.entries) {
+            expect(['merged', 'removed', 'failed', 'blocked']).toContain(e.status);
+            if (e.status === 'merged') expect(h.world.bad.has(e.number)).toBe(false);
+          }
+        },
+      ),
+      { numRuns: 150, seed: 20261127 },
+    );
+    // the sequences did bisect failed chain tips early
+    expect(stacked).toBeGreaterThan(0);
+  });
+
   it('keeps every invariant under random event sequences and always comes to rest', () => {
     let restarts = 0;
     let heavySeen = 0;

@@ -53,6 +53,12 @@ export interface PlannerConfig {
    * sooner by more than this many light CI runs.
    */
   speculationTolerance: number;
+  /**
+   * Bisect a chain batch that failed behind a batch still testing at once, in parts stacked on
+   * that batch, on runners the chain cannot use (bisection.ts bisectFailedTip). Off by default: it
+   * lost in the simulator (docs/merge-queue.md, "Tried and not kept"); missing counts as off.
+   */
+  earlyBisection: boolean;
 }
 
 /** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */

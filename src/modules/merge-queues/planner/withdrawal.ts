@@ -21,11 +21,15 @@ export function withdraw(ctx: Ctx, b: BatchState, reason: string, resolved = fal
     return;
   }
   const hadArtifacts = b.operation !== null || b.candidateSha !== null;
+  // A part stacked on a chain batch that never landed (bisection.ts bisectFailedTip): its PRs were
+  // suspect only if that batch passed, so they go back with no stain.
+  const stacked = b.role === 'part' && b.parentId !== null;
   setBatchStatus(ctx, b, 'withdrawn');
   b.operation = null;
   b.failureReason = b.failureReason ?? reason;
   for (const e of entriesOf(ctx, b)) {
     if (e.batchId === b.id && (e.status === 'testing' || e.status === 'merging')) {
+      if (stacked) e.suspectGroup = null;
       releaseEntry(ctx, e, 'queued');
     }
   }
