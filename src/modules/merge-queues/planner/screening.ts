@@ -1,6 +1,6 @@
 import { holdsRunner } from './chain';
 import { byPlanningOrder } from './priority';
-import { type Ctx, entriesOf, isSealed, liveBatches, nextId, outcome, setBatchStatus } from './step';
+import { addBatch, type Ctx, entriesOf, isSealed, liveBatches, nextId, outcome, setBatchStatus } from './step';
 import type { BatchState, EntryState, MergeQueueState } from './types';
 import { issueCleanup, withdraw } from './withdrawal';
 
@@ -92,30 +92,8 @@ function nextPools(ctx: Ctx, free: number): EntryState[][] {
 
 /** A screen on the base holding `pool`; the PRs stay queued and point at it through `screenId`. */
 function createScreen(ctx: Ctx, pool: EntryState[]): BatchState {
-  const b: BatchState = {
-    id: nextId(ctx, 'batch'),
-    position: ctx.s.counters.batch,
-    entryIds: pool.map((e) => e.id),
-    prNumbers: pool.map((e) => e.number),
-    status: 'preparing',
-    role: 'screen',
-    parentId: null,
-    baseSha: ctx.s.baseSha,
-    candidateSha: null,
-    published: false,
-    ciStartedAt: null,
-    ciContentIds: [],
-    ciSeenHeavy: false,
-    checks: [],
-    failureReason: null,
-    operation: null,
-    interruptedKind: null,
-    withdrawOnResolve: false,
-  };
+  const b = addBatch(ctx, 'screen', pool, null);
   for (const e of pool) e.screenId = b.id;
-  ctx.s.batches.push(b);
-  ctx.batchById.set(b.id, b);
-  ctx.changed = true;
   return b;
 }
 

@@ -117,6 +117,16 @@ export function issue(ctx: Ctx, b: BatchState, op: MergeQueueOperation): void {
 
 /** A new batch in `preparing`, holding `entries` (which become `testing`), built on `parent` or the base. */
 export function createBatch(ctx: Ctx, role: BatchRole, entries: EntryState[], parent: BatchState | null): BatchState {
+  const b = addBatch(ctx, role, entries, parent);
+  for (const e of entries) {
+    setEntryStatus(ctx, e, 'testing');
+    e.batchId = b.id;
+  }
+  return b;
+}
+
+/** A new batch in `preparing` naming `entries`, built on `parent` or the base; the entries are left as they are. */
+export function addBatch(ctx: Ctx, role: BatchRole, entries: EntryState[], parent: BatchState | null): BatchState {
   const b: BatchState = {
     id: nextId(ctx, 'batch'),
     position: ctx.s.counters.batch,
@@ -137,10 +147,6 @@ export function createBatch(ctx: Ctx, role: BatchRole, entries: EntryState[], pa
     interruptedKind: null,
     withdrawOnResolve: false,
   };
-  for (const e of entries) {
-    setEntryStatus(ctx, e, 'testing');
-    e.batchId = b.id;
-  }
   ctx.s.batches.push(b);
   ctx.batchById.set(b.id, b);
   ctx.changed = true;
