@@ -57,6 +57,11 @@ export function screenedBatchFailureRate(s: MergeQueueState): number {
   return s.stats.screenedBatchFailureRate ?? 1 - Math.pow(1 - s.config.screenedFailureRate, INITIAL_CHAIN_BATCH_SIZE);
 }
 
+/** The chance a chain batch passes when its turn comes, from the learned rate of its kind (screened or not). */
+function batchPassChance(s: MergeQueueState, b: BatchState): number {
+  return 1 - Math.min(0.999, Math.max(0, b.screened ? screenedBatchFailureRate(s) : s.stats.batchFailureRate));
+}
+
 /** Starts new batches on the free runners: isolation probes first, then the chain, then screens on what is left. */
 export function planNewBatches(ctx: Ctx): void {
   planChainAndProbes(ctx);
@@ -98,7 +103,7 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
   for (let cursor = root ?? null; cursor;) {
     tip = cursor;
     chainLength += 1;
-    chainSuccess *= 1 - Math.min(0.999, Math.max(0, cursor.screened ? screenedBatchFailureRate(s) : s.stats.batchFailureRate));
+    chainSuccess *= batchPassChance(s, cursor);
     // A failed candidate behind one still testing ends the chain: whoever is to blame, its PRs
     // come before every later PR (queue order, order.ts), so nothing is stacked past it until
     // the batch ahead has resolved (then it is blamed and bisected, or withdrawn).
@@ -120,7 +125,7 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
     tip = createBatch(ctx, 'chain', taken, tip);
     if (screening && taken.every(isScreened)) tip.screened = true;
     chainLength += 1;
-    chainSuccess *= 1 - Math.min(0.999, Math.max(0, tip.screened ? screenedBatchFailureRate(s) : s.stats.batchFailureRate));
+    chainSuccess *= batchPassChance(s, tip);
     free -= 1;
   }
 }
