@@ -3,17 +3,22 @@ import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
 import { Prisma } from '@/generated/prisma/client';
+import { type AppConfig, loadConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import { isPlainWaiting, type MergeQueueEvent, reduceMergeQueue, windowSize } from '@/modules/merge-queues/planner';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource } from '../support/git-repos';
 import { MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
+import { ownDatabase } from '../support/own-database';
 
 /**
  * Issue 22, part 3: the planner's entries and batches are rows, written only when they change; the
  * history the planner drops stays as rows; the state assembled from the rows is the one the reducer
- * produced; the sweep selects only queues with something due. The API only (no worker): the queue
- * is paused, so no operation is performed.
+ * produced; the sweep selects only queues with something due. The API only (no worker), on a
+ * database and queue prefix of its own: on the shared ones the other suites' workers sweep and
+ * execute every queue, and an event of theirs between the test's read and its write would move the
+ * revision under the comparison.
  */
 describe('Merge queues: incremental persistence and the due sweep', () => {
   let app: NestExpressApplication;
@@ -21,10 +26,13 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
   let repository: MergeQueuesRepository;
   let owner: TestTenant;
   let mq: MergeQueueClient;
+  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    app = await createTestApp();
+    own = await ownDatabase('persistence');
+    const config: AppConfig = { ...loadConfig(), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
+    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     prisma = app.get(PrismaService, { strict: false });
     repository = app.get(MergeQueuesRepository, { strict: false });
     owner = await createTenant(app, 'mq-persist');
@@ -33,6 +41,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
 
   afterAll(async () => {
     await app?.close();
+    await own?.drop();
   });
 
   /** A paused queue holding `n` waiting PRs (`priority(i)`: PR i's priority). */
