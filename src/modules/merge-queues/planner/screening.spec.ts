@@ -11,6 +11,7 @@ function shallow(extra: Record<string, unknown> = {}): QueueDriver {
   return new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 1, minChainSuccess: 0.99, screenPoolSize: 2, ...extra });
 }
 
+const MIN = 60_000;
 const screens = (d: QueueDriver) => d.live().filter((b) => b.role === 'screen');
 const chain = (d: QueueDriver) => d.live().filter((b) => b.role === 'chain');
 
@@ -125,6 +126,23 @@ describe('screening', () => {
     const landedBy = new Set(d.state.batches.filter((b) => b.status === 'landed').map((b) => b.role));
     expect(landedBy.has('screen')).toBe(false);
     expect(d.issued.filter((o) => o.kind === 'land').every((o) => d.batch(o.batchId).role !== 'screen')).toBe(true);
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('teaches heavy probabilities like a chain run: a short pass makes its PRs light, a long run heavy', () => {
+    const d = shallow({ initialCiDurationMs: 20 * MIN });
+    enqueueTogether(d, [1, 2, 3, 4, 5, 6]);
+    d.complete();
+    const [screen] = screens(d);
+    d.now = 15 * MIN;
+    d.report(screen.id, 'success');
+    expect(d.entry(3).heavyProbability).toBeLessThan(0.05);
+    d.complete();
+    const [next] = screens(d);
+    expect(next.prNumbers).toEqual([5, 6]);
+    d.now = 15 * MIN + 40 * MIN;
+    d.send({ type: 'tick' });
+    expect(d.entry(5).heavyProbability).toBeGreaterThan(0.3);
     expect(d.monitor.violations).toEqual([]);
   });
 });
