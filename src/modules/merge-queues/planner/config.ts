@@ -30,6 +30,8 @@ export const DEFAULT_PLANNER_CONFIG: PlannerConfig = {
   screening: true,
   screenPoolSize: 0,
   screenedFailureRate: 0.005,
+  screenHeavyThreshold: 0.5,
+  screenPoolByInformation: false,
 };
 
 /** F (the chain batch failure rate) starts as the failure chance of a batch of this many PRs. */

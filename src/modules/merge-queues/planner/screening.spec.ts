@@ -11,6 +11,7 @@ function shallow(extra: Record<string, unknown> = {}): QueueDriver {
   return new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 1, minChainSuccess: 0.99, screenPoolSize: 2, ...extra });
 }
 
+const MIN = 60_000;
 const screens = (d: QueueDriver) => d.live().filter((b) => b.role === 'screen');
 const chain = (d: QueueDriver) => d.live().filter((b) => b.role === 'chain');
 
@@ -126,5 +127,78 @@ describe('screening', () => {
     expect(landedBy.has('screen')).toBe(false);
     expect(d.issued.filter((o) => o.kind === 'land').every((o) => d.batch(o.batchId).role !== 'screen')).toBe(true);
     expect(d.monitor.violations).toEqual([]);
+  });
+  it('teaches heavy probabilities like a chain run: a short pass makes its PRs light, a long run heavy', () => {
+    const d = shallow({ initialCiDurationMs: 20 * MIN });
+    enqueueTogether(d, [1, 2, 3, 4, 5, 6]);
+    d.complete();
+    const [screen] = screens(d);
+    d.now = 15 * MIN;
+    d.report(screen.id, 'success');
+    expect(d.entry(3).heavyProbability).toBeLessThan(0.05);
+    d.complete();
+    const [next] = screens(d);
+    expect(next.prNumbers).toEqual([5, 6]);
+    d.now = 15 * MIN + 40 * MIN;
+    d.send({ type: 'tick' });
+    expect(d.entry(5).heavyProbability).toBeGreaterThan(0.3);
+    expect(d.monitor.violations).toEqual([]);
+  });
+
+  /** Sets learned heavy probabilities, as earlier runs would have (the reducer copies the state it is given). */
+  function weigh(d: QueueDriver, weights: Record<number, number>): void {
+    for (const [n, p] of Object.entries(weights)) d.entry(Number(n)).heavyProbability = p;
+  }
+
+  it('screens likely-heavy PRs in pools of their own, so the light ones run light', () => {
+    const run = (extra: Record<string, unknown>) => {
+      const d = new QueueDriver({ maxParallel: 3, maxBatch: 2, minBatch: 1, minChainSuccess: 0.99, screenPoolSize: 2, ...extra });
+      d.send({ type: 'pause' });
+      for (const n of [1, 2, 3, 4, 5, 6, 7, 8]) d.enqueue(n);
+      weigh(d, { 3: 0.9, 5: 0.8, 4: 0.02, 6: 0.02 });
+      d.send({ type: 'resume' });
+      expect(chain(d).map((b) => b.prNumbers)).toEqual([[1, 2]]);
+      expect(d.monitor.violations).toEqual([]);
+      return screens(d).map((b) => b.prNumbers);
+    };
+    expect(run({})).toEqual([
+      [3, 5],
+      [4, 6],
+    ]);
+    // Above 1 the threshold turns it off: pools follow planning order.
+    expect(run({ screenHeavyThreshold: 2 })).toEqual([
+      [3, 4],
+      [5, 6],
+    ]);
+  });
+
+  it('splits a failed screen with its heaviest PRs in one half', () => {
+    const d = new QueueDriver({ maxParallel: 3, maxBatch: 4, minBatch: 1, minChainSuccess: 0.99, screenPoolSize: 4 });
+    enqueueTogether(d, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    d.complete();
+    const [screen, other] = screens(d);
+    expect(screen.prNumbers).toEqual([5, 6, 7, 8]);
+    weigh(d, { 6: 0.6, 8: 0.4, 5: 0.05, 7: 0.05 });
+    d.report(screen.id, 'failure');
+    const [half] = screens(d).filter((b) => b.id !== other.id);
+    expect(half.prNumbers).toEqual([6, 8]);
+    expect(d.entry(5).screenGroup).toBe(d.entry(6).screenGroup);
+    expect(d.entry(7).screenGroup).toBe(d.entry(6).screenGroup);
+    expect(d.monitor.violations).toEqual([]);
+  });
+  it('with screenPoolByInformation sizes fresh pools by expected information per expected runner-minute', () => {
+    // q = 5%: the batch depth is 9 (0.95^9 >= 0.6); entropy of the pool's failure chance per
+    // expected CI minute (light 27 min, heavy 2.5x, 10% of PRs heavy) peaks at 8.
+    const pools = (extra: Record<string, unknown>) => {
+      const d = new QueueDriver({ maxParallel: 2, maxBatch: 16, minChainSuccess: 0.99, initialFailureRate: 0.05, ...extra });
+      enqueueTogether(
+        d,
+        Array.from({ length: 40 }, (_, i) => i + 1),
+      );
+      expect(d.monitor.violations).toEqual([]);
+      return screens(d).map((b) => b.prNumbers.length);
+    };
+    expect(pools({})).toEqual([9]);
+    expect(pools({ screenPoolByInformation: true })).toEqual([8]);
   });
 });

@@ -1,4 +1,5 @@
 import { holdsRunner } from './chain';
+import { durationModel, expectedCiMs } from './ci-weight';
 import { byPlanningOrder } from './priority';
 import { addBatch, type Ctx, entriesOf, isSealed, liveBatches, nextId, outcome, setBatchStatus } from './step';
 import type { BatchState, EntryState, MergeQueueState } from './types';
@@ -66,6 +67,10 @@ export function planScreens(ctx: Ctx): void {
 /**
  * The next pools to screen, at most `free`: first the halves of each screening suspect group,
  * then fresh pools of the waiting PRs never screened, in planning order, each of the pool size.
+ * Screens are bound by no queue order, so they are composed by heaviness (ci-weight.ts): a run is
+ * heavy when it holds one heavy PR, so likely-heavy PRs are screened together and the others run
+ * light. A suspect group is split with its heaviest PRs in the first half; fresh likely-heavy PRs
+ * (`screenHeavyThreshold`) make pools of their own.
  */
 function nextPools(ctx: Ctx, free: number): EntryState[][] {
   const { s } = ctx;
@@ -80,14 +85,77 @@ function nextPools(ctx: Ctx, free: number): EntryState[][] {
   }
   for (const g of groups.values()) {
     if (pools.length >= free) return pools;
-    const half = Math.ceil(g.length / 2);
-    pools.push(g.slice(0, half));
-    if (g.length > 1 && pools.length < free) pools.push(g.slice(half));
+    const [first, second] = splitByWeight(ctx, g);
+    pools.push(first);
+    if (second.length > 0 && pools.length < free) pools.push(second);
   }
-  const size = Math.max(1, s.config.screenPoolSize > 0 ? Math.min(s.config.screenPoolSize, s.config.maxBatch) : s.batchDepth);
   const fresh = waiting.filter((e) => !isScreened(e) && !e.screenGroup && e.suspectGroup === null && e.failuresAlone === 0);
-  for (let i = 0; pools.length < free && i < fresh.length; i += size) pools.push(fresh.slice(i, i + size));
+  const heavy = fresh.filter((e) => likelyHeavy(ctx, e));
+  const light = fresh.filter((e) => !likelyHeavy(ctx, e));
+  const fresher: EntryState[][] = [];
+  for (const line of [light, heavy]) {
+    for (let i = 0, n = 0; n < free - pools.length && i < line.length; n++) {
+      const size = poolSize(ctx, line.slice(i));
+      fresher.push(line.slice(i, i + size));
+      i += size;
+    }
+  }
+  const first = (pool: EntryState[]) => fresh.indexOf(pool[0]);
+  pools.push(...fresher.sort((a, b) => first(a) - first(b)).slice(0, free - pools.length));
   return pools;
+}
+
+/** The learned (or prior) probability that `e` makes a run heavy. */
+function heavyOf(ctx: Ctx, e: EntryState): number {
+  return e.heavyProbability ?? ctx.s.stats.heavyRate;
+}
+
+function likelyHeavy(ctx: Ctx, e: EntryState): boolean {
+  return heavyOf(ctx, e) >= ctx.s.config.screenHeavyThreshold;
+}
+
+/**
+ * Halves of a suspect group (in planning order within each half). When it holds a likely-heavy
+ * PR the heaviest PRs go to the first half, so the second runs light; otherwise the halves follow
+ * planning order (the chain takes PRs in that order).
+ */
+export function splitByWeight(ctx: Ctx, group: readonly EntryState[]): [EntryState[], EntryState[]] {
+  const half = Math.ceil(group.length / 2);
+  if (!group.some((e) => likelyHeavy(ctx, e))) return [group.slice(0, half), group.slice(half)];
+  const heaviest = new Set([...group].sort((a, b) => heavyOf(ctx, b) - heavyOf(ctx, a)).slice(0, half));
+  return [group.filter((e) => heaviest.has(e)), group.filter((e) => !heaviest.has(e))];
+}
+
+/**
+ * PRs in the next fresh pool taken from the front of `line`: `screenPoolSize`, the batch depth, or
+ * (`screenPoolByInformation`) the size with the most expected information per expected runner-minute.
+ */
+function poolSize(ctx: Ctx, line: readonly EntryState[]): number {
+  const { config, batchDepth } = ctx.s;
+  const cap = Math.max(1, Math.min(line.length, config.maxBatch));
+  if (config.screenPoolSize > 0) return Math.min(config.screenPoolSize, cap);
+  if (!config.screenPoolByInformation) return Math.max(1, Math.min(batchDepth, config.maxBatch));
+  const model = durationModel(ctx);
+  const weights: (number | null)[] = [];
+  let best = 1;
+  let bestRate = -1;
+  let pass = 1;
+  for (let n = 1; n <= cap; n++) {
+    pass *= 1 - Math.min(0.999, Math.max(1e-6, failureProbability(ctx.s, line[n - 1])));
+    weights.push(line[n - 1].heavyProbability);
+    const rate = binaryEntropy(1 - pass) / expectedCiMs(weights, model);
+    if (rate > bestRate) {
+      best = n;
+      bestRate = rate;
+    }
+  }
+  return best;
+}
+
+/** Entropy in bits of an event of probability `p`. */
+export function binaryEntropy(p: number): number {
+  if (p <= 0 || p >= 1) return 0;
+  return -(p * Math.log2(p) + (1 - p) * Math.log2(1 - p));
 }
 
 /** A screen on the base holding `pool`; the PRs stay queued and point at it through `screenId`. */

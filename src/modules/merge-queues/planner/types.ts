@@ -62,6 +62,18 @@ export interface PlannerConfig {
   screenPoolSize: number;
   /** Prior probability that a PR whose screen passed (or that a probe cleared) still fails a chain batch. */
   screenedFailureRate: number;
+  /**
+   * Heaviness-aware screens (screening.ts): PRs whose learned heavy probability is at least this
+   * are screened in pools of their own, and a failed screen's suspect group is split with its
+   * heaviest PRs in one half; above 1 screens ignore heaviness.
+   */
+  screenHeavyThreshold: number;
+  /**
+   * Fresh screening pools are sized to maximise the expected information (binary entropy of the
+   * pool's failure chance) per expected runner-minute (ci-weight.ts) instead of the batch depth;
+   * only when `screenPoolSize` is 0.
+   */
+  screenPoolByInformation: boolean;
 }
 
 /** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */
