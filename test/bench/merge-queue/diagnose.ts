@@ -1,5 +1,5 @@
 /*
- * npx tsx test/bench/merge-queue/diagnose.ts [-- --rate 15 --bad 0.03 --flake 0.02 --seeds 1,2,3 --prs 1500]
+ * npx tsx test/bench/merge-queue/diagnose.ts [-- --rate 15 --bad 0.03 --flake 0.02 --seeds 1,2,3 --prs 1500 --why 1 --oracle-heavy 1]
  *
  * Where the time goes for ours: CI runner time by what became of each run (its candidate landed,
  * it passed but never landed, it failed, it was cancelled), idle runner time, and how long the
@@ -7,7 +7,7 @@
  */
 import type { PlannerPolicy } from './planner-policy';
 import { simulate } from './simulator';
-import { HOUR, type Scenario } from './world';
+import { type CiRun, HOUR, MINUTE, type Scenario, type World } from './world';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,7 +29,11 @@ const sc: Scenario = {
 };
 
 for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
-  const { metrics, world, policy } = simulate(sc, seed, 'ours', { recordRuns: true, config: JSON.parse(arg('config') ?? '{}') });
+  const { metrics, world, policy } = simulate(sc, seed, 'ours', {
+    recordRuns: true,
+    config: JSON.parse(arg('config') ?? '{}'),
+    oracleHeavy: arg('oracle-heavy') !== undefined,
+  });
   const end = world.lastArrival;
   const kinds = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
   const count = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };
@@ -65,11 +69,26 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
       `invariant violations ${(policy as PlannerPolicy).violations()}, bad landed ${metrics.badLanded}, good failed ${metrics.goodFailed}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
   );
   if (arg('why') !== undefined) {
+    screenRuns(world, end);
     breakdown('idle runner time outside a bisection, by why the chain did not grow:', d0.idleWhy, total, pct);
     breakdown('chain idle while PRs wait (hours), by why:', d0.chainIdleWhy, end, (x) => `${(x / HOUR).toFixed(1)} h`);
     console.log('  passed-unused and cancelled runs, by how their batch ended (runs, runner time):');
     for (const [k, v] of Object.entries(why).sort((a, b) => b[1].n - a[1].n)) console.log(`    ${String(v.n).padStart(3)} ${pct(v.ms)}  ${k}`);
   }
+}
+
+/** Screen runs started before the last arrival: how many finished, how many were heavy (held a slow PR), their size and length. */
+function screenRuns(world: World, end: number): void {
+  const started = world.runs.filter((r) => r.tag.startsWith('screen') && r.startedAt !== null && r.startedAt <= end);
+  const done = started.filter((r) => !r.canceled);
+  const heavy = done.filter((r) => r.content.some((n) => world.pr(n).slow));
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const prs = (rs: CiRun[]) => rs.reduce((a, r) => a + r.content.length, 0);
+  console.log(
+    `  screen runs: ${started.length} started, ${done.length} finished (${done.filter((r) => r.fails).length} failed), ` +
+      `${heavy.length} of them heavy; mean ${mean(done.map((r) => r.content.length)).toFixed(1)} PRs, ${mean(done.map((r) => r.duration / MINUTE)).toFixed(1)} min; ` +
+      `PRs in finished light runs ${prs(done) - prs(heavy)}, in heavy ${prs(heavy)}`,
+  );
 }
 
 function breakdown(title: string, rows: Record<string, number>, total: number, unit: (x: number) => string): void {

@@ -53,6 +53,12 @@ export class PlannerPolicy implements Policy {
   private readonly fixing = new Set<string>();
   steps = 0;
   unknownOutcomes = 0;
+  /**
+   * Diagnostics only (diagnose.ts --oracle-heavy): before every event each waiting or testing
+   * entry's heavy probability is set from the world's answer (0.95 slow, 0.01 not), an upper bound
+   * on what learning CI weights could tell the planner.
+   */
+  oracleHeavy = false;
   /** Diagnostics (diagnose.ts): time a bisection barrier held the chain, and time no chain batch was live while PRs waited. */
   readonly diag = { barrierMs: 0, chainIdleMs: 0, lastAt: 0, idleBarrierMs: 0, idleOtherMs: 0, idleEmptyMs: 0 };
   /** Diagnostics: idle runner time outside a bisection, and chain-idle time, by why the chain did not grow. */
@@ -98,6 +104,11 @@ export class PlannerPolicy implements Policy {
 
   private send(event: Ev): void {
     const prev = this.state;
+    if (this.oracleHeavy) {
+      for (const e of prev.entries) {
+        if (e.status === 'queued' || e.status === 'testing') e.heavyProbability = this.world.pr(e.number).slow ? 0.95 : 0.01;
+      }
+    }
     this.noteTime(prev);
     const result = reduceMergeQueue(prev, { ...event, at: this.world.now } as MergeQueueEvent);
     this.steps += 1;

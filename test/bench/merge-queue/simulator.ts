@@ -31,10 +31,10 @@ export interface RunMetrics {
 /** Hard stop for policies that never catch up (sequential at high rates). */
 const HORIZON_FACTOR = 40;
 
-export function makePolicy(name: PolicyName, world: World, config: Partial<PlannerConfig> = {}): Policy {
+export function makePolicy(name: PolicyName, world: World, config: Partial<PlannerConfig> = {}, oracleHeavy = false): Policy {
   switch (name) {
     case 'ours':
-      return new PlannerPolicy(world, config);
+      return Object.assign(new PlannerPolicy(world, config), { oracleHeavy });
     case 'sequential':
       return new SequentialPolicy(world);
     case 'github':
@@ -51,10 +51,10 @@ export function simulate(
   scenario: Scenario,
   seed: number,
   policyName: PolicyName,
-  options: { recordRuns?: boolean; config?: Partial<PlannerConfig> } = {},
+  options: { recordRuns?: boolean; config?: Partial<PlannerConfig>; oracleHeavy?: boolean } = {},
 ): { metrics: RunMetrics; world: World; policy: Policy } {
   const world = new World(scenario, seed, { recordRuns: options.recordRuns });
-  const policy = makePolicy(policyName, world, options.config);
+  const policy = makePolicy(policyName, world, options.config, options.oracleHeavy);
   for (const pr of world.prs) {
     world.events.schedule(pr.arrival, () => {
       // the PR was branched from the base as it is when it arrives
