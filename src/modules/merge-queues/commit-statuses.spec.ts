@@ -1,5 +1,5 @@
 import { QueueDriver } from '../../../test/support/merge-queue-driver';
-import { DESCRIPTION_MAX, statusChanges } from './commit-statuses';
+import { DESCRIPTION_MAX, SHOWN_POSITIONS, statusChanges } from './commit-statuses';
 
 /** Runs `step` on the driver and returns the statuses it changed, as `sha state: description`. */
 function changes(d: QueueDriver, step: () => void): string[] {
@@ -12,12 +12,9 @@ describe(statusChanges.name, () => {
   it('walks a PR head through queued, testing, landing and merged, and its candidate through testing and landed', () => {
     const d = new QueueDriver();
     d.send({ type: 'pause' });
-    expect(changes(d, () => d.enqueue(1))).toEqual([expect.stringMatching(/^h1 pending: Queued: position 1 of 1/)]);
-    // A second arrival moves nobody ahead of #1, but #1's count of the queue changes.
-    expect(changes(d, () => d.enqueue(2))).toEqual([
-      expect.stringMatching(/^h1 pending: Queued: position 1 of 2/),
-      expect.stringMatching(/^h2 pending: Queued: position 2 of 2/),
-    ]);
+    expect(changes(d, () => d.enqueue(1))).toEqual([expect.stringMatching(/^h1 pending: Queued: position 1(,|$)/)]);
+    // A second arrival moves nobody ahead of #1: only its own status is posted.
+    expect(changes(d, () => d.enqueue(2))).toEqual([expect.stringMatching(/^h2 pending: Queued: position 2(,|$)/)]);
     const testing = changes(d, () => {
       d.send({ type: 'resume' });
       d.complete();
@@ -57,5 +54,36 @@ describe(statusChanges.name, () => {
     const blocked = statusChanges(d.state, { ...d.state, entries: d.state.entries.map((e) => ({ ...e, status: 'blocked' as const, block: 'x'.repeat(500) })) });
     expect(blocked).toHaveLength(3);
     for (const s of blocked) expect(s.description.length).toBeLessThanOrEqual(DESCRIPTION_MAX);
+  });
+
+  it('names the position only at the front of the line, so a change posts a bounded number of statuses whatever its length', () => {
+    const d = new QueueDriver();
+    d.send({ type: 'pause' });
+    const total = SHOWN_POSITIONS + 30;
+    for (let n = 1; n <= total; n++) d.enqueue(n);
+    const shown = statusChanges({ ...d.state, entries: [] }, d.state, d.now).map((s) => `${s.sha} ${s.description}`);
+    expect(shown).toHaveLength(total);
+    expect(shown[0]).toMatch(/^h1 Queued: position 1, merge expected by \d\d:\d\d UTC$/);
+    expect(shown[SHOWN_POSITIONS - 1]).toMatch(new RegExp(`^h${SHOWN_POSITIONS} Queued: position ${SHOWN_POSITIONS},`));
+    expect(shown.slice(SHOWN_POSITIONS)).toEqual(
+      Array.from({ length: 30 }, (_, i) => `h${SHOWN_POSITIONS + 1 + i} Queued: ${SHOWN_POSITIONS} or more PRs ahead`),
+    );
+    // An arrival at the back posts its own status only.
+    expect(changes(d, () => d.enqueue(total + 1))).toEqual([`h${total + 1} pending: Queued: ${SHOWN_POSITIONS} or more PRs ahead`]);
+    // The head leaving moves everyone up: the front is re-posted, and the one PR that reached it.
+    const moved = changes(d, () => d.send({ type: 'remove', entryId: 'e1' }));
+    expect(moved).toHaveLength(1 + SHOWN_POSITIONS);
+    expect(moved[0]).toBe('h1 error: Removed from the merge queue');
+    expect(moved[1]).toMatch(/^h2 pending: Queued: position 1,/);
+    expect(moved[SHOWN_POSITIONS]).toMatch(new RegExp(`^h${SHOWN_POSITIONS + 1} pending: Queued: position ${SHOWN_POSITIONS},`));
+    // A PR moved to the front by priority shows it; the one it pushed out of the front says so.
+    const reprioritised = changes(d, () => d.send({ type: 'setPriority', entryId: `e${total}`, priority: 1 }));
+    expect(reprioritised).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^h${total} pending: Queued: position 1,`)),
+        `h${SHOWN_POSITIONS + 1} pending: Queued: ${SHOWN_POSITIONS} or more PRs ahead`,
+      ]),
+    );
+    expect(reprioritised).toHaveLength(1 + SHOWN_POSITIONS);
   });
 });

@@ -1,8 +1,15 @@
-import { estimateMergeTimes, FINAL_ENTRY_STATUSES, type BatchState, type EntryState, type MergeQueueState } from './planner';
+import { byPlanningOrder, estimateMergeTimes, FINAL_ENTRY_STATUSES, type BatchState, type EntryState, type MergeQueueState } from './planner';
 
 /** GitHub's commit status states, and its limit on a description. */
 export type CommitState = 'pending' | 'success' | 'failure' | 'error';
 export const DESCRIPTION_MAX = 140;
+/**
+ * A queued PR's status names its position (and the expected merge time) only at the front of the
+ * line, the first this many live PRs; behind them the text is the same whatever the position, so
+ * a PR arriving or landing re-posts at most this many statuses, not one per queued PR (GitHub
+ * limits content-creating requests to about 80 a minute).
+ */
+export const SHOWN_POSITIONS = 20;
 
 /** One commit status to post: on a PR's head commit or on a candidate commit. */
 export interface CommitStatus {
@@ -19,7 +26,8 @@ export interface CommitStatus {
  *
  * | entry      | state   | description                                                   | link     |
  * |------------|---------|---------------------------------------------------------------|----------|
- * | queued     | pending | Queued: position 2 of 5, merge expected by 14:05 UTC           | queue    |
+ * | queued     | pending | Queued: position 2, merge expected by 14:05 UTC                | queue    |
+ * | (behind)   | pending | Queued: 20 or more PRs ahead                                   | queue    |
  * | testing    | pending | Testing with #7, #8 (batch b3)                                 | CI run   |
  * | merging    | pending | Landing on the base                                            | CI run   |
  * | merged     | success | Merged by the merge queue                                      | queue    |
@@ -28,13 +36,16 @@ export interface CommitStatus {
  * | removed    | error   | Removed from the merge queue                                   | queue    |
  *
  * and on a candidate commit: testing `pending` (Merge queue candidate for #7, #8), landed
- * `success`, failed `failure` with the reason, withdrawn `error` with the reason.
+ * `success`, failed `failure` with the reason, withdrawn `error` with the reason. The position
+ * counts the live PRs (those in batches first, then the waiting ones in planning order); only the
+ * first SHOWN_POSITIONS get it, so the statuses a change posts do not grow with the line.
  */
 export function statusChanges(before: MergeQueueState, after: MergeQueueState, now = Date.now()): CommitStatus[] {
   const out: CommitStatus[] = [];
-  const was = new Map(before.entries.map((e) => [e.id, rendered(before, e, now)]));
+  const front = { before: frontOfLine(before, now), after: frontOfLine(after, now) };
+  const was = new Map(before.entries.map((e) => [e.id, rendered(before, e, front.before)]));
   for (const e of after.entries) {
-    const status = rendered(after, e, now);
+    const status = rendered(after, e, front.after);
     const previous = was.get(e.id);
     // The ETA alone moving is no change worth a post (GitHub keeps at most 1000 statuses per commit and context).
     if (
@@ -53,21 +64,26 @@ export function statusChanges(before: MergeQueueState, after: MergeQueueState, n
   return out;
 }
 
-function rendered(state: MergeQueueState, e: EntryState, now: number): CommitStatus | undefined {
+/** The front of the line: the position and expected merge time of each of the first SHOWN_POSITIONS live PRs. */
+interface FrontOfLine {
+  positions: Map<string, number>;
+  etas: Map<string, number>;
+}
+
+function rendered(state: MergeQueueState, e: EntryState, front: FrontOfLine): CommitStatus | undefined {
   const subject = { kind: 'entry' as const, number: e.number };
   const batch = e.batchId ? state.batches.find((b) => b.id === e.batchId) : undefined;
   const base = { sha: e.headSha, subject, ...(batch && { ciBatchId: batch.id }) };
   switch (e.status) {
     case 'queued': {
-      const { position, of } = queuePosition(state, e);
-      const eta = estimateMergeTimes(state, now).find((x) => x.entryId === e.id)?.estimatedMergeAt;
+      const position = front.positions.get(e.id);
+      if (position === undefined) return { sha: e.headSha, subject, state: 'pending', description: `Queued: ${SHOWN_POSITIONS} or more PRs ahead` };
+      const eta = front.etas.get(e.id);
       return {
         sha: e.headSha,
         subject,
         state: 'pending',
-        description: clip(
-          `Queued: position ${position} of ${of}${eta !== undefined ? `, merge expected by ${new Date(eta).toISOString().slice(11, 16)} UTC` : ''}`,
-        ),
+        description: clip(`Queued: position ${position}${eta !== undefined ? `, merge expected by ${new Date(eta).toISOString().slice(11, 16)} UTC` : ''}`),
       };
     }
     case 'testing': {
@@ -111,12 +127,16 @@ function candidateStatus(b: BatchState): CommitStatus | undefined {
   return undefined;
 }
 
-/** 1-based place among the live entries (those in batches first, then the waiting by priority and arrival). */
-function queuePosition(state: MergeQueueState, e: EntryState): { position: number; of: number } {
+/** 1-based places of the first SHOWN_POSITIONS live entries (those in batches first, then the waiting in planning order), and their estimates. */
+function frontOfLine(state: MergeQueueState, now: number): FrontOfLine {
   const live = state.entries.filter((x) => !FINAL_ENTRY_STATUSES.includes(x.status) && x.status !== 'blocked');
-  const inBatches = live.filter((x) => x.status !== 'queued').length;
-  const waiting = live.filter((x) => x.status === 'queued').sort((a, b) => b.priority - a.priority || a.position - b.position);
-  return { position: inBatches + waiting.findIndex((x) => x.id === e.id) + 1, of: live.length };
+  const line = [...live.filter((x) => x.status !== 'queued'), ...live.filter((x) => x.status === 'queued').sort(byPlanningOrder)];
+  const positions = new Map(line.slice(0, SHOWN_POSITIONS).map((x, i) => [x.id, i + 1]));
+  const etas = new Map<string, number>();
+  if (line.some((x) => x.status === 'queued' && positions.has(x.id))) {
+    for (const x of estimateMergeTimes(state, now)) if (positions.has(x.entryId)) etas.set(x.entryId, x.estimatedMergeAt);
+  }
+  return { positions, etas };
 }
 
 function withoutEta(description: string): string {

@@ -8,6 +8,7 @@ export { heavyThresholdMs } from './ci-weight';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';
+export { byPlanningOrder } from './priority';
 export { reduceAll, reduceMergeQueue } from './reducer';
 export { batchOutcome, isFinalBatch } from './step';
 export {
