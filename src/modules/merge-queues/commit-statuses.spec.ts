@@ -1,5 +1,5 @@
 import { QueueDriver } from '../../../test/support/merge-queue-driver';
-import { DESCRIPTION_MAX, SHOWN_POSITIONS, statusChanges } from './commit-statuses';
+import { DESCRIPTION_MAX, ETA_STEP_MS, SHOWN_POSITIONS, statusChanges } from './commit-statuses';
 
 /** Runs `step` on the driver and returns the statuses it changed, as `sha state: description`. */
 function changes(d: QueueDriver, step: () => void): string[] {
@@ -85,5 +85,33 @@ describe(statusChanges.name, () => {
       ]),
     );
     expect(reprioritised).toHaveLength(1 + SHOWN_POSITIONS);
+  });
+
+  it('counts PRs in batches first, then the waiting by priority; a blocked PR holds no place; the ETA is rounded up to the quarter hour', () => {
+    const d = new QueueDriver({ maxParallel: 1, maxBatch: 2, minBatch: 2 });
+    d.send({ type: 'pause' });
+    d.enqueue(1);
+    d.enqueue(2);
+    d.send({ type: 'resume' });
+    d.complete();
+    expect(d.live().map((b) => [b.status, b.prNumbers])).toEqual([['testing', [1, 2]]]);
+    d.send({ type: 'pause' });
+    d.enqueue(3);
+    d.enqueue(4, 1);
+    const blocked = {
+      ...d.state,
+      entries: d.state.entries.map((e) => (e.number === 3 ? { ...e, status: 'blocked' as const, block: 'a person must look' } : e)),
+    };
+    const shown = (state: typeof d.state) =>
+      statusChanges({ ...state, entries: [] }, state, d.now)
+        .filter((s) => s.description.startsWith('Queued'))
+        .map((s) => `${s.sha} ${s.description}`);
+    // #4 outranks #3 among the waiting, never the PRs already in a batch.
+    expect(shown(d.state).map((x) => x.replace(/, merge.*$/, ''))).toEqual(['h3 Queued: position 4', 'h4 Queued: position 3']);
+    expect(shown(blocked).map((x) => x.replace(/, merge.*$/, ''))).toEqual(['h4 Queued: position 3']);
+    for (const line of shown(d.state)) {
+      const [, hh, mm] = /by (\d\d):(\d\d) UTC$/.exec(line) ?? [];
+      expect((Number(hh) * 60 + Number(mm)) % (ETA_STEP_MS / 60_000)).toBe(0);
+    }
   });
 });

@@ -10,6 +10,12 @@ export const DESCRIPTION_MAX = 140;
  * limits content-creating requests to about 80 a minute).
  */
 export const SHOWN_POSITIONS = 20;
+/**
+ * The expected merge time a status shows is rounded up to this step, and a status is re-posted when
+ * the rounded time changes: an estimate that drifts is corrected, one that merely wobbles is not
+ * re-posted (GitHub keeps at most 1000 statuses per commit and context).
+ */
+export const ETA_STEP_MS = 15 * 60 * 1000;
 
 /** One commit status to post: on a PR's head commit or on a candidate commit. */
 export interface CommitStatus {
@@ -26,7 +32,7 @@ export interface CommitStatus {
  *
  * | entry      | state   | description                                                   | link     |
  * |------------|---------|---------------------------------------------------------------|----------|
- * | queued     | pending | Queued: position 2, merge expected by 14:05 UTC                | queue    |
+ * | queued     | pending | Queued: position 2, merge expected by 14:15 UTC                | queue    |
  * | (behind)   | pending | Queued: 20 or more PRs ahead                                   | queue    |
  * | testing    | pending | Testing with #7, #8 (batch b3)                                 | CI run   |
  * | merging    | pending | Landing on the base                                            | CI run   |
@@ -47,11 +53,7 @@ export function statusChanges(before: MergeQueueState, after: MergeQueueState, n
   for (const e of after.entries) {
     const status = rendered(after, e, front.after);
     const previous = was.get(e.id);
-    // The ETA alone moving is no change worth a post (GitHub keeps at most 1000 statuses per commit and context).
-    if (
-      status &&
-      (!previous || previous.sha !== status.sha || previous.state !== status.state || withoutEta(previous.description) !== withoutEta(status.description))
-    )
+    if (status && (!previous || previous.sha !== status.sha || previous.state !== status.state || previous.description !== status.description))
       out.push(status);
   }
   const batchesBefore = new Map(before.batches.map((b) => [b.id, b]));
@@ -83,7 +85,9 @@ function rendered(state: MergeQueueState, e: EntryState, front: FrontOfLine): Co
         sha: e.headSha,
         subject,
         state: 'pending',
-        description: clip(`Queued: position ${position}${eta !== undefined ? `, merge expected by ${new Date(eta).toISOString().slice(11, 16)} UTC` : ''}`),
+        description: clip(
+          `Queued: position ${position}${eta !== undefined ? `, merge expected by ${clock(Math.ceil(eta / ETA_STEP_MS) * ETA_STEP_MS)} UTC` : ''}`,
+        ),
       };
     }
     case 'testing': {
@@ -139,8 +143,9 @@ function frontOfLine(state: MergeQueueState, now: number): FrontOfLine {
   return { positions, etas };
 }
 
-function withoutEta(description: string): string {
-  return description.replace(/, merge expected by .*$/, '');
+/** HH:MM (UTC) of `at`. */
+function clock(at: number): string {
+  return new Date(at).toISOString().slice(11, 16);
 }
 
 function clip(text: string): string {

@@ -343,7 +343,7 @@ export class MergeQueuesRepository {
   /**
    * Locks the queue row for the rest of the transaction and reads it with its planner state: a
    * window of it when `windowed` and nothing needs the whole (the legacy persistence; commit
-   * statuses, which place every waiting PR in line).
+   * statuses, which place the first PRs in line counting set-aside ones a window leaves out).
    */
   private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string, windowed: boolean): Promise<LockedQueue> {
     const found =
