@@ -40,8 +40,11 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await app?.close();
-    await own?.drop();
+    try {
+      await app?.close();
+    } finally {
+      await own?.drop();
+    }
   });
 
   /** A paused queue holding `n` waiting PRs (`priority(i)`: PR i's priority). */
