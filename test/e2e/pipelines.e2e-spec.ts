@@ -330,7 +330,11 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
           .expect(201)
       ).body.data.id;
       const holder = new Client({ connectionString: process.env.DATABASE_URL });
+      // The wait is watched from a connection of its own: inside the holder's transaction
+      // pg_stat_activity is a snapshot taken at its first read, which never shows a later wait.
+      const watcher = new Client({ connectionString: process.env.DATABASE_URL });
       await holder.connect();
+      await watcher.connect();
       try {
         // Another writer holds the row while it switches the environment to GCP.
         await holder.query('BEGIN');
@@ -343,7 +347,7 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
         await eventually(
           'the PATCH waiting for the row',
           async () => {
-            const { rows } = await holder.query(
+            const { rows } = await watcher.query(
               `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%ExecutionEnvironment%'`,
             );
             return rows[0].n > 0;
@@ -361,7 +365,7 @@ describe('Pipelines, versions, runs and sandbox plans', () => {
         expect(response.status).toBe(400);
         expect(response.body.details[0].items[0]).toMatch(/^data\.region: must be a region of GCP/);
       } finally {
-        await holder.end();
+        await Promise.all([holder.end(), watcher.end()]);
       }
     });
   });
