@@ -416,42 +416,12 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
       await runCi(queue.id, repo.path, (x) => x.batches.some((b) => b.status === 'testing' && b.headSha !== undefined), { report: () => false });
 
       // Bad settings and refs are refused with the field named; another queue's ref is a 409.
-      expect(
-        (
-          await http()
-            .patch(`/merge-queues/${queue.id}`)
-            .set(owner.auth)
-            .send({ data: { minBatch: 8, maxBatch: 2 } })
-            .expect(422)
-        ).body.code,
-      ).toBe('dpa:MergeQueue:INVALID_SETTINGS');
-      expect(
-        (
-          await http()
-            .patch(`/merge-queues/${queue.id}`)
-            .set(owner.auth)
-            .send({ data: { baseRef: 'nope' } })
-            .expect(422)
-        ).body.code,
-      ).toBe('dpa:MergeQueue:BASE_REF_NOT_FOUND');
-      expect(
-        (
-          await http()
-            .patch(`/merge-queues/${queue.id}`)
-            .set(owner.auth)
-            .send({ data: { requiredChecks: null } })
-            .expect(400)
-        ).body.details[0].items.join(' '),
-      ).toContain('requiredChecks');
-      expect(
-        (
-          await http()
-            .patch(`/merge-queues/${queue.id}`)
-            .set(owner.auth)
-            .send({ data: { screening: 'yes' } })
-            .expect(400)
-        ).body.details[0].items.join(' '),
-      ).toContain('screening');
+      const refused = async (data: Record<string, unknown>, status: number) =>
+        (await http().patch(`/merge-queues/${queue.id}`).set(owner.auth).send({ data }).expect(status)).body;
+      expect((await refused({ minBatch: 8, maxBatch: 2 }, 422)).code).toBe('dpa:MergeQueue:INVALID_SETTINGS');
+      expect((await refused({ baseRef: 'nope' }, 422)).code).toBe('dpa:MergeQueue:BASE_REF_NOT_FOUND');
+      expect((await refused({ requiredChecks: null }, 400)).details[0].items.join(' ')).toContain('requiredChecks');
+      expect((await refused({ screening: 'yes' }, 400)).details[0].items.join(' ')).toContain('screening');
       const stale = (await getQueue(queue.id)).revision;
       await http()
         .patch(`/merge-queues/${queue.id}`)

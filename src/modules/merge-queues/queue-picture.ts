@@ -101,6 +101,13 @@ function safeDeep<T>(value: T): T {
   return value;
 }
 
+/** How the picture marks and names each batch role. */
+const ROLE_MARK: Record<string, { mark: string; name: string }> = {
+  chain: { mark: '●', name: 'chain' },
+  part: { mark: '◇', name: 'probe' },
+  screen: { mark: '○', name: 'screen' },
+};
+
 export function drawQueue(picture: QueuePicture): string {
   const q = safeDeep(picture);
   const now = Date.parse(q.now);
@@ -125,13 +132,14 @@ export function drawQueue(picture: QueuePicture): string {
   const rows: string[][] = [];
   for (const [i, b] of q.batches.entries()) {
     const last = i === q.batches.length - 1;
-    const branch = `${last ? '└─' : '├─'}${b.role === 'part' ? '◇' : b.role === 'screen' ? '○' : '●'}`;
+    const role = ROLE_MARK[b.role] ?? ROLE_MARK.chain;
+    const branch = `${last ? '└─' : '├─'}${role.mark}`;
     const checks = b.requiredChecks.map((c) => `${CHECK_MARK[c.state] ?? '?'} ${c.name}`).join(' ');
     const op = b.operation ? `${b.operation.kind}:${b.operation.outcome}` : '';
     rows.push([
       branch,
       b.id.slice(0, 8),
-      b.role === 'part' ? 'probe' : b.role === 'screen' ? 'screen' : 'chain',
+      role.name,
       b.status,
       cut(b.prNumbers.map((n) => `#${n}`).join(' '), 40),
       checks || '-',

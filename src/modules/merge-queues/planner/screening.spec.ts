@@ -11,6 +11,14 @@ function shallow(extra: Record<string, unknown> = {}): QueueDriver {
   return new QueueDriver({ maxParallel: 2, maxBatch: 2, minBatch: 1, minChainSuccess: 0.99, screenPoolSize: 2, ...extra });
 }
 
+/** A shallow queue holding PRs 1-6 with its first operations done: the chain takes 1-2, a screen 3-4. */
+function screening(extra: Record<string, unknown> = {}): QueueDriver {
+  const d = shallow(extra);
+  enqueueTogether(d, [1, 2, 3, 4, 5, 6]);
+  d.complete();
+  return d;
+}
+
 const MIN = 60_000;
 const screens = (d: QueueDriver) => d.live().filter((b) => b.role === 'screen');
 const chain = (d: QueueDriver) => d.live().filter((b) => b.role === 'chain');
@@ -35,9 +43,7 @@ describe('screening', () => {
   });
 
   it('cancels a screen when a probe needs its runner', () => {
-    const d = shallow();
-    enqueueTogether(d, [1, 2, 3, 4, 5, 6]);
-    d.complete();
+    const d = screening();
     const [root] = chain(d);
     const [screen] = screens(d);
     d.report(root.id, 'failure');
@@ -50,9 +56,7 @@ describe('screening', () => {
   });
 
   it('marks the PRs of a passing screen screened; a new head resets it', () => {
-    const d = shallow();
-    enqueueTogether(d, [1, 2, 3, 4, 5, 6]);
-    d.complete();
+    const d = screening();
     const [screen] = screens(d);
     d.report(screen.id, 'success');
     expect(d.batch(screen.id).status).toBe('withdrawn');
@@ -130,9 +134,7 @@ describe('screening', () => {
   });
 
   it('teaches heavy probabilities like a chain run: a short pass makes its PRs light, a long run heavy', () => {
-    const d = shallow({ initialCiDurationMs: 20 * MIN });
-    enqueueTogether(d, [1, 2, 3, 4, 5, 6]);
-    d.complete();
+    const d = screening({ initialCiDurationMs: 20 * MIN });
     const [screen] = screens(d);
     d.now = 15 * MIN;
     d.report(screen.id, 'success');
