@@ -59,6 +59,8 @@ export class PlannerPolicy implements Policy {
    * on what learning CI weights could tell the planner.
    */
   oracleHeavy = false;
+  /** Lanes (world.ts Scenario.lanes): this planner runs one lane and lands onto the moving base. */
+  lane: number | null = null;
   /** Diagnostics (diagnose.ts): time a bisection barrier held the chain, and time no chain batch was live while PRs waited. */
   readonly diag = { barrierMs: 0, chainIdleMs: 0, lastAt: 0, idleBarrierMs: 0, idleOtherMs: 0, idleEmptyMs: 0 };
   /** Diagnostics: idle runner time outside a bisection, and chain-idle time, by why the chain did not grow. */
@@ -231,7 +233,8 @@ export class PlannerPolicy implements Policy {
         return { type: 'operationSucceeded', operationId: op.id };
       }
       case 'land':
-        if (w.land(op.candidateSha, op.expectedBaseSha)) return { type: 'operationSucceeded', operationId: op.id };
+        if (this.lane !== null ? w.landLane(op.candidateSha, this.lane) : w.land(op.candidateSha, op.expectedBaseSha))
+          return { type: 'operationSucceeded', operationId: op.id };
         return { type: 'operationFailed', operationId: op.id, reason: 'base moved', baseSha: w.baseSha };
       case 'readBack': {
         const sha = this.candidateOf.get(op.batchId) ?? null;
@@ -290,4 +293,38 @@ function whyChainStopped(s: MergeQueueState): string {
   const heldRunners = live.filter((b) => holdsRunner(b, required)).length;
   if (heldRunners >= s.config.maxParallel) return 'maxParallel held (preparing/queued CI)';
   return `speculation does not pay (chain ${len}${tip && batchOutcome(tip, required) === 'passed' ? ', tip passed' : ''})`;
+}
+
+/**
+ * Lanes, as an upper bound (docs/merge-queue.md, "Tried and not kept"): one planner per lane
+ * (world.ts Scenario.lanes), sharing the runners and the base branch. No PR spans lanes, and a
+ * lane lands onto a base other lanes moved with no new test, which only disjoint paths justify.
+ */
+export class LanesPolicy implements Policy {
+  readonly name = 'ours';
+  readonly lanes: PlannerPolicy[];
+
+  constructor(
+    private readonly world: World,
+    config: Partial<PlannerConfig> = {},
+  ) {
+    this.lanes = Array.from({ length: world.scenario.lanes ?? 1 }, (_, i) => Object.assign(new PlannerPolicy(world, config, `lane ${i}`), { lane: i }));
+  }
+
+  /** Diagnostics of lane 0 only (diagnose.ts reads them). */
+  get diag(): PlannerPolicy['diag'] {
+    return this.lanes[0].diag;
+  }
+
+  get batchEnd(): PlannerPolicy['batchEnd'] {
+    return this.lanes[0].batchEnd;
+  }
+
+  arrive(n: number): void {
+    this.lanes[this.world.pr(n).lane].arrive(n);
+  }
+
+  violations(): number {
+    return this.lanes.reduce((a, l) => a + l.violations(), 0);
+  }
 }

@@ -1,5 +1,5 @@
 import { POLICIES, simulate } from './simulator';
-import type { Scenario } from './world';
+import { laneOfDirectory, type Scenario, World, zipfWeights } from './world';
 
 const scenario: Scenario = {
   name: 'smoke',
@@ -37,5 +37,46 @@ describe(simulate.name, () => {
     const a = simulate(scenario, 5, 'ours').metrics;
     const b = simulate(scenario, 5, 'ours').metrics;
     expect(b).toEqual(a);
+  });
+});
+
+describe('lanes (the upper-bound model)', () => {
+  const lanes: Scenario = { ...scenario, crashRate: 0, prs: 200, lanes: 4 };
+
+  it('draws directories by Zipf(1) and groups them into lanes by weight', () => {
+    const weights = zipfWeights(8);
+    expect(weights.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+    expect(weights[0] / weights[1]).toBeCloseTo(2, 12);
+    expect(laneOfDirectory(weights, 4)).toEqual([0, 1, 2, 3, 3, 2, 3, 2]);
+  });
+
+  it('gives every lane PRs, in about its weight, and never makes PRs of two lanes conflict', () => {
+    const world = new World({ ...lanes, prs: 600 }, 3);
+    const counts = [0, 1, 2, 3].map((l) => world.prs.filter((p) => p.lane === l).length);
+    // lane weights 0.368, 0.184, 0.230, 0.218
+    expect(counts[0] / 600).toBeGreaterThan(0.31);
+    expect(counts[0] / 600).toBeLessThan(0.43);
+    expect(Math.min(...counts)).toBeGreaterThan(80);
+    const plain = new World({ ...scenario, crashRate: 0, prs: 600 }, 3);
+    let crossLaneInPlain = 0;
+    for (const pr of world.prs.slice(0, 300)) {
+      const first = world.build('L0', [pr.number]);
+      if (!first.ok) continue;
+      for (const other of world.prs.slice(pr.number, pr.number + 20)) {
+        if (other.lane !== pr.lane) expect(world.build(first.sha, [other.number]).ok).toBe(true);
+        const p = plain.build('L0', [pr.number]);
+        if (p.ok && !plain.build(p.sha, [other.number]).ok && other.lane !== pr.lane) crossLaneInPlain += 1;
+      }
+    }
+    // the plain model (one lane) has such pairs: the check above is not vacuous
+    expect(crossLaneInPlain).toBeGreaterThan(0);
+  });
+
+  it('runs one planner per lane with no invariant violation, no bad PR landed and every lane landing', () => {
+    const { metrics, world } = simulate(lanes, 11, 'ours');
+    expect(metrics.violations).toBe(0);
+    expect(metrics.badLanded).toBe(0);
+    expect(metrics.merged).toBeGreaterThan(150);
+    for (const l of [0, 1, 2, 3]) expect(world.prs.some((p) => p.lane === l && p.mergedAt !== null)).toBe(true);
   });
 });
