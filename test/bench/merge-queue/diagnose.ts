@@ -23,9 +23,10 @@ const sc: Scenario = {
   prs: Number(arg('prs') ?? 1500),
   conflictRate: 0.004,
   orderConflictRate: 0.01,
-  slowRate: 0.1,
-  runners: 4,
+  slowRate: Number(arg('slow') ?? 0.1),
+  runners: Number(arg('runners') ?? 4),
   crashRate: 0,
+  lanes: Number(arg('lanes') ?? 0),
 };
 
 for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {

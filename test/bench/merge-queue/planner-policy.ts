@@ -10,7 +10,7 @@ import {
   reduceMergeQueue,
 } from '@/modules/merge-queues/planner';
 import { holdsRunner } from '@/modules/merge-queues/planner/chain';
-import { aheadOfBarrier, chainBarrier } from '@/modules/merge-queues/planner/order';
+import { aheadOfBarrier, chainBarrier, overtakeCheck } from '@/modules/merge-queues/planner/order';
 import { batchOutcome } from '@/modules/merge-queues/planner/step';
 import type { BatchState } from '@/modules/merge-queues/planner/types';
 import { hashInts, mulberry32 } from './prng';
@@ -59,6 +59,8 @@ export class PlannerPolicy implements Policy {
    * on what learning CI weights could tell the planner.
    */
   oracleHeavy = false;
+  /** EXPERIMENT (lanes): this planner runs one lane and lands onto the moving base. */
+  lane: number | null = null;
   /** Diagnostics (diagnose.ts): time a bisection barrier held the chain, and time no chain batch was live while PRs waited. */
   readonly diag = { barrierMs: 0, chainIdleMs: 0, lastAt: 0, idleBarrierMs: 0, idleOtherMs: 0, idleEmptyMs: 0 };
   /** Diagnostics: idle runner time outside a bisection, and chain-idle time, by why the chain did not grow. */
@@ -78,6 +80,9 @@ export class PlannerPolicy implements Policy {
       config: { historyLimit: 30, ...NEUTRAL_START, ...config },
     });
     this.crash = mulberry32(hashInts([world.seed, 9]));
+    overtakeCheck.fn = process.env.MQ_OVERTAKE === '1' ? (held, onTop) => world.mergesCleanly(held, onTop) : null;
+    overtakeCheck.deferHeavy = Number(process.env.MQ_DEFER_HEAVY ?? 0);
+    overtakeCheck.deferMs = Number(process.env.MQ_DEFER_MIN ?? 45) * MINUTE;
     this.scheduleTick();
   }
 
@@ -231,7 +236,7 @@ export class PlannerPolicy implements Policy {
         return { type: 'operationSucceeded', operationId: op.id };
       }
       case 'land':
-        if (w.land(op.candidateSha, op.expectedBaseSha)) return { type: 'operationSucceeded', operationId: op.id };
+        if (this.lane !== null ? w.landLane(op.candidateSha, this.lane) : w.land(op.candidateSha, op.expectedBaseSha)) return { type: 'operationSucceeded', operationId: op.id };
         return { type: 'operationFailed', operationId: op.id, reason: 'base moved', baseSha: w.baseSha };
       case 'readBack': {
         const sha = this.candidateOf.get(op.batchId) ?? null;
@@ -290,4 +295,34 @@ function whyChainStopped(s: MergeQueueState): string {
   const heldRunners = live.filter((b) => holdsRunner(b, required)).length;
   if (heldRunners >= s.config.maxParallel) return 'maxParallel held (preparing/queued CI)';
   return `speculation does not pay (chain ${len}${tip && batchOutcome(tip, required) === 'passed' ? ', tip passed' : ''})`;
+}
+
+/** EXPERIMENT: one planner per lane (world.ts Scenario.lanes), sharing the runners and the base branch. */
+export class LanesPolicy implements Policy {
+  readonly name = 'ours';
+  readonly lanes: PlannerPolicy[];
+
+  constructor(
+    private readonly world: World,
+    config: Partial<PlannerConfig> = {},
+  ) {
+    this.lanes = Array.from({ length: world.scenario.lanes ?? 1 }, (_, i) => Object.assign(new PlannerPolicy(world, config, `lane ${i}`), { lane: i }));
+  }
+
+  /** Diagnostics of lane 0 only (diagnose.ts reads them). */
+  get diag(): PlannerPolicy['diag'] {
+    return this.lanes[0].diag;
+  }
+
+  get batchEnd(): PlannerPolicy['batchEnd'] {
+    return this.lanes[0].batchEnd;
+  }
+
+  arrive(n: number): void {
+    this.lanes[this.world.pr(n).lane].arrive(n);
+  }
+
+  violations(): number {
+    return this.lanes.reduce((a, l) => a + l.violations(), 0);
+  }
 }

@@ -1,6 +1,6 @@
 import type { PlannerConfig } from '@/modules/merge-queues/planner';
 import { BorsPolicy, SequentialPolicy, SpeculativePolicy } from './baselines';
-import { PlannerPolicy } from './planner-policy';
+import { LanesPolicy, PlannerPolicy } from './planner-policy';
 import type { Policy } from './policy';
 import { HOUR, type Scenario, World } from './world';
 
@@ -34,6 +34,7 @@ const HORIZON_FACTOR = 40;
 export function makePolicy(name: PolicyName, world: World, config: Partial<PlannerConfig> = {}, oracleHeavy = false): Policy {
   switch (name) {
     case 'ours':
+      if ((world.scenario.lanes ?? 0) > 1) return new LanesPolicy(world, config);
       return Object.assign(new PlannerPolicy(world, config), { oracleHeavy });
     case 'sequential':
       return new SequentialPolicy(world);

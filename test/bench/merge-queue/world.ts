@@ -20,6 +20,29 @@ export interface Scenario {
   runners: number;
   /** Probability that an executor operation of our policy ends with an unknown outcome. */
   crashRate: number;
+  /**
+   * EXPERIMENT (lanes upper bound): each PR touches one top-level directory drawn by Zipf(1) over
+   * 8 directories, the directories are grouped into this many lanes (greedy by weight), and
+   * conflicts happen only between PRs of one lane. Absent or 0: one lane, the plain model.
+   */
+  lanes?: number;
+}
+
+/** Zipf(1) over `n` directories: the weight of each, most used first. */
+export function zipfWeights(n: number): number[] {
+  const raw = Array.from({ length: n }, (_, i) => 1 / (i + 1));
+  const sum = raw.reduce((a, b) => a + b, 0);
+  return raw.map((w) => w / sum);
+}
+
+/** Directories grouped into `lanes` groups, each directory to the lightest group so far. */
+export function laneOfDirectory(weights: readonly number[], lanes: number): number[] {
+  const load = new Array(lanes).fill(0);
+  return weights.map((w) => {
+    const g = load.indexOf(Math.min(...load));
+    load[g] += w;
+    return g;
+  });
 }
 
 export interface PullRequest {
@@ -33,6 +56,8 @@ export interface PullRequest {
   mergedAt: number | null;
   failedAt: number | null;
   blockedTimes: number;
+  /** EXPERIMENT: the lane of its directory (0 with one lane). */
+  lane: number;
   /** Estimated time to merge given at admission (absolute time), for ETA accuracy. */
   eta: number | null;
 }
@@ -172,14 +197,27 @@ export class World {
         mergedAt: null,
         failedAt: null,
         blockedTimes: 0,
+        lane: 0,
         eta: null,
       });
     }
+    const lanes = scenario.lanes ?? 0;
+    if (lanes > 1) {
+      const weights = zipfWeights(8);
+      const laneOf = laneOfDirectory(weights, lanes);
+      for (const pr of this.prs) {
+        let u = keyedUniform([seed, 7, pr.number]);
+        let dir = 0;
+        while (dir < weights.length - 1 && u >= weights[dir]) u -= weights[dir++];
+        pr.lane = laneOf[dir];
+      }
+    }
+    const sameLane = (i: number, j: number) => this.prs[i - 1].lane === this.prs[j - 1].lane;
     this.lastArrival = t;
     this.partners = this.prs.map(() => []);
     for (let i = 1; i <= scenario.prs; i++) {
       for (let j = i + 1; j <= scenario.prs; j++) {
-        if (keyedUniform([seed, 2, i, j]) < scenario.conflictRate) {
+        if (keyedUniform([seed, 2, i, j]) < scenario.conflictRate && sameLane(i, j)) {
           this.partners[i - 1].push(j);
           this.partners[j - 1].push(i);
         }
@@ -188,7 +226,7 @@ export class World {
     this.followers = this.prs.map(() => []);
     for (let i = 1; i <= scenario.prs; i++) {
       for (let j = i + 1; j <= Math.min(scenario.prs, i + ORDER_WINDOW); j++) {
-        if (keyedUniform([seed, 5, i, j]) < scenario.orderConflictRate) this.followers[i - 1].push(j);
+        if (keyedUniform([seed, 5, i, j]) < scenario.orderConflictRate && sameLane(i, j)) this.followers[i - 1].push(j);
       }
     }
     this.candidates.set('L0', { sha: 'L0', baseLen: 0, extra: [] });
@@ -217,7 +255,20 @@ export class World {
     return { ok: true, sha };
   }
 
-  private conflictFor(n: number, baseLen: number, extra: readonly number[]): number | null {
+  /**
+   * `git merge-tree` of each PR of `held` onto the base plus `onTop` (in order): true when every
+   * one merges cleanly (the check of the faster order rule; nothing is recorded).
+   */
+  mergesCleanly(held: readonly number[], onTop: readonly number[]): boolean {
+    const extra = onTop.filter((n) => !this.landedIndex.has(n));
+    for (const x of held) {
+      if (extra.includes(x) || this.landedIndex.has(x)) continue;
+      if (this.conflictFor(x, this.landed.length, extra, false) !== null) return false;
+    }
+    return true;
+  }
+
+  private conflictFor(n: number, baseLen: number, extra: readonly number[], record = true): number | null {
     const pr = this.pr(n);
     for (const other of this.partners[n - 1]) {
       const at = this.landedIndex.get(other);
@@ -229,7 +280,7 @@ export class World {
     for (const later of this.followers[n - 1]) {
       const at = this.landedIndex.get(later);
       if ((at !== undefined && at >= pr.headBase && at < baseLen) || extra.includes(later)) {
-        if (!pr.bad) this.orderConflicts.add(`${n}:${pr.headVersion}`);
+        if (!pr.bad && record) this.orderConflicts.add(`${n}:${pr.headVersion}`);
         return later;
       }
     }
@@ -292,7 +343,8 @@ export class World {
 
   private dispatch(): void {
     while (this.running.size < this.scenario.runners && this.waiting.length > 0) {
-      const run = this.waiting.shift() as CiRun;
+      const pick = (this.scenario.lanes ?? 0) > 1 ? Math.max(0, this.waiting.findIndex((r) => !r.tag.startsWith('screen'))) : 0;
+      const run = this.waiting.splice(pick, 1)[0];
       run.startedAt = this.now;
       this.running.add(run);
       this.ciRunsStarted += 1;
@@ -318,6 +370,33 @@ export class World {
     if (!prefixOk) this.violations.push(`${sha} is not built on the base`);
     for (const n of c.extra.slice(Math.max(0, already))) {
       const pr = this.pr(n);
+      if (this.landedIndex.has(n)) this.violations.push(`#${n} landed twice`);
+      if (pr.bad) this.badLanded += 1;
+      this.landedIndex.set(n, this.landed.length);
+      this.landed.push(n);
+      pr.mergedAt = this.now;
+    }
+    this.candidates.set(sha, { sha, baseLen: this.landed.length, extra: [] });
+    this.baseSha = sha;
+    this.wasBase.add(sha);
+    return true;
+  }
+
+  /**
+   * EXPERIMENT (lanes): lands a candidate of lane `lane` onto the base as it is now. Since the
+   * candidate was built, only PRs of other lanes (disjoint directories) or its own ancestors may
+   * have landed; its own PRs are then merged onto the moved base (a clean merge by construction).
+   */
+  landLane(sha: string, lane: number): boolean {
+    const c = this.candidates.get(sha);
+    if (!c) throw new Error(`unknown candidate ${sha}`);
+    if (!this.passed.has(sha)) this.violations.push(`${sha} landed without a passing CI run`);
+    const since = this.landed.slice(c.baseLen);
+    const own = since.filter((n) => this.pr(n).lane === lane);
+    if (!own.every((n, i) => c.extra[i] === n)) return false;
+    for (const n of c.extra.slice(own.length)) {
+      const pr = this.pr(n);
+      if (pr.lane !== lane) this.violations.push(`#${n} of another lane landed in lane ${lane}`);
       if (this.landedIndex.has(n)) this.violations.push(`#${n} landed twice`);
       if (pr.bad) this.badLanded += 1;
       this.landedIndex.set(n, this.landed.length);

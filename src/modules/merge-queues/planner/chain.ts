@@ -3,7 +3,7 @@ import { isolationUnits, planProbes } from './bisection';
 import { type CiDurationModel, durationModel, expectedCiMs, expectedRemainingMs, heavyProbabilities } from './ci-weight';
 import { ewma } from './ewma';
 import { INITIAL_CHAIN_BATCH_SIZE } from './config';
-import { aheadOfBarrier, chainBarrier } from './order';
+import { aheadOfBarrier, chainBarrier, isHeld, overtakeCheck } from './order';
 import { byPlanningOrder } from './priority';
 import { failureProbability, isScreened, planScreens } from './screening';
 import { batchOutcome, childrenOf, createBatch, type Ctx, isFinalBatch, liveAncestors, outcome } from './step';
@@ -81,18 +81,48 @@ function planChainAndProbes(ctx: Ctx): void {
 
   const { units, normal } = isolationUnits(waiting);
   // Queue order (order.ts): the chain takes no PR queued behind a suspect still being probed.
-  const takeable = aheadOfBarrier(normal, chainBarrier(s.entries));
+  const barrier = chainBarrier(s.entries);
+  const ahead = aheadOfBarrier(normal, barrier);
+  let takeable = ahead;
+  let provenOver: string[] | undefined;
+  const defer = overtakeCheck.deferHeavy;
+  if (overtakeCheck.fn && (barrier || defer)) {
+    // EXPERIMENT: walk the held and waiting PRs in planning order; held ones (and, with
+    // deferHeavy, likely-heavy ones until enough of them wait) are overtaken, and each PR taken
+    // past an overtaken one must leave every overtaken PR merging cleanly onto the chain plus it.
+    const heavy = (e: EntryState) => (e.heavyProbability ?? 0) >= 0.5;
+    const deferred = defer ? normal.filter(heavy) : [];
+    const release = deferred.length >= defer || deferred.some((e) => ctx.at - e.enqueuedAt > overtakeCheck.deferMs);
+    const all = [...s.entries.filter((e) => isHeld(e) && !normal.includes(e) && !(barrier && byPlanningOrder(e, barrier) < 0)), ...normal].sort(byPlanningOrder);
+    const chainPrs = live.filter((b) => b.role === 'chain').flatMap((b) => b.prNumbers);
+    const over: EntryState[] = [];
+    const taken: EntryState[] = [];
+    for (const e of all) {
+      if ((isHeld(e) && !normal.includes(e)) || (barrier && byPlanningOrder(e, barrier) >= 0 && isHeld(e) && !e.cleared)) {
+        over.push(e);
+        continue;
+      }
+      if (defer && !release && heavy(e)) {
+        over.push(e);
+        continue;
+      }
+      if (over.length > 0 && !overtakeCheck.fn(over.map((x) => x.number), [...chainPrs, ...taken.map((x) => x.number), e.number])) break;
+      taken.push(e);
+    }
+    takeable = taken;
+    if (over.length > 0) provenOver = over.map((e) => e.id);
+  }
   if (units.length > 0) {
     const probing = live.filter((b) => b.role === 'part' && holdsRunner(b, required)).length;
     free -= planProbes(ctx, units, free, probing, takeable.length);
   }
   // A probe that is landing by itself moves the base: the chain waits for it.
   if (live.some((b) => b.role === 'part' && b.status === 'merging')) return;
-  extendChain(ctx, live, takeable, free);
+  extendChain(ctx, live, takeable, free, provenOver);
 }
 
 /** Grows the chain at its tip with batches of the waiting PRs, one runner each. */
-function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[], free: number): void {
+function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[], free: number, provenOver?: string[]): void {
   const { s } = ctx;
   const root = live.find((b) => b.role === 'chain' && b.parentId === null && b.baseSha === s.baseSha);
   let tip: BatchState | null = null;
@@ -123,6 +153,7 @@ function extendChain(ctx: Ctx, live: readonly BatchState[], waiting: EntryState[
     if (tip && !speculationPays(ctx, tip, taken)) break;
     queue = queue.slice(size);
     tip = createBatch(ctx, 'chain', taken, tip);
+    if (provenOver) tip.provenOver = provenOver;
     if (screening && taken.every(isScreened)) tip.screened = true;
     chainLength += 1;
     chainSuccess *= batchPassChance(s, tip);

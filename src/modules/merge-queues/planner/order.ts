@@ -61,8 +61,19 @@ export function heldOvertakenBy(s: MergeQueueState, b: BatchState): EntryState[]
   const carried = new Set([...ancestorsIn(s, b).flatMap((a) => a.entryIds), ...b.entryIds]);
   const judged = judgedBy(s, b);
   if (!judged) return [];
-  return s.entries.filter((e) => !carried.has(e.id) && isHeld(e) && byPlanningOrder(e, judged) < 0);
+  const proven = new Set(b.provenOver ?? []);
+  return s.entries.filter((e) => !carried.has(e.id) && !proven.has(e.id) && isHeld(e) && byPlanningOrder(e, judged) < 0);
 }
+
+/**
+ * EXPERIMENT: the merge-tree check, injected by the simulator: whether every PR of `held` still
+ * merges cleanly onto the base plus `onTop` (PR numbers, in merge order).
+ */
+export const overtakeCheck: { fn: ((held: readonly number[], onTop: readonly number[]) => boolean) | null; deferHeavy: number; deferMs: number } = {
+  fn: null,
+  deferHeavy: 0,
+  deferMs: 0,
+};
 
 /**
  * The live PRs a probe landing by itself would overtake: any PR queued (not set aside) or in

@@ -140,6 +140,8 @@ export interface BatchState {
   role: BatchRole;
   /** A chain batch formed only of screened (or cleared) PRs; absent: false. */
   screened?: boolean;
+  /** EXPERIMENT: held entries proven to merge cleanly onto this batch's candidate (it may overtake them). */
+  provenOver?: string[];
   /** Live batch whose candidate this one is built on; null once it is built on the base. */
   parentId: string | null;
   /** Commit the candidate is built on; null until known (the parent's candidate is not built yet). */
