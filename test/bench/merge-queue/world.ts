@@ -367,7 +367,13 @@ export class World {
     const already = this.landed.length - c.baseLen;
     const prefixOk = already >= 0 && c.extra.slice(0, already).every((n, i) => this.landed[c.baseLen + i] === n);
     if (!prefixOk) this.violations.push(`${sha} is not built on the base`);
-    for (const n of c.extra.slice(Math.max(0, already))) {
+    this.append(sha, c.extra.slice(Math.max(0, already)));
+    return true;
+  }
+
+  /** Appends the candidate's new PRs to the landed history and makes `sha` the base. */
+  private append(sha: string, prs: readonly number[]): void {
+    for (const n of prs) {
       const pr = this.pr(n);
       if (this.landedIndex.has(n)) this.violations.push(`#${n} landed twice`);
       if (pr.bad) this.badLanded += 1;
@@ -378,7 +384,6 @@ export class World {
     this.candidates.set(sha, { sha, baseLen: this.landed.length, extra: [] });
     this.baseSha = sha;
     this.wasBase.add(sha);
-    return true;
   }
 
   /**
@@ -393,18 +398,9 @@ export class World {
     const since = this.landed.slice(c.baseLen);
     const own = since.filter((n) => this.pr(n).lane === lane);
     if (!own.every((n, i) => c.extra[i] === n)) return false;
-    for (const n of c.extra.slice(own.length)) {
-      const pr = this.pr(n);
-      if (pr.lane !== lane) this.violations.push(`#${n} of another lane landed in lane ${lane}`);
-      if (this.landedIndex.has(n)) this.violations.push(`#${n} landed twice`);
-      if (pr.bad) this.badLanded += 1;
-      this.landedIndex.set(n, this.landed.length);
-      this.landed.push(n);
-      pr.mergedAt = this.now;
-    }
-    this.candidates.set(sha, { sha, baseLen: this.landed.length, extra: [] });
-    this.baseSha = sha;
-    this.wasBase.add(sha);
+    const prs = c.extra.slice(own.length);
+    for (const n of prs) if (this.pr(n).lane !== lane) this.violations.push(`#${n} of another lane landed in lane ${lane}`);
+    this.append(sha, prs);
     return true;
   }
 
