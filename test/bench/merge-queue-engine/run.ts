@@ -43,7 +43,8 @@
  * BENCH_FENCE_COMPARE=N (0): the latency phase runs 2N times instead, alternating a worker with the
  * executor's fence shortcuts off (MERGE_QUEUE_FENCE_SHORTCUTS=false) and on, restarted between
  * rounds, so both are measured side by side under the same load. BENCH_LATENCY_ONLY=1 skips the
- * throughput and planner phases.
+ * throughput and planner phases. BENCH_PLANNER_STATUSES=1: the planner phase's queues post commit
+ * statuses, as queues on GitHub do.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -88,6 +89,12 @@ const LEGACY = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === 'true';
 /** Requests measured around each planner size (the ones just before it is reached). */
 const ENQUEUE_WINDOW = 20;
 const SIDE_ROUNDS = num('BENCH_PLANNER_SIDE_ROUNDS', 60);
+/**
+ * BENCH_PLANNER_STATUSES=1: the planner phase's queues post commit statuses, as queues on GitHub do
+ * (their code source is made a GitHub one before their first event; paused, they never reach
+ * GitHub, and the worker's posts of the statuses each event decides fail and are dropped).
+ */
+const PLANNER_STATUSES = process.env.BENCH_PLANNER_STATUSES === '1';
 /** Reducer repetitions per planner size and event kind. */
 const REDUCER_REPS = 30;
 
@@ -447,7 +454,7 @@ interface Bench {
   dir: string;
 }
 
-async function createQueue(bench: Bench, name: string, prs: number, settings: Record<string, unknown>): Promise<QueueUnderTest> {
+async function createQueue(bench: Bench, name: string, prs: number, settings: Record<string, unknown>, postsStatuses = false): Promise<QueueUnderTest> {
   const repo = createRepo(bench.dir, name, prs);
   const source = await bench.prisma.codeSource.create({
     data: { organizationId: bench.organizationId, provider: 'LOCAL_GIT', foreignId: repo.path, nameWithOwner: repo.path, url: `file://${repo.path}` },
@@ -459,6 +466,7 @@ async function createQueue(bench: Bench, name: string, prs: number, settings: Re
     checkTimeoutSeconds: 3600,
     ...settings,
   });
+  if (postsStatuses) await bench.prisma.codeSource.update({ where: { id: source.id }, data: { provider: 'GITHUB' } });
   return { id: queue.id, repo, prs };
 }
 
@@ -677,7 +685,7 @@ interface SideBySide {
 }
 
 async function runSideBySide(bench: Bench, large: QueueUnderTest): Promise<SideBySide> {
-  const small = await createQueue(bench, 'planner-small', PLANNER_SIZES[0], {});
+  const small = await createQueue(bench, 'planner-small', PLANNER_SIZES[0], {}, PLANNER_STATUSES);
   await bench.api.call('POST', `/merge-queues/${small.id}/pause`);
   await enqueueAll(bench, small);
   await analyze(bench);
@@ -715,7 +723,7 @@ async function analyze(bench: Bench): Promise<void> {
 
 async function runPlannerPhase(bench: Bench): Promise<{ points: PlannerPoint[]; side: SideBySide | null }> {
   const largest = PLANNER_SIZES[PLANNER_SIZES.length - 1];
-  const queue = await createQueue(bench, 'planner', largest, {});
+  const queue = await createQueue(bench, 'planner', largest, {}, PLANNER_STATUSES);
   await bench.api.call('POST', `/merge-queues/${queue.id}/pause`);
   const points: PlannerPoint[] = [];
   const times: number[] = [];
@@ -906,7 +914,7 @@ function printLanding(results: PhaseResult[]): void {
 }
 
 function printPlanner(points: PlannerPoint[], side: SideBySide | null): void {
-  out('\n## Planner at size: a paused queue with N waiting entries\n');
+  out(`\n## Planner at size: a paused queue with N waiting entries${PLANNER_STATUSES ? ' that posts commit statuses (as on GitHub)' : ''}\n`);
   out(
     `Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=true: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg()
       .map((l) => l.toFixed(1))
