@@ -5,6 +5,7 @@ import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repos
 import { Prisma } from '@/generated/prisma/client';
 import { type AppConfig, loadConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
+import { statusChanges, statusFront } from '@/modules/merge-queues/commit-statuses';
 import { isPlainWaiting, type MergeQueueEvent, reduceMergeQueue, windowSize } from '@/modules/merge-queues/planner';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
@@ -182,6 +183,72 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     const after = await prisma.mergeQueueEntry.findMany({ where: { queueId: queue.id, planner: { not: Prisma.DbNull } } });
     const final = (await repository.plannerState(owner.organizationId, queue.id))!;
     for (const row of after) expect(row.plannerPlain).toBe(isPlainWaiting(final.entries.find((e) => e.id === row.id)!));
+  }, 120_000);
+
+  it("a queue that posts commit statuses loads a window with the front of the line, and posts the whole state's statuses", async () => {
+    // maxParallel 1 x maxBatch 2: a window of 11 plain waiting entries and a front of 31 (set-aside
+    // PRs count there). The code source is made a GitHub one before the queue's first event (the
+    // repository asks once per queue); with no worker, the statuses are only decided, never posted.
+    const settings = { maxParallel: 1, maxBatch: 2 };
+    const repo = createBareRepo({ 'README.md': 'hello\n' });
+    const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
+    const queue = (
+      await http()
+        .post('/merge-queues')
+        .set(owner.auth)
+        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], ...settings } })
+        .expect(201)
+    ).body.data as MqQueue;
+    await prisma.codeSource.update({ where: { id: source.id }, data: { provider: 'GITHUB' } });
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    const entries = [];
+    for (let i = 1; i <= 60; i++) entries.push(await mq.enqueue(queue.id, i, commit(repo.path, repo.main, { [`pr-${i}.txt`]: `${i}\n` }, `PR ${i}`)));
+    // Set aside: three in the first places, one far back.
+    for (const i of [1, 3, 5, 50]) await applyAndCompare(queue.id, { type: 'setAside', entryId: entries[i].id, setAside: true, at: Date.now() });
+    const front = statusFront({ config: { ...(await repository.plannerState(owner.organizationId, queue.id))!.config } });
+    expect(front).toBe(20 + windowSize(settings));
+    const statusesAgree = async (event: MergeQueueEvent, numbers?: number[]) => {
+      const whole = (await repository.plannerState(owner.organizationId, queue.id))!;
+      const expected = reduceMergeQueue(whole, event);
+      const applied = await repository.apply({ organizationId: owner.organizationId, queueId: queue.id, numbers, build: () => [event], wake: 'none' });
+      expect(applied.outcome.state).toEqual(expect.objectContaining({ revision: expected.state.revision, batches: expected.state.batches }));
+      const now = Date.now();
+      expect(statusChanges(applied.outcome.before, applied.outcome.state, now)).toEqual(statusChanges(whole, expected.state, now));
+      expect(await repository.plannerState(owner.organizationId, queue.id)).toEqual(expected.state);
+      return applied.outcome.before;
+    };
+    // A change near the back: the window holds the front (set-aside ones too), not all 60.
+    const loaded = await statusesAgree({ type: 'setPriority', entryId: entries[58].id, priority: 1, at: Date.now() });
+    const held = loaded.entries.map((e) => e.number);
+    expect(held.length).toBeLessThan(60);
+    expect(held.length).toBeGreaterThanOrEqual(front);
+    for (const n of [2, 4, 6, 59]) expect(held).toContain(n);
+    expect(held).not.toContain(51);
+    // PR 59 now has priority 1: it is first in line, its status names position 1.
+    const whole = (await repository.plannerState(owner.organizationId, queue.id))!;
+    expect(statusChanges(loaded, whole, Date.now()).find((x) => x.subject.kind === 'entry' && x.subject.number === 59)?.description).toMatch(
+      /^Queued: position 1(,|$)/,
+    );
+    // A provider event names a PR by number: the window loads its live entry before the callback reads it.
+    const byNumber = await repository.apply({
+      organizationId: owner.organizationId,
+      queueId: queue.id,
+      numbers: [57],
+      build: ({ state }) => {
+        expect(state.entries.find((e) => e.number === 57)).toMatchObject({ status: 'queued' });
+        expect(state.entries.length).toBeLessThan(60);
+        return [];
+      },
+      wake: 'none',
+    });
+    expect(byNumber.outcome.changed).toBe(false);
+    // A removal in the front moves places; resume plans the first batch over the whole state, then a removal in the window.
+    await statusesAgree({ type: 'remove', entryId: entries[0].id, at: Date.now() });
+    await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
+    const planned = (await repository.plannerState(owner.organizationId, queue.id))!;
+    const inBatch = planned.batches.find((b) => b.status === 'preparing')!;
+    const last = await statusesAgree({ type: 'remove', entryId: inBatch.entryIds[0], at: Date.now() }, []);
+    expect(last.entries.length).toBeLessThan(60);
   }, 120_000);
 
   it('the sweep selects the queues with something due, not the idle ones nor those due later', async () => {

@@ -1,4 +1,4 @@
-import { byPlanningOrder, estimateMergeTimes, FINAL_ENTRY_STATUSES, type BatchState, type EntryState, type MergeQueueState } from './planner';
+import { byPlanningOrder, estimateMergeTimes, FINAL_ENTRY_STATUSES, type BatchState, type EntryState, type MergeQueueState, windowSize } from './planner';
 
 /** GitHub's commit status states, and its limit on a description. */
 export type CommitState = 'pending' | 'success' | 'failure' | 'error';
@@ -16,6 +16,15 @@ export const SHOWN_POSITIONS = 20;
  * re-posted (GitHub keeps at most 1000 statuses per commit and context).
  */
 export const ETA_STEP_MS = 15 * 60 * 1000;
+
+/**
+ * How many plain waiting PRs an event loads for the statuses of a queue (planner/window.ts
+ * frontHolds): the places shown and a margin for the PRs one request can take out of the line ahead
+ * of them (the planner's window size); when an event takes out more, the whole state is reduced.
+ */
+export function statusFront(state: Pick<MergeQueueState, 'config'>): number {
+  return SHOWN_POSITIONS + windowSize(state.config);
+}
 
 /** One commit status to post: on a PR's head commit or on a candidate commit. */
 export interface CommitStatus {
@@ -46,9 +55,9 @@ export interface CommitStatus {
  * counts the live PRs (those in batches first, then the waiting ones in planning order); only the
  * first SHOWN_POSITIONS get it, so the statuses a change posts do not grow with the line.
  */
-export function statusChanges(before: MergeQueueState, after: MergeQueueState, now = Date.now()): CommitStatus[] {
+export function statusChanges(before: MergeQueueState, after: MergeQueueState, now = Date.now(), shown = SHOWN_POSITIONS): CommitStatus[] {
   const out: CommitStatus[] = [];
-  const front = { before: frontOfLine(before, now), after: frontOfLine(after, now) };
+  const front = { before: frontOfLine(before, now, shown), after: frontOfLine(after, now, shown) };
   const was = new Map(before.entries.map((e) => [e.id, rendered(before, e, front.before)]));
   for (const e of after.entries) {
     const status = rendered(after, e, front.after);
@@ -66,8 +75,9 @@ export function statusChanges(before: MergeQueueState, after: MergeQueueState, n
   return out;
 }
 
-/** The front of the line: the position and expected merge time of each of the first SHOWN_POSITIONS live PRs. */
-interface FrontOfLine {
+/** The front of the line: the position and expected merge time of each of the first `shown` (SHOWN_POSITIONS) live PRs. */
+export interface FrontOfLine {
+  shown: number;
   positions: Map<string, number>;
   etas: Map<string, number>;
 }
@@ -79,7 +89,7 @@ function rendered(state: MergeQueueState, e: EntryState, front: FrontOfLine): Co
   switch (e.status) {
     case 'queued': {
       const position = front.positions.get(e.id);
-      if (position === undefined) return { sha: e.headSha, subject, state: 'pending', description: `Queued: ${SHOWN_POSITIONS} or more PRs ahead` };
+      if (position === undefined) return { sha: e.headSha, subject, state: 'pending', description: `Queued: ${front.shown} or more PRs ahead` };
       const eta = front.etas.get(e.id);
       return {
         sha: e.headSha,
@@ -131,16 +141,16 @@ function candidateStatus(b: BatchState): CommitStatus | undefined {
   return undefined;
 }
 
-/** 1-based places of the first SHOWN_POSITIONS live entries (those in batches first, then the waiting in planning order), and their estimates. */
-function frontOfLine(state: MergeQueueState, now: number): FrontOfLine {
+/** 1-based places of the first `shown` live entries (those in batches first, then the waiting in planning order), and their estimates. */
+export function frontOfLine(state: MergeQueueState, now: number, shown: number): FrontOfLine {
   const live = state.entries.filter((x) => !FINAL_ENTRY_STATUSES.includes(x.status) && x.status !== 'blocked');
   const line = [...live.filter((x) => x.status !== 'queued'), ...live.filter((x) => x.status === 'queued').sort(byPlanningOrder)];
-  const positions = new Map(line.slice(0, SHOWN_POSITIONS).map((x, i) => [x.id, i + 1]));
+  const positions = new Map(line.slice(0, shown).map((x, i) => [x.id, i + 1]));
   const etas = new Map<string, number>();
   if (line.some((x) => x.status === 'queued' && positions.has(x.id))) {
     for (const x of estimateMergeTimes(state, now)) if (positions.has(x.entryId)) etas.set(x.entryId, x.estimatedMergeAt);
   }
-  return { positions, etas };
+  return { shown, positions, etas };
 }
 
 /** HH:MM (UTC) of `at`. */

@@ -39,7 +39,7 @@ export class MergeQueueProviderEvents {
     headSha: string,
     source: ProviderSource,
   ): Promise<ProviderEventResult[]> {
-    return this.each(organizationId, integrationId, repository, source, (state) => {
+    return this.each(organizationId, integrationId, repository, source, [number], (state) => {
       const entry = liveEntry(state, number);
       if (!entry) return { events: [], note: `#${number} is not in the queue` };
       if (entry.headSha === headSha && entry.pendingHeadSha === null) return { events: [], note: `#${number} already has head ${headSha}` };
@@ -49,7 +49,7 @@ export class MergeQueueProviderEvents {
 
   /** A PR was closed (merged outside the queue or not): it leaves the queue. */
   prClosed(organizationId: string, integrationId: string, repository: string, number: number, source: ProviderSource): Promise<ProviderEventResult[]> {
-    return this.each(organizationId, integrationId, repository, source, (state) => {
+    return this.each(organizationId, integrationId, repository, source, [number], (state) => {
       const entry = liveEntry(state, number);
       if (!entry) return { events: [], note: `#${number} is not in the queue` };
       return { events: [{ type: 'remove', entryId: entry.id, at: Date.now() }], note: `#${number} was closed` };
@@ -73,6 +73,7 @@ export class MergeQueueProviderEvents {
       integrationId,
       repository,
       source,
+      [],
       (state) => {
         const batch = state.batches.find((b) => b.candidateSha === check.sha && !FINAL_BATCH_STATUSES.includes(b.status));
         if (!batch) return { events: [], note: `${check.sha} is no live candidate` };
@@ -105,6 +106,7 @@ export class MergeQueueProviderEvents {
       integrationId,
       repository,
       source,
+      [],
       (state) => {
         if (state.baseSha === after) return { events: [], note: 'the base the queue already knows' };
         if (state.batches.some((b) => b.candidateSha === after)) return { events: [], note: `${after} is a candidate of the queue (its own land)` };
@@ -122,6 +124,7 @@ export class MergeQueueProviderEvents {
     integrationId: string,
     repository: string,
     source: ProviderSource,
+    numbers: readonly number[],
     decide: (state: MergeQueueState) => { events: MergeQueueEvent[]; note: string; batchId?: string },
     checksUrl?: string,
     baseRef?: string,
@@ -134,8 +137,8 @@ export class MergeQueueProviderEvents {
       const { outcome } = await this.repository.apply({
         organizationId,
         queueId: queue.id,
-        // decide() finds waiting entries by PR number in the state.
-        wholeState: true,
+        // decide() finds the PR's live entry by number in the state (a window loads it), and the batches.
+        numbers,
         build: ({ state }) => {
           const decided = decide(state);
           note = decided.note;

@@ -23,6 +23,7 @@ import { type Lease, LeaseLost } from './engine/merge-queue-lease';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { nextWakeAt } from './engine/merge-queue-wake';
 import { MergeQueueMetrics } from './merge-queue-metrics';
+import { SHOWN_POSITIONS, statusFront } from './commit-statuses';
 import { MergeQueueStatusOut } from './merge-queue-status-out';
 import { MergeQueueErrors } from './merge-queues.errors';
 import {
@@ -39,6 +40,7 @@ import {
   type MergeQueueOperationKind,
   type MergeQueueState,
   isPlainWaiting,
+  frontHolds,
   namedBy,
   reduceMergeQueue,
   type StatusTransition,
@@ -85,9 +87,14 @@ export interface LockedQueue {
   window?: Window;
 }
 
-/** A window's edge (null: it left nothing out) and each entry's place in the state's list (`plannerSeq`), in the window's order. */
+/**
+ * A window's edge (null: it left nothing out), for a queue that posts commit statuses the edge of
+ * the front it loaded (planner/window.ts frontHolds; null: none or nothing left out), and each
+ * entry's place in the state's list (`plannerSeq`), in the window's order.
+ */
 interface Window {
   edge: WindowEdge | null;
+  frontEdge: WindowEdge | null;
   seqs: number[];
 }
 
@@ -224,10 +231,10 @@ export interface ApplyRequest<T> {
   /** Kick the executor even when no operation was issued (a base-ref move it finishes). */
   startExecutor?: boolean;
   /**
-   * The callbacks read waiting entries of the state by PR number (provider events): the state is
-   * loaded whole, never as a window.
+   * The callbacks read waiting entries of the state by these PR numbers (provider events): a window
+   * loads the live entries of those numbers too.
    */
-  wholeState?: boolean;
+  numbers?: readonly number[];
   /** Rows to hand back as the transaction left them (the caller's answer; no read after the commit). */
   returning?: { entryId?: string; batchId?: string; view?: boolean };
 }
@@ -267,16 +274,22 @@ export class MergeQueuesRepository {
 
   async apply<T = void>(request: ApplyRequest<T>): Promise<Applied<T>> {
     const applied = await this.prisma.$transaction(async (tx) => {
-      const locked = await this.lock(tx, request.organizationId, request.queueId, !request.wholeState);
+      const locked = await this.lock(tx, request.organizationId, request.queueId);
       if (request.lease) assertHolds(locked.row, request.lease);
+      if (locked.window && request.numbers?.length)
+        Object.assign(locked, await withNamedEntries(tx, locked.row, locked.state, locked.window, { numbers: request.numbers }));
       const q = new QueueTransaction(tx, this.audit, locked.row.id, locked.row.organizationId);
       const events = await request.build(locked, q);
-      // A window is reduced when every event keeps to it (planner/window.ts); otherwise the whole state is.
+      // A window is reduced when every event keeps to it (planner/window.ts), and for a queue that
+      // posts commit statuses when it also holds the front of the line; otherwise the whole state is.
       let before = locked.state;
       let reduced: ReturnType<typeof reduceEvents> = null;
-      if (locked.window && !events.some((e) => WHOLE_STATE_EVENTS.includes(e.type))) {
-        before = await withNamedEntries(tx, locked.row, locked.state, locked.window, events);
-        reduced = reduceEvents(locked.row.id, before, events, locked.window.edge);
+      const { window } = locked;
+      if (window && !events.some((e) => WHOLE_STATE_EVENTS.includes(e.type))) {
+        ({ state: before } = await withNamedEntries(tx, locked.row, locked.state, window, namedBy(events)));
+        reduced = reduceEvents(locked.row.id, before, events, window.edge);
+        const front = (state: MergeQueueState) => frontHolds(state, window.edge, window.frontEdge, SHOWN_POSITIONS);
+        if (reduced !== null && window.frontEdge !== null && !(front(before) && front(reduced.state))) reduced = null;
       }
       if (reduced === null) {
         if (locked.window) before = await assembleState(tx, locked.row);
@@ -342,21 +355,20 @@ export class MergeQueuesRepository {
 
   /**
    * Locks the queue row for the rest of the transaction and reads it with its planner state: a
-   * window of it when `windowed` and nothing needs the whole (the legacy persistence; commit
-   * statuses, which place the first PRs in line counting set-aside ones a window leaves out).
+   * window of it (the whole state under the legacy persistence). A queue that posts commit
+   * statuses also loads the front of the line they number (set-aside PRs count there).
    */
-  private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string, windowed: boolean): Promise<LockedQueue> {
+  private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string): Promise<LockedQueue> {
     const found =
       organizationId === null
         ? await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`
         : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
     if (found.length === 0) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
     const row = await tx.mergeQueue.findUniqueOrThrow({ where: { id: queueId } });
-    if (windowed && !this.config.mergeQueues.legacyPersistence && !(await this.statusOut?.postsStatuses(row, tx))) {
-      const { state, window } = await assembleWindow(tx, row);
-      return { row, state, window };
-    }
-    return { row, state: await assembleState(tx, row) };
+    if (this.config.mergeQueues.legacyPersistence) return { row, state: await assembleState(tx, row) };
+    const posts = (await this.statusOut?.postsStatuses(row, tx)) ?? false;
+    const { state, window } = await assembleWindow(tx, row, posts ? statusFront(row.plannerState as unknown as MergeQueueState) : 0);
+    return { row, state, window };
   }
 
   /** The queue's planner state as the last event left it (one snapshot), or null when there is no such queue. */
@@ -827,55 +839,71 @@ async function assembleState(tx: Prisma.TransactionClient, row: MergeQueue): Pro
  * A window of the queue's planner state (planner/window.ts), in one round trip: the document, every
  * entry the state holds that is not plain waiting (`MergeQueueEntry_hot_idx`), the first
  * `windowSize` plain waiting ones not set aside in planning order (`MergeQueueEntry_line_idx`;
- * one more tells whether any was left out), all in the state's order, and every batch.
+ * one more tells whether any was left out), with `front` the first `front` plain waiting ones set
+ * aside or not (the same, and `MergeQueueEntry_aside_idx`), all in the state's order, and every batch.
  */
-async function assembleWindow(tx: Prisma.TransactionClient, row: MergeQueue): Promise<{ state: MergeQueueState; window: Window }> {
+async function assembleWindow(tx: Prisma.TransactionClient, row: MergeQueue, front: number): Promise<{ state: MergeQueueState; window: Window }> {
   const doc = row.plannerState as unknown as MergeQueueState;
   const size = windowSize(doc.config);
-  const [lists] = await tx.$queryRaw<{ entries: string; seqs: string; edge: string | null; batches: string }[]>`
+  const [lists] = await tx.$queryRaw<{ entries: string; seqs: string; edge: string | null; frontEdge: string | null; batches: string }[]>`
     WITH "line" AS (
       SELECT "planner", "plannerSeq", "priority", "position", row_number() OVER (ORDER BY "priority" DESC, "position") AS "n"
       FROM (SELECT "planner", "plannerSeq", "priority", "position" FROM "MergeQueueEntry"
             WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND "plannerPlain" AND NOT "setAside"
-            ORDER BY "priority" DESC, "position" LIMIT ${size + 1}) AS "head"
+            ORDER BY "priority" DESC, "position" LIMIT ${Math.max(size, front) + 1}) AS "head"
+    ), "front" AS (
+      SELECT "planner", "plannerSeq", "priority", "position", row_number() OVER (ORDER BY "priority" DESC, "position") AS "n"
+      FROM (SELECT "planner", "plannerSeq", "priority", "position" FROM "line"
+            UNION ALL
+            (SELECT "planner", "plannerSeq", "priority", "position" FROM "MergeQueueEntry"
+             WHERE ${front} > 0 AND "queueId" = ${row.id} AND "planner" IS NOT NULL AND "plannerPlain" AND "setAside"
+             ORDER BY "priority" DESC, "position" LIMIT ${front + 1})) AS "both"
+      WHERE ${front} > 0
     ), "win" AS (
       SELECT "planner", "plannerSeq" FROM "MergeQueueEntry" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND NOT "plannerPlain"
-      UNION ALL
+      UNION
       SELECT "planner", "plannerSeq" FROM "line" WHERE "n" <= ${size}
+      UNION
+      SELECT "planner", "plannerSeq" FROM "front" WHERE "n" <= ${front}
     )
     SELECT
       (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "win")::text AS "entries",
       (SELECT coalesce(json_agg("plannerSeq" ORDER BY "plannerSeq"), '[]') FROM "win")::text AS "seqs",
       (SELECT json_build_object('priority', l."priority", 'position', l."position") FROM "line" l
         WHERE l."n" = ${size} AND EXISTS (SELECT 1 FROM "line" WHERE "n" = ${size + 1}))::text AS "edge",
+      (SELECT json_build_object('priority', f."priority", 'position', f."position") FROM "front" f
+        WHERE f."n" = ${front} AND EXISTS (SELECT 1 FROM "front" WHERE "n" = ${front + 1}))::text AS "frontEdge",
       (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "MergeQueueBatch" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL)::text AS "batches"`;
   return {
     state: { ...doc, entries: JSON.parse(lists.entries) as EntryState[], batches: JSON.parse(lists.batches) as BatchState[] },
-    window: { edge: lists.edge === null ? null : (JSON.parse(lists.edge) as WindowEdge), seqs: JSON.parse(lists.seqs) as number[] },
+    window: {
+      edge: lists.edge === null ? null : (JSON.parse(lists.edge) as WindowEdge),
+      frontEdge: lists.frontEdge === null ? null : (JSON.parse(lists.frontEdge) as WindowEdge),
+      seqs: JSON.parse(lists.seqs) as number[],
+    },
   };
 }
 
-/** The window with the entries the events name (by id, or live by PR number) that it left out, in the state's order. */
+/** The window with the entries named by id, or live by PR number, that it left out, in the state's order (and their places). */
 async function withNamedEntries(
   tx: Prisma.TransactionClient,
   row: MergeQueue,
   state: MergeQueueState,
   window: Window,
-  events: readonly MergeQueueEvent[],
-): Promise<MergeQueueState> {
-  const { ids, numbers } = namedBy(events);
-  if (ids.length === 0 && numbers.length === 0) return state;
+  { ids = [], numbers = [] }: { ids?: readonly string[]; numbers?: readonly number[] },
+): Promise<{ state: MergeQueueState; window: Window }> {
+  if (ids.length === 0 && numbers.length === 0) return { state, window };
   // Every entry left out is plain waiting, and therefore live.
   const found = await tx.$queryRaw<{ planner: EntryState; seq: bigint }[]>`
     SELECT "planner", "plannerSeq" AS "seq" FROM "MergeQueueEntry"
     WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND "plannerPlain" AND ("id" = ANY(${ids}::text[]) OR "number" = ANY(${numbers}::int[]))`;
   const held = new Set(state.entries.map((e) => e.id));
   const added = found.filter((f) => !held.has(f.planner.id));
-  if (added.length === 0) return state;
+  if (added.length === 0) return { state, window };
   const all = [...state.entries.map((e, i) => ({ e, seq: window.seqs[i] })), ...added.map((f) => ({ e: f.planner, seq: Number(f.seq) }))].sort(
     (a, b) => a.seq - b.seq,
   );
-  return { ...state, entries: all.map((x) => x.e) };
+  return { state: { ...state, entries: all.map((x) => x.e) }, window: { ...window, seqs: all.map((x) => x.seq) } };
 }
 
 /**

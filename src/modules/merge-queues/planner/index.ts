@@ -23,4 +23,4 @@ export {
   QUEUE_TRANSITIONS,
 } from './transitions';
 export * from './types';
-export { isPlainWaiting, namedBy, WHOLE_STATE_EVENTS, type WindowEdge, windowHolds, windowOf, windowSize } from './window';
+export { frontHolds, isPlainWaiting, namedBy, WHOLE_STATE_EVENTS, type WindowEdge, windowHolds, windowOf, windowSize } from './window';

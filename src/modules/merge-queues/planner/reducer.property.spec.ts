@@ -10,9 +10,11 @@ import {
   type PlannerResult,
   reduceMergeQueue,
   WHOLE_STATE_EVENTS,
+  frontHolds,
   windowHolds,
   windowOf,
 } from './index';
+import { frontOfLine, statusChanges } from '../commit-statuses';
 
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
@@ -412,6 +414,67 @@ describe('merge-queue planner properties', () => {
     expect(truncated).toBeGreaterThan(1000);
     expect(checked).toBeGreaterThan(1000);
     expect(planned).toBeGreaterThan(50);
+    expect(fellBack).toBeGreaterThan(0);
+  });
+
+  it('gives the commit statuses of the whole state over a window with a front, whenever frontHolds says so', () => {
+    // A queue that posts commit statuses loads a front too (the first plain waiting PRs, set aside
+    // or not): what commit-statuses.ts posts for an event over that window (places, estimates,
+    // every change) must be what it posts over the whole state. A small `shown` makes the front
+    // matter in short sequences; the repository uses SHOWN_POSITIONS (20).
+    let checked = 0;
+    let posted = 0;
+    let fellBack = 0;
+    let asideInFront = 0;
+    const moreEnqueues = fc.oneof(
+      { weight: 3, arbitrary: action },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('enqueue' as const), a: fc.nat(99), b: fc.nat(99) }) },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(moreEnqueues, { minLength: 20, maxLength: 300, size: 'max' }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 6 }),
+        (actions, maxParallel, maxBatch, shown, margin) => {
+          const h = new Harness(maxParallel, maxBatch);
+          const size = maxParallel * maxBatch + 1 + margin;
+          h.observer = (prev, event, whole) => {
+            if (WHOLE_STATE_EVENTS.includes(event.type)) return;
+            const { state: window, edge, frontEdge } = windowOf(prev, size, namedBy([event]), shown + margin);
+            if (frontEdge === null || !windowHolds(window, edge)) return;
+            const part = reduceMergeQueue(window, event);
+            if (!frontHolds(window, edge, frontEdge, shown) || !frontHolds(part.state, edge, frontEdge, shown)) {
+              fellBack += 1;
+              return;
+            }
+            checked += 1;
+            if (window.entries.some((e) => e.setAside && e.status === 'queued')) asideInFront += 1;
+            // The places and the estimates themselves (statuses round estimates to the quarter hour,
+            // and the harness's CI takes milliseconds).
+            for (const [w, p] of [
+              [window, prev],
+              [part.state, whole.state],
+            ]) {
+              const [got, want] = [frontOfLine(w, event.at, shown), frontOfLine(p, event.at, shown)];
+              if (!isDeepStrictEqual(got, want)) expect(got).toEqual(want);
+            }
+            const expected = statusChanges(prev, whole.state, event.at, shown);
+            posted += expected.length;
+            const got = statusChanges(window, part.state, event.at, shown);
+            if (!isDeepStrictEqual(got, expected)) expect(got).toEqual(expected);
+          };
+          for (const act of actions) h.step(act);
+          h.drain();
+        },
+      ),
+      { numRuns: 60, seed: 20261128 },
+    );
+    // The sequences cut fronts, put set-aside PRs in them, posted statuses and met the fallback.
+    expect(checked).toBeGreaterThan(10_000);
+    expect(posted).toBeGreaterThan(10_000);
+    expect(asideInFront).toBeGreaterThan(1000);
     expect(fellBack).toBeGreaterThan(0);
   });
 

@@ -1,3 +1,4 @@
+import { byPlanningOrder } from './priority';
 import type { EntryState, MergeQueueEventType, MergeQueueState, PlannerConfig } from './types';
 
 /*
@@ -92,22 +93,56 @@ export function windowHolds(state: MergeQueueState, edge: WindowEdge | null): bo
 /**
  * The window of a whole state as the repository loads it (for tests and replays): every entry
  * but the plain waiting ones, the first `size` plain waiting ones not set aside in planning order,
- * and the entries named by id or (live) by PR number, in the state's order; with its edge.
+ * the first `front` plain waiting ones set aside or not (the front of the line commit statuses
+ * show, see frontHolds), and the entries named by id or (live) by PR number, in the state's order;
+ * with its edge and the front's edge.
  */
 export function windowOf(
   state: MergeQueueState,
   size: number,
   named: { ids?: readonly string[]; numbers?: readonly number[] } = {},
-): { state: MergeQueueState; edge: WindowEdge | null } {
-  const line = state.entries.filter((e) => isPlainWaiting(e) && !e.setAside).sort((a, b) => b.priority - a.priority || a.position - b.position);
-  const kept = new Set(line.slice(0, size).map((e) => e.id));
-  const edge = line.length > size ? { priority: line[size - 1].priority, position: line[size - 1].position } : null;
+  front = 0,
+): { state: MergeQueueState; edge: WindowEdge | null; frontEdge: WindowEdge | null } {
+  const inOrder = (a: EntryState, b: EntryState) => b.priority - a.priority || a.position - b.position;
+  const line = state.entries.filter((e) => isPlainWaiting(e) && !e.setAside).sort(inOrder);
+  const frontLine = front > 0 ? state.entries.filter(isPlainWaiting).sort(inOrder) : [];
+  const kept = new Set([...line.slice(0, size), ...frontLine.slice(0, front)].map((e) => e.id));
+  const edgeOf = (list: EntryState[], n: number) => (list.length > n ? { priority: list[n - 1].priority, position: list[n - 1].position } : null);
   const ids = new Set(named.ids ?? []);
   const numbers = new Set(named.numbers ?? []);
   const entries = state.entries.filter(
     (e) => !isPlainWaiting(e) || kept.has(e.id) || ids.has(e.id) || (numbers.has(e.number) && !['merged', 'removed', 'failed'].includes(e.status)),
   );
-  return { state: { ...state, entries }, edge };
+  return { state: { ...state, entries }, edge: edgeOf(line, size), frontEdge: front > 0 ? edgeOf(frontLine, front) : null };
+}
+
+/**
+ * Whether a window gives the commit statuses of the first `shown` places of the whole line
+ * (commit-statuses.ts numbers the live PRs that are not blocked, those in batches first, then the
+ * waiting ones in planning order, set aside or not, and gives those places an estimate, eta.ts).
+ * - Places: the window holds every entry that is not plain waiting and every plain waiting one up
+ *   to `frontEdge`; each entry it left out is plain waiting and behind that edge, so behind every
+ *   live entry of the window that is in a batch or waiting at or ahead of the edge. With at least
+ *   `shown` of those, no entry left out is among the first `shown`.
+ * - Estimates: eta.ts cuts the waiting line (not set aside) into rounds of `min(batchDepth,
+ *   ceil(waiting / maxParallel))` PRs from its head, and a round's length is what it costs. When
+ *   the planner's window left entries out (`edge`), the window must hold `maxParallel *
+ *   batchDepth` waiting entries (the rounds are then `batchDepth` long in both) and fill every round
+ *   that a shown place falls in (the last one is not cut short).
+ */
+export function frontHolds(state: MergeQueueState, edge: WindowEdge | null, frontEdge: WindowEdge | null, shown: number): boolean {
+  // No front edge: the window left no plain waiting entry out, so it is the whole line.
+  if (frontEdge === null) return true;
+  const live = state.entries.filter((e) => e.status !== 'blocked' && e.status !== 'merged' && e.status !== 'removed' && e.status !== 'failed');
+  const ahead = live.filter((e) => e.status !== 'queued' || againstEdge(e, frontEdge) <= 0).length;
+  if (ahead < shown) return false;
+  if (edge === null) return true;
+  const depth = state.batchDepth;
+  const waiting = live.filter((e) => e.status === 'queued' && !e.setAside).length;
+  if (waiting < state.config.maxParallel * depth) return false;
+  const line = [...live.filter((e) => e.status !== 'queued'), ...live.filter((e) => e.status === 'queued').sort(byPlanningOrder)];
+  const shownWaiting = line.slice(0, shown).filter((e) => e.status === 'queued' && !e.setAside).length;
+  return waiting >= Math.ceil(shownWaiting / depth) * depth;
 }
 
 /** The entries an event names (by id, or by PR number for an enqueue's duplicate check): a window loads them too. */
