@@ -207,10 +207,11 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     for (const i of [1, 3, 5, 50]) await applyAndCompare(queue.id, { type: 'setAside', entryId: entries[i].id, setAside: true, at: Date.now() });
     const front = statusFront({ config: { ...(await repository.plannerState(owner.organizationId, queue.id))!.config } });
     expect(front).toBe(20 + windowSize(settings));
-    const statusesAgree = async (event: MergeQueueEvent, numbers?: number[]) => {
+    const statusesAgree = async (event: MergeQueueEvent | MergeQueueEvent[], numbers?: number[]) => {
+      const events = Array.isArray(event) ? event : [event];
       const whole = (await repository.plannerState(owner.organizationId, queue.id))!;
-      const expected = reduceMergeQueue(whole, event);
-      const applied = await repository.apply({ organizationId: owner.organizationId, queueId: queue.id, numbers, build: () => [event], wake: 'none' });
+      const expected = { state: events.reduce((st, ev) => reduceMergeQueue(st, ev).state, whole) };
+      const applied = await repository.apply({ organizationId: owner.organizationId, queueId: queue.id, numbers, build: () => events, wake: 'none' });
       expect(applied.outcome.state).toEqual(expect.objectContaining({ revision: expected.state.revision, batches: expected.state.batches }));
       const now = Date.now();
       expect(statusChanges(applied.outcome.before, applied.outcome.state, now)).toEqual(statusChanges(whole, expected.state, now));
@@ -234,16 +235,25 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
       organizationId: owner.organizationId,
       queueId: queue.id,
       numbers: [57],
-      build: ({ state }) => {
+      build: ({ state, window }) => {
         expect(state.entries.find((e) => e.number === 57)).toMatchObject({ status: 'queued' });
         expect(state.entries.length).toBeLessThan(60);
+        // The front's edge is the last plain waiting PR it loaded, set-aside ones counted.
+        const plain = whole.entries.filter(isPlainWaiting).sort((a, b) => b.priority - a.priority || a.position - b.position);
+        expect(window?.frontEdge).toEqual({ priority: plain[front - 1].priority, position: plain[front - 1].position });
         return [];
       },
       wake: 'none',
     });
     expect(byNumber.outcome.changed).toBe(false);
-    // A removal in the front moves places; resume plans the first batch over the whole state, then a removal in the window.
+    // A removal in the front moves places.
     await statusesAgree({ type: 'remove', entryId: entries[0].id, at: Date.now() });
+    // Twelve removals in one request leave fewer than 20 places at or ahead of the front's edge:
+    // the statuses could name a PR the window left out, so the whole state is reduced instead.
+    const many = entries.slice(6, 18).map((e): MergeQueueEvent => ({ type: 'remove', entryId: e.id, at: Date.now() }));
+    const fellBack = await statusesAgree(many);
+    expect(fellBack.entries.length).toBeGreaterThanOrEqual(60);
+    // Resume plans the first batch over the whole state, then a removal in the window.
     await http().post(`/merge-queues/${queue.id}/resume`).set(owner.auth).expect(200);
     const planned = (await repository.plannerState(owner.organizationId, queue.id))!;
     const inBatch = planned.batches.find((b) => b.status === 'preparing')!;

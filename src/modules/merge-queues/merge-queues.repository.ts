@@ -860,11 +860,15 @@ async function assembleWindow(tx: Prisma.TransactionClient, row: MergeQueue, fro
              ORDER BY "priority" DESC, "position" LIMIT ${front + 1})) AS "both"
       WHERE ${front} > 0
     ), "win" AS (
-      SELECT "planner", "plannerSeq" FROM "MergeQueueEntry" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND NOT "plannerPlain"
-      UNION
-      SELECT "planner", "plannerSeq" FROM "line" WHERE "n" <= ${size}
-      UNION
-      SELECT "planner", "plannerSeq" FROM "front" WHERE "n" <= ${front}
+      -- The head of the line and the front overlap: each entry once, by its place in the state's list.
+      SELECT DISTINCT ON ("plannerSeq") "planner", "plannerSeq" FROM (
+        SELECT "planner", "plannerSeq" FROM "MergeQueueEntry" WHERE "queueId" = ${row.id} AND "planner" IS NOT NULL AND NOT "plannerPlain"
+        UNION ALL
+        SELECT "planner", "plannerSeq" FROM "line" WHERE "n" <= ${size}
+        UNION ALL
+        SELECT "planner", "plannerSeq" FROM "front" WHERE "n" <= ${front}
+      ) AS "parts"
+      ORDER BY "plannerSeq"
     )
     SELECT
       (SELECT coalesce(json_agg("planner" ORDER BY "plannerSeq"), '[]') FROM "win")::text AS "entries",
