@@ -48,8 +48,12 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     }
   });
 
-  /** A paused queue holding `n` waiting PRs (`priority(i)`: PR i's priority). */
-  async function pausedQueue(n: number, settings: Record<string, unknown> = {}, priority: (i: number) => number = () => 0) {
+  /**
+   * A paused queue holding `n` waiting PRs (`priority(i)`: PR i's priority). `postsStatuses`: its code
+   * source is made a GitHub one before the queue's first event (the repository asks once per queue),
+   * so it decides commit statuses; with no worker they are never posted.
+   */
+  async function pausedQueue(n: number, settings: Record<string, unknown> = {}, priority: (i: number) => number = () => 0, postsStatuses = false) {
     const repo = createBareRepo({ 'README.md': 'hello\n' });
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
     const queue = (
@@ -59,6 +63,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
         .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], ...settings } })
         .expect(201)
     ).body.data as MqQueue;
+    if (postsStatuses) await prisma.codeSource.update({ where: { id: source.id }, data: { provider: 'GITHUB' } });
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     const entries = [];
     for (let i = 1; i <= n; i++)
@@ -187,22 +192,9 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
 
   it("a queue that posts commit statuses loads a window with the front of the line, and posts the whole state's statuses", async () => {
     // maxParallel 1 x maxBatch 2: a window of 11 plain waiting entries and a front of 31 (set-aside
-    // PRs count there). The code source is made a GitHub one before the queue's first event (the
-    // repository asks once per queue); with no worker, the statuses are only decided, never posted.
+    // PRs count there).
     const settings = { maxParallel: 1, maxBatch: 2 };
-    const repo = createBareRepo({ 'README.md': 'hello\n' });
-    const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const queue = (
-      await http()
-        .post('/merge-queues')
-        .set(owner.auth)
-        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], ...settings } })
-        .expect(201)
-    ).body.data as MqQueue;
-    await prisma.codeSource.update({ where: { id: source.id }, data: { provider: 'GITHUB' } });
-    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
-    const entries = [];
-    for (let i = 1; i <= 60; i++) entries.push(await mq.enqueue(queue.id, i, commit(repo.path, repo.main, { [`pr-${i}.txt`]: `${i}\n` }, `PR ${i}`)));
+    const { queue, entries } = await pausedQueue(60, settings, () => 0, true);
     // Set aside: three in the first places, one far back.
     for (const i of [1, 3, 5, 50]) await applyAndCompare(queue.id, { type: 'setAside', entryId: entries[i].id, setAside: true, at: Date.now() });
     const front = statusFront({ config: { ...(await repository.plannerState(owner.organizationId, queue.id))!.config } });

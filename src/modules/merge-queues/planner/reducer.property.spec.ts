@@ -130,6 +130,38 @@ const action = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), a: fc.nat(999), b: fc.nat(99) }) },
 );
 
+/** Sequences of actions with more enqueues, so that long waiting lines form, and a queue's maxParallel and maxBatch (the window tests). */
+const longLines = fc.tuple(
+  fc.array(
+    fc.oneof({ weight: 3, arbitrary: action }, { weight: 1, arbitrary: fc.record({ kind: fc.constant('enqueue' as const), a: fc.nat(99), b: fc.nat(99) }) }),
+    { minLength: 20, maxLength: 300, size: 'max' },
+  ),
+  fc.integer({ min: 1, max: 3 }),
+  fc.integer({ min: 1, max: 3 }),
+);
+
+/** Deep equality, explained by jest's toEqual only on a difference (it is slow on thousands of states). */
+function same(a: unknown, b: unknown): void {
+  if (!isDeepStrictEqual(a, b)) expect(a).toEqual(b);
+}
+
+/**
+ * The reducer's result over a window equals its result over the whole state: the same operations
+ * and status steps, the same document and batches, the same entries for those the window holds.
+ */
+function sameOverWindow(part: PlannerResult, whole: PlannerResult): void {
+  same(part.operations, whole.operations);
+  same(part.transitions, whole.transitions);
+  const { entries: partEntries, ...partRest } = part.state;
+  const { entries: wholeEntries, ...wholeRest } = whole.state;
+  same(partRest, wholeRest);
+  const held = new Set(partEntries.map((e) => e.id));
+  same(
+    wholeEntries.filter((e) => held.has(e.id)),
+    partEntries,
+  );
+}
+
 const LIVE_BATCH_STATUSES = ['preparing', 'testing', 'ready', 'merging', 'reconciling'] as const;
 const ENTRY_CHANGES = ['aside', 'remove', 'head'] as const;
 
@@ -356,59 +388,40 @@ describe('merge-queue planner properties', () => {
     let checked = 0;
     let planned = 0;
     let fellBack = 0;
-    const moreEnqueues = fc.oneof(
-      { weight: 3, arbitrary: action },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('enqueue' as const), a: fc.nat(99), b: fc.nat(99) }) },
-    );
     fc.assert(
-      fc.property(
-        fc.array(moreEnqueues, { minLength: 20, maxLength: 300, size: 'max' }),
-        fc.integer({ min: 1, max: 3 }),
-        fc.integer({ min: 1, max: 3 }),
-        fc.integer({ min: 0, max: 12 }),
-        (actions, maxParallel, maxBatch, margin) => {
-          const h = new Harness(maxParallel, maxBatch);
-          // Around the smallest window windowHolds accepts when it holds plain entries only
-          // (maxParallel * maxBatch + 1; the repository's windowSize is that plus 8): smaller ones
-          // hold only when entries with other facts fill the line, and otherwise fall back.
-          const size = Math.max(1, maxParallel * maxBatch - 2 + margin);
-          h.observer = (prev, event, whole) => {
-            if (WHOLE_STATE_EVENTS.includes(event.type)) return;
-            const { state: window, edge } = windowOf(prev, size, namedBy([event]));
-            if (edge === null) return;
-            truncated += 1;
-            if (!windowHolds(window, edge)) {
-              fellBack += 1;
-              return;
-            }
-            const part = reduceMergeQueue(window, event);
-            // Compared with isDeepStrictEqual (jest's toEqual only to explain a difference: it is slow on thousands of states).
-            const same = (a: unknown, b: unknown) => {
-              if (!isDeepStrictEqual(a, b)) expect(a).toEqual(b);
-            };
+      fc.property(longLines, fc.integer({ min: 0, max: 12 }), ([actions, maxParallel, maxBatch], margin) => {
+        const h = new Harness(maxParallel, maxBatch);
+        // Around the smallest window windowHolds accepts when it holds plain entries only
+        // (maxParallel * maxBatch + 1; the repository's windowSize is that plus 8): smaller ones
+        // hold only when entries with other facts fill the line, and otherwise fall back.
+        const size = Math.max(1, maxParallel * maxBatch - 2 + margin);
+        h.observer = (prev, event, whole) => {
+          if (WHOLE_STATE_EVENTS.includes(event.type)) return;
+          const { state: window, edge } = windowOf(prev, size, namedBy([event]));
+          if (edge === null) return;
+          truncated += 1;
+          if (!windowHolds(window, edge)) {
+            fellBack += 1;
+            return;
+          }
+          const part = reduceMergeQueue(window, event);
+          if (whole.state === prev) {
             same(part.operations, whole.operations);
             same(part.transitions, whole.transitions);
-            if (whole.state === prev) {
-              expect(part.state).toBe(window);
-              return;
-            }
-            checked += 1;
-            if (part.operations.some((o) => o.kind === 'prepare')) planned += 1;
-            const { entries: partEntries, ...partRest } = part.state;
-            const { entries: wholeEntries, ...wholeRest } = whole.state;
-            same(partRest, wholeRest);
-            const held = new Set(partEntries.map((e) => e.id));
-            same(
-              wholeEntries.filter((e) => held.has(e.id)),
-              partEntries,
-            );
-            const before = new Map(prev.entries.map((e) => [e.id, e]));
-            for (const e of wholeEntries) if (!held.has(e.id) && e !== before.get(e.id)) same(e, before.get(e.id));
-          };
-          for (const act of actions) h.step(act);
-          h.drain();
-        },
-      ),
+            expect(part.state).toBe(window);
+            return;
+          }
+          checked += 1;
+          if (part.operations.some((o) => o.kind === 'prepare')) planned += 1;
+          sameOverWindow(part, whole);
+          const held = new Set(part.state.entries.map((e) => e.id));
+          const wholeEntries = whole.state.entries;
+          const before = new Map(prev.entries.map((e) => [e.id, e]));
+          for (const e of wholeEntries) if (!held.has(e.id) && e !== before.get(e.id)) same(e, before.get(e.id));
+        };
+        for (const act of actions) h.step(act);
+        h.drain();
+      }),
       { numRuns: 60, seed: 20261127 },
     );
     // The sequences did leave entries out of windows, changed and planned over them, and met the fallback.
@@ -427,60 +440,40 @@ describe('merge-queue planner properties', () => {
     let posted = 0;
     let fellBack = 0;
     let asideInFront = 0;
-    const moreEnqueues = fc.oneof(
-      { weight: 3, arbitrary: action },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('enqueue' as const), a: fc.nat(99), b: fc.nat(99) }) },
-    );
     fc.assert(
-      fc.property(
-        fc.array(moreEnqueues, { minLength: 20, maxLength: 300, size: 'max' }),
-        fc.integer({ min: 1, max: 3 }),
-        fc.integer({ min: 1, max: 3 }),
-        fc.integer({ min: 1, max: 6 }),
-        fc.integer({ min: 0, max: 6 }),
-        (actions, maxParallel, maxBatch, shown, margin) => {
-          const h = new Harness(maxParallel, maxBatch);
-          const size = maxParallel * maxBatch + 1 + margin;
-          h.observer = (prev, event, whole) => {
-            if (WHOLE_STATE_EVENTS.includes(event.type)) return;
-            const { state: window, edge, frontEdge } = windowOf(prev, size, namedBy([event]), shown + margin);
-            if (frontEdge === null || !windowHolds(window, edge)) return;
-            const part = reduceMergeQueue(window, event);
-            if (!frontHolds(window, edge, frontEdge, shown) || !frontHolds(part.state, edge, frontEdge, shown)) {
-              fellBack += 1;
-              return;
-            }
-            // The reducer's result over the larger window is the whole state's too (as in the test above).
-            if (!isDeepStrictEqual(part.operations, whole.operations)) expect(part.operations).toEqual(whole.operations);
-            const { entries: partEntries, ...partRest } = part.state;
-            const { entries: wholeEntries, ...wholeRest } = whole.state;
-            if (!isDeepStrictEqual(partRest, wholeRest)) expect(partRest).toEqual(wholeRest);
-            const held = new Set(partEntries.map((e) => e.id));
-            const wholeHeld = wholeEntries.filter((e) => held.has(e.id));
-            if (!isDeepStrictEqual(wholeHeld, partEntries)) expect(partEntries).toEqual(wholeHeld);
-            if (whole.state !== prev) checked += 1;
-            // A set-aside PR the front loaded (plain, not named by the event).
-            const named = namedBy([event]);
-            if (window.entries.some((e) => e.setAside && isPlainWaiting(e) && !named.ids.includes(e.id) && !named.numbers.includes(e.number)))
-              asideInFront += 1;
-            // The places and the estimates themselves (statuses round estimates to the quarter hour,
-            // and the harness's CI takes milliseconds).
-            for (const [w, p] of [
-              [window, prev],
-              [part.state, whole.state],
-            ]) {
-              const [got, want] = [frontOfLine(w, event.at, shown), frontOfLine(p, event.at, shown)];
-              if (!isDeepStrictEqual(got, want)) expect(got).toEqual(want);
-            }
-            const expected = statusChanges(prev, whole.state, event.at, shown);
-            posted += expected.length;
-            const got = statusChanges(window, part.state, event.at, shown);
-            if (!isDeepStrictEqual(got, expected)) expect(got).toEqual(expected);
-          };
-          for (const act of actions) h.step(act);
-          h.drain();
-        },
-      ),
+      fc.property(longLines, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 6 }), ([actions, maxParallel, maxBatch], shown, margin) => {
+        const h = new Harness(maxParallel, maxBatch);
+        const size = maxParallel * maxBatch + 1 + margin;
+        h.observer = (prev, event, whole) => {
+          if (WHOLE_STATE_EVENTS.includes(event.type)) return;
+          const { state: window, edge, frontEdge } = windowOf(prev, size, namedBy([event]), shown + margin);
+          if (frontEdge === null || !windowHolds(window, edge)) return;
+          const part = reduceMergeQueue(window, event);
+          if (!frontHolds(window, edge, frontEdge, shown) || !frontHolds(part.state, edge, frontEdge, shown)) {
+            fellBack += 1;
+            return;
+          }
+          // The reducer's result over the larger window is the whole state's too (as in the test above).
+          sameOverWindow(part, whole);
+          if (whole.state !== prev) checked += 1;
+          // A set-aside PR the front loaded (plain, not named by the event).
+          const named = namedBy([event]);
+          if (window.entries.some((e) => e.setAside && isPlainWaiting(e) && !named.ids.includes(e.id) && !named.numbers.includes(e.number))) asideInFront += 1;
+          // The places and the estimates themselves (statuses round estimates to the quarter hour,
+          // and the harness's CI takes milliseconds).
+          for (const [w, p] of [
+            [window, prev],
+            [part.state, whole.state],
+          ]) {
+            same(frontOfLine(w, event.at, shown), frontOfLine(p, event.at, shown));
+          }
+          const expected = statusChanges(prev, whole.state, event.at, shown);
+          posted += expected.length;
+          same(statusChanges(window, part.state, event.at, shown), expected);
+        };
+        for (const act of actions) h.step(act);
+        h.drain();
+      }),
       { numRuns: 60, seed: 20261128 },
     );
     // The sequences cut fronts, put set-aside PRs in them, posted statuses and met the fallback.
