@@ -1,4 +1,4 @@
-import { byPlanningOrder, estimateMergeTimes, FINAL_ENTRY_STATUSES, type BatchState, type EntryState, type MergeQueueState, windowSize } from './planner';
+import { estimateMergeTimes, type BatchState, type EntryState, liveLine, type MergeQueueState, windowSize } from './planner';
 
 /** GitHub's commit status states, and its limit on a description. */
 export type CommitState = 'pending' | 'success' | 'failure' | 'error';
@@ -143,8 +143,7 @@ function candidateStatus(b: BatchState): CommitStatus | undefined {
 
 /** 1-based places of the first `shown` live entries (those in batches first, then the waiting in planning order), and their estimates. */
 export function frontOfLine(state: MergeQueueState, now: number, shown: number): FrontOfLine {
-  const live = state.entries.filter((x) => !FINAL_ENTRY_STATUSES.includes(x.status) && x.status !== 'blocked');
-  const line = [...live.filter((x) => x.status !== 'queued'), ...live.filter((x) => x.status === 'queued').sort(byPlanningOrder)];
+  const line = liveLine(state);
   const positions = new Map(line.slice(0, shown).map((x, i) => [x.id, i + 1]));
   const etas = new Map<string, number>();
   if (line.some((x) => x.status === 'queued' && positions.has(x.id))) {

@@ -289,7 +289,7 @@ export class MergeQueuesRepository {
         ({ state: before } = await withNamedEntries(tx, locked.row, locked.state, window, namedBy(events)));
         reduced = reduceEvents(locked.row.id, before, events, window.edge);
         const front = (state: MergeQueueState) => frontHolds(state, window.edge, window.frontEdge, SHOWN_POSITIONS);
-        if (reduced !== null && window.frontEdge !== null && !(front(before) && front(reduced.state))) reduced = null;
+        if (reduced !== null && !(front(before) && front(reduced.state))) reduced = null;
       }
       if (reduced === null) {
         if (locked.window) before = await assembleState(tx, locked.row);

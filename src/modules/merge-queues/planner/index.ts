@@ -8,7 +8,6 @@ export { heavyThresholdMs } from './ci-weight';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';
-export { byPlanningOrder } from './priority';
 export { reduceAll, reduceMergeQueue } from './reducer';
 export { batchOutcome, isFinalBatch } from './step';
 export {
@@ -23,4 +22,4 @@ export {
   QUEUE_TRANSITIONS,
 } from './transitions';
 export * from './types';
-export { frontHolds, isPlainWaiting, namedBy, WHOLE_STATE_EVENTS, type WindowEdge, windowHolds, windowOf, windowSize } from './window';
+export { frontHolds, isPlainWaiting, liveLine, namedBy, WHOLE_STATE_EVENTS, type WindowEdge, windowHolds, windowOf, windowSize } from './window';

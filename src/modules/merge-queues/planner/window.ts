@@ -1,5 +1,5 @@
 import { byPlanningOrder } from './priority';
-import type { EntryState, MergeQueueEventType, MergeQueueState, PlannerConfig } from './types';
+import { type EntryState, FINAL_ENTRY_STATUSES, type MergeQueueEventType, type MergeQueueState, type PlannerConfig } from './types';
 
 /*
  * The planner's window (docs/merge-queue.md, "What an event loads"). Most of a long queue is a
@@ -103,9 +103,8 @@ export function windowOf(
   named: { ids?: readonly string[]; numbers?: readonly number[] } = {},
   front = 0,
 ): { state: MergeQueueState; edge: WindowEdge | null; frontEdge: WindowEdge | null } {
-  const inOrder = (a: EntryState, b: EntryState) => b.priority - a.priority || a.position - b.position;
-  const line = state.entries.filter((e) => isPlainWaiting(e) && !e.setAside).sort(inOrder);
-  const frontLine = front > 0 ? state.entries.filter(isPlainWaiting).sort(inOrder) : [];
+  const line = state.entries.filter((e) => isPlainWaiting(e) && !e.setAside).sort(byPlanningOrder);
+  const frontLine = front > 0 ? state.entries.filter(isPlainWaiting).sort(byPlanningOrder) : [];
   const kept = new Set([...line.slice(0, size), ...frontLine.slice(0, front)].map((e) => e.id));
   const edgeOf = (list: EntryState[], n: number) => (list.length > n ? { priority: list[n - 1].priority, position: list[n - 1].position } : null);
   const ids = new Set(named.ids ?? []);
@@ -133,16 +132,21 @@ export function windowOf(
 export function frontHolds(state: MergeQueueState, edge: WindowEdge | null, frontEdge: WindowEdge | null, shown: number): boolean {
   // No front edge: the window left no plain waiting entry out, so it is the whole line.
   if (frontEdge === null) return true;
-  const live = state.entries.filter((e) => e.status !== 'blocked' && e.status !== 'merged' && e.status !== 'removed' && e.status !== 'failed');
-  const ahead = live.filter((e) => e.status !== 'queued' || againstEdge(e, frontEdge) <= 0).length;
+  const line = liveLine(state);
+  const ahead = line.filter((e) => e.status !== 'queued' || againstEdge(e, frontEdge) <= 0).length;
   if (ahead < shown) return false;
   if (edge === null) return true;
   const depth = state.batchDepth;
-  const waiting = live.filter((e) => e.status === 'queued' && !e.setAside).length;
+  const waiting = line.filter((e) => e.status === 'queued' && !e.setAside).length;
   if (waiting < state.config.maxParallel * depth) return false;
-  const line = [...live.filter((e) => e.status !== 'queued'), ...live.filter((e) => e.status === 'queued').sort(byPlanningOrder)];
   const shownWaiting = line.slice(0, shown).filter((e) => e.status === 'queued' && !e.setAside).length;
   return waiting >= Math.ceil(shownWaiting / depth) * depth;
+}
+
+/** The line commit statuses number: the live PRs that are not blocked, those in batches first, then the waiting ones in planning order. */
+export function liveLine(state: MergeQueueState): EntryState[] {
+  const live = state.entries.filter((e) => !FINAL_ENTRY_STATUSES.includes(e.status) && e.status !== 'blocked');
+  return [...live.filter((e) => e.status !== 'queued'), ...live.filter((e) => e.status === 'queued').sort(byPlanningOrder)];
 }
 
 /** The entries an event names (by id, or by PR number for an enqueue's duplicate check): a window loads them too. */
