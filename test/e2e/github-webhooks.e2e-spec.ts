@@ -244,6 +244,27 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   );
 
   it(
+    "synchronize on a queue with path groups asks the new head's changed paths: the entry moves to the lanes of what it now changes",
+    async () => {
+      const groups = [
+        { name: 'api', paths: ['api-*'] },
+        { name: 'web', paths: ['web-*'] },
+      ];
+      const { repository, path, main, queue } = await newQueue({ 'api-main.ts': 'api\n', 'web-main.ts': 'web\n' }, { pathGroups: groups });
+      await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+      const entry = await mq.enqueue(queue.id, 12, commit(path, main, { 'api-main.ts': 'api 12\n' }, 'PR 12'));
+      expect(entry.lanes).toEqual(['api']);
+      const moved = commit(path, main, { 'web-main.ts': 'web 12\n' }, 'PR 12, pushed again');
+      const sync = await emulator.pullRequest(repository, 'synchronize', { number: 12, headSha: moved, baseRef: 'main' });
+      expect(sync.status).toBe(202);
+      await applied(sync.id);
+      const row = await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id }, select: { headSha: true, changedPaths: true, lanes: true } });
+      expect(row).toEqual({ headSha: moved, changedPaths: ['web-main.ts'], lanes: ['web'] });
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a push to the base from outside the queue re-plans: the stale candidate is withdrawn and the PR lands on the new base',
     async () => {
       const { repository, path, main, queue } = await newQueue();

@@ -41,6 +41,22 @@ export function commit(repo: string, parent: string | null, files: Record<string
   return git(repo, 'commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message);
 }
 
+/**
+ * A commit on `parent` with `files` changed at any depth (`services/api/main.ts`; null deletes),
+ * built in a temporary index, without a work tree.
+ */
+export function commitPaths(repo: string, parent: string | null, files: Record<string, string | null>, message: string): string {
+  const index = join(mkdtempSync(join(tmpdir(), 'mq-index-')), 'index');
+  const env = { ...process.env, GIT_INDEX_FILE: index };
+  const run = (args: string[], input?: string) => execFileSync('git', ['--git-dir', repo, ...args], { env, input, encoding: 'utf8' }).trim();
+  if (parent) run(['read-tree', parent]);
+  const lines = Object.entries(files).map(([path, content]) =>
+    content === null ? `0 ${'0'.repeat(40)}\t${path}` : `100644 ${run(['hash-object', '-w', '--stdin'], content)}\t${path}`,
+  );
+  run(['update-index', '--index-info'], `${lines.join('\n')}\n`);
+  return git(repo, 'commit-tree', run(['write-tree']), ...(parent ? ['-p', parent] : []), '-m', message);
+}
+
 /** The file at `path` in commit `sha`, or null. */
 export function readFile(repo: string, sha: string, path: string): string | null {
   try {

@@ -17,6 +17,7 @@ export interface MqEntry {
   headSha: string;
   status: string;
   block?: string;
+  lanes?: string[];
 }
 export interface MqQueue {
   id: string;

@@ -771,6 +771,8 @@ export class GitProviderEmulator {
     const behindBy = (await git.revList(`${head}..${base}`)).length;
     const status = ahead.length === 0 && behindBy === 0 ? 'identical' : behindBy === 0 ? 'ahead' : ahead.length === 0 ? 'behind' : 'diverged';
     const commits = await Promise.all(ahead.slice(-250).map(async (sha) => links.repoCommit((await git.commit(sha))!)));
+    // The files head changes since the merge base, at most 300 (GitHub's own cap: a longer list is cut).
+    const files = (await git.changedFiles(mergeBase, head)).slice(0, COMPARE_FILES_CAP);
     return send(res, 200, {
       url: `${links.api}/compare/${basehead}`,
       html_url: `${links.html}/compare/${basehead}`,
@@ -784,7 +786,7 @@ export class GitProviderEmulator {
       behind_by: behindBy,
       total_commits: ahead.length,
       commits,
-      files: [],
+      files,
     });
   }
 
@@ -1136,6 +1138,11 @@ interface CommitInfo {
  * The git CLI on one bare repository, for the git data endpoints. Refs given to it are always full
  * (`refs/...`) and commits hex, so nothing a caller sends can be read by git as an option.
  */
+/** GitHub's compare lists at most this many files. */
+const COMPARE_FILES_CAP = 300;
+/** `git diff --name-status` letters as GitHub names file statuses. */
+const DIFF_STATUS: Record<string, string> = { A: 'added', D: 'removed', M: 'modified', R: 'renamed', C: 'copied', T: 'changed' };
+
 class BareRepository {
   constructor(private readonly path: string) {}
 
@@ -1171,6 +1178,21 @@ class BareRepository {
   async mergeBase(a: string, b: string): Promise<string | null> {
     const { code, stdout } = await this.git(['merge-base', a, b], [1]);
     return code === 0 ? stdout : null;
+  }
+
+  /** `git diff -M` from `from` to `to` as GitHub's compare lists files: filename, status, previous_filename on a rename. */
+  async changedFiles(from: string, to: string): Promise<{ filename: string; status: string; previous_filename?: string }[]> {
+    const fields = (await this.git(['diff', '--name-status', '-z', '-M', from, to])).stdout.split('\0');
+    const files: { filename: string; status: string; previous_filename?: string }[] = [];
+    for (let i = 0; i < fields.length - 1;) {
+      const code = fields[i++];
+      const status = DIFF_STATUS[code[0]] ?? 'changed';
+      if (code[0] === 'R' || code[0] === 'C') {
+        files.push({ filename: fields[i + 1], status, previous_filename: fields[i] });
+        i += 2;
+      } else files.push({ filename: fields[i++], status });
+    }
+    return files;
   }
 
   /** Commits in `range` (`a..b`), oldest first. */

@@ -25,6 +25,8 @@ export const MergeQueuesJob = {
   Tick: 'tick',
   /** Finds queues with unfinished operations and no executor, and starts one. */
   Sweep: 'sweep',
+  /** Asks the changed paths of a queue's live entries that have none kept (path groups were added). */
+  AskPaths: 'ask-changed-paths',
 } as const;
 
 export const UsageImportsJob = {

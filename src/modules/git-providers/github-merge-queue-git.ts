@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Octokit } from '@octokit/rest';
 import { ProviderFailure } from './git-provider.port';
 import { call } from './github.provider';
-import { type CandidateHead, type CandidateResult, type Fence, fullRef, MergeQueueGit } from './merge-queue-git';
+import { type CandidateHead, type CandidateResult, type Fence, fullRef, MAX_CHANGED_PATHS, MergeQueueGit } from './merge-queue-git';
 
 const SHA = /^[0-9a-f]{40}$/;
+/** The compare API lists at most this many files; a list this long may have been cut. */
+const COMPARE_FILES_CAP = 300;
 
 /**
  * GitHub and GitHub Enterprise Server, over the REST API with the integration's token: the git
@@ -178,6 +180,20 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     if (ancestor === descendant) return true;
     const { data } = await call(() => this.api.rest.repos.compareCommitsWithBasehead({ ...this.repo, basehead: `${ancestor}...${descendant}`, per_page: 1 }));
     return data.status === 'ahead' || data.status === 'identical';
+  }
+
+  /** The compare API from the merge base (three dots); its file list stops at 300, so a list that long is not known. */
+  async changedPaths(baseSha: string, headSha: string): Promise<string[] | null> {
+    if (!SHA.test(baseSha) || !SHA.test(headSha)) return null;
+    try {
+      const { data } = await call(() => this.api.rest.repos.compareCommitsWithBasehead({ ...this.repo, basehead: `${baseSha}...${headSha}`, per_page: 1 }));
+      const files = data.files ?? [];
+      if (files.length >= Math.min(COMPARE_FILES_CAP, MAX_CHANGED_PATHS)) return null;
+      return [...new Set(files.flatMap((f) => (f.previous_filename ? [f.previous_filename, f.filename] : [f.filename])))];
+    } catch (error) {
+      if (isFailure(error, 'not_found')) return null;
+      throw error;
+    }
   }
 
   async deleteRef(ref: string): Promise<void> {

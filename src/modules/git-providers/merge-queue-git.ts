@@ -66,7 +66,16 @@ export abstract class MergeQueueGit {
   abstract hasCommit(sha: string): Promise<boolean>;
   /** Deletes `ref`; a missing ref is not an error. */
   abstract deleteRef(ref: string): Promise<void>;
+  /**
+   * The paths `headSha` changes since its merge base with `baseSha` (what the PR changes; both
+   * paths of a rename), or null when they cannot all be listed: more than MAX_CHANGED_PATHS (or
+   * more than the provider lists), `headSha` not in the repository, no common history.
+   */
+  abstract changedPaths(baseSha: string, headSha: string): Promise<string[] | null>;
 }
+
+/** The most changed paths a PR's entry keeps; a PR that changes more has paths "not known" (every lane). */
+export const MAX_CHANGED_PATHS = 3000;
 
 /** `main` -> `refs/heads/main`; a full ref stays as it is. */
 export function fullRef(ref: string): string {
@@ -202,6 +211,15 @@ export class LocalMergeQueueGit extends MergeQueueGit {
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     const { code } = await this.git(['merge-base', '--is-ancestor', ancestor, descendant], [1]);
     return code === 0;
+  }
+
+  async changedPaths(baseSha: string, headSha: string): Promise<string[] | null> {
+    if (!SHA.test(baseSha) || !(await this.hasCommit(headSha))) return null;
+    // Three dots: from the merge base, so what the base gained since the PR branched is not counted.
+    const { code, stdout } = await this.git(['diff', '--name-only', '--no-renames', '-z', `${baseSha}...${headSha}`], [128]);
+    if (code !== 0) return null;
+    const paths = stdout.split('\0').filter(Boolean);
+    return paths.length > MAX_CHANGED_PATHS ? null : paths;
   }
 
   async deleteRef(ref: string): Promise<void> {

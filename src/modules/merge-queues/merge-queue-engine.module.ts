@@ -9,11 +9,30 @@ import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueueProviderEvents } from './merge-queue-provider-events';
 import { MergeQueueStatusOut } from './merge-queue-status-out';
+import { MergeQueuePaths } from './merge-queue-paths';
 
 /** What both processes need: the repository (every query, the event transaction), the job kicks, the git port and the executor. */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],
-  providers: [MergeQueuesRepository, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, MergeQueueMetrics, MergeQueueProviderEvents, MergeQueueStatusOut],
-  exports: [MergeQueuesRepository, MergeQueueProviderEvents, MergeQueueScheduler, MergeQueueExecutor, MergeQueueGits, AuditModule, QueuesModule],
+  providers: [
+    MergeQueuesRepository,
+    MergeQueueScheduler,
+    MergeQueueExecutor,
+    MergeQueueGits,
+    MergeQueueMetrics,
+    MergeQueueProviderEvents,
+    MergeQueueStatusOut,
+    MergeQueuePaths,
+  ],
+  exports: [
+    MergeQueuesRepository,
+    MergeQueuePaths,
+    MergeQueueProviderEvents,
+    MergeQueueScheduler,
+    MergeQueueExecutor,
+    MergeQueueGits,
+    AuditModule,
+    QueuesModule,
+  ],
 })
 export class MergeQueueEngineModule {}

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { ProviderFailure } from '../git-providers/git-provider.port';
+import { MergeQueuePaths, pathGroupsOf } from './merge-queue-paths';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { batchRowId } from './engine/merge-queue-ids';
-import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState } from './planner';
+import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState } from './planner';
 
 /** Where a provider event came from, for the queue's event trail. */
 export interface ProviderSource {
@@ -28,9 +30,17 @@ export interface ProviderEventResult {
  */
 @Injectable()
 export class MergeQueueProviderEvents {
-  constructor(private readonly repository: MergeQueuesRepository) {}
+  private readonly logger = new Logger(MergeQueueProviderEvents.name);
 
-  /** A PR got a new head commit: its batch (if any) is withdrawn and it is queued again with the new head. */
+  constructor(
+    private readonly repository: MergeQueuesRepository,
+    private readonly paths: MergeQueuePaths,
+  ) {}
+
+  /**
+   * A PR got a new head commit: its batch (if any) is withdrawn and it is queued again with the new
+   * head; on a queue with path groups its changed paths and lanes are asked again.
+   */
   prHeadChanged(
     organizationId: string,
     integrationId: string,
@@ -39,12 +49,24 @@ export class MergeQueueProviderEvents {
     headSha: string,
     source: ProviderSource,
   ): Promise<ProviderEventResult[]> {
-    return this.each(organizationId, integrationId, repository, source, [number], (state) => {
-      const entry = liveEntry(state, number);
-      if (!entry) return { events: [], note: `#${number} is not in the queue` };
-      if (entry.headSha === headSha && entry.pendingHeadSha === null) return { events: [], note: `#${number} already has head ${headSha}` };
-      return { events: [{ type: 'headUpdated', entryId: entry.id, headSha, at: Date.now() }], note: `#${number} has a new head ${headSha}` };
-    });
+    return this.each(
+      organizationId,
+      integrationId,
+      repository,
+      source,
+      [number],
+      (state) => {
+        const entry = liveEntry(state, number);
+        if (!entry) return { events: [], note: `#${number} is not in the queue` };
+        if (entry.headSha === headSha && entry.pendingHeadSha === null) return { events: [], note: `#${number} already has head ${headSha}` };
+        return {
+          events: [{ type: 'headUpdated', entryId: entry.id, headSha, at: Date.now() }],
+          note: `#${number} has a new head ${headSha}`,
+          entryId: entry.id,
+        };
+      },
+      { headSha },
+    );
   }
 
   /** A PR was closed (merged outside the queue or not): it leaves the queue. */
@@ -84,7 +106,7 @@ export class MergeQueueProviderEvents {
           batchId: batch.id,
         };
       },
-      check.url,
+      { checksUrl: check.url },
     );
   }
 
@@ -114,8 +136,7 @@ export class MergeQueueProviderEvents {
           return { events: [], note: 'a land is in flight; its compare-and-swap reads the base' };
         return { events: [{ type: 'baseMoved', baseSha: after, at: Date.now() }], note: `the base moved to ${after} from outside the queue` };
       },
-      undefined,
-      branch,
+      { baseRef: branch },
     );
   }
 
@@ -125,15 +146,17 @@ export class MergeQueueProviderEvents {
     repository: string,
     source: ProviderSource,
     numbers: readonly number[],
-    decide: (state: MergeQueueState) => { events: MergeQueueEvent[]; note: string; batchId?: string },
-    checksUrl?: string,
-    baseRef?: string,
+    decide: (state: MergeQueueState) => { events: MergeQueueEvent[]; note: string; batchId?: string; entryId?: string },
+    options: { checksUrl?: string; baseRef?: string; headSha?: string } = {},
   ): Promise<ProviderEventResult[]> {
+    const { checksUrl, baseRef, headSha } = options;
     const results: ProviderEventResult[] = [];
     for (const queue of await this.repository.queuesOfRepository(organizationId, integrationId, repository)) {
       if (baseRef !== undefined && queue.baseRef !== baseRef) continue;
+      const paths = headSha !== undefined ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
       let note = '';
       let batchId: string | undefined;
+      let entryId: string | undefined;
       const { outcome } = await this.repository.apply({
         organizationId,
         queueId: queue.id,
@@ -143,17 +166,34 @@ export class MergeQueueProviderEvents {
           const decided = decide(state);
           note = decided.note;
           batchId = decided.batchId;
+          entryId = decided.entryId;
           return decided.events;
         },
         quietWhenUnchanged: true,
         detail: { source: source.provider, deliveryId: source.deliveryId, providerEvent: source.event },
         after: async (q, { row }, applied) => {
           if (checksUrl !== undefined && batchId !== undefined && applied.changed) await q.setChecksUrl(batchRowId(row.id, batchId), checksUrl);
+          const groups = pathGroupsOf(row);
+          if (entryId !== undefined && applied.changed && (groups.length > 0 || paths !== undefined)) await q.setEntryPaths(entryId, paths ?? null, groups);
         },
       });
       results.push({ queueId: queue.id, applied: outcome.changed, note });
     }
     return results;
+  }
+
+  /**
+   * The new head's changed paths on a queue with path groups. A provider that fails leaves them not
+   * known (the PR is in every lane): the head update itself must not wait on a listing of paths.
+   */
+  private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<ChangedPaths | undefined> {
+    try {
+      return await this.paths.of(await this.repository.find(organizationId, queueId), headSha);
+    } catch (error) {
+      if (!(error instanceof ProviderFailure)) throw error;
+      this.logger.warn(`merge queue ${queueId}: the changed paths of ${headSha} could not be listed (${error.message}); the PR is in every lane`);
+      return null;
+    }
   }
 }
 

@@ -29,8 +29,12 @@ const IF_MATCH = ApiHeader({
   description: 'The revision you last saw; when the queue has moved on since, the request is refused with a 409 and changes nothing',
 });
 
-/** Reading a base ref through the code source's provider (POST and PATCH): its integration and the provider's answers. */
-const BASE_REF_LOOKUP_ERRORS = [
+/**
+ * Reading through the code source's provider (a base ref on POST and PATCH; a PR's changed paths
+ * when an entry is added or gets a new head on a queue with path groups): its integration and the
+ * provider's answers.
+ */
+const PROVIDER_LOOKUP_ERRORS = [
   CodeSourceErrors.INTEGRATION_NOT_FOUND,
   GitProviderErrors.INTEGRATION_NEEDS_ATTENTION,
   GitProviderErrors.LOCAL_GIT_DISABLED,
@@ -58,7 +62,7 @@ export class MergeQueuesController {
     MergeQueueErrors.INVALID_SETTINGS,
     MergeQueueErrors.ALREADY_EXISTS,
     MergeQueueErrors.QUEUE_LIMIT_REACHED,
-    ...BASE_REF_LOOKUP_ERRORS,
+    ...PROVIDER_LOOKUP_ERRORS,
   )
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMergeQueueRequest) {
     return { data: await this.queues.create(principal, body.data) };
@@ -98,7 +102,7 @@ export class MergeQueuesController {
     MergeQueueErrors.INVALID_SETTINGS,
     MergeQueueErrors.ALREADY_EXISTS,
     MergeQueueErrors.REVISION_MISMATCH,
-    ...BASE_REF_LOOKUP_ERRORS,
+    ...PROVIDER_LOOKUP_ERRORS,
   )
   async update(
     @CurrentPrincipal() principal: Principal,
@@ -180,9 +184,13 @@ export class MergeQueuesController {
 
   @Post(':id/entries')
   @RequirePermission(Permission.MergeQueueEntriesWrite)
-  @ApiOperation({ summary: 'Add a pull request to the queue', description: 'The same PR number cannot be in the queue twice while live.' })
+  @ApiOperation({
+    summary: 'Add a pull request to the queue',
+    description:
+      "The same PR number cannot be in the queue twice while live. On a queue with path groups the PR's changed paths are asked from the provider (from the merge base with the queue's base) and the entry gets its `lanes`; a provider that fails is an error here, and nothing is queued.",
+  })
   @ApiDataResponse(MergeQueueEntryDto, { status: 201 })
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_EXISTS, MergeQueueErrors.ENTRY_LIMIT_REACHED)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_EXISTS, MergeQueueErrors.ENTRY_LIMIT_REACHED, ...PROVIDER_LOOKUP_ERRORS)
   async enqueue(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: CreateMergeQueueEntryRequest) {
     return { data: await this.queues.enqueue(principal, id, body.data) };
   }
@@ -192,10 +200,10 @@ export class MergeQueuesController {
   @ApiOperation({
     summary: 'Change an entry',
     description:
-      '`priority`, `setAside`, or a new `headSha` (tested again from scratch; unblocks a blocked entry). While its batch is landing, a new head applies only if the land does not happen.',
+      '`priority`, `setAside`, or a new `headSha` (tested again from scratch; unblocks a blocked entry; on a queue with path groups its changed paths and `lanes` are asked again). While its batch is landing, a new head applies only if the land does not happen.',
   })
   @ApiDataResponse(MergeQueueEntryDto)
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_NOT_FOUND, MergeQueueErrors.ENTRY_FINAL)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_NOT_FOUND, MergeQueueErrors.ENTRY_FINAL, ...PROVIDER_LOOKUP_ERRORS)
   async updateEntry(
     @CurrentPrincipal() principal: Principal,
     @Param('id') id: string,

@@ -11,8 +11,9 @@ import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queu
 import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
 import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/merge-queue-executor';
 import { LeaseLost } from './engine/merge-queue-lease';
-import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
+import { type AskPathsJob, EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
 import { MergeQueueMetrics } from './merge-queue-metrics';
+import { MergeQueuePaths } from './merge-queue-paths';
 import { MergeQueuesRepository } from './merge-queues.repository';
 
 /**
@@ -33,12 +34,14 @@ export class MergeQueuesProcessor extends JobProcessor {
     [MergeQueuesJob.Execute]: (job, token) => this.execute(job, token),
     [MergeQueuesJob.Tick]: (job) => this.tick((job.data as TickJob).queueId),
     [MergeQueuesJob.Sweep]: () => this.sweep(),
+    [MergeQueuesJob.AskPaths]: (job) => this.paths.fill((job.data as AskPathsJob).queueId, (done, of) => job.updateProgress({ done, of })),
   };
 
   constructor(
     private readonly executor: MergeQueueExecutor,
     private readonly repository: MergeQueuesRepository,
     private readonly scheduler: MergeQueueScheduler,
+    private readonly paths: MergeQueuePaths,
     @InjectQueue(QueueName.MergeQueues) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() private readonly metrics?: MergeQueueMetrics,

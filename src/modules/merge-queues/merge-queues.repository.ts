@@ -28,6 +28,7 @@ import { MergeQueueStatusOut } from './merge-queue-status-out';
 import { MergeQueueErrors } from './merge-queues.errors';
 import {
   type BatchState,
+  type ChangedPaths,
   type EntryState,
   FINAL_BATCH_STATUSES,
   FINAL_ENTRY_STATUSES,
@@ -41,6 +42,8 @@ import {
   type MergeQueueState,
   isPlainWaiting,
   frontHolds,
+  laneMatcher,
+  type PathGroup,
   namedBy,
   reduceMergeQueue,
   type StatusTransition,
@@ -150,6 +153,39 @@ export class QueueTransaction {
   /** Row fields the planner does not hold: the settings as given, the base ref and the one being moved to. */
   async setQueueFields(data: { settings?: Prisma.InputJsonObject; baseRef?: string; pendingBaseRef?: string | null }): Promise<void> {
     await this.tx.mergeQueue.update({ where: { id: this.queueId }, data });
+  }
+
+  /**
+   * Keeps the paths a PR changes on its entry row (null: not known) and the lanes they touch under
+   * the queue's path groups (planner/lanes.ts); returns the row as it now is.
+   */
+  async setEntryPaths(entryId: string, paths: ChangedPaths, groups: readonly PathGroup[]): Promise<EntryRow> {
+    return this.tx.mergeQueueEntry.update({
+      where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId },
+      data: { changedPaths: paths === null ? Prisma.DbNull : [...paths], lanes: groups.length ? laneMatcher(groups)(paths) : Prisma.DbNull },
+    });
+  }
+
+  /**
+   * The path groups changed: every live entry's lanes are worked out again from the paths its row
+   * keeps (an entry whose paths were never asked is in every lane until its head moves). One
+   * statement per distinct set of lanes, not one per entry.
+   */
+  async relane(groups: readonly PathGroup[]): Promise<void> {
+    const live = { queueId: this.queueId, organizationId: this.organizationId, status: { in: [...LIVE_ENTRY_STATUSES] } };
+    if (groups.length === 0) {
+      await this.tx.mergeQueueEntry.updateMany({ where: live, data: { lanes: Prisma.DbNull } });
+      return;
+    }
+    const lanesOf = laneMatcher(groups);
+    const bySet = new Map<string, string[]>();
+    for (const row of await this.tx.mergeQueueEntry.findMany({ where: live, select: { id: true, changedPaths: true } })) {
+      const key = JSON.stringify(lanesOf(Array.isArray(row.changedPaths) ? (row.changedPaths as string[]) : null));
+      bySet.set(key, [...(bySet.get(key) ?? []), row.id]);
+    }
+    for (const [lanes, ids] of bySet) {
+      await this.tx.mergeQueueEntry.updateMany({ where: { ...live, id: { in: ids } }, data: { lanes: JSON.parse(lanes) as string[] } });
+    }
   }
 
   async setChecksUrl(batchId: string, url: string): Promise<void> {
@@ -546,6 +582,54 @@ export class MergeQueuesRepository {
     const row = await this.prisma.mergeQueue.findFirst({ where: { id, organizationId }, include: { repository: true } });
     if (!row) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
     return row;
+  }
+
+  /** The queue (any organization: the worker) with its code source, or null. */
+  queueWithSource(queueId: string): Promise<QueueWithSource | null> {
+    return this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
+  }
+
+  /** Live entries of the queue with no kept changed paths (never asked, or not known), in arrival order. */
+  entriesWithoutPaths(queueId: string, atMost: number): Promise<{ id: string; headSha: string }[]> {
+    return this.prisma.mergeQueueEntry.findMany({
+      where: { queueId, status: { in: [...LIVE_ENTRY_STATUSES] }, changedPaths: { equals: Prisma.DbNull } },
+      select: { id: true, headSha: true },
+      orderBy: { position: 'asc' },
+      take: atMost,
+    });
+  }
+
+  /**
+   * Keeps paths asked outside the queue's lock, under it: for each entry still live with the head
+   * they were asked for (a head that moved meanwhile got its own), with the lanes of the groups the
+   * queue has now. Returns how many entries took them.
+   */
+  async keepAskedPaths(queueId: string, asked: readonly { id: string; headSha: string; paths: readonly string[] }[]): Promise<number> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<{ settings: unknown }[]>`SELECT "settings" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`;
+      const groups = (rows[0]?.settings as { pathGroups?: PathGroup[] } | undefined)?.pathGroups ?? [];
+      if (groups.length === 0) return 0;
+      const lanesOf = laneMatcher(groups);
+      let kept = 0;
+      for (const entry of asked) {
+        const { count } = await tx.mergeQueueEntry.updateMany({
+          where: { id: entry.id, queueId, headSha: entry.headSha, status: { in: [...LIVE_ENTRY_STATUSES] } },
+          data: { changedPaths: [...entry.paths], lanes: lanesOf(entry.paths) },
+        });
+        kept += count;
+      }
+      return kept;
+    });
+  }
+
+  /** The lanes of these entries of the queue (those that have some), by entry id. */
+  async entryLanes(organizationId: string, queueId: string, entryIds: readonly string[]): Promise<Map<string, string[]>> {
+    if (entryIds.length === 0) return new Map();
+    const rows = await this.prisma.mergeQueueEntry.findMany({
+      where: { organizationId, queueId, id: { in: [...entryIds] } },
+      select: { id: true, lanes: true },
+    });
+    return new Map(rows.filter((r) => Array.isArray(r.lanes)).map((r) => [r.id, r.lanes as string[]]));
   }
 
   /** The organization's queue as the API renders it, or a 404. */

@@ -7,7 +7,7 @@ import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { decodeCursor, Page, PaginationQueryDto } from '@/common/pagination/pagination';
-import type { CodeSource, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '@/generated/prisma/client';
+import type { CodeSource, MergeQueue, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
@@ -30,7 +30,9 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
+import { MergeQueuePaths, pathGroupsOf } from './merge-queue-paths';
 import {
+  type ChangedPaths,
   checkedConfig,
   checkReportFit,
   createMergeQueueState,
@@ -41,6 +43,7 @@ import {
   type QueueSettings,
 } from './planner';
 import { batchRowId } from './engine/merge-queue-ids';
+import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 
 export type QueueControl = 'pause' | 'resume' | 'disable' | 'enable';
 
@@ -62,6 +65,8 @@ export class MergeQueuesService {
   constructor(
     private readonly repository: MergeQueuesRepository,
     private readonly gits: MergeQueueGits,
+    private readonly paths: MergeQueuePaths,
+    private readonly scheduler: MergeQueueScheduler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -166,6 +171,8 @@ export class MergeQueuesService {
             settings: applied.state.config as unknown as Prisma.InputJsonObject,
             ...(newRef !== undefined && { pendingBaseRef: newRef }),
           });
+          const groups = applied.state.config.pathGroups ?? [];
+          if (JSON.stringify(applied.before.config.pathGroups ?? []) !== JSON.stringify(groups)) await q.relane(groups);
           if (applied.changed || newRef !== undefined) {
             await q.audit(principal, { action: AuditAction.MergeQueueUpdated, metadata: { ...dto, revision: String(applied.state.revision) } });
           }
@@ -174,6 +181,8 @@ export class MergeQueuesService {
         startExecutor: newRef !== undefined,
         returning: { view: true },
       });
+      // Entries without kept paths (queued before the groups) get theirs asked by the worker.
+      if (dto.pathGroups?.length) await this.scheduler.askPaths(id, view!.row.revision.toString());
       return render(view!);
     } catch (error) {
       if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef')))
@@ -210,7 +219,8 @@ export class MergeQueuesService {
 
   async enqueue(principal: Principal, id: string, dto: CreateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
     const entryId = randomUUID();
-    const { entry } = await this.repository.apply({
+    const paths = await this.changedPaths(principal, id, dto.headSha);
+    const { entry, result } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
       // Under the queue's lock, from the rows (the state may be a window of the waiting line).
@@ -239,13 +249,15 @@ export class MergeQueuesService {
           },
         ];
       },
+      after: (q, { row }) => keepPaths(q, row, entryId, paths),
       returning: { entryId },
     });
-    return entryDto(entry, entryId);
+    return entryDto(result ?? entry, entryId);
   }
 
   async updateEntry(principal: Principal, id: string, entryId: string, dto: UpdateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
-    const { entry } = await this.repository.apply({
+    const paths = dto.headSha !== undefined ? await this.changedPaths(principal, id, dto.headSha) : undefined;
+    const { entry, result } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: async (locked, q) => {
@@ -257,9 +269,10 @@ export class MergeQueuesService {
         if (dto.headSha !== undefined) events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at });
         return events;
       },
+      after: async (q, { row }) => (dto.headSha !== undefined ? keepPaths(q, row, entryId, paths) : undefined),
       returning: { entryId },
     });
-    return entryDto(entry, entryId);
+    return entryDto(result ?? entry, entryId);
   }
 
   async removeEntry(principal: Principal, id: string, entryId: string): Promise<MergeQueueEntryDto> {
@@ -308,8 +321,15 @@ export class MergeQueuesService {
         ...(lands.length > 0 && { estimatedLandAt: iso(Math.max(...lands)) }),
       };
     });
-    const waiting = state.entries
-      .filter((e) => e.status === 'queued' || e.status === 'blocked')
+    const inLine = state.entries.filter((e) => e.status === 'queued' || e.status === 'blocked');
+    const lanes = state.config.pathGroups?.length
+      ? await this.repository.entryLanes(
+          principal.organizationId,
+          id,
+          inLine.map((e) => e.id),
+        )
+      : new Map<string, string[]>();
+    const waiting = inLine
       .sort((a, b) => b.priority - a.priority || a.position - b.position)
       .map((e) => ({
         id: e.id,
@@ -321,6 +341,7 @@ export class MergeQueuesService {
         ...(e.block !== null && { block: e.block }),
         enqueuedAt: iso(e.enqueuedAt),
         ...(estimates.has(e.id) && { estimatedMergeAt: iso(estimates.get(e.id) as number) }),
+        ...(lanes.has(e.id) && { lanes: lanes.get(e.id) }),
       }));
     return {
       id: row.id,
@@ -340,6 +361,7 @@ export class MergeQueuesService {
       revision: row.revision.toString(),
       batchDepth: row.batchDepth,
       maxParallel: state.config.maxParallel,
+      pathGroups: state.config.pathGroups ?? [],
       ciDurationMs: Math.round(state.stats.ciDurationMs),
       now: iso(now),
       batches,
@@ -422,6 +444,20 @@ export class MergeQueuesService {
   }
 
   /**
+   * The paths `headSha` changes when the queue has path groups (MergeQueuePaths), asked before the
+   * queue's lock; undefined when it has none. A provider failure answers as everywhere (502, 503...).
+   */
+  private async changedPaths(principal: Principal, id: string, headSha: string): Promise<ChangedPaths | undefined> {
+    const queue = await this.repository.find(principal.organizationId, id);
+    try {
+      return await this.paths.of(queue, headSha);
+    } catch (error) {
+      if (error instanceof ProviderFailure) throw providerError(error, 'in-use');
+      throw error;
+    }
+  }
+
+  /**
    * The entry is live; a final one (even one the planner's history has dropped) is a 422, an
    * unknown one a 404. One the state does not hold is read from its row: a window of the state
    * leaves out waiting entries (the repository loads the ones an event names).
@@ -443,6 +479,16 @@ function entryDto(row: MergeQueueEntryRow | null | undefined, entryId: string): 
   return toMergeQueueEntryDto(row);
 }
 
+/**
+ * An entry's paths and lanes under the path groups the locked row holds; groups added after the
+ * paths were (not) asked leave the PR's paths not known, in every lane. Undefined: no path groups.
+ */
+async function keepPaths(q: QueueTransaction, row: MergeQueue, entryId: string, paths: ChangedPaths | undefined): Promise<MergeQueueEntryRow | undefined> {
+  const groups = pathGroupsOf(row);
+  if (groups.length === 0 && paths === undefined) return undefined;
+  return q.setEntryPaths(entryId, paths ?? null, groups);
+}
+
 /** The settings of a create or update request as planner tunables (seconds become milliseconds). */
 function plannerSettings(dto: Partial<CreateMergeQueueDto>): QueueSettings {
   return {
@@ -452,6 +498,7 @@ function plannerSettings(dto: Partial<CreateMergeQueueDto>): QueueSettings {
     ...(dto.maxParallel !== undefined && { maxParallel: dto.maxParallel }),
     ...(dto.flakyRetries !== undefined && { flakyRetries: dto.flakyRetries }),
     ...(dto.screening !== undefined && { screening: dto.screening }),
+    ...(dto.pathGroups !== undefined && { pathGroups: dto.pathGroups.map((g) => ({ name: g.name, paths: g.paths })) }),
     ...(dto.checkTimeoutSeconds !== undefined && { checkTimeoutMs: dto.checkTimeoutSeconds * 1000 }),
   };
 }

@@ -109,6 +109,27 @@ describe(drawQueue.name, () => {
     expect(lines[start + 4]).toMatch(/^ {2}#23 +set aside +0 +45s +-$/);
   });
 
+  it("with path groups, shows how the waiting PRs fall into lanes and each PR's lanes", () => {
+    const laned = drawQueue({
+      ...queue,
+      pathGroups: [{ name: 'api' }, { name: 'web' }],
+      waiting: [
+        { ...queue.waiting[0], lanes: ['api'] },
+        { ...queue.waiting[1], lanes: ['api', 'web'] },
+        { ...queue.waiting[2], lanes: ['web'] },
+        { number: 40, status: 'queued', priority: 0, setAside: false, enqueuedAt: ago(1_000), lanes: ['api'] },
+      ],
+    }).split('\n');
+    const start = laned.indexOf('waiting (4)');
+    expect(laned.slice(start + 1, start + 4)).toEqual([`  lane api  ${'█'.repeat(20)} 3`, `  lane web  ${'█'.repeat(14)} 2`, '  1 of 4 span several lanes']);
+    expect(laned[start + 4]).toMatch(/^ {2}PR +status +priority +waiting +ETA +lanes +title$/);
+    expect(laned[start + 5]).toMatch(/^ {2}#31 +queued +100 +1m00s +~3h05m +api +Hotfix checkout$/);
+    expect(laned[start + 6]).toMatch(/^ {2}#22 +blocked +0 +10m00s +- +all +Refactor cart/);
+    expect(laned[start + 7]).toMatch(/^ {2}#23 +set aside +0 +45s +- +web$/);
+    // Without path groups the table has no lanes column and no summary.
+    expect(text).not.toContain('lane ');
+  });
+
   it('says so when nothing is in flight or waiting, and shows a move to a new base ref', () => {
     const empty = drawQueue({ ...queue, status: 'migrating', pendingBaseRef: 'release', batches: [], waiting: [] });
     expect(empty).toContain('acme/shop ⇢ main → release   MIGRATING');

@@ -33,6 +33,7 @@ export interface PictureEntry {
   block?: string;
   enqueuedAt: string;
   estimatedMergeAt?: string;
+  lanes?: string[];
 }
 
 export interface PictureHold {
@@ -53,6 +54,8 @@ export interface QueuePicture {
   revision: string;
   batchDepth: number;
   maxParallel: number;
+  /** Absent from servers older than lanes. */
+  pathGroups?: { name: string }[];
   ciDurationMs: number;
   now: string;
   batches: PictureBatch[];
@@ -108,6 +111,24 @@ const ROLE_MARK: Record<string, { mark: string; name: string }> = {
   screen: { mark: '○', name: 'screen' },
 };
 
+/** A PR's lanes in the table: `all` when it is in every one, `-` when in none (it changes nothing). */
+function laneCell(lanes: string[] | undefined, names: string[]): string {
+  if (lanes === undefined) return '?';
+  if (lanes.length === 0) return '-';
+  return lanes.length === names.length && names.length > 1 ? 'all' : cut(lanes.join(','), 30);
+}
+
+/** How the waiting PRs fall into lanes: one bar per lane, and how many span several. */
+function laneSummary(waiting: PictureEntry[], names: string[]): string[] {
+  const counts = names.map((name) => waiting.filter((e) => e.lanes?.includes(name)).length);
+  const most = Math.max(1, ...counts);
+  const width = Math.max(...names.map((n) => n.length));
+  const lines = names.map((name, i) => `  lane ${name.padEnd(width)}  ${'█'.repeat(Math.ceil((counts[i] / most) * 20))}${counts[i] ? ' ' : ''}${counts[i]}`);
+  const spanning = waiting.filter((e) => (e.lanes?.length ?? 0) > 1).length;
+  lines.push(`  ${spanning} of ${waiting.length} span several lanes`);
+  return lines;
+}
+
 export function drawQueue(picture: QueuePicture): string {
   const q = safeDeep(picture);
   const now = Date.parse(q.now);
@@ -152,16 +173,19 @@ export function drawQueue(picture: QueuePicture): string {
   if (rows.length) lines.push(...table(rows, ''));
   lines.push('');
   const waiting = q.waiting;
+  const laneNames = (q.pathGroups ?? []).map((g) => g.name);
   lines.push(`waiting (${waiting.length})`);
+  if (laneNames.length) lines.push(...laneSummary(waiting, laneNames));
   if (waiting.length === 0) lines.push('  (none)');
   else {
-    const head = [['PR', 'status', 'priority', 'waiting', 'ETA', 'title']];
+    const head = [['PR', 'status', 'priority', 'waiting', 'ETA', ...(laneNames.length ? ['lanes'] : []), 'title']];
     const body = waiting.map((e) => [
       `#${e.number}`,
       e.setAside ? 'set aside' : e.status,
       String(e.priority),
       since(e.enqueuedAt),
       e.estimatedMergeAt ? until(e.estimatedMergeAt) : '-',
+      ...(laneNames.length ? [laneCell(e.lanes, laneNames)] : []),
       cut(e.block ? `${e.title ?? ''}${e.title ? ' — ' : ''}${e.block}` : (e.title ?? ''), 120),
     ]);
     lines.push(...table([...head, ...body], '  '));

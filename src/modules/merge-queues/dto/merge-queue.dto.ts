@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -14,6 +15,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateNested,
 } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
@@ -26,7 +28,11 @@ import {
   MERGE_QUEUE_OPERATION_KINDS,
   MERGE_QUEUE_OPERATION_OUTCOMES,
   MERGE_QUEUE_STATUSES,
+  MAX_GROUP_PATTERNS,
+  MAX_PATH_GROUPS,
+  MAX_PATTERN_LENGTH,
   type MergeQueueCheckState,
+  PATH_GROUP_NAME,
 } from '../planner';
 
 const GIT_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -35,6 +41,28 @@ const CHECK_NAME = /^[\x21-\x7e][\x20-\x7e]{0,99}$/;
 /** Links people click in a UI or a terminal: http(s) only (never `javascript:`, `data:`, `file:`...). */
 const WEB_URL = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
 const WEB_URL_MESSAGE = { message: 'must be an http or https URL' };
+
+/** One lane of the queue: a name and the paths it owns. */
+export class PathGroupDto {
+  @ApiProperty({ description: 'The lane name, unique in the queue', pattern: PATH_GROUP_NAME.source, example: 'api' })
+  @IsString()
+  @Matches(PATH_GROUP_NAME, { message: 'must be a lowercase slug of at most 40 characters' })
+  name: string;
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: MAX_GROUP_PATTERNS,
+    description:
+      'Glob patterns over repository-relative paths (`*`, `**`, `?`, `{a,b}`; dot files included); a pattern ending in `/` is everything under that directory. No leading `/`, no `!` negation, no `.` or `..` segments',
+    example: ['services/api/', 'libs/api-client/**'],
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_GROUP_PATTERNS)
+  @IsString({ each: true })
+  @Length(1, MAX_PATTERN_LENGTH, { each: true })
+  paths: string[];
+}
 
 export class CreateMergeQueueDto {
   @ApiProperty({ description: 'The code source (repository) whose base ref the queue lands on', pattern: ROW_ID.source })
@@ -99,6 +127,18 @@ export class CreateMergeQueueDto {
   @IsOptionalNonNull()
   @IsBoolean()
   screening?: boolean;
+  @ApiPropertyOptional({
+    type: [PathGroupDto],
+    maxItems: MAX_PATH_GROUPS,
+    description:
+      'Path groups, one lane each: every entry\'s `lanes` are the groups its PR\'s changed paths touch (from the provider: `git diff --name-only` on a local repository, the compare API on GitHub). A PR with a path outside every group, or whose paths the provider could not list in full, is in every lane. Empty or absent: the queue is one line. Today lanes are worked out and shown; the planner still runs one chain (docs/merge-queue.md, "Lanes")',
+  })
+  @IsOptionalNonNull()
+  @IsArray()
+  @ArrayMaxSize(MAX_PATH_GROUPS)
+  @ValidateNested({ each: true })
+  @Type(() => PathGroupDto)
+  pathGroups?: PathGroupDto[];
 }
 
 export class CreateMergeQueueRequest extends RequestEnvelope(CreateMergeQueueDto) {}
@@ -217,6 +257,12 @@ export class MergeQueueEntryDto {
   })
   block?: string;
   @ApiPropertyOptional() title?: string;
+  @ApiPropertyOptional({
+    type: [String],
+    description:
+      "The queue's lanes (path groups) this PR's changed paths touch, in the groups' order; every lane when a path is outside every group or the paths are not known. Absent when the queue has no path groups",
+  })
+  lanes?: string[];
 }
 
 export class MergeQueueDto {
@@ -307,6 +353,8 @@ export class MergeQueueWaitingEntryDto {
   @ApiProperty({ format: 'date-time' }) enqueuedAt: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Expected merge time; absent for blocked and set-aside entries (they wait on a person)' })
   estimatedMergeAt?: string;
+  @ApiPropertyOptional({ type: [String], description: "The lanes the PR's changed paths touch (absent when the queue has no path groups)" })
+  lanes?: string[];
 }
 
 /** Why a queue stopped by itself (it is `paused` until resumed). */
@@ -336,6 +384,7 @@ export class MergeQueueChainDto {
   @ApiProperty({ pattern: '^(0|[1-9][0-9]*)$' }) revision: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) batchDepth: number;
   @ApiProperty({ type: 'integer', format: 'int32' }) maxParallel: number;
+  @ApiProperty({ type: [PathGroupDto], description: "The queue's path groups, one lane each (empty: one line)" }) pathGroups: PathGroupDto[];
   @ApiProperty({ type: 'integer', format: 'int64', description: 'Observed CI duration (EWMA), milliseconds' }) ciDurationMs: number;
   @ApiProperty({ format: 'date-time' }) now: string;
   @ApiProperty({ type: [MergeQueueChainBatchDto], description: 'Live batches, in the order they land' }) batches: MergeQueueChainBatchDto[];
@@ -376,6 +425,7 @@ export function toMergeQueueEntryDto(row: MergeQueueEntry): MergeQueueEntryDto {
   if (row.batchId !== null) dto.batchId = row.batchId;
   if (row.block !== null) dto.block = row.block;
   if (row.title !== null) dto.title = row.title;
+  if (Array.isArray(row.lanes)) dto.lanes = row.lanes as string[];
   return dto;
 }
 

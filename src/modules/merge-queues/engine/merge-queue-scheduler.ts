@@ -13,6 +13,10 @@ export interface TickJob {
   queueId: string;
 }
 
+export interface AskPathsJob {
+  queueId: string;
+}
+
 /** Retry delay for an executor whose job failed (a git error, a lost database): the next one reconciles. */
 export const EXECUTOR_RETRY_DELAY_MS = 2_000;
 
@@ -39,6 +43,25 @@ export class MergeQueueScheduler {
       });
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue executor not enqueued; the sweep will start it');
+    }
+  }
+
+  /**
+   * Asks, in the worker, the changed paths of the queue's live entries that have none kept (path
+   * groups were just set). One job per request (`key`: the queue's revision); a lost one (Redis down)
+   * leaves those entries in every lane until their head moves or the groups are sent again.
+   */
+  async askPaths(queueId: string, key: string): Promise<void> {
+    try {
+      await this.queue.add(MergeQueuesJob.AskPaths, { queueId } satisfies AskPathsJob, {
+        jobId: `paths-${queueId}-${key}`,
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 2_000 },
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+    } catch (error) {
+      this.logger.warn({ err: error, queueId }, 'merge-queue changed paths not asked; entries without kept paths stay in every lane');
     }
   }
 

@@ -1,4 +1,5 @@
 import { batchDepthFor } from './batch-depth';
+import { checkedPathGroups } from './lanes';
 import type { MergeQueueState, PlannerConfig } from './types';
 
 /*
@@ -46,6 +47,7 @@ export function checkedConfig(input: PlannerConfig): PlannerConfig {
   if (config.minBatch < 1 || config.maxBatch < config.minBatch) {
     throw new Error('batch bounds must satisfy 1 <= minBatch <= maxBatch');
   }
+  if (config.pathGroups !== undefined) config.pathGroups = checkedPathGroups(config.pathGroups);
   return config;
 }
 

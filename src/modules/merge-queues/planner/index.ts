@@ -5,6 +5,17 @@
  */
 export { checkReportFit, MAX_EARLY_CHECKS } from './checks';
 export { heavyThresholdMs } from './ci-weight';
+export {
+  type ChangedPaths,
+  checkedPathGroups,
+  laneMatcher,
+  lanesOf,
+  MAX_GROUP_PATTERNS,
+  MAX_PATH_GROUPS,
+  MAX_PATTERN_LENGTH,
+  PATH_GROUP_NAME,
+  type PathGroup,
+} from './lanes';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';

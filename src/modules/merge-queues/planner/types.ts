@@ -1,3 +1,5 @@
+import type { PathGroup } from './lanes';
+
 export const MERGE_QUEUE_STATUSES = ['idle', 'active', 'paused', 'migrating', 'disabled'] as const;
 export type MergeQueueStatus = (typeof MERGE_QUEUE_STATUSES)[number];
 
@@ -62,11 +64,16 @@ export interface PlannerConfig {
   screenPoolSize: number;
   /** Prior probability that a PR whose screen passed (or that a probe cleared) still fails a chain batch. */
   screenedFailureRate: number;
+  /**
+   * Path groups: one lane per group (lanes.ts). Absent or empty: the queue is one line. The
+   * planner keeps them with the rest of the settings; entries' lanes are worked out from them.
+   */
+  pathGroups?: PathGroup[];
 }
 
 /** The tunables a queue's owner may change after creation (PATCH /merge-queues/{id}). */
 export type QueueSettings = Partial<
-  Pick<PlannerConfig, 'requiredChecks' | 'maxParallel' | 'minBatch' | 'maxBatch' | 'flakyRetries' | 'checkTimeoutMs' | 'screening'>
+  Pick<PlannerConfig, 'requiredChecks' | 'maxParallel' | 'minBatch' | 'maxBatch' | 'flakyRetries' | 'checkTimeoutMs' | 'screening' | 'pathGroups'>
 >;
 
 export interface MergeQueueCheck {

@@ -1,0 +1,67 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { CodeSource, MergeQueue } from '@/generated/prisma/client';
+import { ProviderFailure } from '../git-providers/git-provider.port';
+import { MergeQueueGits } from '../git-providers/merge-queue-gits';
+import { MergeQueuesRepository } from './merge-queues.repository';
+import type { ChangedPaths, MergeQueueState, PathGroup } from './planner';
+
+/** The queue's path groups as its settings hold them (none: the queue is one line). */
+export function pathGroupsOf(queue: Pick<MergeQueue, 'settings'>): PathGroup[] {
+  return (queue.settings as { pathGroups?: PathGroup[] } | null)?.pathGroups ?? [];
+}
+
+/**
+ * A PR's changed paths from the provider, for its lanes (planner/lanes.ts): asked when the queue
+ * has path groups, before the queue's lock is taken (a provider call never holds it). The base is
+ * the one the planner builds on; the diff is from its merge base with the head, so what the base
+ * gained since the PR branched is not counted.
+ */
+@Injectable()
+export class MergeQueuePaths {
+  private readonly logger = new Logger(MergeQueuePaths.name);
+
+  constructor(
+    private readonly gits: MergeQueueGits,
+    private readonly repository: MergeQueuesRepository,
+  ) {}
+
+  /** The paths (null: not known), or undefined when the queue has no path groups (nothing asked). Provider failures propagate. */
+  async of(queue: MergeQueue & { repository: CodeSource }, headSha: string): Promise<ChangedPaths | undefined> {
+    if (pathGroupsOf(queue).length === 0) return undefined;
+    const git = await this.gits.forSource(queue.repository);
+    const baseSha = (queue.plannerState as MergeQueueState | null)?.baseSha ?? (await git.readRef(queue.baseRef));
+    return baseSha ? git.changedPaths(baseSha, headSha) : null;
+  }
+
+  /**
+   * The worker's job after path groups were set (MergeQueuesJob.AskPaths): asks the paths of every
+   * live entry that has none kept, one after the other outside the queue's lock (reporting progress),
+   * then keeps them under it in one transaction (MergeQueuesRepository.keepAskedPaths). A provider
+   * that fails stops the run with what it asked so far kept; BullMQ retries the job for the rest.
+   */
+  async fill(queueId: string, progress: (done: number, of: number) => Promise<void> = async () => {}): Promise<{ asked: number; kept: number }> {
+    const queue = await this.repository.queueWithSource(queueId);
+    if (!queue || pathGroupsOf(queue).length === 0) return { asked: 0, kept: 0 };
+    const entries = await this.repository.entriesWithoutPaths(queueId, MAX_ASKED_PER_RUN);
+    const asked: { id: string; headSha: string; paths: string[] }[] = [];
+    let failure: unknown;
+    for (const [i, entry] of entries.entries()) {
+      try {
+        const paths = await this.of(queue, entry.headSha);
+        if (paths) asked.push({ id: entry.id, headSha: entry.headSha, paths: [...paths] });
+      } catch (error) {
+        if (!(error instanceof ProviderFailure)) throw error;
+        failure = error;
+        break;
+      }
+      await progress(i + 1, entries.length);
+    }
+    const kept = asked.length ? await this.repository.keepAskedPaths(queueId, asked) : 0;
+    this.logger.log({ queueId, entries: entries.length, asked: asked.length, kept }, 'merge-queue changed paths asked');
+    if (failure) throw failure;
+    return { asked: asked.length, kept };
+  }
+}
+
+/** One run asks at most this many entries (the most a queue holds by default). */
+const MAX_ASKED_PER_RUN = 5_000;

@@ -1,0 +1,90 @@
+import picomatch from 'picomatch';
+
+/*
+ * Lanes (issue 22, part 4): a queue configured with path groups has one lane per group, and a PR
+ * belongs to the lanes whose groups its changed paths touch. Pure: the paths come from the
+ * provider (`git diff --name-only`, GitHub's compare API) and are matched here with picomatch.
+ * docs/merge-queue.md ("Lanes") states the rules.
+ */
+
+/** A named set of path patterns: one lane of the queue. */
+export interface PathGroup {
+  /** A short slug, unique in the queue (`api`, `web-app`, `docs`). */
+  name: string;
+  /**
+   * Glob patterns over repository-relative paths (picomatch syntax, dot files included); a pattern
+   * ending in `/` means everything under that directory (`services/api/` is `services/api/**`).
+   */
+  paths: string[];
+}
+
+export const MAX_PATH_GROUPS = 16;
+export const MAX_GROUP_PATTERNS = 50;
+export const MAX_PATTERN_LENGTH = 200;
+export const PATH_GROUP_NAME = /^[a-z0-9][a-z0-9._-]{0,39}$/;
+
+/**
+ * What is known of a PR's changed paths: the list, or null when the provider could not give all
+ * of them (GitHub's compare lists at most 300 files) or they were never asked (the queue had no
+ * path groups when the PR was enqueued or its head last moved).
+ */
+export type ChangedPaths = readonly string[] | null;
+
+/** `groups` with their own arrays, or an Error naming what is wrong (the API checks the shape first). */
+export function checkedPathGroups(groups: readonly PathGroup[]): PathGroup[] {
+  if (groups.length > MAX_PATH_GROUPS) throw new Error(`at most ${MAX_PATH_GROUPS} path groups`);
+  const names = new Set<string>();
+  return groups.map((group, i) => {
+    if (!PATH_GROUP_NAME.test(group.name)) throw new Error(`pathGroups.${i}.name must match ${PATH_GROUP_NAME.source}`);
+    if (names.has(group.name)) throw new Error(`pathGroups.${i}.name "${group.name}" is used twice`);
+    names.add(group.name);
+    if (group.paths.length === 0 || group.paths.length > MAX_GROUP_PATTERNS)
+      throw new Error(`pathGroups.${i}.paths must hold 1 to ${MAX_GROUP_PATTERNS} patterns`);
+    group.paths.forEach((pattern, j) => {
+      const problem = patternProblem(pattern);
+      if (problem) throw new Error(`pathGroups.${i}.paths.${j} ${problem}`);
+    });
+    return { name: group.name, paths: [...group.paths] };
+  });
+}
+
+/** Why `pattern` is not a usable repository-relative pattern, or null. */
+export function patternProblem(pattern: string): string | null {
+  if (pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) return `must be 1 to ${MAX_PATTERN_LENGTH} characters`;
+  if (pattern.startsWith('/')) return 'must be relative to the repository root (no leading /)';
+  if (pattern.startsWith('!')) return 'must not be a negation (!): list what the group holds';
+  if (pattern.split('/').some((part) => part === '..' || part === '.')) return 'must not hold . or .. segments';
+  if (/[\0-\x1f\\]/.test(pattern)) return 'must not hold control characters or backslashes';
+  return null;
+}
+
+/** One matcher per group, compiled once per call of `laneMatcher`. */
+export function laneMatcher(groups: readonly PathGroup[]): (paths: ChangedPaths) => string[] {
+  const matchers = groups.map((g) => ({ name: g.name, test: picomatch(g.paths.map(expand), { dot: true }) }));
+  return (paths) => {
+    if (matchers.length === 0) return [];
+    // Not known: the PR may touch anything, so it is in every lane.
+    if (paths === null) return matchers.map((m) => m.name);
+    const hit = new Set<string>();
+    for (const path of paths) {
+      const owners = matchers.filter((m) => m.test(path));
+      // A change outside every group may affect every lane (a root build file, a shared library).
+      if (owners.length === 0) return matchers.map((m) => m.name);
+      for (const m of owners) hit.add(m.name);
+    }
+    return matchers.filter((m) => hit.has(m.name)).map((m) => m.name);
+  };
+}
+
+/**
+ * The lanes a PR belongs to, in the groups' order: those whose patterns match one of its changed
+ * paths. Every lane when the paths are not known or one of them matches no group; none when the
+ * queue has no path groups or the PR changes nothing (its head is already in the base).
+ */
+export function lanesOf(paths: ChangedPaths, groups: readonly PathGroup[]): string[] {
+  return laneMatcher(groups)(paths);
+}
+
+function expand(pattern: string): string {
+  return pattern.endsWith('/') ? `${pattern}**` : pattern;
+}

@@ -1,0 +1,254 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { createTestWorker } from '../support/app';
+import { createTenant, type TestTenant } from '../support/factories';
+import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
+import { commit, commitPaths, createLocalCodeSource, git } from '../support/git-repos';
+import { githubIntegration, newGithubQueue } from '../support/github-queues';
+import { MergeQueueClient, type MqEntry } from '../support/merge-queue-client';
+import { until } from '../support/processes';
+
+const GROUPS = [
+  { name: 'api', paths: ['services/api/'] },
+  { name: 'web', paths: ['apps/web/**'] },
+  { name: 'docs', paths: ['docs/', '*.md'] },
+];
+const EVERY_LANE = ['api', 'web', 'docs'];
+
+/**
+ * Lanes (issue 22, part 4): a queue's path groups, and each entry's lanes from the paths its PR
+ * changes as the provider lists them: `git diff` on a local repository, the compare API on GitHub
+ * (the emulator, through Octokit). The queues are paused: this is about what an entry is, not what
+ * the engine does with it. The worker runs for the job that asks the paths of entries queued before
+ * the queue had path groups.
+ */
+describe('Merge queue lanes (path groups; local git and the GitHub emulator)', () => {
+  let emulator: GitProviderEmulator;
+  let app: NestExpressApplication;
+  let worker: INestApplicationContext;
+  let prisma: PrismaService;
+  let owner: TestTenant;
+  let mq: MergeQueueClient;
+  let github: { login: string; integrationId: string };
+  const http = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    emulator = await new GitProviderEmulator().start();
+    app = await createGitTestApp(emulator);
+    worker = await createTestWorker(gitTestConfig(emulator));
+    prisma = app.get(PrismaService, { strict: false });
+    owner = await createTenant(app, 'mq-lanes');
+    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
+    github = await githubIntegration(app, emulator, owner.auth, 'lanes');
+  }, 60_000);
+
+  afterAll(async () => {
+    await worker?.close();
+    await app?.close();
+    await emulator?.stop();
+  });
+
+  /** A bare repository whose main holds a small tree, `base` (a first commit) below it, and a paused local queue on main. */
+  async function localQueue(settings: Record<string, unknown>) {
+    const path = join(mkdtempSync(join(tmpdir(), 'mq-lanes-')), 'repo.git');
+    execFileSync('git', ['init', '--bare', '-q', '-b', 'main', path]);
+    const base = commitPaths(
+      path,
+      null,
+      { 'README.md': 'hello\n', 'services/api/main.ts': 'api\n', 'apps/web/index.ts': 'web\n', 'docs/guide.md': 'guide\n', 'package.json': '{}\n' },
+      'initial',
+    );
+    // main moved on in the web app after the PRs below branched from `base`.
+    const main = commitPaths(path, base, { 'apps/web/index.ts': 'web 2\n' }, 'web moves on');
+    git(path, 'update-ref', 'refs/heads/main', main);
+    const source = await createLocalCodeSource(prisma, owner.organizationId, path);
+    const queue = (
+      await http()
+        .post('/merge-queues')
+        .set(owner.auth)
+        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], ...settings } })
+        .expect(201)
+    ).body.data as { id: string };
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    return { path, base, main, queueId: queue.id };
+  }
+
+  const entryRow = (id: string) => prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id }, select: { changedPaths: true, lanes: true } });
+  const lanesById = async (queueId: string) => new Map((await mq.get(queueId)).entries.map((e) => [e.number, e.lanes]));
+
+  it('local git: an entry is in the lanes its PR changes touch, from the merge base; outside every group or not known is every lane', async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
+    const prs: Record<number, string> = {
+      // Only the api: what main gained in the web app since the PR branched is not the PR's.
+      1: commitPaths(path, base, { 'services/api/main.ts': 'api 1\n' }, 'PR 1'),
+      2: commitPaths(path, base, { 'services/api/routes/new.ts': 'x\n', 'apps/web/pages/new.tsx': 'y\n' }, 'PR 2'),
+      // A root build file is in no group: every lane.
+      3: commitPaths(path, base, { 'services/api/main.ts': 'api 3\n', 'package.json': '{"x":1}\n' }, 'PR 3'),
+      // A move counts both paths: out of docs and into the api.
+      4: commitPaths(path, base, { 'docs/guide.md': null, 'services/api/guide.md': 'guide\n' }, 'PR 4'),
+      // A sibling directory sharing the group's prefix is not the group's.
+      5: commitPaths(path, base, { 'services/api-gateway/main.ts': 'gw\n' }, 'PR 5'),
+      // A head the repository does not hold: its paths are not known.
+      6: 'f'.repeat(40),
+    };
+    const entries = new Map<number, MqEntry>();
+    for (const [n, head] of Object.entries(prs)) entries.set(Number(n), await mq.enqueue(queueId, Number(n), head));
+    const expected = { 1: ['api'], 2: ['api', 'web'], 3: EVERY_LANE, 4: ['api', 'docs'], 5: EVERY_LANE, 6: EVERY_LANE };
+    // The answer to the POST and the queue's view agree.
+    expect(Object.fromEntries([...entries].map(([n, e]) => [n, e.lanes]))).toEqual(expected);
+    expect(Object.fromEntries(await lanesById(queueId))).toEqual(expected);
+    expect(await entryRow(entries.get(1)!.id)).toEqual({ changedPaths: ['services/api/main.ts'], lanes: ['api'] });
+    expect((await entryRow(entries.get(4)!.id)).changedPaths).toEqual(['docs/guide.md', 'services/api/guide.md']);
+    expect(await entryRow(entries.get(6)!.id)).toEqual({ changedPaths: null, lanes: EVERY_LANE });
+    // The chain (what `queue show` draws) has the groups and each waiting PR's lanes.
+    const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
+    expect(chain.pathGroups).toEqual(GROUPS);
+    expect(Object.fromEntries((chain.waiting as { number: number; lanes: string[] }[]).map((e) => [e.number, e.lanes]))).toEqual(expected);
+  });
+
+  it('changing the path groups works every live entry out again from its kept paths; a new head is asked again; no groups, no lanes', async () => {
+    const { path, base, queueId } = await localQueue({});
+    const apiHead = commitPaths(path, base, { 'services/api/main.ts': 'api\n2\n' }, 'PR 7');
+    const seven = await mq.enqueue(queueId, 7, apiHead);
+    expect(seven).not.toHaveProperty('lanes');
+    expect(await entryRow(seven.id)).toEqual({ changedPaths: null, lanes: null });
+    // Groups added after PR 7 was queued: the PATCH answers with it in every lane (its paths were
+    // never asked; the worker asks them afterwards, see the next case).
+    const patched = await http()
+      .patch(`/merge-queues/${queueId}`)
+      .set(owner.auth)
+      .send({ data: { pathGroups: GROUPS } })
+      .expect(200);
+    expect(patched.body.data.entries.find((e: MqEntry) => e.number === 7).lanes).toEqual(EVERY_LANE);
+    const eight = await mq.enqueue(queueId, 8, commitPaths(path, base, { 'apps/web/a.ts': 'a\n', 'README.md': 'b\n' }, 'PR 8'));
+    expect(eight.lanes).toEqual(['web', 'docs']);
+    // A new head: its paths are asked at once, and PR 7 is in the lanes of what it now changes.
+    const moved = await http()
+      .patch(`/merge-queues/${queueId}/entries/${seven.id}`)
+      .set(owner.auth)
+      .send({ data: { headSha: commitPaths(path, apiHead, { 'apps/web/x.ts': 'x\n' }, 'PR 7, second push') } })
+      .expect(200);
+    expect(moved.body.data.lanes).toEqual(['api', 'web']);
+    expect((await entryRow(seven.id)).changedPaths).toEqual(['apps/web/x.ts', 'services/api/main.ts']);
+    // New groups: the kept paths are matched again, without asking git.
+    const merged = [{ name: 'app', paths: ['services/**', 'apps/**'] }, GROUPS[2]];
+    await http()
+      .patch(`/merge-queues/${queueId}`)
+      .set(owner.auth)
+      .send({ data: { pathGroups: merged } })
+      .expect(200);
+    expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['app'], 8: ['app', 'docs'] });
+    // A removed entry is final: it keeps the lanes it had.
+    await http().delete(`/merge-queues/${queueId}/entries/${eight.id}`).set(owner.auth).expect(200);
+    await http()
+      .patch(`/merge-queues/${queueId}`)
+      .set(owner.auth)
+      .send({ data: { pathGroups: [] } })
+      .expect(200);
+    const after = await lanesById(queueId);
+    expect(after.get(7)).toBeUndefined();
+    expect(after.get(8)).toEqual(['app', 'docs']);
+  });
+
+  it('path groups set on a queue that holds entries: the worker asks the paths of those queued before, and their lanes follow', async () => {
+    const { path, base, queueId } = await localQueue({});
+    const heads = {
+      1: commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 1'),
+      2: commitPaths(path, base, { 'apps/web/b.ts': 'b\n' }, 'PR 2'),
+      3: commitPaths(path, base, { 'docs/c.md': 'c\n', 'services/api/c.ts': 'c\n' }, 'PR 3'),
+    };
+    for (const [n, head] of Object.entries(heads)) await mq.enqueue(queueId, Number(n), head);
+    await http()
+      .patch(`/merge-queues/${queueId}`)
+      .set(owner.auth)
+      .send({ data: { pathGroups: GROUPS } })
+      .expect(200);
+    const settled = await until('the worker kept the paths of the entries queued before the groups', async () => {
+      const lanes = Object.fromEntries(await lanesById(queueId));
+      return [1, 2, 3].every((n) => lanes[n]?.length !== EVERY_LANE.length) ? lanes : undefined;
+    });
+    expect(settled).toEqual({ 1: ['api'], 2: ['web'], 3: ['api', 'docs'] });
+    const rows = await prisma.mergeQueueEntry.findMany({ where: { queueId }, orderBy: { number: 'asc' }, select: { changedPaths: true } });
+    expect(rows.map((r) => r.changedPaths)).toEqual([['services/api/a.ts'], ['apps/web/b.ts'], ['docs/c.md', 'services/api/c.ts']]);
+  });
+
+  it('refuses path groups it cannot honour (400 for the shape, 422 for rules across fields) naming the field, and changes nothing', async () => {
+    const { queueId } = await localQueue({ pathGroups: GROUPS });
+    const cases: [unknown, RegExp][] = [
+      [[{ name: 'API', paths: ['a/'] }], /pathGroups\.0\.name/],
+      [[{ name: 'api', paths: [] }], /pathGroups\.0\.paths/],
+      [
+        [
+          { name: 'api', paths: ['a/'] },
+          { name: 'api', paths: ['b/'] },
+        ],
+        /pathGroups\.1\.name "api" is used twice/,
+      ],
+      [[{ name: 'api', paths: ['a/', '!a/b'] }], /pathGroups\.0\.paths\.1 must not be a negation/],
+      [[{ name: 'api', paths: ['/etc/'] }], /pathGroups\.0\.paths\.0 must be relative/],
+      [[{ name: 'api', paths: ['a/../../b'] }], /pathGroups\.0\.paths\.0 must not hold \. or \.\. segments/],
+      [Array.from({ length: 17 }, (_, i) => ({ name: `g${i}`, paths: ['x'] })), /pathGroups/],
+      [[{ name: 'api', paths: ['a'.repeat(201)] }], /pathGroups\.0\.paths/],
+      ['services/', /pathGroups/],
+      [null, /pathGroups/],
+    ];
+    for (const [pathGroups, named] of cases) {
+      const res = await http().patch(`/merge-queues/${queueId}`).set(owner.auth).send({ data: { pathGroups } });
+      expect([400, 422]).toContain(res.status);
+      expect(res.body.requestId).toEqual(expect.any(String));
+      expect(res.body.code).toMatch(/^dpa:(MergeQueue|Request|Validation):[A-Z_]+$/);
+      expect([res.body.message, ...(res.body.details?.[0]?.items ?? [])].join('\n')).toMatch(named);
+    }
+    const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
+    expect(chain.pathGroups).toEqual(GROUPS);
+  });
+
+  it('GitHub: the compare API gives the paths from the merge base; a PR of 300 files or more (a list GitHub cuts) is in every lane', async () => {
+    const files = { 'api-main.ts': 'api\n', 'web-index.ts': 'web\n', 'README.md': 'hello\n' };
+    const groups = [
+      { name: 'api', paths: ['api-*'] },
+      { name: 'web', paths: ['web-*'] },
+      { name: 'docs', paths: ['*.md'] },
+    ];
+    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github, { files, settings: { pathGroups: groups } });
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    // main moves on in the docs after the PRs branched: not their change.
+    git(path, 'update-ref', 'refs/heads/main', commit(path, main, { 'README.md': 'hello 2\n' }, 'docs move on'));
+    const api = await mq.enqueue(queue.id, 1, commit(path, main, { 'api-main.ts': 'api 1\n', 'api-new.ts': 'n\n' }, 'PR 1'));
+    expect(api.lanes).toEqual(['api']);
+    expect((await entryRow(api.id)).changedPaths).toEqual(['api-main.ts', 'api-new.ts']);
+    const many = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`web-page-${String(i).padStart(3, '0')}.ts`, `${i}\n`]));
+    const justUnder = await mq.enqueue(queue.id, 2, commit(path, main, many(299), 'PR 2'));
+    expect(justUnder.lanes).toEqual(['web']);
+    expect((await entryRow(justUnder.id)).changedPaths).toHaveLength(299);
+    const cut = await mq.enqueue(queue.id, 3, commit(path, main, many(300), 'PR 3'));
+    expect(cut.lanes).toEqual(['api', 'web', 'docs']);
+    expect((await entryRow(cut.id)).changedPaths).toBeNull();
+  });
+
+  it('GitHub: a provider that fails while the paths are asked answers 502 and queues nothing', async () => {
+    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github, { settings: { pathGroups: GROUPS } });
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    const head = commit(path, main, { 'x.txt': 'x\n' }, 'PR 1');
+    emulator.knobs.gitFailures = 10;
+    try {
+      const res = await http()
+        .post(`/merge-queues/${queue.id}/entries`)
+        .set(owner.auth)
+        .send({ data: { number: 1, headSha: head, url: 'https://example.test/pr/1' } });
+      expect(res.status).toBe(502);
+      expect(res.body.code).toMatch(/^dpa:/);
+    } finally {
+      emulator.knobs.gitFailures = 0;
+    }
+    expect((await mq.get(queue.id)).entries).toHaveLength(0);
+    const entry = await mq.enqueue(queue.id, 1, head);
+    expect(entry.lanes).toEqual(EVERY_LANE);
+  });
+});
