@@ -144,8 +144,15 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       .send({ data: { pathGroups: merged } })
       .expect(200);
     expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['app'], 8: ['app', 'docs'] });
-    // A removed entry is final: it keeps the lanes it had.
+    // A removed entry is final: new groups leave it with the lanes it had.
     await http().delete(`/merge-queues/${queueId}/entries/${eight.id}`).set(owner.auth).expect(200);
+    await http()
+      .patch(`/merge-queues/${queueId}`)
+      .set(owner.auth)
+      .send({ data: { pathGroups: GROUPS } })
+      .expect(200);
+    expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['api', 'web'], 8: ['app', 'docs'] });
+    // No groups: no entry has lanes, final ones included.
     await http()
       .patch(`/merge-queues/${queueId}`)
       .set(owner.auth)
@@ -153,7 +160,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       .expect(200);
     const after = await lanesById(queueId);
     expect(after.get(7)).toBeUndefined();
-    expect(after.get(8)).toEqual(['app', 'docs']);
+    expect(after.get(8)).toBeUndefined();
   });
 
   it('path groups set on a queue that holds entries: the worker asks the paths of those queued before, and their lanes follow', async () => {
@@ -178,6 +185,57 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(rows.map((r) => r.changedPaths)).toEqual([['services/api/a.ts'], ['apps/web/b.ts'], ['docs/c.md', 'services/api/c.ts']]);
   });
 
+  it('paths kept for an older head are never used: groups removed, the head moved, groups back: every lane until the worker asks the new head', async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
+    const entry = await mq.enqueue(queueId, 9, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 9'));
+    expect(entry.lanes).toEqual(['api']);
+    await http()
+      .patch(`/merge-queues/${queueId}`)
+      .set(owner.auth)
+      .send({ data: { pathGroups: [] } })
+      .expect(200);
+    // Without groups a new head asks nothing: the row still keeps the old head's paths.
+    const webHead = commitPaths(path, base, { 'apps/web/b.ts': 'b\n' }, 'PR 9, pushed again');
+    await http()
+      .patch(`/merge-queues/${queueId}/entries/${entry.id}`)
+      .set(owner.auth)
+      .send({ data: { headSha: webHead } })
+      .expect(200);
+    const back = await http()
+      .patch(`/merge-queues/${queueId}`)
+      .set(owner.auth)
+      .send({ data: { pathGroups: GROUPS } })
+      .expect(200);
+    expect(back.body.data.entries.find((e: MqEntry) => e.number === 9).lanes).toEqual(EVERY_LANE);
+    const settled = await until('the worker asked the new head', async () =>
+      (await lanesById(queueId)).get(9)?.length === 1 ? (await lanesById(queueId)).get(9) : undefined,
+    );
+    expect(settled).toEqual(['web']);
+    expect(await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id }, select: { changedPaths: true, pathsHead: true } })).toEqual({
+      changedPaths: ['apps/web/b.ts'],
+      pathsHead: webHead,
+    });
+  });
+
+  it('a new head for an entry that is gone is refused before any provider call', async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
+    const entry = await mq.enqueue(queueId, 10, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 10'));
+    await http().delete(`/merge-queues/${queueId}/entries/${entry.id}`).set(owner.auth).expect(200);
+    // The repository is gone too: a provider call would fail; the entry's state answers first.
+    execFileSync('rm', ['-rf', path]);
+    const final = await http()
+      .patch(`/merge-queues/${queueId}/entries/${entry.id}`)
+      .set(owner.auth)
+      .send({ data: { headSha: 'a'.repeat(40) } });
+    expect(final.status).toBe(422);
+    expect(final.body.code).toBe('dpa:MergeQueue:ENTRY_FINAL');
+    const missing = await http()
+      .patch(`/merge-queues/${queueId}/entries/01900000-0000-7000-8000-000000000000`)
+      .set(owner.auth)
+      .send({ data: { headSha: 'a'.repeat(40) } });
+    expect(missing.status).toBe(404);
+  });
+
   it('refuses path groups it cannot honour (400 for the shape, 422 for rules across fields) naming the field, and changes nothing', async () => {
     const { queueId } = await localQueue({ pathGroups: GROUPS });
     const cases: [unknown, RegExp][] = [
@@ -195,6 +253,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       [[{ name: 'api', paths: ['a/../../b'] }], /pathGroups\.0\.paths\.0 must not hold \. or \.\. segments/],
       [Array.from({ length: 17 }, (_, i) => ({ name: `g${i}`, paths: ['x'] })), /pathGroups/],
       [[{ name: 'api', paths: ['a'.repeat(201)] }], /pathGroups\.0\.paths/],
+      [[{ name: 'api', paths: ['+(a*)'] }], /pathGroups\.0\.paths\.0 must not use extglobs/],
+      [[{ name: 'api', paths: ['{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}'] }], /pathGroups\.0\.paths\.0 expands to more than 32 alternatives/],
       ['services/', /pathGroups/],
       [null, /pathGroups/],
     ];

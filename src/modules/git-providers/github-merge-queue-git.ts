@@ -187,8 +187,9 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     if (!SHA.test(baseSha) || !SHA.test(headSha)) return null;
     try {
       const { data } = await call(() => this.api.rest.repos.compareCommitsWithBasehead({ ...this.repo, basehead: `${baseSha}...${headSha}`, per_page: 1 }));
-      const files = data.files ?? [];
-      if (files.length >= Math.min(COMPARE_FILES_CAP, MAX_CHANGED_PATHS)) return null;
+      // No list at all is not "changes nothing" (which would put the PR in no lane): not known.
+      const files = data.files;
+      if (!Array.isArray(files) || files.length >= Math.min(COMPARE_FILES_CAP, MAX_CHANGED_PATHS)) return null;
       return [...new Set(files.flatMap((f) => (f.previous_filename ? [f.previous_filename, f.filename] : [f.filename])))];
     } catch (error) {
       if (isFailure(error, 'not_found')) return null;

@@ -216,9 +216,16 @@ export class LocalMergeQueueGit extends MergeQueueGit {
   async changedPaths(baseSha: string, headSha: string): Promise<string[] | null> {
     if (!SHA.test(baseSha) || !(await this.hasCommit(headSha))) return null;
     // Three dots: from the merge base, so what the base gained since the PR branched is not counted.
-    const { code, stdout } = await this.git(['diff', '--name-only', '--no-renames', '-z', `${baseSha}...${headSha}`], [128]);
-    if (code !== 0) return null;
-    const paths = stdout.split('\0').filter(Boolean);
+    let listed: { code: number; stdout: string };
+    try {
+      listed = await this.git(['diff', '--name-only', '--no-renames', '-z', `${baseSha}...${headSha}`], [128]);
+    } catch (error) {
+      // An output past the runner's limit (a huge PR) or a timeout: not known, the safe answer.
+      if (error instanceof GitCommandError) return null;
+      throw error;
+    }
+    if (listed.code !== 0) return null;
+    const paths = listed.stdout.split('\0').filter(Boolean);
     return paths.length > MAX_CHANGED_PATHS ? null : paths;
   }
 

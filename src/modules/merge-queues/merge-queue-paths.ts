@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CodeSource, MergeQueue } from '@/generated/prisma/client';
-import { ProviderFailure } from '../git-providers/git-provider.port';
 import { MergeQueueGits } from '../git-providers/merge-queue-gits';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import type { ChangedPaths, MergeQueueState, PathGroup } from './planner';
@@ -34,23 +33,23 @@ export class MergeQueuePaths {
   }
 
   /**
-   * The worker's job after path groups were set (MergeQueuesJob.AskPaths): asks the paths of every
-   * live entry that has none kept, one after the other outside the queue's lock (reporting progress),
-   * then keeps them under it in one transaction (MergeQueuesRepository.keepAskedPaths). A provider
-   * that fails stops the run with what it asked so far kept; BullMQ retries the job for the rest.
+   * The worker's job after path groups were set (MergeQueuesJob.AskPaths), and after an entry was
+   * queued without its paths asked: asks the paths of every live entry that has none kept for the
+   * head it is to be tested with, one after the other outside the queue's lock (reporting progress),
+   * then keeps them under it (MergeQueuesRepository.keepAskedPaths; "not known" is kept too, so a PR
+   * of 300 files or more is not asked again). A provider that fails stops the run with what it asked
+   * so far kept; BullMQ retries the job for the rest.
    */
   async fill(queueId: string, progress: (done: number, of: number) => Promise<void> = async () => {}): Promise<{ asked: number; kept: number }> {
     const queue = await this.repository.queueWithSource(queueId);
     if (!queue || pathGroupsOf(queue).length === 0) return { asked: 0, kept: 0 };
     const entries = await this.repository.entriesWithoutPaths(queueId, MAX_ASKED_PER_RUN);
-    const asked: { id: string; headSha: string; paths: string[] }[] = [];
+    const asked: { id: string; head: string; paths: ChangedPaths }[] = [];
     let failure: unknown;
     for (const [i, entry] of entries.entries()) {
       try {
-        const paths = await this.of(queue, entry.headSha);
-        if (paths) asked.push({ id: entry.id, headSha: entry.headSha, paths: [...paths] });
+        asked.push({ id: entry.id, head: entry.head, paths: (await this.of(queue, entry.head)) ?? null });
       } catch (error) {
-        if (!(error instanceof ProviderFailure)) throw error;
         failure = error;
         break;
       }

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ProviderFailure } from '../git-providers/git-provider.port';
+import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { MergeQueuePaths, pathGroupsOf } from './merge-queue-paths';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { batchRowId } from './engine/merge-queue-ids';
@@ -35,6 +35,7 @@ export class MergeQueueProviderEvents {
   constructor(
     private readonly repository: MergeQueuesRepository,
     private readonly paths: MergeQueuePaths,
+    private readonly scheduler: MergeQueueScheduler,
   ) {}
 
   /**
@@ -153,10 +154,13 @@ export class MergeQueueProviderEvents {
     const results: ProviderEventResult[] = [];
     for (const queue of await this.repository.queuesOfRepository(organizationId, integrationId, repository)) {
       if (baseRef !== undefined && queue.baseRef !== baseRef) continue;
-      const paths = headSha !== undefined ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
+      // Asked only for a PR the queue holds: a push to any other PR costs no provider call.
+      const paths =
+        headSha !== undefined && (await this.repository.hasLiveEntry(queue.id, numbers[0])) ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
       let note = '';
       let batchId: string | undefined;
       let entryId: string | undefined;
+      let askLater = false;
       const { outcome } = await this.repository.apply({
         organizationId,
         queueId: queue.id,
@@ -174,25 +178,32 @@ export class MergeQueueProviderEvents {
         after: async (q, { row }, applied) => {
           if (checksUrl !== undefined && batchId !== undefined && applied.changed) await q.setChecksUrl(batchRowId(row.id, batchId), checksUrl);
           const groups = pathGroupsOf(row);
-          if (entryId !== undefined && applied.changed && (groups.length > 0 || paths !== undefined)) await q.setEntryPaths(entryId, paths ?? null, groups);
+          if (entryId === undefined || !applied.changed || groups.length === 0) return;
+          // Not asked or not answered: in every lane until the worker asks them.
+          const asked = paths !== undefined && paths !== 'failed';
+          await q.setEntryPaths(entryId, asked ? (headSha ?? null) : null, asked ? paths : null, groups);
+          askLater = !asked;
         },
       });
+      if (askLater) await this.scheduler.askPaths(queue.id, `${source.deliveryId}`);
       results.push({ queueId: queue.id, applied: outcome.changed, note });
     }
     return results;
   }
 
   /**
-   * The new head's changed paths on a queue with path groups. A provider that fails leaves them not
-   * known (the PR is in every lane): the head update itself must not wait on a listing of paths.
+   * The new head's changed paths on a queue with path groups. Anything that fails (the provider, the
+   * integration, git) is 'failed': the PR is in every lane and the worker asks again (askPaths). The
+   * head update itself never waits on a listing of paths.
    */
-  private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<ChangedPaths | undefined> {
+  private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<ChangedPaths | undefined | 'failed'> {
     try {
       return await this.paths.of(await this.repository.find(organizationId, queueId), headSha);
     } catch (error) {
-      if (!(error instanceof ProviderFailure)) throw error;
-      this.logger.warn(`merge queue ${queueId}: the changed paths of ${headSha} could not be listed (${error.message}); the PR is in every lane`);
-      return null;
+      this.logger.warn(
+        `merge queue ${queueId}: the changed paths of ${headSha} could not be listed (${(error as Error).message}); the PR is in every lane until the worker asks again`,
+      );
+      return 'failed';
     }
   }
 }

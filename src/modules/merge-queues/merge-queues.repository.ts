@@ -57,6 +57,11 @@ import {
 export const LIVE_ENTRY_STATUSES: readonly MergeQueueEntryStatus[] = MERGE_QUEUE_ENTRY_STATUSES.filter((s) => !FINAL_ENTRY_STATUSES.includes(s));
 /** The same statuses as SQL literals, for statements written by hand (constants, never input). */
 const LIVE_STATUSES_SQL = Prisma.raw(LIVE_ENTRY_STATUSES.map((s) => `'${s}'`).join(', '));
+/**
+ * The head an entry is to be tested with, in SQL: the head waiting for a land in flight to end
+ * (the planner's pendingHeadSha), else its head. Kept paths are the entry's only for this head.
+ */
+const WANTED_HEAD_SQL = Prisma.sql`COALESCE("planner"->>'pendingHeadSha', "headSha")`;
 /** Batches not yet landed, failed or withdrawn. */
 export const LIVE_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
 /** Batches whose CI may be running: a check timeout can fire (the sweep ticks their queues). */
@@ -156,35 +161,44 @@ export class QueueTransaction {
   }
 
   /**
-   * Keeps the paths a PR changes on its entry row (null: not known) and the lanes they touch under
-   * the queue's path groups (planner/lanes.ts); returns the row as it now is.
+   * Keeps the paths a PR changes on its entry row (null: not known), the head they were asked for
+   * (null: not asked), and the lanes they touch under the queue's path groups (planner/lanes.ts);
+   * returns the row as it now is.
    */
-  async setEntryPaths(entryId: string, paths: ChangedPaths, groups: readonly PathGroup[]): Promise<EntryRow> {
+  async setEntryPaths(entryId: string, head: string | null, paths: ChangedPaths, groups: readonly PathGroup[]): Promise<EntryRow> {
     return this.tx.mergeQueueEntry.update({
       where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId },
-      data: { changedPaths: paths === null ? Prisma.DbNull : [...paths], lanes: groups.length ? laneMatcher(groups)(paths) : Prisma.DbNull },
+      data: {
+        changedPaths: paths === null ? Prisma.DbNull : [...paths],
+        pathsHead: head,
+        lanes: groups.length ? laneMatcher(groups)(paths) : Prisma.DbNull,
+      },
     });
   }
 
   /**
    * The path groups changed: every live entry's lanes are worked out again from the paths its row
-   * keeps (an entry whose paths were never asked is in every lane until its head moves). One
-   * statement per distinct set of lanes, not one per entry.
+   * keeps, when they were asked for the head it is to be tested with (WANTED_HEAD_SQL); otherwise
+   * it is in every lane until the worker asks them (MergeQueuePaths.fill). Without groups no entry
+   * of the queue has lanes, final ones included. One statement per distinct set of lanes.
    */
   async relane(groups: readonly PathGroup[]): Promise<void> {
-    const live = { queueId: this.queueId, organizationId: this.organizationId, status: { in: [...LIVE_ENTRY_STATUSES] } };
     if (groups.length === 0) {
-      await this.tx.mergeQueueEntry.updateMany({ where: live, data: { lanes: Prisma.DbNull } });
+      await this.tx.mergeQueueEntry.updateMany({ where: { queueId: this.queueId, organizationId: this.organizationId }, data: { lanes: Prisma.DbNull } });
       return;
     }
     const lanesOf = laneMatcher(groups);
     const bySet = new Map<string, string[]>();
-    for (const row of await this.tx.mergeQueueEntry.findMany({ where: live, select: { id: true, changedPaths: true } })) {
-      const key = JSON.stringify(lanesOf(Array.isArray(row.changedPaths) ? (row.changedPaths as string[]) : null));
+    const rows = await this.tx.$queryRaw<{ id: string; changedPaths: unknown; current: boolean }[]>(Prisma.sql`
+      SELECT "id", "changedPaths", "pathsHead" IS NOT DISTINCT FROM ${WANTED_HEAD_SQL} AS "current"
+        FROM "MergeQueueEntry"
+       WHERE "queueId" = ${this.queueId} AND "organizationId" = ${this.organizationId} AND "status" IN (${LIVE_STATUSES_SQL})`);
+    for (const row of rows) {
+      const key = JSON.stringify(lanesOf(row.current && Array.isArray(row.changedPaths) ? (row.changedPaths as string[]) : null));
       bySet.set(key, [...(bySet.get(key) ?? []), row.id]);
     }
     for (const [lanes, ids] of bySet) {
-      await this.tx.mergeQueueEntry.updateMany({ where: { ...live, id: { in: ids } }, data: { lanes: JSON.parse(lanes) as string[] } });
+      await this.tx.mergeQueueEntry.updateMany({ where: { id: { in: ids }, queueId: this.queueId }, data: { lanes: JSON.parse(lanes) as string[] } });
     }
   }
 
@@ -589,22 +603,23 @@ export class MergeQueuesRepository {
     return this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
   }
 
-  /** Live entries of the queue with no kept changed paths (never asked, or not known), in arrival order. */
-  entriesWithoutPaths(queueId: string, atMost: number): Promise<{ id: string; headSha: string }[]> {
-    return this.prisma.mergeQueueEntry.findMany({
-      where: { queueId, status: { in: [...LIVE_ENTRY_STATUSES] }, changedPaths: { equals: Prisma.DbNull } },
-      select: { id: true, headSha: true },
-      orderBy: { position: 'asc' },
-      take: atMost,
-    });
+  /** Live entries of the queue whose kept paths are not those of the head they are to be tested with, in arrival order, with that head. */
+  entriesWithoutPaths(queueId: string, atMost: number): Promise<{ id: string; head: string }[]> {
+    return this.prisma.$queryRaw<{ id: string; head: string }[]>(Prisma.sql`
+      SELECT "id", ${WANTED_HEAD_SQL} AS "head"
+        FROM "MergeQueueEntry"
+       WHERE "queueId" = ${queueId} AND "status" IN (${LIVE_STATUSES_SQL}) AND "pathsHead" IS DISTINCT FROM ${WANTED_HEAD_SQL}
+       ORDER BY "position"
+       LIMIT ${atMost}`);
   }
 
   /**
-   * Keeps paths asked outside the queue's lock, under it: for each entry still live with the head
-   * they were asked for (a head that moved meanwhile got its own), with the lanes of the groups the
-   * queue has now. Returns how many entries took them.
+   * Keeps paths asked outside the queue's lock, under it: for each entry still live, still to be
+   * tested with the head they were asked for, and with no paths kept for that head meanwhile (a
+   * request that moved the head asked its own), with the lanes of the groups the queue has now.
+   * Returns how many entries took them.
    */
-  async keepAskedPaths(queueId: string, asked: readonly { id: string; headSha: string; paths: readonly string[] }[]): Promise<number> {
+  async keepAskedPaths(queueId: string, asked: readonly { id: string; head: string; paths: ChangedPaths }[]): Promise<number> {
     return this.prisma.$transaction(async (tx) => {
       const rows = await tx.$queryRaw<{ settings: unknown }[]>`SELECT "settings" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`;
       const groups = (rows[0]?.settings as { pathGroups?: PathGroup[] } | undefined)?.pathGroups ?? [];
@@ -612,14 +627,25 @@ export class MergeQueuesRepository {
       const lanesOf = laneMatcher(groups);
       let kept = 0;
       for (const entry of asked) {
-        const { count } = await tx.mergeQueueEntry.updateMany({
-          where: { id: entry.id, queueId, headSha: entry.headSha, status: { in: [...LIVE_ENTRY_STATUSES] } },
-          data: { changedPaths: [...entry.paths], lanes: lanesOf(entry.paths) },
-        });
-        kept += count;
+        const paths = entry.paths === null ? null : JSON.stringify(entry.paths);
+        kept += await tx.$executeRaw(Prisma.sql`
+          UPDATE "MergeQueueEntry"
+             SET "changedPaths" = ${paths}::jsonb, "pathsHead" = ${entry.head}, "lanes" = ${JSON.stringify(lanesOf(entry.paths))}::jsonb
+           WHERE "id" = ${entry.id} AND "queueId" = ${queueId} AND "status" IN (${LIVE_STATUSES_SQL})
+             AND ${WANTED_HEAD_SQL} = ${entry.head} AND "pathsHead" IS DISTINCT FROM ${entry.head}`);
       }
       return kept;
     });
+  }
+
+  /** The PR has a live entry in the queue (a provider event asks before calling the provider for it). */
+  async hasLiveEntry(queueId: string, number: number): Promise<boolean> {
+    return (await this.prisma.mergeQueueEntry.count({ where: { queueId, number, status: { in: [...LIVE_ENTRY_STATUSES] } } })) > 0;
+  }
+
+  /** An entry's stored status in the organization's queue, or null when there is none. */
+  async entryStatus(organizationId: string, queueId: string, entryId: string): Promise<MergeQueueEntryStatus | null> {
+    return (await this.prisma.mergeQueueEntry.findFirst({ where: { id: entryId, queueId, organizationId }, select: { status: true } }))?.status ?? null;
   }
 
   /** The lanes of these entries of the queue (those that have some), by entry id. */

@@ -249,14 +249,15 @@ export class MergeQueuesService {
           },
         ];
       },
-      after: (q, { row }) => keepPaths(q, row, entryId, paths),
+      after: (q, { row }) => keepPaths(q, row, entryId, dto.headSha, paths),
       returning: { entryId },
     });
-    return entryDto(result ?? entry, entryId);
+    if (result.askLater) await this.scheduler.askPaths(id, entryId);
+    return entryDto(result.entry ?? entry, entryId);
   }
 
   async updateEntry(principal: Principal, id: string, entryId: string, dto: UpdateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
-    const paths = dto.headSha !== undefined ? await this.changedPaths(principal, id, dto.headSha) : undefined;
+    const paths = dto.headSha !== undefined ? await this.changedPaths(principal, id, dto.headSha, entryId) : undefined;
     const { entry, result } = await this.repository.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -269,10 +270,12 @@ export class MergeQueuesService {
         if (dto.headSha !== undefined) events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at });
         return events;
       },
-      after: async (q, { row }) => (dto.headSha !== undefined ? keepPaths(q, row, entryId, paths) : undefined),
+      after: async (q, { row }): ReturnType<typeof keepPaths> =>
+        dto.headSha !== undefined ? keepPaths(q, row, entryId, dto.headSha, paths) : { askLater: false },
       returning: { entryId },
     });
-    return entryDto(result ?? entry, entryId);
+    if (result.askLater) await this.scheduler.askPaths(id, entryId);
+    return entryDto(result.entry ?? entry, entryId);
   }
 
   async removeEntry(principal: Principal, id: string, entryId: string): Promise<MergeQueueEntryDto> {
@@ -447,8 +450,15 @@ export class MergeQueuesService {
    * The paths `headSha` changes when the queue has path groups (MergeQueuePaths), asked before the
    * queue's lock; undefined when it has none. A provider failure answers as everywhere (502, 503...).
    */
-  private async changedPaths(principal: Principal, id: string, headSha: string): Promise<ChangedPaths | undefined> {
+  private async changedPaths(principal: Principal, id: string, headSha: string, entryId?: string): Promise<ChangedPaths | undefined> {
     const queue = await this.repository.find(principal.organizationId, id);
+    if (pathGroupsOf(queue).length === 0) return undefined;
+    // A new head for an entry that is not live is refused as the lock would refuse it, without a provider call.
+    if (entryId !== undefined) {
+      const status = await this.repository.entryStatus(principal.organizationId, id, entryId);
+      if (status === null) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+      if (FINAL_ENTRY_STATUSES.includes(status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status } });
+    }
     try {
       return await this.paths.of(queue, headSha);
     } catch (error) {
@@ -480,13 +490,21 @@ function entryDto(row: MergeQueueEntryRow | null | undefined, entryId: string): 
 }
 
 /**
- * An entry's paths and lanes under the path groups the locked row holds; groups added after the
- * paths were (not) asked leave the PR's paths not known, in every lane. Undefined: no path groups.
+ * An entry's paths (asked for `head`) and lanes under the path groups the locked row holds.
+ * Undefined paths were not asked (the queue had no groups when read): with groups now (set in
+ * between), the entry is in every lane and the worker is to ask them (`askLater`).
  */
-async function keepPaths(q: QueueTransaction, row: MergeQueue, entryId: string, paths: ChangedPaths | undefined): Promise<MergeQueueEntryRow | undefined> {
+async function keepPaths(
+  q: QueueTransaction,
+  row: MergeQueue,
+  entryId: string,
+  head: string,
+  paths: ChangedPaths | undefined,
+): Promise<{ entry?: MergeQueueEntryRow; askLater: boolean }> {
   const groups = pathGroupsOf(row);
-  if (groups.length === 0 && paths === undefined) return undefined;
-  return q.setEntryPaths(entryId, paths ?? null, groups);
+  if (paths !== undefined) return { entry: await q.setEntryPaths(entryId, head, paths, groups), askLater: false };
+  if (groups.length === 0) return { askLater: false };
+  return { entry: await q.setEntryPaths(entryId, null, null, groups), askLater: true };
 }
 
 /** The settings of a create or update request as planner tunables (seconds become milliseconds). */

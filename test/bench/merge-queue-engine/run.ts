@@ -44,7 +44,8 @@
  * executor's fence shortcuts off (MERGE_QUEUE_FENCE_SHORTCUTS=false) and on, restarted between
  * rounds, so both are measured side by side under the same load. BENCH_LATENCY_ONLY=1 skips the
  * throughput and planner phases. BENCH_PLANNER_STATUSES=1: the planner phase's queues post commit
- * statuses, as queues on GitHub do.
+ * statuses, as queues on GitHub do. BENCH_PLANNER_PATH_GROUPS=1: they have path groups, so every
+ * enqueue asks git for the PR's changed paths (one `git diff` before the event) and keeps its lanes.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -95,6 +96,16 @@ const SIDE_ROUNDS = num('BENCH_PLANNER_SIDE_ROUNDS', 60);
  * GitHub, and the worker's posts of the statuses each event decides fail and are dropped).
  */
 const PLANNER_STATUSES = process.env.BENCH_PLANNER_STATUSES === '1';
+/** BENCH_PLANNER_PATH_GROUPS=1: the planner phase's queues have two lanes (PRs with an even and an odd number). */
+const PLANNER_SETTINGS: Record<string, unknown> =
+  process.env.BENCH_PLANNER_PATH_GROUPS === '1'
+    ? {
+        pathGroups: [
+          { name: 'even', paths: ['pr-*[02468].txt'] },
+          { name: 'odd', paths: ['pr-*[13579].txt'] },
+        ],
+      }
+    : {};
 /** Reducer repetitions per planner size and event kind. */
 const REDUCER_REPS = 30;
 
@@ -685,7 +696,7 @@ interface SideBySide {
 }
 
 async function runSideBySide(bench: Bench, large: QueueUnderTest): Promise<SideBySide> {
-  const small = await createQueue(bench, 'planner-small', PLANNER_SIZES[0], {}, PLANNER_STATUSES);
+  const small = await createQueue(bench, 'planner-small', PLANNER_SIZES[0], PLANNER_SETTINGS, PLANNER_STATUSES);
   await bench.api.call('POST', `/merge-queues/${small.id}/pause`);
   await enqueueAll(bench, small);
   await analyze(bench);
@@ -723,7 +734,7 @@ async function analyze(bench: Bench): Promise<void> {
 
 async function runPlannerPhase(bench: Bench): Promise<{ points: PlannerPoint[]; side: SideBySide | null }> {
   const largest = PLANNER_SIZES[PLANNER_SIZES.length - 1];
-  const queue = await createQueue(bench, 'planner', largest, {}, PLANNER_STATUSES);
+  const queue = await createQueue(bench, 'planner', largest, PLANNER_SETTINGS, PLANNER_STATUSES);
   await bench.api.call('POST', `/merge-queues/${queue.id}/pause`);
   const points: PlannerPoint[] = [];
   const times: number[] = [];
@@ -914,7 +925,8 @@ function printLanding(results: PhaseResult[]): void {
 }
 
 function printPlanner(points: PlannerPoint[], side: SideBySide | null): void {
-  out(`\n## Planner at size: a paused queue with N waiting entries${PLANNER_STATUSES ? ' that posts commit statuses (as on GitHub)' : ''}\n`);
+  const lanes = PLANNER_SETTINGS.pathGroups ? ', with path groups (a git diff per enqueue)' : '';
+  out(`\n## Planner at size: a paused queue with N waiting entries${PLANNER_STATUSES ? ' that posts commit statuses (as on GitHub)' : ''}${lanes}\n`);
   out(
     `Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=true: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg()
       .map((l) => l.toFixed(1))

@@ -260,7 +260,7 @@ export class MergeQueueEntryDto {
   @ApiPropertyOptional({
     type: [String],
     description:
-      "The queue's lanes (path groups) this PR's changed paths touch, in the groups' order; every lane when a path is outside every group or the paths are not known. Absent when the queue has no path groups",
+      "The queue's lanes (path groups) this PR's changed paths touch, in the groups' order; every lane when a path is outside every group or the paths are not known (yet: the worker asks those of PRs queued before the groups). Absent when the queue has no path groups; a final entry keeps the lanes it had when it left the line",
   })
   lanes?: string[];
 }

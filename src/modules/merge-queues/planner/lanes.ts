@@ -1,9 +1,10 @@
-import picomatch from 'picomatch';
+import { compileGlob, globProblem } from './glob';
 
 /*
  * Lanes (issue 22, part 4): a queue configured with path groups has one lane per group, and a PR
  * belongs to the lanes whose groups its changed paths touch. Pure: the paths come from the
- * provider (`git diff --name-only`, GitHub's compare API) and are matched here with picomatch.
+ * provider (`git diff --name-only`, GitHub's compare API) and are matched here with glob.ts (no
+ * regular expressions: a pattern cannot make matching backtrack for seconds).
  * docs/merge-queue.md ("Lanes") states the rules.
  */
 
@@ -12,8 +13,9 @@ export interface PathGroup {
   /** A short slug, unique in the queue (`api`, `web-app`, `docs`). */
   name: string;
   /**
-   * Glob patterns over repository-relative paths (picomatch syntax, dot files included); a pattern
-   * ending in `/` means everything under that directory (`services/api/` is `services/api/**`).
+   * Glob patterns over repository-relative paths (glob.ts: `*`, `?`, `[...]`, `{a,b}`, `**`; dot
+   * files included); a pattern ending in `/` means everything under that directory
+   * (`services/api/` is `services/api/**`).
    */
   paths: string[];
 }
@@ -55,12 +57,16 @@ export function patternProblem(pattern: string): string | null {
   if (pattern.startsWith('!')) return 'must not be a negation (!): list what the group holds';
   if (pattern.split('/').some((part) => part === '..' || part === '.')) return 'must not hold . or .. segments';
   if (/[\0-\x1f\\]/.test(pattern)) return 'must not hold control characters or backslashes';
-  return null;
+  if (/[?*+@!]\(/.test(pattern)) return 'must not use extglobs (+(...), @(...), !(...), *(...), ?(...)): list the alternatives with {a,b}';
+  return globProblem(pattern);
 }
 
 /** One matcher per group, compiled once per call of `laneMatcher`. */
 export function laneMatcher(groups: readonly PathGroup[]): (paths: ChangedPaths) => string[] {
-  const matchers = groups.map((g) => ({ name: g.name, test: picomatch(g.paths.map(expand), { dot: true }) }));
+  const matchers = groups.map((g) => {
+    const globs = g.paths.map(compileGlob);
+    return { name: g.name, test: (path: string) => globs.some((glob) => glob(path)) };
+  });
   return (paths) => {
     if (matchers.length === 0) return [];
     // Not known: the PR may touch anything, so it is in every lane.
@@ -83,8 +89,4 @@ export function laneMatcher(groups: readonly PathGroup[]): (paths: ChangedPaths)
  */
 export function lanesOf(paths: ChangedPaths, groups: readonly PathGroup[]): string[] {
   return laneMatcher(groups)(paths);
-}
-
-function expand(pattern: string): string {
-  return pattern.endsWith('/') ? `${pattern}**` : pattern;
 }
