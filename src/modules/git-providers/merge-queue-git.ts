@@ -214,7 +214,8 @@ export class LocalMergeQueueGit extends MergeQueueGit {
   }
 
   async changedPaths(baseSha: string, headSha: string): Promise<string[] | null> {
-    if (!SHA.test(baseSha) || !(await this.hasCommit(headSha))) return null;
+    // Hex ids only (never read as an option); a head the repository lacks makes git exit 128: one process, not two.
+    if (!SHA.test(baseSha) || !SHA.test(headSha)) return null;
     // Three dots: from the merge base, so what the base gained since the PR branched is not counted.
     let listed: { code: number; stdout: string };
     try {
