@@ -6,12 +6,14 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { createTestWorker } from '../support/app';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { createTestApp, createTestWorker } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
-import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
+import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit, commitPaths, createLocalCodeSource, git } from '../support/git-repos';
 import { githubIntegration, newGithubQueue } from '../support/github-queues';
 import { MergeQueueClient, type MqEntry } from '../support/merge-queue-client';
+import { ownDatabase } from '../support/own-database';
 import { until } from '../support/processes';
 
 const GROUPS = [
@@ -32,6 +34,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
   let worker: INestApplicationContext;
+  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
   let prisma: PrismaService;
   let owner: TestTenant;
   let mq: MergeQueueClient;
@@ -40,8 +43,12 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
 
   beforeAll(async () => {
     emulator = await new GitProviderEmulator().start();
-    app = await createGitTestApp(emulator);
-    worker = await createTestWorker(gitTestConfig(emulator));
+    // Its own database and queue prefix: its worker asks the paths of GitHub queues with this
+    // emulator, and no other suite's worker (another emulator) takes its jobs (own-database.ts).
+    own = await ownDatabase('lanes');
+    const config = { ...gitTestConfig(emulator), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
+    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    worker = await createTestWorker(config);
     prisma = app.get(PrismaService, { strict: false });
     owner = await createTenant(app, 'mq-lanes');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
@@ -52,6 +59,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     await worker?.close();
     await app?.close();
     await emulator?.stop();
+    await own?.drop();
   });
 
   /** A bare repository whose main holds a small tree, `base` (a first commit) below it, and a paused local queue on main. */
@@ -291,6 +299,39 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(cut.lanes).toEqual(['api', 'web', 'docs']);
     expect((await entryRow(cut.id)).changedPaths).toBeNull();
   });
+
+  it('GitHub: the worker asks the paths of entries queued before the groups, waiting out a rate limit without using up its attempts', async () => {
+    const files = { 'api-main.ts': 'api\n', 'web-index.ts': 'web\n' };
+    const groups = [
+      { name: 'api', paths: ['api-*'] },
+      { name: 'web', paths: ['web-*'] },
+    ];
+    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github, { files });
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    await mq.enqueue(queue.id, 1, commit(path, main, { 'api-main.ts': 'api 1\n' }, 'PR 1'));
+    await mq.enqueue(queue.id, 2, commit(path, main, { 'web-index.ts': 'web 2\n' }, 'PR 2'));
+    // Five answers of 429 with Retry-After: 1 (more than the job's 3 attempts): each puts the job back a second.
+    Object.assign(emulator.knobs, { gitFailures: 5, gitFailureStatus: 429, gitFailureRetryAfter: '1' });
+    try {
+      await http()
+        .patch(`/merge-queues/${queue.id}`)
+        .set(owner.auth)
+        .send({ data: { pathGroups: groups } })
+        .expect(200);
+      const settled = await until(
+        'the worker asked the paths through the rate limit',
+        async () => {
+          const lanes = Object.fromEntries(await lanesById(queue.id));
+          return lanes[1]?.length === 1 && lanes[2]?.length === 1 ? lanes : undefined;
+        },
+        30_000,
+      );
+      expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
+      expect(emulator.knobs.gitFailures).toBe(0);
+    } finally {
+      Object.assign(emulator.knobs, { gitFailures: 0, gitFailureStatus: undefined, gitFailureRetryAfter: undefined });
+    }
+  }, 45_000);
 
   it('GitHub: a provider that fails while the paths are asked answers 502 and queues nothing', async () => {
     const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github, { settings: { pathGroups: GROUPS } });

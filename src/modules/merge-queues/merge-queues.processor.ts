@@ -7,6 +7,8 @@ import type { JobHandlers } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
+import { AppError } from '@/common/errors/app-error';
+import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
 import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
 import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/merge-queue-executor';
@@ -25,6 +27,9 @@ import { MergeQueuesRepository } from './merge-queues.repository';
  * stalled-job check runs the job again, whose executor reconciles), the sweep's job scheduler (re-
  * created when Redis loses it), and one log line per job done or failed.
  */
+/** How many times the changed-paths job waits for a provider rate limit before it counts as failed. */
+const RATE_LIMIT_DELAYS = 10;
+
 @Processor(QueueName.MergeQueues)
 export class MergeQueuesProcessor extends JobProcessor {
   /** Executor jobs running here, by job id: aborted when BullMQ cannot renew the job's lock. */
@@ -34,7 +39,7 @@ export class MergeQueuesProcessor extends JobProcessor {
     [MergeQueuesJob.Execute]: (job, token) => this.execute(job, token),
     [MergeQueuesJob.Tick]: (job) => this.tick((job.data as TickJob).queueId),
     [MergeQueuesJob.Sweep]: () => this.sweep(),
-    [MergeQueuesJob.AskPaths]: (job) => this.paths.fill((job.data as AskPathsJob).queueId, (done, of) => job.updateProgress({ done, of })),
+    [MergeQueuesJob.AskPaths]: (job, token) => this.askPaths(job, token),
   };
 
   constructor(
@@ -79,6 +84,31 @@ export class MergeQueuesProcessor extends JobProcessor {
       return await super.process(job, token);
     } finally {
       if (this.running.get(job.id) === controller) this.running.delete(job.id);
+    }
+  }
+
+  /**
+   * Asks the changed paths a queue's entries lack (MergeQueuePaths.fill, progress `{done, of}`). A
+   * provider rate limit puts the job back until its Retry-After (60 s without one) without using an
+   * attempt, at most RATE_LIMIT_DELAYS times; what was asked before it is kept.
+   */
+  private async askPaths(job: Job, token: string | undefined): Promise<unknown> {
+    const { queueId, rateLimitHits = 0 } = job.data as AskPathsJob & { rateLimitHits?: number };
+    try {
+      return await this.paths.fill(queueId, (done, of) => job.updateProgress({ done, of }));
+    } catch (error) {
+      const failure =
+        error instanceof ProviderFailure
+          ? error
+          : error instanceof AppError && error.options.cause instanceof ProviderFailure
+            ? error.options.cause
+            : undefined;
+      if (failure?.kind !== 'rate_limited' || !token || rateLimitHits >= RATE_LIMIT_DELAYS) throw error;
+      await job.updateData({ ...job.data, rateLimitHits: rateLimitHits + 1 });
+      const delayS = Math.max(1, failure.retryAfterSeconds ?? 60);
+      this.logger.log({ queueId, delayS }, 'merge-queue changed paths delayed by the provider rate limit');
+      await job.moveToDelayed(Date.now() + delayS * 1000, token);
+      throw new DelayedError();
     }
   }
 
