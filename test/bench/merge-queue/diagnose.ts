@@ -1,15 +1,16 @@
 /*
  * npx tsx test/bench/merge-queue/diagnose.ts [-- --rate 15 --bad 0.03 --flake 0.02 --seeds 1,2,3 --prs 1500 --why 1 --oracle-heavy 1
- *   --roles 1 --slow 0.1 --runners 4 --lanes 4]
+ *   --roles 1 --slow 0.1 --runners 4 --lanes 4 --span 0.1]
  *
  * Where the time goes for ours: CI runner time by what became of each run (its candidate landed,
  * it passed but never landed, it failed, it was cancelled), idle runner time, and how long the
  * chain was held by a bisection (order rule) or had nothing live while PRs waited. `--roles` splits
  * the runs by role and outcome with how many were slow; `--slow` and `--runners` change the model
  * (controls); `--lanes` runs one planner per lane (the lanes upper bound, world.ts), and then the
- * bisection and chain figures are lane 0's and each lane's share of its good PRs is printed.
+ * bisection and chain figures are lane 0's and each lane's share of its good PRs is printed;
+ * `--span` makes that share of PRs touch a second directory (PRs that span lanes, LanesPolicy).
  */
-import type { PlannerPolicy } from './planner-policy';
+import type { LanesPolicy, PlannerPolicy } from './planner-policy';
 import { simulate } from './simulator';
 import { type CiRun, HOUR, laneOfDirectory, MINUTE, type Scenario, type World, zipfWeights } from './world';
 
@@ -31,6 +32,7 @@ const sc: Scenario = {
   runners: Number(arg('runners') ?? 4),
   crashRate: 0,
   lanes: Number(arg('lanes') ?? 0),
+  spanRate: Number(arg('span') ?? 0),
 };
 
 if ((sc.lanes ?? 0) > 1) {
@@ -39,8 +41,12 @@ if ((sc.lanes ?? 0) > 1) {
   const load = laneOf.reduce<number[]>((acc, l, d) => ((acc[l] = (acc[l] ?? 0) + weights[d]), acc), []);
   console.log(
     `PR paths: each PR touches one of 8 top-level directories, drawn by Zipf(1) (${weights.map((w) => w.toFixed(3)).join(' ')}); ` +
-      `${sc.lanes} lanes by weight (${load.map((w, l) => `lane ${l} ${w.toFixed(3)}`).join(', ')}); conflicts only within a lane; ` +
-      'no PR spans lanes and a lane lands onto a base other lanes moved with no new test (an upper bound for lanes)',
+      `${sc.lanes} lanes by weight (${load.map((w, l) => `lane ${l} ${w.toFixed(3)}`).join(', ')}); ` +
+      (sc.spanRate
+        ? `${(sc.spanRate * 100).toFixed(0)}% of PRs also touch a second directory (Zipf(1) over the other seven): those in two lanes span them, ` +
+          'wait for every PR ahead of them in their lanes, are tested on the real base and land while their lanes wait; conflicts between PRs sharing a lane; '
+        : 'no PR spans lanes (an upper bound for lanes); conflicts only within a lane; ') +
+      'a lane lands onto a base other lanes moved with no new test',
   );
 }
 
@@ -85,7 +91,7 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
       `invariant violations ${(policy as PlannerPolicy).violations()}, bad landed ${metrics.badLanded}, good failed ${metrics.goodFailed}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
   );
   if (arg('roles') !== undefined) roleRuns(world, end);
-  if ((sc.lanes ?? 0) > 1) laneShares(world);
+  if ((sc.lanes ?? 0) > 1) laneShares(world, policy as unknown as LanesPolicy);
   if (arg('why') !== undefined) {
     screenRuns(world, end);
     breakdown('idle runner time outside a bisection, by why the chain did not grow:', d0.idleWhy, total, pct);
@@ -121,7 +127,7 @@ function roleRuns(world: World, end: number): void {
 }
 
 /** With lanes: each lane's good PRs merged in the measurement window over those that arrived in it. */
-function laneShares(world: World): void {
+function laneShares(world: World, policy: LanesPolicy): void {
   const start = world.prs[Math.floor(world.prs.length * 0.1)].arrival;
   const per = new Map<number, { arrived: number; merged: number }>();
   for (const pr of world.prs) {
@@ -133,6 +139,8 @@ function laneShares(world: World): void {
   }
   const shares = [...per].sort((a, b) => a[0] - b[0]).map(([l, r]) => `lane ${l} ${r.merged}/${r.arrived} (${(r.merged / Math.max(1, r.arrived)).toFixed(3)})`);
   console.log(`  lanes, good PRs merged / arrived in the window: ${shares.join(', ')}`);
+  const { spanning, heldMs } = policy.spanStats;
+  if (spanning) console.log(`  PRs spanning lanes: ${spanning}; PR time held behind a spanning PR: ${(heldMs / HOUR).toFixed(1)} h in all`);
 }
 
 /** Screen runs started before the last arrival: how many finished, how many were heavy (held a slow PR), their size and length. */

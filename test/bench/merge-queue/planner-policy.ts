@@ -61,6 +61,8 @@ export class PlannerPolicy implements Policy {
   oracleHeavy = false;
   /** Lanes (world.ts Scenario.lanes): this planner runs one lane and lands onto the moving base. */
   lane: number | null = null;
+  /** Lanes: this planner runs the PRs that span lanes (LanesPolicy) and lands them with World.landSpan. */
+  spanning = false;
   /** Diagnostics (diagnose.ts): time a bisection barrier held the chain, and time no chain batch was live while PRs waited. */
   readonly diag = { barrierMs: 0, chainIdleMs: 0, lastAt: 0, idleBarrierMs: 0, idleOtherMs: 0, idleEmptyMs: 0 };
   /** Diagnostics: idle runner time outside a bisection, and chain-idle time, by why the chain did not grow. */
@@ -85,6 +87,11 @@ export class PlannerPolicy implements Policy {
 
   violations(): number {
     return this.monitor.violations.length;
+  }
+
+  /** The base moved under this planner (LanesPolicy: a spanning PR landed in its lane, or it is to test one on the real base). */
+  moveBase(sha: string): void {
+    if (this.state.baseSha !== sha) this.send({ type: 'baseMoved', baseSha: sha });
   }
 
   arrive(n: number): void {
@@ -233,7 +240,7 @@ export class PlannerPolicy implements Policy {
         return { type: 'operationSucceeded', operationId: op.id };
       }
       case 'land':
-        if (this.lane !== null ? w.landLane(op.candidateSha, this.lane) : w.land(op.candidateSha, op.expectedBaseSha))
+        if (this.spanning ? w.landSpan(op.candidateSha) : this.lane !== null ? w.landLane(op.candidateSha, this.lane) : w.land(op.candidateSha, op.expectedBaseSha))
           return { type: 'operationSucceeded', operationId: op.id };
         return { type: 'operationFailed', operationId: op.id, reason: 'base moved', baseSha: w.baseSha };
       case 'readBack': {
@@ -296,19 +303,41 @@ function whyChainStopped(s: MergeQueueState): string {
 }
 
 /**
- * Lanes, as an upper bound (docs/merge-queue.md, "Tried and not kept"): one planner per lane
- * (world.ts Scenario.lanes), sharing the runners and the base branch. No PR spans lanes, and a
- * lane lands onto a base other lanes moved with no new test, which only disjoint paths justify.
+ * Lanes (docs/merge-queue.md, "Tried and not kept"): one planner per lane (world.ts
+ * Scenario.lanes), sharing the runners and the base branch; a lane lands onto a base other lanes
+ * moved with no new test, which only disjoint paths justify. A PR that spans lanes
+ * (Scenario.spanRate) keeps issue 16's order in each of them: the PRs behind it in its lanes wait
+ * for it, and it is handed to a planner of its own once every PR ahead of it in its lanes has
+ * merged or failed and no other spanning PR is in flight. That planner tests it on the real base
+ * (its lanes are still, so what lands meanwhile is another lane's) and lands it
+ * (World.landSpan); its lanes then build on the base that holds it. Without spanning PRs this is
+ * the upper bound of the fifth round.
  */
 export class LanesPolicy implements Policy {
   readonly name = 'ours';
   readonly lanes: PlannerPolicy[];
+  /** The planner of PRs that span lanes. */
+  readonly span: PlannerPolicy;
+  /** PRs that arrived and were not handed to a planner yet, in arrival order. */
+  private readonly held: number[] = [];
+  /** By lane: the PRs touching it that arrived and have not finished, in arrival order. */
+  private readonly open: number[][];
+  /** Spanning PRs handed to `span` that have not finished. */
+  private readonly inFlight = new Set<number>();
+  /** Diagnostics: PRs that spanned lanes, and the time PRs were held behind one. */
+  readonly spanStats = { spanning: 0, heldMs: 0 };
+  private readonly heldSince = new Map<number, number>();
 
   constructor(
     private readonly world: World,
     config: Partial<PlannerConfig> = {},
   ) {
-    this.lanes = Array.from({ length: world.scenario.lanes ?? 1 }, (_, i) => Object.assign(new PlannerPolicy(world, config, `lane ${i}`), { lane: i }));
+    const count = world.scenario.lanes ?? 1;
+    this.lanes = Array.from({ length: count }, (_, i) => Object.assign(new PlannerPolicy(world, config, `lane ${i}`), { lane: i }));
+    this.span = Object.assign(new PlannerPolicy(world, config, 'spanning'), { spanning: true });
+    this.open = Array.from({ length: count }, () => []);
+    // Released after the event that finished them, not inside the planner's own step.
+    world.onFinished = () => world.events.schedule(world.now, () => this.release());
   }
 
   /** Diagnostics of lane 0 only (diagnose.ts reads them). */
@@ -321,10 +350,51 @@ export class LanesPolicy implements Policy {
   }
 
   arrive(n: number): void {
-    this.lanes[this.world.pr(n).lane].arrive(n);
+    const pr = this.world.pr(n);
+    for (const l of pr.lanes) this.open[l].push(n);
+    if (pr.lanes.length > 1) this.spanStats.spanning += 1;
+    this.held.push(n);
+    this.heldSince.set(n, this.world.now);
+    this.release();
+  }
+
+  private finished(n: number): boolean {
+    const pr = this.world.pr(n);
+    return pr.mergedAt !== null || pr.failedAt !== null;
+  }
+
+  /** Hands every held PR whose turn came to its planner. */
+  private release(): void {
+    for (const n of [...this.inFlight]) {
+      if (!this.finished(n)) continue;
+      this.inFlight.delete(n);
+      // Its lanes were still while it was tested; they build on the base that holds it now.
+      if (this.world.pr(n).mergedAt !== null) for (const l of this.world.pr(n).lanes) this.lanes[l].moveBase(this.world.baseSha);
+    }
+    for (let l = 0; l < this.open.length; l++) this.open[l] = this.open[l].filter((n) => !this.finished(n));
+    for (let i = 0; i < this.held.length; ) {
+      const n = this.held[i];
+      const pr = this.world.pr(n);
+      const ahead = (l: number) => this.open[l].slice(0, this.open[l].indexOf(n));
+      let go: boolean;
+      if (pr.lanes.length === 1) go = !ahead(pr.lane).some((m) => this.world.pr(m).lanes.length > 1);
+      else go = this.inFlight.size === 0 && pr.lanes.every((l) => ahead(l).length === 0);
+      if (!go) {
+        i += 1;
+        continue;
+      }
+      this.held.splice(i, 1);
+      this.spanStats.heldMs += this.world.now - (this.heldSince.get(n) ?? this.world.now);
+      if (pr.lanes.length === 1) this.lanes[pr.lane].arrive(n);
+      else {
+        this.inFlight.add(n);
+        this.span.moveBase(this.world.baseSha);
+        this.span.arrive(n);
+      }
+    }
   }
 
   violations(): number {
-    return this.lanes.reduce((a, l) => a + l.violations(), 0);
+    return this.lanes.reduce((a, l) => a + l.violations(), 0) + this.span.violations();
   }
 }

@@ -79,4 +79,44 @@ describe('lanes (the upper-bound model)', () => {
     expect(metrics.merged).toBeGreaterThan(150);
     for (const l of [0, 1, 2, 3]) expect(world.prs.some((p) => p.lane === l && p.mergedAt !== null)).toBe(true);
   });
+
+  it('PRs that span lanes: each lands after every PR ahead of it in its lanes and before those behind it, tested on the real base', () => {
+    const spanning: Scenario = { ...lanes, spanRate: 0.1 };
+    const { metrics, world } = simulate(spanning, 11, 'ours');
+    expect(metrics.violations).toBe(0);
+    expect(metrics.badLanded).toBe(0);
+    const spans = world.prs.filter((p) => p.lanes.length > 1);
+    expect(spans.length).toBeGreaterThan(5);
+    expect(spans.filter((p) => p.mergedAt !== null).length).toBeGreaterThan(spans.length / 2);
+    // Within each lane, a spanning PR keeps its place: nothing of its lanes that arrived before it
+    // lands after it, and nothing that arrived after it lands before it.
+    const landedAt = new Map(world.landed.map((n, i) => [n, i]));
+    let checked = 0;
+    for (const s of spans) {
+      const at = landedAt.get(s.number);
+      if (at === undefined) continue;
+      for (const other of world.prs) {
+        const o = landedAt.get(other.number);
+        if (o === undefined || other === s || !other.lanes.some((l) => s.lanes.includes(l))) continue;
+        if (other.arrival < s.arrival) expect(o).toBeLessThan(at);
+        else expect(o).toBeGreaterThan(at);
+        checked += 1;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+  });
+
+  it('draws the second directory among the other seven, so spanning PRs touch two lanes at most and never one twice', () => {
+    const world = new World({ ...lanes, prs: 800, spanRate: 0.5 }, 5);
+    const spans = world.prs.filter((p) => p.lanes.length > 1);
+    // Half touch a second directory; some of those are in the first one's lane.
+    expect(spans.length).toBeGreaterThan(200);
+    expect(spans.length).toBeLessThan(400);
+    for (const p of spans) expect(new Set(p.lanes).size).toBe(p.lanes.length);
+    expect(Math.max(...world.prs.map((p) => p.lanes.length))).toBe(2);
+    // Without spanRate no PR spans lanes, and the first directories are those of the plain lanes model.
+    const plain = new World({ ...lanes, prs: 800 }, 5);
+    expect(plain.prs.every((p) => p.lanes.length === 1)).toBe(true);
+    world.prs.forEach((p, i) => expect(p.lanes).toContain(plain.prs[i].lane));
+  });
 });

@@ -26,6 +26,13 @@ export interface Scenario {
    * conflicts happen only between PRs of one lane. Absent or 0: one lane, the plain model.
    */
   lanes?: number;
+  /**
+   * With lanes: the share of PRs that also touch a second top-level directory, drawn by the same
+   * Zipf(1) among the other seven. A PR whose two directories are in different lanes spans them: it
+   * conflicts with PRs of either lane, waits until every PR ahead of it in its lanes has finished,
+   * is tested on the real base and lands while its lanes wait (LanesPolicy). Absent or 0: none.
+   */
+  spanRate?: number;
 }
 
 /** Zipf(1) over `n` directories: the weight of each, most used first. */
@@ -56,8 +63,10 @@ export interface PullRequest {
   mergedAt: number | null;
   failedAt: number | null;
   blockedTimes: number;
-  /** The lane of its directory (0 with one lane). */
+  /** The lane of its directory (0 with one lane); its first lane when it spans several. */
   lane: number;
+  /** Every lane its directories are in, ascending (one unless it spans lanes). */
+  lanes: number[];
   /** Estimated time to merge given at admission (absolute time), for ETA accuracy. */
   eta: number | null;
 }
@@ -198,6 +207,7 @@ export class World {
         failedAt: null,
         blockedTimes: 0,
         lane: 0,
+        lanes: [0],
         eta: null,
       });
     }
@@ -205,14 +215,28 @@ export class World {
     if (lanes > 1) {
       const weights = zipfWeights(8);
       const laneOf = laneOfDirectory(weights, lanes);
+      const directory = (u: number, skip = -1) => {
+        // Zipf over the directories other than `skip`, by inverse transform.
+        const dirs = weights.map((_, d) => d).filter((d) => d !== skip);
+        let rest = u * dirs.reduce((a, d) => a + weights[d], 0);
+        for (const d of dirs.slice(0, -1)) {
+          if (rest < weights[d]) return d;
+          rest -= weights[d];
+        }
+        return dirs[dirs.length - 1];
+      };
       for (const pr of this.prs) {
-        let u = keyedUniform([seed, 7, pr.number]);
-        let dir = 0;
-        while (dir < weights.length - 1 && u >= weights[dir]) u -= weights[dir++];
-        pr.lane = laneOf[dir];
+        const first = directory(keyedUniform([seed, 7, pr.number]));
+        pr.lane = laneOf[first];
+        pr.lanes = [pr.lane];
+        if (keyedUniform([seed, 8, pr.number]) < (scenario.spanRate ?? 0)) {
+          const second = laneOf[directory(keyedUniform([seed, 9, pr.number]), first)];
+          pr.lanes = [...new Set([pr.lane, second])].sort((a, b) => a - b);
+          pr.lane = pr.lanes[0];
+        }
       }
     }
-    const sameLane = (i: number, j: number) => this.prs[i - 1].lane === this.prs[j - 1].lane;
+    const sameLane = (i: number, j: number) => this.prs[i - 1].lanes.some((l) => this.prs[j - 1].lanes.includes(l));
     this.lastArrival = t;
     this.partners = this.prs.map(() => []);
     for (let i = 1; i <= scenario.prs; i++) {
@@ -381,6 +405,7 @@ export class World {
       this.landed.push(n);
       pr.mergedAt = this.now;
     }
+    if (prs.length) this.onFinished?.();
     this.candidates.set(sha, { sha, baseLen: this.landed.length, extra: [] });
     this.baseSha = sha;
     this.wasBase.add(sha);
@@ -396,11 +421,32 @@ export class World {
     if (!c) throw new Error(`unknown candidate ${sha}`);
     if (!this.passed.has(sha)) this.violations.push(`${sha} landed without a passing CI run`);
     const since = this.landed.slice(c.baseLen);
-    const own = since.filter((n) => this.pr(n).lane === lane);
+    const own = since.filter((n) => this.pr(n).lanes.includes(lane));
     if (!own.every((n, i) => c.extra[i] === n)) return false;
     const prs = c.extra.slice(own.length);
-    for (const n of prs) if (this.pr(n).lane !== lane) this.violations.push(`#${n} of another lane landed in lane ${lane}`);
+    for (const n of prs) if (!this.pr(n).lanes.includes(lane)) this.violations.push(`#${n} of another lane landed in lane ${lane}`);
     this.append(sha, prs);
+    return true;
+  }
+
+  /**
+   * Lanes: lands a candidate of PRs that span lanes onto the base as it is now. It was built on the
+   * real base; what landed since must touch none of its lanes (they wait while it is tested), or
+   * its PRs would land untested against that lane's base (a violation, and refused).
+   */
+  landSpan(sha: string): boolean {
+    const c = this.candidates.get(sha);
+    if (!c) throw new Error(`unknown candidate ${sha}`);
+    if (!this.passed.has(sha)) this.violations.push(`${sha} landed without a passing CI run`);
+    const lanes = new Set(c.extra.flatMap((n) => this.pr(n).lanes));
+    const already = this.landed.length - c.baseLen;
+    const prefixOk = already >= 0 && c.extra.slice(0, already).every((n, i) => this.landed[c.baseLen + i] === n);
+    const crossing = this.landed.slice(c.baseLen + Math.max(0, already)).filter((n) => this.pr(n).lanes.some((l) => lanes.has(l)));
+    if (!prefixOk || crossing.length > 0) {
+      if (crossing.length > 0) this.violations.push(`${sha} would land untested against #${crossing.join(', #')} of its lanes`);
+      return false;
+    }
+    this.append(sha, c.extra.slice(Math.max(0, already)));
     return true;
   }
 
@@ -411,8 +457,14 @@ export class World {
 
   fail(n: number): void {
     const pr = this.pr(n);
-    if (pr.failedAt === null && pr.mergedAt === null) pr.failedAt = this.now;
+    if (pr.failedAt === null && pr.mergedAt === null) {
+      pr.failedAt = this.now;
+      this.onFinished?.();
+    }
   }
+
+  /** Called when PRs merged or failed (LanesPolicy releases the PRs that waited on them). */
+  onFinished?: () => void;
 
   /** The author resolves a conflict: a new head on the current base, after a human delay. */
   scheduleFix(n: number, onFixed: () => void): void {
