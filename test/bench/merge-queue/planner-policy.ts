@@ -240,7 +240,13 @@ export class PlannerPolicy implements Policy {
         return { type: 'operationSucceeded', operationId: op.id };
       }
       case 'land':
-        if (this.spanning ? w.landSpan(op.candidateSha) : this.lane !== null ? w.landLane(op.candidateSha, this.lane) : w.land(op.candidateSha, op.expectedBaseSha))
+        if (
+          this.spanning
+            ? w.landSpan(op.candidateSha)
+            : this.lane !== null
+              ? w.landLane(op.candidateSha, this.lane)
+              : w.land(op.candidateSha, op.expectedBaseSha)
+        )
           return { type: 'operationSucceeded', operationId: op.id };
         return { type: 'operationFailed', operationId: op.id, reason: 'base moved', baseSha: w.baseSha };
       case 'readBack': {
@@ -372,7 +378,7 @@ export class LanesPolicy implements Policy {
       if (this.world.pr(n).mergedAt !== null) for (const l of this.world.pr(n).lanes) this.lanes[l].moveBase(this.world.baseSha);
     }
     for (let l = 0; l < this.open.length; l++) this.open[l] = this.open[l].filter((n) => !this.finished(n));
-    for (let i = 0; i < this.held.length; ) {
+    for (let i = 0; i < this.held.length;) {
       const n = this.held[i];
       const pr = this.world.pr(n);
       const ahead = (l: number) => this.open[l].slice(0, this.open[l].indexOf(n));
