@@ -95,6 +95,8 @@ interface Knobs {
   actionsFailures: number;
   /** The next this-many git database, compare and merge calls answer `gitFailureStatus` (502 unless set). */
   gitFailures: number;
+  /** The next this-many commit status posts answer 502. */
+  statusFailures: number;
   /** The status of those failures (502, 503...). */
   gitFailureStatus?: number;
   /** With those failures, a `Retry-After` header (seconds, or an HTTP date), as GitHub sends with some 503s. */
@@ -127,6 +129,7 @@ export class GitProviderEmulator {
     rateLimitStatus: 403,
     actionsFailures: 0,
     gitFailures: 0,
+    statusFailures: 0,
     protectedBranches: [],
     holdUpdateRefs: null,
     heldUpdateRefs: 0,
@@ -543,7 +546,13 @@ export class GitProviderEmulator {
     const actions = path.match(/^\/repos\/([^/]+)\/([^/]+)\/actions\/runs(?:\/(\d+)\/jobs)?$/);
     if (method === 'GET' && actions) return this.actions(login, url, actions, res);
     const statusPost = path.match(/^\/repos\/([^/]+)\/([^/]+)\/statuses\/([0-9a-f]{40})$/);
-    if (method === 'POST' && statusPost) return this.postStatus(login, statusPost, body, res);
+    if (method === 'POST' && statusPost) {
+      if (this.knobs.statusFailures > 0) {
+        this.knobs.statusFailures--;
+        return send(res, 502, { message: 'Server Error' });
+      }
+      return this.postStatus(login, statusPost, body, res);
+    }
     // GraphQL: GitHub.com serves it at /graphql, Enterprise Server at /api/graphql.
     if (method === 'POST' && (path === '/graphql' || path === '/api/graphql'))
       return this.graphql(login, body, res).catch(() => send(res, 500, { message: 'Server Error' }));

@@ -269,6 +269,15 @@ export class EnvironmentVariables {
   @OptionalInt(300, 600_000)
   MERGE_QUEUE_LEASE_MS?: number;
 
+  @OptionalInt(1, 50)
+  MERGE_QUEUE_STATUS_POST_ATTEMPTS?: number;
+
+  @OptionalInt(10, 600_000)
+  MERGE_QUEUE_STATUS_POST_BACKOFF_MS?: number;
+
+  @OptionalInt(100, 86_400_000)
+  MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS?: number;
+
   @IsOptional()
   @IsIn(['true', 'false'])
   MERGE_QUEUE_FENCE_SHORTCUTS?: string;
@@ -418,6 +427,11 @@ export interface AppConfig {
     retryMaxMs: number;
     /** A queue whose executor failed this many times in a row is quarantined (paused with the reason). */
     quarantineAfter: number;
+    /** Attempts of one commit status post, and the first retry's delay (each next one doubles). */
+    statusPostAttempts: number;
+    statusPostBackoffMs: number;
+    /** How often a worker posts again, from the queue's current state, the statuses whose every attempt the provider refused. */
+    statusRepairIntervalMs: number;
   };
   /** How often each worker checks that its BullMQ job schedulers still exist (Redis may have lost them) and re-creates them. */
   jobSchedulerCheckIntervalMs: number;
@@ -593,6 +607,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       retryBaseMs: raw.MERGE_QUEUE_RETRY_BASE_MS ?? 1_000,
       retryMaxMs: raw.MERGE_QUEUE_RETRY_MAX_MS ?? 300_000,
       quarantineAfter: raw.MERGE_QUEUE_QUARANTINE_AFTER ?? 10,
+      statusPostAttempts: raw.MERGE_QUEUE_STATUS_POST_ATTEMPTS ?? 10,
+      statusPostBackoffMs: raw.MERGE_QUEUE_STATUS_POST_BACKOFF_MS ?? 2_000,
+      statusRepairIntervalMs: raw.MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS ?? 300_000,
     },
     jobSchedulerCheckIntervalMs: raw.JOB_SCHEDULER_CHECK_INTERVAL_MS ?? 60_000,
     jobs: { attempts: raw.JOB_ATTEMPTS ?? 5, backoffMs: raw.JOB_BACKOFF_MS ?? 1_000, workers: workerSettings(raw.WORKER_CONCURRENCY ?? 4) },

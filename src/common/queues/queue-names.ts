@@ -43,6 +43,8 @@ export const WebhooksJob = {
 export const CommitStatusesJob = {
   /** Posts one merge-queue commit status to the provider (retried with backoff, never blocking the queue). */
   Post: 'post-commit-status',
+  /** Posts again, from the queue's state as it is now, the statuses whose every attempt failed. */
+  Repair: 'repair-commit-statuses',
 } as const;
 
 export const JOB_NAMES: Record<QueueName, readonly string[]> = {

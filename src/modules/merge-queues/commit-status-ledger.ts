@@ -70,3 +70,40 @@ export class CommitStatusLedger {
     }
   }
 }
+
+/** A status post the provider refused on every attempt: which queue, commit and subject to post again. */
+export interface StatusRepair {
+  queueId: string;
+  sha: string;
+  subject: { kind: 'entry'; number: number } | { kind: 'candidate'; batchId: string };
+}
+
+/**
+ * The status posts to repair, in Redis (one sorted set, by when the last attempt failed), shared by
+ * every worker process: the repair job posts each again from its queue's state as it is then, and
+ * forgets it. One member per queue, commit and subject, however often its posts failed.
+ */
+export class CommitStatusRepairs {
+  private readonly key: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.key = `${prefix}:mq-status:repairs`;
+  }
+
+  async add(repair: StatusRepair): Promise<void> {
+    await this.redis.zadd(this.key, String(Date.now()), JSON.stringify({ queueId: repair.queueId, sha: repair.sha, subject: repair.subject }));
+  }
+
+  /** The oldest `limit` repairs, each with the member that forgets it. */
+  async oldest(limit: number): Promise<{ member: string; repair: StatusRepair }[]> {
+    const members = await this.redis.zrange(this.key, '0', String(limit - 1));
+    return members.map((member) => ({ member, repair: JSON.parse(member) as StatusRepair }));
+  }
+
+  async forget(member: string): Promise<void> {
+    await this.redis.zrem(this.key, member);
+  }
+}

@@ -75,6 +75,26 @@ export function statusChanges(before: MergeQueueState, after: MergeQueueState, n
   return out;
 }
 
+/**
+ * The status `subject` shows now on commit `sha` (the repair of a post the provider refused every
+ * time): the latest entry of that PR with that head, or that batch's candidate; undefined when the
+ * state no longer holds it (its history dropped it) or the head moved on (the new one has its own).
+ */
+export function currentStatus(
+  state: MergeQueueState,
+  subject: CommitStatus['subject'],
+  sha: string,
+  now = Date.now(),
+  shown = SHOWN_POSITIONS,
+): CommitStatus | undefined {
+  if (subject.kind === 'candidate') {
+    const batch = state.batches.find((b) => b.id === subject.batchId && b.candidateSha === sha);
+    return batch ? candidateStatus(batch) : undefined;
+  }
+  const entry = [...state.entries].reverse().find((e) => e.number === subject.number && e.headSha === sha);
+  return entry ? rendered(state, entry, frontOfLine(state, now, shown)) : undefined;
+}
+
 /** The front of the line: the position and expected merge time of each of the first `shown` (SHOWN_POSITIONS) live PRs. */
 export interface FrontOfLine {
   shown: number;

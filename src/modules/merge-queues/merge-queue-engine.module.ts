@@ -31,6 +31,7 @@ import { MergeQueuePaths } from './merge-queue-paths';
     MergeQueueScheduler,
     MergeQueueExecutor,
     MergeQueueGits,
+    MergeQueueStatusOut,
     AuditModule,
     QueuesModule,
   ],

@@ -41,7 +41,7 @@ export class MergeQueuePaths {
    * so far kept; BullMQ retries the job for the rest.
    */
   async fill(queueId: string, progress: (done: number, of: number) => Promise<void> = async () => {}): Promise<{ asked: number; kept: number }> {
-    const queue = await this.repository.queueWithSource(queueId);
+    const queue = await this.repository.queueForWorker(queueId);
     if (!queue || pathGroupsOf(queue).length === 0) return { asked: 0, kept: 0 };
     const entries = await this.repository.entriesWithoutPaths(queueId, MAX_ASKED_PER_RUN);
     const asked: { id: string; head: string; paths: ChangedPaths }[] = [];

@@ -1,6 +1,8 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueue, Prisma } from '@/generated/prisma/client';
@@ -13,10 +15,6 @@ export interface PostCommitStatusJob {
   revision: number;
   status: CommitStatus;
 }
-
-/** Attempts and backoff of a status post: about 17 minutes in all, then the status is dropped (logged). */
-export const STATUS_POST_ATTEMPTS = 10;
-export const STATUS_POST_BACKOFF_MS = 2_000;
 
 /**
  * Decides, after every committed queue change, which commit statuses changed (commit-statuses.ts)
@@ -32,6 +30,7 @@ export class MergeQueueStatusOut {
   constructor(
     private readonly prisma: PrismaService,
     @InjectQueue(QueueName.CommitStatuses) private readonly queue: Queue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   applied(row: MergeQueue, before: MergeQueueState, after: MergeQueueState): void {
@@ -42,15 +41,22 @@ export class MergeQueueStatusOut {
   private async post(row: MergeQueue, before: MergeQueueState, after: MergeQueueState): Promise<void> {
     if (!(await this.postsStatuses(row))) return;
     const changes = statusChanges(before, after);
-    for (const [i, status] of changes.entries()) {
-      await this.queue.add(CommitStatusesJob.Post, { queueId: row.id, revision: after.revision, status } satisfies PostCommitStatusJob, {
-        jobId: `status-${row.id}-${after.revision}-${i}`,
-        attempts: STATUS_POST_ATTEMPTS,
-        backoff: { type: 'exponential', delay: STATUS_POST_BACKOFF_MS },
-        removeOnComplete: true,
-        removeOnFail: { age: 24 * 3600 },
-      });
-    }
+    for (const [i, status] of changes.entries()) await this.enqueue({ queueId: row.id, revision: after.revision, status }, `${row.id}-${after.revision}-${i}`);
+  }
+
+  /**
+   * One status post as a `commit-statuses` job: MERGE_QUEUE_STATUS_POST_ATTEMPTS attempts with
+   * exponential backoff from MERGE_QUEUE_STATUS_POST_BACKOFF_MS (10 from 2 s: about 17 minutes);
+   * a post the provider refused every time is repaired later (MergeQueueStatusesProcessor.repair).
+   */
+  async enqueue(job: PostCommitStatusJob, key: string): Promise<void> {
+    await this.queue.add(CommitStatusesJob.Post, job, {
+      jobId: `status-${key}`,
+      attempts: this.config.mergeQueues.statusPostAttempts,
+      backoff: { type: 'exponential', delay: this.config.mergeQueues.statusPostBackoffMs },
+      removeOnComplete: true,
+      removeOnFail: { age: 24 * 3600 },
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
-import { Processor } from '@nestjs/bullmq';
+import { InjectQueue, Processor } from '@nestjs/bullmq';
 import { Inject } from '@nestjs/common';
-import type { Job } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { JobHandlers } from '@/common/queues/job-handlers';
@@ -9,9 +9,11 @@ import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { RedisService } from '@/common/redis/redis.module';
-import { CommitStatusLedger } from './commit-status-ledger';
+import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
+import { CommitStatusLedger, CommitStatusRepairs } from './commit-status-ledger';
+import { currentStatus } from './commit-statuses';
 import { batchRowId } from './engine/merge-queue-ids';
-import type { PostCommitStatusJob } from './merge-queue-status-out';
+import { MergeQueueStatusOut, type PostCommitStatusJob } from './merge-queue-status-out';
 import { MergeQueuesRepository } from './merge-queues.repository';
 
 /**
@@ -21,21 +23,29 @@ import { MergeQueuesRepository } from './merge-queues.repository';
  * across every worker process (CommitStatusLedger, in Redis), so a retry that comes late never turns
  * a PR's status back. The link is the CI run when CI reported one, otherwise the queue.
  */
+/** The most refused statuses one repair run posts again. */
+const REPAIRS_PER_RUN = 500;
+
 @Processor(QueueName.CommitStatuses)
 export class MergeQueueStatusesProcessor extends JobProcessor {
   private readonly ledger: CommitStatusLedger;
+  private readonly repairs: CommitStatusRepairs;
 
   readonly handlers: JobHandlers = {
-    [CommitStatusesJob.Post]: (job) => this.post(job.data as PostCommitStatusJob),
+    [CommitStatusesJob.Post]: (job) => this.postJob(job),
+    [CommitStatusesJob.Repair]: () => this.repair(),
   };
 
   constructor(
     private readonly repository: MergeQueuesRepository,
     private readonly gits: MergeQueueGits,
+    private readonly statusOut: MergeQueueStatusOut,
     redis: RedisService,
+    @InjectQueue(QueueName.CommitStatuses) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    super(QueueName.CommitStatuses, config);
+    super(QueueName.CommitStatuses, config, queue);
+    this.repairs = new CommitStatusRepairs(redis.client, config.queuePrefix);
     // A turn outlives a provider call (its timeout, a token refresh and a batch read around it).
     this.ledger = new CommitStatusLedger(redis.client, config.queuePrefix, {
       turnMs: Math.max(30_000, 3 * config.git.timeoutMs),
@@ -47,6 +57,55 @@ export class MergeQueueStatusesProcessor extends JobProcessor {
   protected failureContext(job: Job): Record<string, unknown> {
     const { queueId, status } = job.data as PostCommitStatusJob;
     return { queueId, sha: status.sha };
+  }
+
+  protected repeatableJobs(): RepeatableJob[] {
+    return [{ id: CommitStatusesJob.Repair, repeat: { every: this.config.mergeQueues.statusRepairIntervalMs }, opts: { attempts: 1 } }];
+  }
+
+  /** One post; when it was the last attempt and it failed, the post is kept to be repaired (repair). */
+  private async postJob(job: Job): Promise<string> {
+    const data = job.data as PostCommitStatusJob;
+    try {
+      return await this.post(data);
+    } catch (error) {
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+        await this.repairs.add({ queueId: data.queueId, sha: data.status.sha, subject: data.status.subject }).catch((redisError: unknown) => {
+          this.logger.warn({ err: redisError, queueId: data.queueId, sha: data.status.sha }, 'a refused commit status could not be kept for repair');
+        });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Posts again the statuses the provider refused on every attempt, each as its queue's state shows
+   * it now (a PR behind the front of the line is otherwise re-posted only when it reaches the front):
+   * a new post job at the queue's current revision, so it is never older than what was posted since.
+   * A subject the state no longer holds, or whose head moved on, is forgotten. Repeated every
+   * MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS; at most REPAIRS_PER_RUN per run, oldest first.
+   */
+  async repair(): Promise<{ reposted: number; forgotten: number }> {
+    let reposted = 0;
+    let forgotten = 0;
+    const states = new Map<string, Awaited<ReturnType<MergeQueuesRepository['plannerState']>>>();
+    for (const { member, repair } of await this.repairs.oldest(REPAIRS_PER_RUN)) {
+      const queue = await this.repository.queueForWorker(repair.queueId);
+      if (!states.has(repair.queueId)) states.set(repair.queueId, queue ? await this.repository.plannerState(queue.organizationId, queue.id) : null);
+      const state = states.get(repair.queueId);
+      const status = state ? currentStatus(state, repair.subject, repair.sha) : undefined;
+      if (status && state) {
+        const subject = status.subject.kind === 'entry' ? `pr${status.subject.number}` : status.subject.batchId;
+        await this.statusOut.enqueue(
+          { queueId: repair.queueId, revision: state.revision, status },
+          `repair-${repair.queueId}-${state.revision}-${subject}-${status.sha}`,
+        );
+        reposted += 1;
+      } else forgotten += 1;
+      await this.repairs.forget(member);
+    }
+    if (reposted + forgotten > 0) this.logger.log({ reposted, forgotten }, 'merge-queue commit statuses repaired');
+    return { reposted, forgotten };
   }
 
   post({ queueId, revision, status }: PostCommitStatusJob): Promise<string> {

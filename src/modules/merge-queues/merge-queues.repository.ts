@@ -598,11 +598,6 @@ export class MergeQueuesRepository {
     return row;
   }
 
-  /** The queue (any organization: the worker) with its code source, or null. */
-  queueWithSource(queueId: string): Promise<QueueWithSource | null> {
-    return this.prisma.mergeQueue.findUnique({ where: { id: queueId }, include: { repository: true } });
-  }
-
   /** Live entries of the queue whose kept paths are not those of the head they are to be tested with, in arrival order, with that head. */
   entriesWithoutPaths(queueId: string, atMost: number): Promise<{ id: string; head: string }[]> {
     return this.prisma.$queryRaw<{ id: string; head: string }[]>(Prisma.sql`

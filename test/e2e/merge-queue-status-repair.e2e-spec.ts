@@ -1,0 +1,92 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { RedisService } from '@/common/redis/redis.module';
+import { CommitStatusRepairs } from '@/modules/merge-queues/commit-status-ledger';
+import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-statuses.processor';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { createTestApp, createTestWorker } from '../support/app';
+import { createTenant, type TestTenant } from '../support/factories';
+import { GitProviderEmulator, gitTestConfig } from '../support/git';
+import { commit } from '../support/git-repos';
+import { githubIntegration, newGithubQueue } from '../support/github-queues';
+import { MergeQueueClient } from '../support/merge-queue-client';
+import { ownDatabase } from '../support/own-database';
+import { until } from '../support/processes';
+
+/**
+ * Commit statuses the provider refused on every attempt are posted again later, as the queue shows
+ * them then (MergeQueueStatusesProcessor.repair): before, a PR behind the front of the line kept a
+ * refused status until it reached the front. Two attempts 10 ms apart here instead of ten over 17
+ * minutes; the repair runs when the test calls it.
+ */
+describe('Merge queue commit statuses: repairing posts the provider refused', () => {
+  let emulator: GitProviderEmulator;
+  let app: NestExpressApplication;
+  let worker: INestApplicationContext;
+  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
+  let config: AppConfig;
+  let owner: TestTenant;
+  let mq: MergeQueueClient;
+  let github: { login: string; integrationId: string };
+
+  beforeAll(async () => {
+    emulator = await new GitProviderEmulator().start();
+    own = await ownDatabase('status_repair');
+    const base = gitTestConfig(emulator);
+    config = {
+      ...base,
+      databaseUrl: own.databaseUrl,
+      queuePrefix: own.queuePrefix,
+      mergeQueues: { ...base.mergeQueues, statusPostAttempts: 2, statusPostBackoffMs: 10, statusRepairIntervalMs: 3_600_000 },
+    };
+    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    worker = await createTestWorker(config);
+    owner = await createTenant(app, 'mq-status-repair');
+    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, app.get(PrismaService, { strict: false }));
+    github = await githubIntegration(app, emulator, owner.auth, 'repair');
+  }, 60_000);
+
+  afterAll(async () => {
+    await worker?.close();
+    await app?.close();
+    await emulator?.stop();
+    await own?.drop();
+  });
+
+  it('keeps a status refused on every attempt and posts it again from the queue as it is then; a head that moved on is forgotten', async () => {
+    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github);
+    await request(app.getHttpServer()).post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    const repairs = new CommitStatusRepairs(app.get(RedisService).client, config.queuePrefix);
+    emulator.knobs.statusFailures = 1_000;
+    const one = commit(path, main, { 'one.txt': '1\n' }, 'PR 1');
+    const twoOld = commit(path, main, { 'two.txt': '2\n' }, 'PR 2');
+    const twoNew = commit(path, main, { 'two.txt': '2, again\n' }, 'PR 2, pushed again');
+    await mq.enqueue(queue.id, 1, one);
+    const two = await mq.enqueue(queue.id, 2, twoOld);
+    await until('the old head of PR 2 refused', async () => (await repairs.oldest(10)).some((r) => r.repair.sha === twoOld));
+    await request(app.getHttpServer())
+      .patch(`/merge-queues/${queue.id}/entries/${two.id}`)
+      .set(owner.auth)
+      .send({ data: { headSha: twoNew } })
+      .expect(200);
+    const kept = await until('every post refused twice and kept for repair', async () => {
+      const shas = new Set((await repairs.oldest(10)).map((r) => r.repair.sha));
+      return shas.has(one) && shas.has(twoOld) && shas.has(twoNew) ? shas : undefined;
+    });
+    expect(kept.size).toBe(3);
+    expect(emulator.statuses.filter((s) => [one, twoOld, twoNew].includes(s.sha))).toEqual([]);
+
+    emulator.knobs.statusFailures = 0;
+    const result = await worker.get(MergeQueueStatusesProcessor).repair();
+    expect(result).toEqual({ reposted: 2, forgotten: 1 });
+    expect(await repairs.oldest(10)).toEqual([]);
+    await until('the repaired statuses posted', async () => emulator.statuses.some((s) => s.sha === one) && emulator.statuses.some((s) => s.sha === twoNew));
+    const posted = (sha: string) => emulator.statuses.filter((s) => s.sha === sha).map((s) => `${s.state}: ${s.description}`);
+    expect(posted(one)).toEqual([expect.stringMatching(/^pending: Queued: position 1/)]);
+    expect(posted(twoNew)).toEqual([expect.stringMatching(/^pending: Queued: position 2/)]);
+    expect(posted(twoOld)).toEqual([]);
+  }, 60_000);
+});
