@@ -2,18 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { PrismaService } from '@/common/prisma/prisma.service';
-import { APP_CONFIG } from '@/common/config/config.module';
-import { createTestApp, createTestWorker } from '../support/app';
-import { createTenant, type TestTenant } from '../support/factories';
-import { GitProviderEmulator, gitTestConfig } from '../support/git';
+import type { PrismaService } from '@/common/prisma/prisma.service';
+import type { TestTenant } from '../support/factories';
+import type { GitProviderEmulator } from '../support/git';
 import { commit, commitPaths, createLocalCodeSource, git } from '../support/git-repos';
-import { githubIntegration, newGithubQueue } from '../support/github-queues';
-import { MergeQueueClient, type MqEntry } from '../support/merge-queue-client';
-import { ownDatabase } from '../support/own-database';
+import { githubQueueSuite, newGithubQueue } from '../support/github-queues';
+import type { MergeQueueClient, MqEntry } from '../support/merge-queue-client';
 import { until } from '../support/processes';
 
 const GROUPS = [
@@ -31,10 +27,9 @@ const EVERY_LANE = ['api', 'web', 'docs'];
  * the queue had path groups.
  */
 describe('Merge queue lanes (path groups; local git and the GitHub emulator)', () => {
+  let suite: Awaited<ReturnType<typeof githubQueueSuite>>;
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
-  let worker: INestApplicationContext;
-  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
   let prisma: PrismaService;
   let owner: TestTenant;
   let mq: MergeQueueClient;
@@ -42,25 +37,13 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    emulator = await new GitProviderEmulator().start();
     // Its own database and queue prefix: its worker asks the paths of GitHub queues with this
-    // emulator, and no other suite's worker (another emulator) takes its jobs (own-database.ts).
-    own = await ownDatabase('lanes');
-    const config = { ...gitTestConfig(emulator), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
-    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    worker = await createTestWorker(config);
-    prisma = app.get(PrismaService, { strict: false });
-    owner = await createTenant(app, 'mq-lanes');
-    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    github = await githubIntegration(app, emulator, owner.auth, 'lanes');
+    // emulator, and no other suite's worker (another emulator) takes its jobs.
+    suite = await githubQueueSuite('lanes');
+    ({ emulator, app, prisma, owner, mq, github } = suite);
   }, 60_000);
 
-  afterAll(async () => {
-    await worker?.close();
-    await app?.close();
-    await emulator?.stop();
-    await own?.drop();
-  });
+  afterAll(() => suite?.close());
 
   /** A bare repository whose main holds a small tree, `base` (a first commit) below it, and a paused local queue on main. */
   async function localQueue(settings: Record<string, unknown>) {
@@ -76,13 +59,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const main = commitPaths(path, base, { 'apps/web/index.ts': 'web 2\n' }, 'web moves on');
     git(path, 'update-ref', 'refs/heads/main', main);
     const source = await createLocalCodeSource(prisma, owner.organizationId, path);
-    const queue = (
-      await http()
-        .post('/merge-queues')
-        .set(owner.auth)
-        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], ...settings } })
-        .expect(201)
-    ).body.data as { id: string };
+    const queue = await mq.create(source.id, settings);
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     return { path, base, main, queueId: queue.id };
   }

@@ -10,7 +10,7 @@ import { isPlainWaiting, type MergeQueueEvent, reduceMergeQueue, windowSize } fr
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource } from '../support/git-repos';
-import { MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
+import { MergeQueueClient } from '../support/merge-queue-client';
 import { ownDatabase } from '../support/own-database';
 
 /**
@@ -56,13 +56,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
   async function pausedQueue(n: number, settings: Record<string, unknown> = {}, priority: (i: number) => number = () => 0, postsStatuses = false) {
     const repo = createBareRepo({ 'README.md': 'hello\n' });
     const source = await createLocalCodeSource(prisma, owner.organizationId, repo.path);
-    const queue = (
-      await http()
-        .post('/merge-queues')
-        .set(owner.auth)
-        .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'], ...settings } })
-        .expect(201)
-    ).body.data as MqQueue;
+    const queue = await mq.create(source.id, settings);
     if (postsStatuses) await prisma.codeSource.update({ where: { id: source.id }, data: { provider: 'GITHUB' } });
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     const entries = [];

@@ -1,19 +1,9 @@
-import type { INestApplicationContext } from '@nestjs/common';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import type { AppConfig } from '@/common/config/app-config';
-import { APP_CONFIG } from '@/common/config/config.module';
 import { RedisService } from '@/common/redis/redis.module';
 import { CommitStatusRepairs } from '@/modules/merge-queues/commit-status-ledger';
 import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-statuses.processor';
-import { PrismaService } from '@/common/prisma/prisma.service';
-import { createTestApp, createTestWorker } from '../support/app';
-import { createTenant, type TestTenant } from '../support/factories';
-import { GitProviderEmulator, gitTestConfig } from '../support/git';
 import { commit } from '../support/git-repos';
-import { githubIntegration, newGithubQueue } from '../support/github-queues';
-import { MergeQueueClient } from '../support/merge-queue-client';
-import { ownDatabase } from '../support/own-database';
+import { githubQueueSuite, newGithubQueue } from '../support/github-queues';
 import { until } from '../support/processes';
 
 /**
@@ -23,41 +13,20 @@ import { until } from '../support/processes';
  * minutes; the repair runs when the test calls it.
  */
 describe('Merge queue commit statuses: repairing posts the provider refused', () => {
-  let emulator: GitProviderEmulator;
-  let app: NestExpressApplication;
-  let worker: INestApplicationContext;
-  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
-  let config: AppConfig;
-  let owner: TestTenant;
-  let mq: MergeQueueClient;
-  let github: { login: string; integrationId: string };
+  let suite: Awaited<ReturnType<typeof githubQueueSuite>>;
 
   beforeAll(async () => {
-    emulator = await new GitProviderEmulator().start();
-    own = await ownDatabase('status_repair');
-    const base = gitTestConfig(emulator);
-    config = {
-      ...base,
-      databaseUrl: own.databaseUrl,
-      queuePrefix: own.queuePrefix,
-      mergeQueues: { ...base.mergeQueues, statusPostAttempts: 2, statusPostBackoffMs: 10, statusRepairIntervalMs: 3_600_000 },
-    };
-    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    worker = await createTestWorker(config);
-    owner = await createTenant(app, 'mq-status-repair');
-    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, app.get(PrismaService, { strict: false }));
-    github = await githubIntegration(app, emulator, owner.auth, 'repair');
+    suite = await githubQueueSuite('status_repair', (config) => ({
+      ...config,
+      mergeQueues: { ...config.mergeQueues, statusPostAttempts: 2, statusPostBackoffMs: 10, statusRepairIntervalMs: 3_600_000 },
+    }));
   }, 60_000);
 
-  afterAll(async () => {
-    await worker?.close();
-    await app?.close();
-    await emulator?.stop();
-    await own?.drop();
-  });
+  afterAll(() => suite?.close());
 
   it('keeps a status refused on every attempt and posts it again from the queue as it is then; a head that moved on is forgotten', async () => {
-    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github);
+    const { emulator, app, worker, owner, mq, config } = suite;
+    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, suite.github);
     await request(app.getHttpServer()).post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     const repairs = new CommitStatusRepairs(app.get(RedisService).client, config.queuePrefix);
     emulator.knobs.statusFailures = 1_000;

@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import type { GitProviderEmulator } from './git';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { createTestApp, createTestWorker } from './app';
+import { createTenant } from './factories';
+import { GitProviderEmulator, gitTestConfig } from './git';
 import { commit, git } from './git-repos';
-import type { MqQueue } from './merge-queue-client';
+import { MergeQueueClient, type MqQueue } from './merge-queue-client';
+import { ownDatabase } from './own-database';
 
 /** A user on the emulator (login `<prefix>-xxxxxxxx`) and the tenant's API_TOKEN GitHub integration acting as it. */
 export async function githubIntegration(app: NestExpressApplication, emulator: GitProviderEmulator, auth: Record<string, string>, prefix: string) {
@@ -49,4 +55,30 @@ export async function newGithubQueue(
     .send({ data: { codeSourceId: source.body.data.id, baseRef: 'main', requiredChecks: ['ci'], checkTimeoutSeconds: 600, ...settings } })
     .expect(201);
   return { name, repository: `${login}/${name}`, path, main, source: source.body.data as { id: string; provider: string }, queue: res.body.data as MqQueue };
+}
+
+/**
+ * What a GitHub merge-queue suite with a worker starts with: the provider emulator, a database and
+ * queue prefix of the suite's own (own-database.ts: only its worker, with this emulator, takes its
+ * jobs), the API and an in-process worker on them (`adjust` changes their configuration), and a
+ * tenant with a GitHub integration on the emulator. `close` stops and drops it all.
+ */
+export async function githubQueueSuite(name: string, adjust: (config: AppConfig) => AppConfig = (config) => config) {
+  const emulator = await new GitProviderEmulator().start();
+  const own = await ownDatabase(name);
+  const config = adjust({ ...gitTestConfig(emulator), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix });
+  const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+  const worker = await createTestWorker(config);
+  const prisma = app.get(PrismaService, { strict: false });
+  const label = name.replace(/_/g, '-');
+  const owner = await createTenant(app, `mq-${label}`);
+  const mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
+  const github = await githubIntegration(app, emulator, owner.auth, label);
+  const close = async () => {
+    await worker.close();
+    await app.close();
+    await emulator.stop();
+    await own.drop();
+  };
+  return { emulator, config, app, worker, prisma, owner, mq, github, close };
 }

@@ -41,6 +41,12 @@ export class MergeQueueClient {
     private readonly prisma: PrismaService,
   ) {}
 
+  /** A queue on the code source's `main` requiring `ci`, with `settings`. */
+  async create(codeSourceId: string, settings: Record<string, unknown> = {}): Promise<MqQueue> {
+    const body = { data: { codeSourceId, baseRef: 'main', requiredChecks: ['ci'], ...settings } };
+    return (await request(this.target()).post('/merge-queues').set(this.auth).send(body).expect(201)).body.data as MqQueue;
+  }
+
   async get(id: string): Promise<MqQueue> {
     return (await request(this.target()).get(`/merge-queues/${id}`).set(this.auth).expect(200)).body.data as MqQueue;
   }
