@@ -24,7 +24,7 @@ describe('Merge queue commit statuses: repairing posts the provider refused', ()
 
   afterAll(() => suite?.close());
 
-  it('keeps a status refused on every attempt and posts it again from the queue as it is then; a head that moved on is forgotten', async () => {
+  it('keeps a status refused on every attempt and posts it again from the queue as it is then, as often as it takes; a head that moved on is forgotten', async () => {
     const { emulator, app, worker, owner, mq, config } = suite;
     const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, suite.github);
     await request(app.getHttpServer()).post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
@@ -48,9 +48,17 @@ describe('Merge queue commit statuses: repairing posts the provider refused', ()
     expect(kept.size).toBe(3);
     expect(emulator.statuses.filter((s) => [one, twoOld, twoNew].includes(s.sha))).toEqual([]);
 
+    // A first repair while the provider still refuses: its posts are refused twice too, and kept again.
+    const processor = worker.get(MergeQueueStatusesProcessor);
+    expect(await processor.repair()).toEqual({ reposted: 2, forgotten: 1 });
+    await until('the repaired posts refused again and kept', async () => {
+      const shas = (await repairs.oldest(10)).map((r) => r.repair.sha).sort();
+      return shas.length === 2 && shas.includes(one) && shas.includes(twoNew);
+    });
+    // The second repair, at the same queue revision, is new jobs (not the failed ones' ids), and they post.
     emulator.knobs.statusFailures = 0;
-    const result = await worker.get(MergeQueueStatusesProcessor).repair();
-    expect(result).toEqual({ reposted: 2, forgotten: 1 });
+    const result = await processor.repair();
+    expect(result).toEqual({ reposted: 2, forgotten: 0 });
     expect(await repairs.oldest(10)).toEqual([]);
     await until('the repaired statuses posted', async () => emulator.statuses.some((s) => s.sha === one) && emulator.statuses.some((s) => s.sha === twoNew));
     const posted = (sha: string) => emulator.statuses.filter((s) => s.sha === sha).map((s) => `${s.state}: ${s.description}`);

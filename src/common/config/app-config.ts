@@ -269,10 +269,10 @@ export class EnvironmentVariables {
   @OptionalInt(300, 600_000)
   MERGE_QUEUE_LEASE_MS?: number;
 
-  @OptionalInt(1, 50)
+  @OptionalInt(1, 15)
   MERGE_QUEUE_STATUS_POST_ATTEMPTS?: number;
 
-  @OptionalInt(10, 600_000)
+  @OptionalInt(10, 10_000)
   MERGE_QUEUE_STATUS_POST_BACKOFF_MS?: number;
 
   @OptionalInt(100, 86_400_000)

@@ -71,6 +71,9 @@ export class CommitStatusLedger {
   }
 }
 
+/** Removes a member only while its score is the one read (a newer failure keeps it). */
+const FORGET_UNLESS_MOVED = `if redis.call('ZSCORE', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('ZREM', KEYS[1], ARGV[1]) end return 0`;
+
 /** A status post the provider refused on every attempt: which queue, commit and subject to post again. */
 export interface StatusRepair {
   queueId: string;
@@ -97,13 +100,16 @@ export class CommitStatusRepairs {
     await this.redis.zadd(this.key, String(Date.now()), JSON.stringify({ queueId: repair.queueId, sha: repair.sha, subject: repair.subject }));
   }
 
-  /** The oldest `limit` repairs, each with the member that forgets it. */
-  async oldest(limit: number): Promise<{ member: string; repair: StatusRepair }[]> {
-    const members = await this.redis.zrange(this.key, '0', String(limit - 1));
-    return members.map((member) => ({ member, repair: JSON.parse(member) as StatusRepair }));
+  /** The oldest `limit` repairs, each with its member and score (what `forget` needs). */
+  async oldest(limit: number): Promise<{ member: string; score: string; repair: StatusRepair }[]> {
+    const flat = await this.redis.zrange(this.key, '0', String(limit - 1), 'WITHSCORES');
+    const out: { member: string; score: string; repair: StatusRepair }[] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ member: flat[i], score: flat[i + 1], repair: JSON.parse(flat[i]) as StatusRepair });
+    return out;
   }
 
-  async forget(member: string): Promise<void> {
-    await this.redis.zrem(this.key, member);
+  /** Forgets a repair, unless a post of it failed again since it was read (its score moved). */
+  async forget(member: string, score: string): Promise<void> {
+    await this.redis.eval(FORGET_UNLESS_MOVED, 1, this.key, member, score);
   }
 }

@@ -6,6 +6,7 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
+import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { RedisService } from '@/common/redis/redis.module';
@@ -25,6 +26,8 @@ import { MergeQueuesRepository } from './merge-queues.repository';
  */
 /** The most refused statuses one repair run posts again. */
 const REPAIRS_PER_RUN = 500;
+/** Provider answers that say the post itself is refused (credentials, permissions, the request): no repair would pass. */
+const REFUSALS: readonly string[] = ['unauthorized', 'forbidden', 'not_found', 'rejected', 'refused'];
 
 @Processor(QueueName.CommitStatuses)
 export class MergeQueueStatusesProcessor extends JobProcessor {
@@ -50,7 +53,8 @@ export class MergeQueueStatusesProcessor extends JobProcessor {
     this.ledger = new CommitStatusLedger(redis.client, config.queuePrefix, {
       turnMs: Math.max(30_000, 3 * config.git.timeoutMs),
       waitMs: 5_000,
-      keepS: 24 * 3600,
+      // Longer than every retry of a post can last (BullMQ's exponential backoff: delay x (2^(n-1) - 1)), so a late retry still finds the newest revision.
+      keepS: Math.max(24 * 3600, Math.ceil((config.mergeQueues.statusPostBackoffMs * (2 ** (config.mergeQueues.statusPostAttempts - 1) - 1)) / 1000) + 3600),
     });
   }
 
@@ -63,13 +67,18 @@ export class MergeQueueStatusesProcessor extends JobProcessor {
     return [{ id: CommitStatusesJob.Repair, repeat: { every: this.config.mergeQueues.statusRepairIntervalMs }, opts: { attempts: 1 } }];
   }
 
-  /** One post; when it was the last attempt and it failed, the post is kept to be repaired (repair). */
+  /**
+   * One post; when it was the last attempt and it failed for a reason that may pass (the provider
+   * down, slow or rate limiting, not a refusal of the credentials or the request), the post is kept
+   * to be repaired (repair).
+   */
   private async postJob(job: Job): Promise<string> {
     const data = job.data as PostCommitStatusJob;
     try {
       return await this.post(data);
     } catch (error) {
-      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+      const refused = error instanceof ProviderFailure && REFUSALS.includes(error.kind);
+      if (!refused && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
         await this.repairs.add({ queueId: data.queueId, sha: data.status.sha, subject: data.status.subject }).catch((redisError: unknown) => {
           this.logger.warn({ err: redisError, queueId: data.queueId, sha: data.status.sha }, 'a refused commit status could not be kept for repair');
         });
@@ -81,28 +90,38 @@ export class MergeQueueStatusesProcessor extends JobProcessor {
   /**
    * Posts again the statuses the provider refused on every attempt, each as its queue's state shows
    * it now (a PR behind the front of the line is otherwise re-posted only when it reaches the front):
-   * a new post job at the queue's current revision, so it is never older than what was posted since.
-   * A subject the state no longer holds, or whose head moved on, is forgotten. Repeated every
-   * MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS; at most REPAIRS_PER_RUN per run, oldest first.
+   * a new post job at the queue's current revision, so it is never older than what was posted since,
+   * with an id of its own per run (a repair of a repair, at the same revision, is a new job). A
+   * subject the state no longer holds, or whose head moved on, is forgotten; one that fails here is
+   * left for the next run, and the others go on. A member is forgotten only if no post failed again
+   * since it was read. Repeated every MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS; at most REPAIRS_PER_RUN
+   * per run, oldest first.
    */
   async repair(): Promise<{ reposted: number; forgotten: number }> {
     let reposted = 0;
     let forgotten = 0;
+    const run = Date.now();
     const states = new Map<string, Awaited<ReturnType<MergeQueuesRepository['plannerState']>>>();
-    for (const { member, repair } of await this.repairs.oldest(REPAIRS_PER_RUN)) {
-      const queue = await this.repository.queueForWorker(repair.queueId);
-      if (!states.has(repair.queueId)) states.set(repair.queueId, queue ? await this.repository.plannerState(queue.organizationId, queue.id) : null);
-      const state = states.get(repair.queueId);
-      const status = state ? currentStatus(state, repair.subject, repair.sha) : undefined;
-      if (status && state) {
-        const subject = status.subject.kind === 'entry' ? `pr${status.subject.number}` : status.subject.batchId;
-        await this.statusOut.enqueue(
-          { queueId: repair.queueId, revision: state.revision, status },
-          `repair-${repair.queueId}-${state.revision}-${subject}-${status.sha}`,
-        );
-        reposted += 1;
-      } else forgotten += 1;
-      await this.repairs.forget(member);
+    for (const { member, score, repair } of await this.repairs.oldest(REPAIRS_PER_RUN)) {
+      try {
+        if (!states.has(repair.queueId)) {
+          const queue = await this.repository.queueForWorker(repair.queueId);
+          states.set(repair.queueId, queue ? await this.repository.plannerState(queue.organizationId, queue.id) : null);
+        }
+        const state = states.get(repair.queueId);
+        const status = state ? currentStatus(state, repair.subject, repair.sha) : undefined;
+        if (status && state) {
+          const subject = status.subject.kind === 'entry' ? `pr${status.subject.number}` : status.subject.batchId;
+          await this.statusOut.enqueue(
+            { queueId: repair.queueId, revision: state.revision, status },
+            `repair-${run}-${repair.queueId}-${state.revision}-${subject}-${status.sha}`,
+          );
+          reposted += 1;
+        } else forgotten += 1;
+        await this.repairs.forget(member, score);
+      } catch (error) {
+        this.logger.warn({ err: error, queueId: repair.queueId, sha: repair.sha }, 'a refused commit status could not be repaired in this run');
+      }
     }
     if (reposted + forgotten > 0) this.logger.log({ reposted, forgotten }, 'merge-queue commit statuses repaired');
     return { reposted, forgotten };

@@ -88,7 +88,7 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
       `runner time to last arrival: landed ${pct(kinds.landed)} (${count.landed} runs), passed-unused ${pct(kinds.passedUnused)} (${count.passedUnused}), ` +
       `failed ${pct(kinds.failed)} (${count.failed}), cancelled ${pct(kinds.canceled)} (${count.canceled}), idle ${pct(total - busy)} (bisection ${pct(d.idleBarrierMs)}, other ${pct(d.idleOtherMs)}, nothing queued ${pct(d.idleEmptyMs)}); ` +
       `runs chain ${byRole.chain} probe ${byRole.probe} screen ${byRole.screen}; ` +
-      `invariant violations ${(policy as PlannerPolicy).violations()}, bad landed ${metrics.badLanded}, good failed ${metrics.goodFailed}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
+      `invariant violations ${metrics.violations}, bad landed ${metrics.badLanded}, good failed ${metrics.goodFailed}; bisection in progress ${(d.barrierMs / HOUR).toFixed(1)} h, chain idle while PRs wait ${(d.chainIdleMs / HOUR).toFixed(1)} h of ${(end / HOUR).toFixed(1)} h`,
   );
   if (arg('roles') !== undefined) roleRuns(world, end);
   if ((sc.lanes ?? 0) > 1) laneShares(world, policy as unknown as LanesPolicy);

@@ -439,14 +439,16 @@ export class World {
     if (!c) throw new Error(`unknown candidate ${sha}`);
     if (!this.passed.has(sha)) this.violations.push(`${sha} landed without a passing CI run`);
     const lanes = new Set(c.extra.flatMap((n) => this.pr(n).lanes));
-    const already = this.landed.length - c.baseLen;
-    const prefixOk = already >= 0 && c.extra.slice(0, already).every((n, i) => this.landed[c.baseLen + i] === n);
-    const crossing = this.landed.slice(c.baseLen + Math.max(0, already)).filter((n) => this.pr(n).lanes.some((l) => lanes.has(l)));
-    if (!prefixOk || crossing.length > 0) {
-      if (crossing.length > 0) this.violations.push(`${sha} would land untested against #${crossing.join(', #')} of its lanes`);
+    const since = this.landed.slice(c.baseLen);
+    // Its own PRs may have landed already (a land that was retried), as a prefix; the rest is other lanes'.
+    const own = since.filter((n) => c.extra.includes(n));
+    if (!own.every((n, i) => c.extra[i] === n)) return false;
+    const crossing = since.filter((n) => !c.extra.includes(n) && this.pr(n).lanes.some((l) => lanes.has(l)));
+    if (crossing.length > 0) {
+      this.violations.push(`${sha} would land untested against #${crossing.join(', #')} of its lanes`);
       return false;
     }
-    this.append(sha, c.extra.slice(Math.max(0, already)));
+    this.append(sha, c.extra.slice(own.length));
     return true;
   }
 
