@@ -148,6 +148,19 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(after.get(8)).toBeUndefined();
   });
 
+  it('a batch under test shows the lanes of its PRs in the chain', async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: GROUPS, minBatch: 2, maxBatch: 2 });
+    await mq.enqueue(queueId, 1, commitPaths(path, base, { 'services/api/x.ts': 'x\n' }, 'PR 1'));
+    await mq.enqueue(queueId, 2, commitPaths(path, base, { 'docs/y.md': 'y\n' }, 'PR 2'));
+    await http().post(`/merge-queues/${queueId}/resume`).set(owner.auth).expect(200);
+    const batch = await until('a batch of both PRs', async () => {
+      const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
+      return (chain.batches as { prNumbers: number[]; lanes?: string[] }[]).find((b) => b.prNumbers.length === 2);
+    });
+    // In the groups' order, not the PRs'.
+    expect(batch.lanes).toEqual(['api', 'docs']);
+  });
+
   it('path groups set on a queue that holds entries: the worker asks the paths of those queued before, and their lanes follow', async () => {
     const { path, base, queueId } = await localQueue({});
     const heads = {

@@ -309,6 +309,16 @@ export class MergeQueuesService {
       ).map((b) => [b.id, b]),
     );
     const iso = (ms: number) => new Date(ms).toISOString();
+    const inLine = state.entries.filter((e) => e.status === 'queued' || e.status === 'blocked');
+    // With path groups: each waiting PR's lanes, and each batch's (those of its PRs, in the groups' order).
+    const groups = state.config.pathGroups ?? [];
+    const lanes = groups.length
+      ? await this.repository.entryLanes(principal.organizationId, id, [...inLine.map((e) => e.id), ...live.flatMap((b) => b.entryIds)])
+      : new Map<string, string[]>();
+    const batchLanes = (entryIds: readonly string[]) => {
+      const touched = new Set(entryIds.flatMap((e) => lanes.get(e) ?? []));
+      return groups.map((g) => g.name).filter((name) => touched.has(name));
+    };
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));
       const base = batchRow
@@ -322,16 +332,9 @@ export class MergeQueuesService {
         createdAt: (batchRow?.createdAt ?? row.updatedAt).toISOString(),
         ...(b.ciStartedAt !== null && { ciStartedAt: iso(b.ciStartedAt) }),
         ...(lands.length > 0 && { estimatedLandAt: iso(Math.max(...lands)) }),
+        ...(groups.length > 0 && { lanes: batchLanes(b.entryIds) }),
       };
     });
-    const inLine = state.entries.filter((e) => e.status === 'queued' || e.status === 'blocked');
-    const lanes = state.config.pathGroups?.length
-      ? await this.repository.entryLanes(
-          principal.organizationId,
-          id,
-          inLine.map((e) => e.id),
-        )
-      : new Map<string, string[]>();
     const waiting = inLine
       .sort((a, b) => b.priority - a.priority || a.position - b.position)
       .map((e) => ({

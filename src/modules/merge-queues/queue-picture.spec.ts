@@ -113,6 +113,10 @@ describe(drawQueue.name, () => {
     const laned = drawQueue({
       ...queue,
       pathGroups: [{ name: 'api' }, { name: 'web' }],
+      batches: [
+        { ...queue.batches[0], lanes: ['api', 'web'] },
+        { ...queue.batches[1], lanes: ['web'] },
+      ],
       waiting: [
         { ...queue.waiting[0], lanes: ['api'] },
         { ...queue.waiting[1], lanes: ['api', 'web'] },
@@ -126,6 +130,9 @@ describe(drawQueue.name, () => {
     expect(laned[start + 5]).toMatch(/^ {2}#31 +queued +100 +1m00s +~3h05m +api +Hotfix checkout$/);
     expect(laned[start + 6]).toMatch(/^ {2}#22 +blocked +0 +10m00s +- +all +Refactor cart/);
     expect(laned[start + 7]).toMatch(/^ {2}#23 +set aside +0 +45s +- +web$/);
+    const chain = laned.filter((l) => /^[├└]─/.test(l));
+    expect(chain[0]).toMatch(/^├─● +b1b1b1b1 +chain +ready +#12 #15 +all +✓ ci ✓ lint/);
+    expect(chain[1]).toMatch(/^└─● +b2b2b2b2 +chain +testing +#17 +web +✗ ci/);
     // Without path groups the table has no lanes column and no summary.
     expect(text).not.toContain('lane ');
   });

@@ -22,6 +22,7 @@ export interface PictureBatch {
   createdAt: string;
   ciStartedAt?: string;
   estimatedLandAt?: string;
+  lanes?: string[];
 }
 
 export interface PictureEntry {
@@ -148,6 +149,7 @@ export function drawQueue(picture: QueuePicture): string {
     lines.push(`  resume the queue once this is dealt with (POST /merge-queues/${q.id}/resume)`);
   }
   lines.push('');
+  const laneNames = (q.pathGroups ?? []).map((g) => g.name);
   lines.push(`● ${q.baseRef} @ ${q.baseSha.slice(0, 12)}`);
   if (q.batches.length === 0) lines.push('  (no batch in flight)');
   const rows: string[][] = [];
@@ -163,6 +165,7 @@ export function drawQueue(picture: QueuePicture): string {
       role.name,
       b.status,
       cut(b.prNumbers.map((n) => `#${n}`).join(' '), 40),
+      ...(laneNames.length ? [laneCell(b.lanes, laneNames)] : []),
       checks || '-',
       op,
       `age ${since(b.createdAt)}`,
@@ -173,7 +176,6 @@ export function drawQueue(picture: QueuePicture): string {
   if (rows.length) lines.push(...table(rows, ''));
   lines.push('');
   const waiting = q.waiting;
-  const laneNames = (q.pathGroups ?? []).map((g) => g.name);
   lines.push(`waiting (${waiting.length})`);
   if (laneNames.length) lines.push(...laneSummary(waiting, laneNames));
   if (waiting.length === 0) lines.push('  (none)');

@@ -340,6 +340,8 @@ export class MergeQueueChainBatchDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'When its CI started' }) ciStartedAt?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'When it is expected to land (from the observed CI duration and failure rate)' })
   estimatedLandAt?: string;
+  @ApiPropertyOptional({ type: [String], description: "The lanes its PRs are in, in the groups' order (absent when the queue has no path groups)" })
+  lanes?: string[];
 }
 
 export class MergeQueueWaitingEntryDto {
