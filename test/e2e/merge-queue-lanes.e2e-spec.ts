@@ -64,6 +64,9 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     return { path, base, main, queueId: queue.id };
   }
 
+  /** PATCH the queue's path groups; the answer is the queue. */
+  const setGroups = (queueId: string, pathGroups: unknown) =>
+    http().patch(`/merge-queues/${queueId}`).set(owner.auth).send({ data: { pathGroups } }).expect(200);
   const entryRow = (id: string) => prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id }, select: { changedPaths: true, lanes: true } });
   const lanesById = async (queueId: string) => new Map((await mq.get(queueId)).entries.map((e) => [e.number, e.lanes]));
 
@@ -105,11 +108,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(await entryRow(seven.id)).toEqual({ changedPaths: null, lanes: null });
     // Groups added after PR 7 was queued: the PATCH answers with it in every lane (its paths were
     // never asked; the worker asks them afterwards, see the next case).
-    const patched = await http()
-      .patch(`/merge-queues/${queueId}`)
-      .set(owner.auth)
-      .send({ data: { pathGroups: GROUPS } })
-      .expect(200);
+    const patched = await setGroups(queueId, GROUPS);
     expect(patched.body.data.entries.find((e: MqEntry) => e.number === 7).lanes).toEqual(EVERY_LANE);
     const eight = await mq.enqueue(queueId, 8, commitPaths(path, base, { 'apps/web/a.ts': 'a\n', 'README.md': 'b\n' }, 'PR 8'));
     expect(eight.lanes).toEqual(['web', 'docs']);
@@ -123,26 +122,14 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect((await entryRow(seven.id)).changedPaths).toEqual(['apps/web/x.ts', 'services/api/main.ts']);
     // New groups: the kept paths are matched again, without asking git.
     const merged = [{ name: 'app', paths: ['services/**', 'apps/**'] }, GROUPS[2]];
-    await http()
-      .patch(`/merge-queues/${queueId}`)
-      .set(owner.auth)
-      .send({ data: { pathGroups: merged } })
-      .expect(200);
+    await setGroups(queueId, merged);
     expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['app'], 8: ['app', 'docs'] });
     // A removed entry is final: new groups leave it with the lanes it had.
     await http().delete(`/merge-queues/${queueId}/entries/${eight.id}`).set(owner.auth).expect(200);
-    await http()
-      .patch(`/merge-queues/${queueId}`)
-      .set(owner.auth)
-      .send({ data: { pathGroups: GROUPS } })
-      .expect(200);
+    await setGroups(queueId, GROUPS);
     expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['api', 'web'], 8: ['app', 'docs'] });
     // No groups: no entry has lanes, final ones included.
-    await http()
-      .patch(`/merge-queues/${queueId}`)
-      .set(owner.auth)
-      .send({ data: { pathGroups: [] } })
-      .expect(200);
+    await setGroups(queueId, []);
     const after = await lanesById(queueId);
     expect(after.get(7)).toBeUndefined();
     expect(after.get(8)).toBeUndefined();
@@ -169,11 +156,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       3: commitPaths(path, base, { 'docs/c.md': 'c\n', 'services/api/c.ts': 'c\n' }, 'PR 3'),
     };
     for (const [n, head] of Object.entries(heads)) await mq.enqueue(queueId, Number(n), head);
-    await http()
-      .patch(`/merge-queues/${queueId}`)
-      .set(owner.auth)
-      .send({ data: { pathGroups: GROUPS } })
-      .expect(200);
+    await setGroups(queueId, GROUPS);
     const settled = await until('the worker kept the paths of the entries queued before the groups', async () => {
       const lanes = Object.fromEntries(await lanesById(queueId));
       return [1, 2, 3].every((n) => lanes[n]?.length !== EVERY_LANE.length) ? lanes : undefined;
@@ -187,11 +170,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
     const entry = await mq.enqueue(queueId, 9, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 9'));
     expect(entry.lanes).toEqual(['api']);
-    await http()
-      .patch(`/merge-queues/${queueId}`)
-      .set(owner.auth)
-      .send({ data: { pathGroups: [] } })
-      .expect(200);
+    await setGroups(queueId, []);
     // Without groups a new head asks nothing: the row still keeps the old head's paths.
     const webHead = commitPaths(path, base, { 'apps/web/b.ts': 'b\n' }, 'PR 9, pushed again');
     await http()
@@ -199,15 +178,12 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       .set(owner.auth)
       .send({ data: { headSha: webHead } })
       .expect(200);
-    const back = await http()
-      .patch(`/merge-queues/${queueId}`)
-      .set(owner.auth)
-      .send({ data: { pathGroups: GROUPS } })
-      .expect(200);
+    const back = await setGroups(queueId, GROUPS);
     expect(back.body.data.entries.find((e: MqEntry) => e.number === 9).lanes).toEqual(EVERY_LANE);
-    const settled = await until('the worker asked the new head', async () =>
-      (await lanesById(queueId)).get(9)?.length === 1 ? (await lanesById(queueId)).get(9) : undefined,
-    );
+    const settled = await until('the worker asked the new head', async () => {
+      const lanes = (await lanesById(queueId)).get(9);
+      return lanes?.length === 1 ? lanes : undefined;
+    });
     expect(settled).toEqual(['web']);
     expect(await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id }, select: { changedPaths: true, pathsHead: true } })).toEqual({
       changedPaths: ['apps/web/b.ts'],
@@ -303,11 +279,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     // Five answers of 429 with Retry-After: 1 (more than the job's 3 attempts): each puts the job back a second.
     Object.assign(emulator.knobs, { gitFailures: 5, gitFailureStatus: 429, gitFailureRetryAfter: '1' });
     try {
-      await http()
-        .patch(`/merge-queues/${queue.id}`)
-        .set(owner.auth)
-        .send({ data: { pathGroups: groups } })
-        .expect(200);
+      await setGroups(queue.id, groups);
       const settled = await until(
         'the worker asked the paths through the rate limit',
         async () => {

@@ -2,12 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { CodeSource, MergeQueue } from '@/generated/prisma/client';
 import { MergeQueueGits } from '../git-providers/merge-queue-gits';
 import { MergeQueuesRepository } from './merge-queues.repository';
-import type { ChangedPaths, MergeQueueState, PathGroup } from './planner';
-
-/** The queue's path groups as its settings hold them (none: the queue is one line). */
-export function pathGroupsOf(queue: Pick<MergeQueue, 'settings'>): PathGroup[] {
-  return (queue.settings as { pathGroups?: PathGroup[] } | null)?.pathGroups ?? [];
-}
+import { type ChangedPaths, type MergeQueueState, pathGroupsOf } from './planner';
 
 /**
  * A PR's changed paths from the provider, for its lanes (planner/lanes.ts): asked when the queue

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
-import { MergeQueuePaths, pathGroupsOf } from './merge-queue-paths';
+import { MergeQueuePaths } from './merge-queue-paths';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { batchRowId } from './engine/merge-queue-ids';
-import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState } from './planner';
+import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from './planner';
 
 /** Where a provider event came from, for the queue's event trail. */
 export interface ProviderSource {
@@ -154,9 +154,9 @@ export class MergeQueueProviderEvents {
     const results: ProviderEventResult[] = [];
     for (const queue of await this.repository.queuesOfRepository(organizationId, integrationId, repository)) {
       if (baseRef !== undefined && queue.baseRef !== baseRef) continue;
-      // Asked only for a PR the queue holds: a push to any other PR costs no provider call.
-      const paths =
-        headSha !== undefined && (await this.repository.hasLiveEntry(queue.id, numbers[0])) ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
+      // Asked only on a queue with path groups and for a PR it holds: a push to any other PR costs no provider call.
+      const asks = headSha !== undefined && pathGroupsOf(queue).length > 0 && (await this.repository.hasLiveEntry(queue.id, numbers[0]));
+      const paths = asks ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
       let note = '';
       let batchId: string | undefined;
       let entryId: string | undefined;

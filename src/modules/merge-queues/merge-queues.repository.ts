@@ -44,6 +44,7 @@ import {
   frontHolds,
   laneMatcher,
   type PathGroup,
+  pathGroupsOf,
   namedBy,
   reduceMergeQueue,
   type StatusTransition,
@@ -62,6 +63,16 @@ const LIVE_STATUSES_SQL = Prisma.raw(LIVE_ENTRY_STATUSES.map((s) => `'${s}'`).jo
  * (the planner's pendingHeadSha), else its head. Kept paths are the entry's only for this head.
  */
 const WANTED_HEAD_SQL = Prisma.sql`COALESCE("planner"->>'pendingHeadSha', "headSha")`;
+/** An entry's stored status (also one the planner's history has dropped), or null when the queue has no such entry. */
+async function storedEntryStatus(
+  client: Prisma.TransactionClient,
+  organizationId: string,
+  queueId: string,
+  entryId: string,
+): Promise<MergeQueueEntryStatus | null> {
+  return (await client.mergeQueueEntry.findFirst({ where: { id: entryId, queueId, organizationId }, select: { status: true } }))?.status ?? null;
+}
+
 /** Batches not yet landed, failed or withdrawn. */
 export const LIVE_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
 /** Batches whose CI may be running: a check timeout can fire (the sweep ticks their queues). */
@@ -130,12 +141,8 @@ export class QueueTransaction {
   ) {}
 
   /** The stored status of an entry of this queue (also one the planner's history has dropped), or null. */
-  async storedEntryStatus(entryId: string): Promise<MergeQueueEntryStatus | null> {
-    const stored = await this.tx.mergeQueueEntry.findFirst({
-      where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId },
-      select: { status: true },
-    });
-    return stored?.status ?? null;
+  storedEntryStatus(entryId: string): Promise<MergeQueueEntryStatus | null> {
+    return storedEntryStatus(this.tx, this.organizationId, this.queueId, entryId);
   }
 
   /**
@@ -567,10 +574,10 @@ export class MergeQueuesRepository {
   }
 
   /** The organization's queues on the given repository (`owner/name`) connected through `integrationId` (provider webhooks). */
-  queuesOfRepository(organizationId: string, integrationId: string, nameWithOwner: string): Promise<{ id: string; baseRef: string }[]> {
+  queuesOfRepository(organizationId: string, integrationId: string, nameWithOwner: string): Promise<{ id: string; baseRef: string; settings: unknown }[]> {
     return this.prisma.mergeQueue.findMany({
       where: { organizationId, repository: { integrationId, nameWithOwner } },
-      select: { id: true, baseRef: true },
+      select: { id: true, baseRef: true, settings: true },
       orderBy: { createdAt: 'asc' },
       take: 100,
     });
@@ -617,7 +624,7 @@ export class MergeQueuesRepository {
   async keepAskedPaths(queueId: string, asked: readonly { id: string; head: string; paths: ChangedPaths }[]): Promise<number> {
     return this.prisma.$transaction(async (tx) => {
       const rows = await tx.$queryRaw<{ settings: unknown }[]>`SELECT "settings" FROM "MergeQueue" WHERE "id" = ${queueId} FOR UPDATE`;
-      const groups = (rows[0]?.settings as { pathGroups?: PathGroup[] } | undefined)?.pathGroups ?? [];
+      const groups = rows[0] ? pathGroupsOf(rows[0]) : [];
       if (groups.length === 0) return 0;
       const lanesOf = laneMatcher(groups);
       let kept = 0;
@@ -639,8 +646,8 @@ export class MergeQueuesRepository {
   }
 
   /** An entry's stored status in the organization's queue, or null when there is none. */
-  async entryStatus(organizationId: string, queueId: string, entryId: string): Promise<MergeQueueEntryStatus | null> {
-    return (await this.prisma.mergeQueueEntry.findFirst({ where: { id: entryId, queueId, organizationId }, select: { status: true } }))?.status ?? null;
+  entryStatus(organizationId: string, queueId: string, entryId: string): Promise<MergeQueueEntryStatus | null> {
+    return storedEntryStatus(this.prisma, organizationId, queueId, entryId);
   }
 
   /** The lanes of these entries of the queue (those that have some), by entry id. */

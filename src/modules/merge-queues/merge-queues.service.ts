@@ -30,7 +30,7 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { MergeQueuePaths, pathGroupsOf } from './merge-queue-paths';
+import { MergeQueuePaths } from './merge-queue-paths';
 import {
   type ChangedPaths,
   checkedConfig,
@@ -39,7 +39,9 @@ import {
   estimateMergeTimes,
   FINAL_BATCH_STATUSES,
   FINAL_ENTRY_STATUSES,
+  type MergeQueueEntryStatus,
   type MergeQueueEvent,
+  pathGroupsOf,
   type QueueSettings,
 } from './planner';
 import { batchRowId } from './engine/merge-queue-ids';
@@ -457,11 +459,7 @@ export class MergeQueuesService {
     const queue = await this.repository.find(principal.organizationId, id);
     if (pathGroupsOf(queue).length === 0) return undefined;
     // A new head for an entry that is not live is refused as the lock would refuse it, without a provider call.
-    if (entryId !== undefined) {
-      const status = await this.repository.entryStatus(principal.organizationId, id, entryId);
-      if (status === null) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
-      if (FINAL_ENTRY_STATUSES.includes(status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status } });
-    }
+    if (entryId !== undefined) assertLive(entryId, await this.repository.entryStatus(principal.organizationId, id, entryId));
     try {
       return await this.paths.of(queue, headSha);
     } catch (error) {
@@ -476,10 +474,14 @@ export class MergeQueuesService {
    * leaves out waiting entries (the repository loads the ones an event names).
    */
   private async liveEntry({ state }: LockedQueue, entryId: string, q: QueueTransaction): Promise<void> {
-    const status = state.entries.find((e) => e.id === entryId)?.status ?? (await q.storedEntryStatus(entryId));
-    if (status === null) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
-    if (FINAL_ENTRY_STATUSES.includes(status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status } });
+    assertLive(entryId, state.entries.find((e) => e.id === entryId)?.status ?? (await q.storedEntryStatus(entryId)));
   }
+}
+
+/** A 404 for an entry the queue does not have, a 422 for a final one. */
+function assertLive(entryId: string, status: MergeQueueEntryStatus | null): void {
+  if (status === null) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+  if (FINAL_ENTRY_STATUSES.includes(status)) throw new AppError(MergeQueueErrors.ENTRY_FINAL, { metadata: { id: entryId, status } });
 }
 
 /** The spec's MergeQueue from the rows the repository gives. */

@@ -15,6 +15,7 @@ export {
   MAX_PATTERN_LENGTH,
   PATH_GROUP_NAME,
   type PathGroup,
+  pathGroupsOf,
 } from './lanes';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { estimateMergeTimes, type EntryEstimate } from './eta';

@@ -32,6 +32,11 @@ export const PATH_GROUP_NAME = /^[a-z0-9][a-z0-9._-]{0,39}$/;
  */
 export type ChangedPaths = readonly string[] | null;
 
+/** A queue's path groups as its stored settings hold them (the planner's config; none: the queue is one line). */
+export function pathGroupsOf(queue: { settings: unknown }): PathGroup[] {
+  return (queue.settings as { pathGroups?: PathGroup[] } | null)?.pathGroups ?? [];
+}
+
 /** `groups` with their own arrays, or an Error naming what is wrong (the API checks the shape first). */
 export function checkedPathGroups(groups: readonly PathGroup[]): PathGroup[] {
   if (groups.length > MAX_PATH_GROUPS) throw new Error(`at most ${MAX_PATH_GROUPS} path groups`);
