@@ -2,9 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getQueueToken } from '@nestjs/bullmq';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Queue as BullQueue } from 'bullmq';
 import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
+import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
+import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import type { TestTenant } from '../support/factories';
 import type { GitProviderEmulator } from '../support/git';
 import { commit, commitPaths, createLocalCodeSource, git } from '../support/git-repos';
@@ -39,7 +43,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
   beforeAll(async () => {
     // Its own database and queue prefix: its worker asks the paths of GitHub queues with this
     // emulator, and no other suite's worker (another emulator) takes its jobs.
-    suite = await githubQueueSuite('lanes');
+    // The paths sweep runs when a test calls it (its job scheduler's first run is at worker start).
+    suite = await githubQueueSuite('lanes', (config) => ({ ...config, mergeQueues: { ...config.mergeQueues, pathsSweepIntervalMs: 3_600_000 } }));
     ({ emulator, app, prisma, owner, mq, github } = suite);
   }, 60_000);
 
@@ -164,6 +169,38 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(settled).toEqual({ 1: ['api'], 2: ['web'], 3: ['api', 'docs'] });
     const rows = await prisma.mergeQueueEntry.findMany({ where: { queueId }, orderBy: { number: 'asc' }, select: { changedPaths: true } });
     expect(rows.map((r) => r.changedPaths)).toEqual([['services/api/a.ts'], ['apps/web/b.ts'], ['docs/c.md', 'services/api/c.ts']]);
+  });
+
+  it('the job that was to ask the paths is lost: the paths sweep asks them, and looks at no queue once none lacks paths', async () => {
+    const { path, base, queueId } = await localQueue({});
+    const without = await localQueue({});
+    await mq.enqueue(queueId, 1, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 1'));
+    await mq.enqueue(queueId, 2, commitPaths(path, base, { 'apps/web/b.ts': 'b\n' }, 'PR 2'));
+    await mq.enqueue(without.queueId, 1, commitPaths(without.path, without.base, { 'docs/c.md': 'c\n' }, 'PR 1'));
+    // The PATCH's job is lost (as if Redis lost it): taken off the BullMQ queue before a worker runs it.
+    const jobs = suite.worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
+    await jobs.pause();
+    try {
+      const patched = await setGroups(queueId, GROUPS);
+      expect(patched.body.data.entries.map((e: MqEntry) => e.lanes)).toEqual([EVERY_LANE, EVERY_LANE]);
+      const waiting = await jobs.getJobs(['wait', 'waiting', 'prioritized', 'delayed']);
+      const lost = waiting.filter((j) => j.name === MergeQueuesJob.AskPaths && (j.data as { queueId: string }).queueId === queueId);
+      expect(lost).toHaveLength(1);
+      await lost[0].remove();
+    } finally {
+      await jobs.resume();
+    }
+    const processor = suite.worker.get(MergeQueuesProcessor);
+    const first = await processor.sweepPaths();
+    expect(first.asked).toContain(queueId);
+    // A queue without path groups asks nothing, whatever its entries keep.
+    expect(first.asked).not.toContain(without.queueId);
+    const settled = await until("the sweep's job asked the paths", async () => {
+      const lanes = Object.fromEntries(await lanesById(queueId));
+      return lanes[1]?.length === 1 && lanes[2]?.length === 1 ? lanes : undefined;
+    });
+    expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
+    expect((await processor.sweepPaths()).asked).not.toContain(queueId);
   });
 
   it('paths kept for an older head are never used: groups removed, the head moved, groups back: every lane until the worker asks the new head', async () => {

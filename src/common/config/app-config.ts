@@ -278,6 +278,9 @@ export class EnvironmentVariables {
   @OptionalInt(100, 86_400_000)
   MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS?: number;
 
+  @OptionalInt(1_000, 86_400_000)
+  MERGE_QUEUE_PATHS_SWEEP_INTERVAL_MS?: number;
+
   @IsOptional()
   @IsIn(['true', 'false'])
   MERGE_QUEUE_FENCE_SHORTCUTS?: string;
@@ -432,6 +435,8 @@ export interface AppConfig {
     statusPostBackoffMs: number;
     /** How often a worker posts again, from the queue's current state, the statuses whose every attempt the provider refused. */
     statusRepairIntervalMs: number;
+    /** How often the worker looks for live entries of queues with path groups whose changed paths were never kept, and asks them. */
+    pathsSweepIntervalMs: number;
   };
   /** How often each worker checks that its BullMQ job schedulers still exist (Redis may have lost them) and re-creates them. */
   jobSchedulerCheckIntervalMs: number;
@@ -610,6 +615,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       statusPostAttempts: raw.MERGE_QUEUE_STATUS_POST_ATTEMPTS ?? 10,
       statusPostBackoffMs: raw.MERGE_QUEUE_STATUS_POST_BACKOFF_MS ?? 2_000,
       statusRepairIntervalMs: raw.MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS ?? 300_000,
+      pathsSweepIntervalMs: raw.MERGE_QUEUE_PATHS_SWEEP_INTERVAL_MS ?? 60_000,
     },
     jobSchedulerCheckIntervalMs: raw.JOB_SCHEDULER_CHECK_INTERVAL_MS ?? 60_000,
     jobs: { attempts: raw.JOB_ATTEMPTS ?? 5, backoffMs: raw.JOB_BACKOFF_MS ?? 1_000, workers: workerSettings(raw.WORKER_CONCURRENCY ?? 4) },

@@ -27,6 +27,8 @@ export const MergeQueuesJob = {
   Sweep: 'sweep',
   /** Asks the changed paths of a queue's live entries that have none kept (path groups were added). */
   AskPaths: 'ask-changed-paths',
+  /** Finds queues with path groups holding live entries whose paths were never kept (their job lost), and asks them. */
+  SweepPaths: 'sweep-changed-paths',
 } as const;
 
 export const UsageImportsJob = {

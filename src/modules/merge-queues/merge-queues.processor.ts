@@ -40,6 +40,7 @@ export class MergeQueuesProcessor extends JobProcessor {
     [MergeQueuesJob.Tick]: (job) => this.tick((job.data as TickJob).queueId),
     [MergeQueuesJob.Sweep]: () => this.sweep(),
     [MergeQueuesJob.AskPaths]: (job, token) => this.askPaths(job, token),
+    [MergeQueuesJob.SweepPaths]: () => this.sweepPaths(),
   };
 
   constructor(
@@ -55,7 +56,10 @@ export class MergeQueuesProcessor extends JobProcessor {
   }
 
   protected repeatableJobs(): RepeatableJob[] {
-    return [{ id: MergeQueuesJob.Sweep, repeat: { every: this.config.mergeQueues.sweepIntervalMs }, opts: { attempts: 1 } }];
+    return [
+      { id: MergeQueuesJob.Sweep, repeat: { every: this.config.mergeQueues.sweepIntervalMs }, opts: { attempts: 1 } },
+      { id: MergeQueuesJob.SweepPaths, repeat: { every: this.config.mergeQueues.pathsSweepIntervalMs }, opts: { attempts: 1 } },
+    ];
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -110,6 +114,19 @@ export class MergeQueuesProcessor extends JobProcessor {
       await job.moveToDelayed(Date.now() + delayS * 1000, token);
       throw new DelayedError();
     }
+  }
+
+  /**
+   * The paths sweep (every MERGE_QUEUE_PATHS_SWEEP_INTERVAL_MS): a queue with path groups holding
+   * live entries whose changed paths were never kept for their head (the job that was to ask them
+   * was lost with Redis, or failed all its attempts) gets a job that asks them, one per queue at a
+   * time (its id is the queue's). Until then those PRs are in every lane, which is safe but slow.
+   */
+  async sweepPaths(): Promise<{ asked: string[] }> {
+    const queueIds = await this.repository.queuesMissingPaths();
+    for (const queueId of queueIds) await this.scheduler.askPaths(queueId, 'sweep');
+    if (queueIds.length) this.logger.log({ queues: queueIds.length }, 'merge-queue paths sweep asked the paths entries lack');
+    return { asked: queueIds };
   }
 
   /** The job's lock is lost: its executor aborts (writes nothing more; it gives its lease back). */

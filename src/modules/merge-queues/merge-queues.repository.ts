@@ -640,6 +640,20 @@ export class MergeQueuesRepository {
     });
   }
 
+  /**
+   * Queues with path groups that hold a live entry with no paths kept for the head it is to be
+   * tested with (the paths sweep): each queue with groups is looked at through its entries' index.
+   */
+  async queuesMissingPaths(): Promise<string[]> {
+    const rows = await this.prisma.$queryRaw<{ id: string }[]>(Prisma.sql`
+      SELECT q."id" FROM "MergeQueue" q
+       WHERE jsonb_typeof(q."settings"->'pathGroups') = 'array' AND jsonb_array_length(q."settings"->'pathGroups') > 0
+         AND EXISTS (SELECT 1 FROM "MergeQueueEntry"
+                      WHERE "queueId" = q."id" AND "status" IN (${LIVE_STATUSES_SQL}) AND "pathsHead" IS DISTINCT FROM ${WANTED_HEAD_SQL})
+       ORDER BY q."id"`);
+    return rows.map((r) => r.id);
+  }
+
   /** The PR has a live entry in the queue (a provider event asks before calling the provider for it). */
   async hasLiveEntry(queueId: string, number: number): Promise<boolean> {
     return (await this.prisma.mergeQueueEntry.count({ where: { queueId, number, status: { in: [...LIVE_ENTRY_STATUSES] } } })) > 0;

@@ -55,6 +55,7 @@ for (const seed of (arg('seeds') ?? '1,2,3').split(',').map(Number)) {
     recordRuns: true,
     config: JSON.parse(arg('config') ?? '{}'),
     oracleHeavy: arg('oracle-heavy') !== undefined,
+    spanRule: arg('span-rule') === 'host' ? 'host' : 'barrier',
   });
   const end = world.lastArrival;
   const kinds = { landed: 0, passedUnused: 0, failed: 0, canceled: 0 };

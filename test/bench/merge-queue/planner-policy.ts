@@ -194,10 +194,10 @@ export class PlannerPolicy implements Policy {
     const w = this.world;
     switch (op.kind) {
       case 'prepare': {
-        const built = w.build(
-          op.baseSha,
-          op.heads.map((h) => h.number),
-        );
+        const numbers = op.heads.map((h) => h.number);
+        // A lane planner's batch with a PR that spans lanes (LanesPolicy, the host rule) is built on
+        // its parent merged with the base as it is now, which holds its other lanes' PRs.
+        const built = this.lane !== null && numbers.some((n) => w.pr(n).lanes.length > 1) ? w.buildOnBase(op.baseSha, numbers) : w.build(op.baseSha, numbers);
         if (!built.ok) {
           const head = op.heads.find((h) => h.number === built.pr);
           // One fix per head: a screen and then the chain may both meet the same conflict.
@@ -334,9 +334,21 @@ export class LanesPolicy implements Policy {
   readonly spanStats = { spanning: 0, heldMs: 0 };
   private readonly heldSince = new Map<number, number>();
 
+  /** Spanning PRs in flight under the host rule: the lane whose planner runs each. */
+  private readonly hostOf = new Map<number, number>();
+  /** Every spanning PR released under the host rule, with its host lane (tests read it). */
+  readonly hosted = new Map<number, number>();
+
   constructor(
     private readonly world: World,
     config: Partial<PlannerConfig> = {},
+    /**
+     * `barrier`: a spanning PR waits until every PR ahead of it in all its lanes finished and is
+     * tested alone on the real base. `host`: it waits only for its other lanes to drain, then joins
+     * the chain of the lane with the most work ahead of it (its host), built on that chain merged
+     * with the current base; its other lanes wait until it finished.
+     */
+    readonly spanRule: 'barrier' | 'host' = 'barrier',
   ) {
     const count = world.scenario.lanes ?? 1;
     this.lanes = Array.from({ length: count }, (_, i) => Object.assign(new PlannerPolicy(world, config, `lane ${i}`), { lane: i }));
@@ -374,8 +386,13 @@ export class LanesPolicy implements Policy {
     for (const n of [...this.inFlight]) {
       if (!this.finished(n)) continue;
       this.inFlight.delete(n);
-      // Its lanes were still while it was tested; they build on the base that holds it now.
-      if (this.world.pr(n).mergedAt !== null) for (const l of this.world.pr(n).lanes) this.lanes[l].moveBase(this.world.baseSha);
+      const host = this.hostOf.get(n);
+      this.hostOf.delete(n);
+      // Its lanes were still while it was tested; they build on the base that holds it now (its
+      // host lane's planner landed it and knows).
+      if (this.world.pr(n).mergedAt !== null) {
+        for (const l of this.world.pr(n).lanes) if (l !== host) this.lanes[l].moveBase(this.world.baseSha);
+      }
     }
     for (let l = 0; l < this.open.length; l++) this.open[l] = this.open[l].filter((n) => !this.finished(n));
     for (let i = 0; i < this.held.length;) {
@@ -383,8 +400,18 @@ export class LanesPolicy implements Policy {
       const pr = this.world.pr(n);
       const ahead = (l: number) => this.open[l].slice(0, this.open[l].indexOf(n));
       let go: boolean;
-      if (pr.lanes.length === 1) go = !ahead(pr.lane).some((m) => this.world.pr(m).lanes.length > 1);
-      else go = this.inFlight.size === 0 && pr.lanes.every((l) => ahead(l).length === 0);
+      let host: number | null = null;
+      // A lane is still for a spanning PR ahead in it unless that PR runs in this lane's own planner.
+      const still = (l: number) => ahead(l).some((m) => this.world.pr(m).lanes.length > 1 && this.hostOf.get(m) !== l);
+      if (pr.lanes.length === 1) go = !still(pr.lane);
+      else if (this.spanRule === 'barrier') go = this.inFlight.size === 0 && pr.lanes.every((l) => ahead(l).length === 0);
+      else {
+        const hosts = pr.lanes.filter(
+          (h) => !still(h) && !ahead(h).some((m) => this.held.includes(m)) && pr.lanes.every((l) => l === h || ahead(l).length === 0),
+        );
+        host = hosts.sort((a, b) => ahead(b).length - ahead(a).length || a - b)[0] ?? null;
+        go = host !== null;
+      }
       if (!go) {
         i += 1;
         continue;
@@ -392,7 +419,12 @@ export class LanesPolicy implements Policy {
       this.held.splice(i, 1);
       this.spanStats.heldMs += this.world.now - (this.heldSince.get(n) ?? this.world.now);
       if (pr.lanes.length === 1) this.lanes[pr.lane].arrive(n);
-      else {
+      else if (host !== null) {
+        this.inFlight.add(n);
+        this.hostOf.set(n, host);
+        this.hosted.set(n, host);
+        this.lanes[host].arrive(n);
+      } else {
         this.inFlight.add(n);
         this.span.moveBase(this.world.baseSha);
         this.span.arrive(n);

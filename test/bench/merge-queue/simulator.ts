@@ -31,10 +31,16 @@ export interface RunMetrics {
 /** Hard stop for policies that never catch up (sequential at high rates). */
 const HORIZON_FACTOR = 40;
 
-export function makePolicy(name: PolicyName, world: World, config: Partial<PlannerConfig> = {}, oracleHeavy = false): Policy {
+export function makePolicy(
+  name: PolicyName,
+  world: World,
+  config: Partial<PlannerConfig> = {},
+  oracleHeavy = false,
+  spanRule: LanesPolicy['spanRule'] = 'barrier',
+): Policy {
   switch (name) {
     case 'ours':
-      if ((world.scenario.lanes ?? 0) > 1) return new LanesPolicy(world, config);
+      if ((world.scenario.lanes ?? 0) > 1) return new LanesPolicy(world, config, spanRule);
       return Object.assign(new PlannerPolicy(world, config), { oracleHeavy });
     case 'sequential':
       return new SequentialPolicy(world);
@@ -52,10 +58,10 @@ export function simulate(
   scenario: Scenario,
   seed: number,
   policyName: PolicyName,
-  options: { recordRuns?: boolean; config?: Partial<PlannerConfig>; oracleHeavy?: boolean } = {},
+  options: { recordRuns?: boolean; config?: Partial<PlannerConfig>; oracleHeavy?: boolean; spanRule?: LanesPolicy['spanRule'] } = {},
 ): { metrics: RunMetrics; world: World; policy: Policy } {
   const world = new World(scenario, seed, { recordRuns: options.recordRuns });
-  const policy = makePolicy(policyName, world, options.config, options.oracleHeavy);
+  const policy = makePolicy(policyName, world, options.config, options.oracleHeavy, options.spanRule);
   for (const pr of world.prs) {
     world.events.schedule(pr.arrival, () => {
       // the PR was branched from the base as it is when it arrives

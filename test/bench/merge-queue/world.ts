@@ -298,6 +298,28 @@ export class World {
     return null;
   }
 
+  /**
+   * Lanes: merges the candidate `parentSha` with the base as it is now, then `prs` in order (the
+   * executor merges a lane's chain tip into the current base branch before it adds a PR that spans
+   * lanes, so the candidate holds what other lanes landed since the tip was built). Only other
+   * lanes' PRs can have landed since, which touch none of the parent's paths; every PR of the new
+   * candidate is checked for conflicts against the new base.
+   */
+  buildOnBase(parentSha: string, prs: readonly number[]): BuildResult {
+    const parent = this.candidates.get(parentSha);
+    if (!parent) throw new Error(`unknown commit ${parentSha}`);
+    const baseLen = this.landed.length;
+    const extra: number[] = [];
+    for (const n of [...parent.extra.filter((m) => !this.landedIndex.has(m)), ...prs]) {
+      const clash = this.conflictFor(n, baseLen, extra);
+      if (clash !== null) return { ok: false, pr: n, withPr: clash };
+      extra.push(n);
+    }
+    const sha = `C${++this.shaCounter}`;
+    this.candidates.set(sha, { sha, baseLen, extra });
+    return { ok: true, sha };
+  }
+
   contentHasBad(sha: string): boolean {
     const c = this.candidates.get(sha);
     return !!c && c.extra.some((n) => this.pr(n).bad);
@@ -425,6 +447,14 @@ export class World {
     if (!own.every((n, i) => c.extra[i] === n)) return false;
     const prs = c.extra.slice(own.length);
     for (const n of prs) if (!this.pr(n).lanes.includes(lane)) this.violations.push(`#${n} of another lane landed in lane ${lane}`);
+    // A PR that spans lanes must not land untested against what its other lanes landed since.
+    for (const n of prs) {
+      const crossing = since.filter((m) => !c.extra.includes(m) && this.pr(m).lanes.some((l) => this.pr(n).lanes.includes(l)));
+      if (crossing.length > 0) {
+        this.violations.push(`#${n} would land untested against #${crossing.join(', #')} of its lanes`);
+        return false;
+      }
+    }
     this.append(sha, prs);
     return true;
   }

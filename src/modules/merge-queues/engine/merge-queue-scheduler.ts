@@ -48,8 +48,10 @@ export class MergeQueueScheduler {
 
   /**
    * Asks, in the worker, the changed paths of the queue's live entries that have none kept (path
-   * groups were just set). One job per request (`key`: the queue's revision); a lost one (Redis down)
-   * leaves those entries in every lane until their head moves or the groups are sent again.
+   * groups were just set, or a provider call for them failed). One job per request (`key`: the
+   * queue's revision, the entry, the delivery; `sweep` for the paths sweep, so it never holds two for
+   * one queue); a lost one (Redis down) leaves those entries in every lane until the worker's paths
+   * sweep finds them (MergeQueuesProcessor.sweepPaths).
    */
   async askPaths(queueId: string, key: string): Promise<void> {
     try {
