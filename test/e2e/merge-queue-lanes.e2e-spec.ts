@@ -171,7 +171,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(rows.map((r) => r.changedPaths)).toEqual([['services/api/a.ts'], ['apps/web/b.ts'], ['docs/c.md', 'services/api/c.ts']]);
   });
 
-  it('the job that was to ask the paths is lost: the paths sweep asks them, and looks at no queue once none lacks paths', async () => {
+  it('the job that was to ask the paths is lost: once it is overdue the paths sweep asks them, and looks at no queue once none lacks paths', async () => {
     const { path, base, queueId } = await localQueue({});
     const without = await localQueue({});
     await mq.enqueue(queueId, 1, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 1'));
@@ -191,7 +191,12 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       await jobs.resume();
     }
     const processor = suite.worker.get(MergeQueuesProcessor);
-    const first = await processor.sweepPaths();
+    // The job is on its way as far as the sweep knows (scheduled a moment ago): it is left alone.
+    expect((await processor.sweepPaths()).asked).not.toContain(queueId);
+    expect([...(await lanesById(queueId)).values()]).toEqual([EVERY_LANE, EVERY_LANE]);
+    // Two sweep intervals later it is overdue: the sweep asks.
+    const overdue = Date.now() + 2 * suite.config.mergeQueues.pathsSweepIntervalMs + 1_000;
+    const first = await processor.sweepPaths(overdue);
     expect(first.asked).toContain(queueId);
     // A queue without path groups asks nothing, whatever its entries keep.
     expect(first.asked).not.toContain(without.queueId);
@@ -200,7 +205,52 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       return lanes[1]?.length === 1 && lanes[2]?.length === 1 ? lanes : undefined;
     });
     expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
-    expect((await processor.sweepPaths()).asked).not.toContain(queueId);
+    expect((await processor.sweepPaths(overdue)).asked).not.toContain(queueId);
+  });
+
+  it('GitHub: a paths sweep job the provider fails is tried once, and the sweep leaves the queue alone for five intervals', async () => {
+    const groups = [
+      { name: 'api', paths: ['api-*'] },
+      { name: 'web', paths: ['web-*'] },
+    ];
+    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github);
+    await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
+    await mq.enqueue(queue.id, 1, commit(path, main, { 'api-1.ts': 'api 1\n' }, 'PR 1'));
+    const jobs = suite.worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
+    const askJobs = async () =>
+      (await jobs.getJobs(['active', 'wait', 'waiting', 'prioritized', 'delayed'])).filter(
+        (j) => j.name === MergeQueuesJob.AskPaths && (j.data as { queueId: string }).queueId === queue.id,
+      );
+    await jobs.pause();
+    try {
+      await setGroups(queue.id, groups);
+      for (const job of await askJobs()) await job.remove();
+    } finally {
+      await jobs.resume();
+    }
+    const processor = suite.worker.get(MergeQueuesProcessor);
+    const interval = suite.config.mergeQueues.pathsSweepIntervalMs;
+    const later = (intervals: number) => Date.now() + intervals * interval + 1_000;
+    emulator.knobs.gitFailures = 1_000;
+    try {
+      expect((await processor.sweepPaths(later(2))).asked).toContain(queue.id);
+      await until('the sweep job failed', async () => emulator.knobs.gitFailures < 1_000 && (await askJobs()).length === 0);
+      const used = 1_000 - emulator.knobs.gitFailures;
+      // Tried once: nothing asked it again, and the sweep leaves the queue alone until five intervals passed.
+      expect((await processor.sweepPaths(later(2))).asked).not.toContain(queue.id);
+      expect((await processor.sweepPaths(later(4))).asked).not.toContain(queue.id);
+      expect(1_000 - emulator.knobs.gitFailures).toBe(used);
+      expect((await lanesById(queue.id)).get(1)).toEqual(['api', 'web']);
+      emulator.knobs.gitFailures = 0;
+      expect((await processor.sweepPaths(later(6))).asked).toContain(queue.id);
+    } finally {
+      emulator.knobs.gitFailures = 0;
+    }
+    const settled = await until('the next sweep job asked the paths', async () => {
+      const lanes = (await lanesById(queue.id)).get(1);
+      return lanes?.length === 1 ? lanes : undefined;
+    });
+    expect(settled).toEqual(['api']);
   });
 
   it('paths kept for an older head are never used: groups removed, the head moved, groups back: every lane until the worker asks the new head', async () => {

@@ -25,7 +25,7 @@ export const MergeQueuesJob = {
   Tick: 'tick',
   /** Finds queues with unfinished operations and no executor, and starts one. */
   Sweep: 'sweep',
-  /** Asks the changed paths of a queue's live entries that have none kept (path groups were added). */
+  /** Asks the changed paths of a queue's live entries that have none kept (path groups were added, a provider call failed, the paths sweep). */
   AskPaths: 'ask-changed-paths',
   /** Finds queues with path groups holding live entries whose paths were never kept (their job lost), and asks them. */
   SweepPaths: 'sweep-changed-paths',

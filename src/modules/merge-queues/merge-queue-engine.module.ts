@@ -5,6 +5,7 @@ import { IntegrationAccessModule } from '@/modules/integrations/integration-acce
 import { MergeQueueExecutor } from './engine/merge-queue-executor';
 import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
+import { PathsAsks } from './engine/paths-asks';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueueProviderEvents } from './merge-queue-provider-events';
@@ -23,10 +24,12 @@ import { MergeQueuePaths } from './merge-queue-paths';
     MergeQueueProviderEvents,
     MergeQueueStatusOut,
     MergeQueuePaths,
+    PathsAsks,
   ],
   exports: [
     MergeQueuesRepository,
     MergeQueuePaths,
+    PathsAsks,
     MergeQueueProviderEvents,
     MergeQueueScheduler,
     MergeQueueExecutor,

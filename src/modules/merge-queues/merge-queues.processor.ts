@@ -13,7 +13,8 @@ import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queu
 import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
 import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/merge-queue-executor';
 import { LeaseLost } from './engine/merge-queue-lease';
-import { type AskPathsJob, EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/merge-queue-scheduler';
+import { type AskPathsJob, EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, PATHS_SWEEP_KEY, type TickJob } from './engine/merge-queue-scheduler';
+import { PathsAsks } from './engine/paths-asks';
 import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueuePaths } from './merge-queue-paths';
 import { MergeQueuesRepository } from './merge-queues.repository';
@@ -48,6 +49,7 @@ export class MergeQueuesProcessor extends JobProcessor {
     private readonly repository: MergeQueuesRepository,
     private readonly scheduler: MergeQueueScheduler,
     private readonly paths: MergeQueuePaths,
+    private readonly asks: PathsAsks,
     @InjectQueue(QueueName.MergeQueues) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() private readonly metrics?: MergeQueueMetrics,
@@ -94,12 +96,20 @@ export class MergeQueuesProcessor extends JobProcessor {
   /**
    * Asks the changed paths a queue's entries lack (MergeQueuePaths.fill, progress `{done, of}`). A
    * provider rate limit puts the job back until its Retry-After (60 s without one) without using an
-   * attempt, at most RATE_LIMIT_DELAYS times; what was asked before it is kept.
+   * attempt, at most RATE_LIMIT_DELAYS times; what was asked before it is kept. While it runs or
+   * waits the queue is claimed (PathsAsks), so the paths sweep does not ask the same entries again;
+   * after a failure the sweep leaves the queue alone for a while.
    */
   private async askPaths(job: Job, token: string | undefined): Promise<unknown> {
     const { queueId, rateLimitHits = 0 } = job.data as AskPathsJob & { rateLimitHits?: number };
     try {
-      return await this.paths.fill(queueId, (done, of) => job.updateProgress({ done, of }));
+      await this.asks.claim(queueId);
+      const result = await this.paths.fill(queueId, async (done, of) => {
+        await job.updateProgress({ done, of });
+        await this.asks.claim(queueId);
+      });
+      await this.asks.done(queueId);
+      return result;
     } catch (error) {
       const failure =
         error instanceof ProviderFailure
@@ -107,9 +117,13 @@ export class MergeQueuesProcessor extends JobProcessor {
           : error instanceof AppError && error.options.cause instanceof ProviderFailure
             ? error.options.cause
             : undefined;
-      if (failure?.kind !== 'rate_limited' || !token || rateLimitHits >= RATE_LIMIT_DELAYS) throw error;
+      if (failure?.kind !== 'rate_limited' || !token || rateLimitHits >= RATE_LIMIT_DELAYS) {
+        await this.asks.claim(queueId, Date.now() + this.asks.failurePauseMs).catch(() => undefined);
+        throw error;
+      }
       await job.updateData({ ...job.data, rateLimitHits: rateLimitHits + 1 });
       const delayS = Math.max(1, failure.retryAfterSeconds ?? 60);
+      await this.asks.claim(queueId, Date.now() + delayS * 1000 + this.asks.claimMs);
       this.logger.log({ queueId, delayS }, 'merge-queue changed paths delayed by the provider rate limit');
       await job.moveToDelayed(Date.now() + delayS * 1000, token);
       throw new DelayedError();
@@ -120,11 +134,14 @@ export class MergeQueuesProcessor extends JobProcessor {
    * The paths sweep (every MERGE_QUEUE_PATHS_SWEEP_INTERVAL_MS): a queue with path groups holding
    * live entries whose changed paths were never kept for their head (the job that was to ask them
    * was lost with Redis, or failed all its attempts) gets a job that asks them, one per queue at a
-   * time (its id is the queue's). Until then those PRs are in every lane, which is safe but slow.
+   * time (`paths-<queue>-sweep`, tried once). A queue with a job on its way, or whose last job
+   * failed a short while ago, is left alone (PathsAsks; `now` is when the sweep runs). Until then
+   * those PRs are in every lane, which is safe but slow.
    */
-  async sweepPaths(): Promise<{ asked: string[] }> {
-    const queueIds = await this.repository.queuesMissingPaths();
-    for (const queueId of queueIds) await this.scheduler.askPaths(queueId, 'sweep');
+  async sweepPaths(now = Date.now()): Promise<{ asked: string[] }> {
+    const claimed = await this.asks.claimed(now);
+    const queueIds = (await this.repository.queuesMissingPaths()).filter((id) => !claimed.has(id));
+    for (const queueId of queueIds) await this.scheduler.askPaths(queueId, PATHS_SWEEP_KEY);
     if (queueIds.length) this.logger.log({ queues: queueIds.length }, 'merge-queue paths sweep asked the paths entries lack');
     return { asked: queueIds };
   }

@@ -647,7 +647,7 @@ export class MergeQueuesRepository {
   async queuesMissingPaths(): Promise<string[]> {
     const rows = await this.prisma.$queryRaw<{ id: string }[]>(Prisma.sql`
       SELECT q."id" FROM "MergeQueue" q
-       WHERE jsonb_typeof(q."settings"->'pathGroups') = 'array' AND jsonb_array_length(q."settings"->'pathGroups') > 0
+       WHERE jsonb_typeof(q."settings"->'pathGroups') = 'array' AND q."settings"->'pathGroups' <> '[]'::jsonb
          AND EXISTS (SELECT 1 FROM "MergeQueueEntry"
                       WHERE "queueId" = q."id" AND "status" IN (${LIVE_STATUSES_SQL}) AND "pathsHead" IS DISTINCT FROM ${WANTED_HEAD_SQL})
        ORDER BY q."id"`);

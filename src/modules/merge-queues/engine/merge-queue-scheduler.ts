@@ -4,6 +4,7 @@ import type { Queue } from 'bullmq';
 import { failpoint } from '@/common/faults/failpoints';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { MergeQueueState } from '../planner';
+import { PathsAsks } from './paths-asks';
 
 export interface ExecuteJob {
   queueId: string;
@@ -30,7 +31,10 @@ export const EXECUTOR_RETRY_DELAY_MS = 2_000;
 export class MergeQueueScheduler {
   private readonly logger = new Logger(MergeQueueScheduler.name);
 
-  constructor(@InjectQueue(QueueName.MergeQueues) private readonly queue: Queue) {}
+  constructor(
+    @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
+    private readonly asks: PathsAsks,
+  ) {}
 
   async kick(queueId: string, delayMs = 0): Promise<void> {
     try {
@@ -51,17 +55,18 @@ export class MergeQueueScheduler {
    * groups were just set, or a provider call for them failed). One job per request (`key`: the
    * queue's revision, the entry, the delivery; `sweep` for the paths sweep, so it never holds two for
    * one queue); a lost one (Redis down) leaves those entries in every lane until the worker's paths
-   * sweep finds them (MergeQueuesProcessor.sweepPaths).
+   * sweep finds them (MergeQueuesProcessor.sweepPaths), which leaves the queue alone while a job is
+   * on its way (PathsAsks). The sweep's own job is tried once: the next sweep is its retry.
    */
   async askPaths(queueId: string, key: string): Promise<void> {
     try {
       await this.queue.add(MergeQueuesJob.AskPaths, { queueId } satisfies AskPathsJob, {
         jobId: `paths-${queueId}-${key}`,
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 2_000 },
+        ...(key === PATHS_SWEEP_KEY ? { attempts: 1 } : { attempts: 3, backoff: { type: 'exponential', delay: 2_000 } }),
         removeOnComplete: true,
         removeOnFail: true,
       });
+      await this.asks.claim(queueId);
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue changed paths not asked; entries without kept paths stay in every lane');
     }
@@ -96,6 +101,9 @@ export class MergeQueueScheduler {
     await this.scheduleTimers(queueId, state);
   }
 }
+
+/** The `key` of the paths sweep's jobs (askPaths). */
+export const PATHS_SWEEP_KEY = 'sweep';
 
 export function executorJobId(queueId: string): string {
   return `execute-${queueId}`;
