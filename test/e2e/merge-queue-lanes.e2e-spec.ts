@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Queue as BullQueue } from 'bullmq';
+import type { Job, Queue as BullQueue } from 'bullmq';
 import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
+import { PathsAsks } from '@/modules/merge-queues/engine/paths-asks';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import type { TestTenant } from '../support/factories';
 import type { GitProviderEmulator } from '../support/git';
@@ -205,6 +206,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       return lanes[1]?.length === 1 && lanes[2]?.length === 1 ? lanes : undefined;
     });
     expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
+    // The job that asked everything dropped the queue's claim (taken when the sweep scheduled it).
+    await until('the claim dropped', async () => !(await suite.worker.get(PathsAsks).claimed()).has(queueId));
     expect((await processor.sweepPaths(overdue)).asked).not.toContain(queueId);
   });
 
@@ -231,11 +234,19 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const processor = suite.worker.get(MergeQueuesProcessor);
     const interval = suite.config.mergeQueues.pathsSweepIntervalMs;
     const later = (intervals: number) => Date.now() + intervals * interval + 1_000;
+    const failed: number[] = [];
+    const onFailed = (job: Job | undefined) => {
+      if (job?.name === MergeQueuesJob.AskPaths && (job.data as { queueId: string }).queueId === queue.id) failed.push(job.attemptsMade);
+    };
+    processor.worker.on('failed', onFailed);
     emulator.knobs.gitFailures = 1_000;
     try {
       expect((await processor.sweepPaths(later(2))).asked).toContain(queue.id);
-      await until('the sweep job failed', async () => emulator.knobs.gitFailures < 1_000 && (await askJobs()).length === 0);
+      await until('the sweep job failed', async () => failed.length > 0 && (await askJobs()).length === 0);
+      // One attempt, not the three of a job scheduled by a request.
+      expect(failed).toEqual([1]);
       const used = 1_000 - emulator.knobs.gitFailures;
+      expect(used).toBeGreaterThan(0);
       // Tried once: nothing asked it again, and the sweep leaves the queue alone until five intervals passed.
       expect((await processor.sweepPaths(later(2))).asked).not.toContain(queue.id);
       expect((await processor.sweepPaths(later(4))).asked).not.toContain(queue.id);
@@ -245,6 +256,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       expect((await processor.sweepPaths(later(6))).asked).toContain(queue.id);
     } finally {
       emulator.knobs.gitFailures = 0;
+      processor.worker.off('failed', onFailed);
     }
     const settled = await until('the next sweep job asked the paths', async () => {
       const lanes = (await lanesById(queue.id)).get(1);

@@ -118,7 +118,7 @@ export class MergeQueuesProcessor extends JobProcessor {
             ? error.options.cause
             : undefined;
       if (failure?.kind !== 'rate_limited' || !token || rateLimitHits >= RATE_LIMIT_DELAYS) {
-        await this.asks.claim(queueId, Date.now() + this.asks.failurePauseMs).catch(() => undefined);
+        await this.asks.claim(queueId, Date.now() + this.asks.failurePauseMs);
         throw error;
       }
       await job.updateData({ ...job.data, rateLimitHits: rateLimitHits + 1 });

@@ -59,6 +59,8 @@ export class MergeQueueScheduler {
    * on its way (PathsAsks). The sweep's own job is tried once: the next sweep is its retry.
    */
   async askPaths(queueId: string, key: string): Promise<void> {
+    // Claimed first: a quick job may have finished (and dropped the claim) before a claim taken after it.
+    await this.asks.claim(queueId);
     try {
       await this.queue.add(MergeQueuesJob.AskPaths, { queueId } satisfies AskPathsJob, {
         jobId: `paths-${queueId}-${key}`,
@@ -66,7 +68,6 @@ export class MergeQueueScheduler {
         removeOnComplete: true,
         removeOnFail: true,
       });
-      await this.asks.claim(queueId);
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue changed paths not asked; entries without kept paths stay in every lane');
     }

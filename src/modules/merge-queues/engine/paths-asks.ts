@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { RedisService } from '@/common/redis/redis.module';
@@ -8,7 +8,7 @@ const LIVE_CLAIMS = `
 local flat = redis.call('HGETALL', KEYS[1])
 local live = {}
 for i = 1, #flat, 2 do
-  if tonumber(flat[i + 1]) > tonumber(ARGV[1]) then table.insert(live, flat[i]) else redis.call('HDEL', KEYS[1], flat[i]) end
+  if (tonumber(flat[i + 1]) or 0) > tonumber(ARGV[1]) then table.insert(live, flat[i]) else redis.call('HDEL', KEYS[1], flat[i]) end
 end
 return live`;
 
@@ -18,9 +18,12 @@ return live`;
  * process. The paths sweep (MergeQueuesProcessor.sweepPaths) leaves those queues alone, so it asks
  * only for entries whose job was lost, and a queue whose provider keeps failing only after a pause.
  * A claim ends by itself: a process that died holding one delays the sweep by its length at most.
+ * Claims are advice: taking or dropping one never fails the caller (Redis down only means the sweep
+ * may ask a queue twice, or later), so a job's answers are kept whatever Redis does meanwhile.
  */
 @Injectable()
 export class PathsAsks {
+  private readonly logger = new Logger(PathsAsks.name);
   private readonly key: string;
   /** How long a job is trusted to be on its way (scheduled, or between two answers of the provider). */
   readonly claimMs: number;
@@ -38,12 +41,16 @@ export class PathsAsks {
 
   /** A job is on its way for the queue until `untilMs` (now plus `claimMs` unless said). */
   async claim(queueId: string, untilMs = Date.now() + this.claimMs): Promise<void> {
-    await this.redis.client.hset(this.key, queueId, String(Math.round(untilMs)));
+    await this.redis.client.hset(this.key, queueId, String(Math.round(untilMs))).catch((error: unknown) => this.missed(error, queueId, 'claim'));
   }
 
   /** A job asked all the queue lacked: the sweep may look at it again. */
   async done(queueId: string): Promise<void> {
-    await this.redis.client.hdel(this.key, queueId);
+    await this.redis.client.hdel(this.key, queueId).catch((error: unknown) => this.missed(error, queueId, 'release'));
+  }
+
+  private missed(error: unknown, queueId: string, what: string): void {
+    this.logger.warn({ err: error, queueId }, `could not ${what} the queue's changed-paths claim; the paths sweep may ask it twice or later`);
   }
 
   /** The queues claimed at `now`; claims that ended are forgotten. */
