@@ -7,6 +7,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Job, Queue as BullQueue } from 'bullmq';
 import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
+import { MetricsService } from '@/common/metrics/metrics.service';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import { PathsAsks } from '@/modules/merge-queues/engine/paths-asks';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
@@ -192,6 +193,13 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       await jobs.resume();
     }
     const processor = suite.worker.get(MergeQueuesProcessor);
+    // The metric shows the two PRs in every lane for want of their paths (and no PR of the queue without groups).
+    const pending = async () => {
+      const line = (await app.get(MetricsService).scrape()).split('\n').find((l) => l.startsWith('dpa_merge_queue_entries_paths_pending '));
+      return Number(line?.split(' ')[1]);
+    };
+    const before = await pending();
+    expect(before).toBe(2);
     // The job is on its way as far as the sweep knows (scheduled a moment ago): it is left alone.
     expect((await processor.sweepPaths()).asked).not.toContain(queueId);
     expect([...(await lanesById(queueId)).values()]).toEqual([EVERY_LANE, EVERY_LANE]);
@@ -206,6 +214,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       return lanes[1]?.length === 1 && lanes[2]?.length === 1 ? lanes : undefined;
     });
     expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
+    expect(await pending()).toBe(before - 2);
     // The job that asked everything dropped the queue's claim (taken when the sweep scheduled it).
     await until('the claim dropped', async () => !(await suite.worker.get(PathsAsks).claimed()).has(queueId));
     expect((await processor.sweepPaths(overdue)).asked).not.toContain(queueId);

@@ -100,6 +100,7 @@ describe('Observability and lifecycle of the built processes', () => {
         'dpa_merge_queue_entries gauge',
         'dpa_merge_queue_batches gauge',
         'dpa_merge_queue_entries_queued_max gauge',
+        'dpa_merge_queue_entries_paths_pending gauge',
         'dpa_merge_queue_land_latency_seconds histogram',
         'dpa_merge_queue_ci_runs_per_landed_pr histogram',
         'dpa_merge_queue_prs_landed_total counter',

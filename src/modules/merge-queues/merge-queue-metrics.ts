@@ -1,18 +1,12 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '@/common/metrics/metrics.service';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import { Prisma } from '@/generated/prisma/client';
 import { batchRowId } from './engine/merge-queue-ids';
+import { LACKS_PATHS_SQL, LIVE_ENTRY_STATUSES, QUEUES_WITH_PATH_GROUPS_SQL } from './merge-queue-entry-sql';
 import { mergeQueueMetricFacts } from './merge-queue-metric-facts';
-import {
-  FINAL_BATCH_STATUSES,
-  FINAL_ENTRY_STATUSES,
-  MERGE_QUEUE_BATCH_STATUSES,
-  MERGE_QUEUE_ENTRY_STATUSES,
-  MERGE_QUEUE_STATUSES,
-  type MergeQueueState,
-} from './planner';
+import { FINAL_BATCH_STATUSES, MERGE_QUEUE_BATCH_STATUSES, MERGE_QUEUE_STATUSES, type MergeQueueState } from './planner';
 
-const LIVE_ENTRY_STATUSES = MERGE_QUEUE_ENTRY_STATUSES.filter((s) => !FINAL_ENTRY_STATUSES.includes(s));
 const LIVE_BATCH_STATUSES = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
 
 /**
@@ -60,6 +54,18 @@ export class MergeQueueMetrics implements OnModuleInit {
       read: async () => {
         const rows = await this.prisma.mergeQueueBatch.groupBy({ by: ['status'], where: { status: { in: [...LIVE_BATCH_STATUSES] } }, _count: { _all: true } });
         return LIVE_BATCH_STATUSES.map((status) => ({ labels: { status }, value: rows.find((r) => r.status === status)?._count._all ?? 0 }));
+      },
+    });
+    this.metrics.gaugeFromSource({
+      name: 'dpa_merge_queue_entries_paths_pending',
+      help: 'PRs in merge queues with path groups whose changed paths are not kept for their head yet (in every lane until asked: a job on its way, or a lost one the paths sweep has not asked again); read from Postgres at scrape time',
+      labelNames: [] as const,
+      source: 'postgres',
+      read: async () => {
+        const rows = await this.prisma.$queryRaw<{ n: number }[]>(
+          Prisma.sql`SELECT count(*)::int AS n FROM "MergeQueueEntry" WHERE "queueId" IN (${QUEUES_WITH_PATH_GROUPS_SQL}) AND ${LACKS_PATHS_SQL}`,
+        );
+        return [{ labels: {}, value: rows[0]?.n ?? 0 }];
       },
     });
     this.metrics.gaugeFromSource({

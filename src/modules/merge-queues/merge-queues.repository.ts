@@ -22,6 +22,7 @@ import { batchRowId } from './engine/merge-queue-ids';
 import { type Lease, LeaseLost } from './engine/merge-queue-lease';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { nextWakeAt } from './engine/merge-queue-wake';
+import { LACKS_PATHS_SQL, LIVE_ENTRY_STATUSES, LIVE_STATUSES_SQL, QUEUES_WITH_PATH_GROUPS_SQL, WANTED_HEAD_SQL } from './merge-queue-entry-sql';
 import { MergeQueueMetrics } from './merge-queue-metrics';
 import { SHOWN_POSITIONS, statusFront } from './commit-statuses';
 import { MergeQueueStatusOut } from './merge-queue-status-out';
@@ -31,9 +32,7 @@ import {
   type ChangedPaths,
   type EntryState,
   FINAL_BATCH_STATUSES,
-  FINAL_ENTRY_STATUSES,
   MERGE_QUEUE_BATCH_STATUSES,
-  MERGE_QUEUE_ENTRY_STATUSES,
   type MergeQueueBatchStatus,
   type MergeQueueEntryStatus,
   type MergeQueueEvent,
@@ -54,15 +53,6 @@ import {
   windowSize,
 } from './planner';
 
-/** Entries still in the queue (the planner's final statuses are the rest). */
-export const LIVE_ENTRY_STATUSES: readonly MergeQueueEntryStatus[] = MERGE_QUEUE_ENTRY_STATUSES.filter((s) => !FINAL_ENTRY_STATUSES.includes(s));
-/** The same statuses as SQL literals, for statements written by hand (constants, never input). */
-const LIVE_STATUSES_SQL = Prisma.raw(LIVE_ENTRY_STATUSES.map((s) => `'${s}'`).join(', '));
-/**
- * The head an entry is to be tested with, in SQL: the head waiting for a land in flight to end
- * (the planner's pendingHeadSha), else its head. Kept paths are the entry's only for this head.
- */
-const WANTED_HEAD_SQL = Prisma.sql`COALESCE("planner"->>'pendingHeadSha', "headSha")`;
 /** An entry's stored status (also one the planner's history has dropped), or null when the queue has no such entry. */
 async function storedEntryStatus(
   client: Prisma.TransactionClient,
@@ -610,7 +600,7 @@ export class MergeQueuesRepository {
     return this.prisma.$queryRaw<{ id: string; head: string }[]>(Prisma.sql`
       SELECT "id", ${WANTED_HEAD_SQL} AS "head"
         FROM "MergeQueueEntry"
-       WHERE "queueId" = ${queueId} AND "status" IN (${LIVE_STATUSES_SQL}) AND "pathsHead" IS DISTINCT FROM ${WANTED_HEAD_SQL}
+       WHERE "queueId" = ${queueId} AND ${LACKS_PATHS_SQL}
        ORDER BY "position"
        LIMIT ${atMost}`);
   }
@@ -646,11 +636,9 @@ export class MergeQueuesRepository {
    */
   async queuesMissingPaths(): Promise<string[]> {
     const rows = await this.prisma.$queryRaw<{ id: string }[]>(Prisma.sql`
-      SELECT q."id" FROM "MergeQueue" q
-       WHERE jsonb_typeof(q."settings"->'pathGroups') = 'array' AND q."settings"->'pathGroups' <> '[]'::jsonb
-         AND EXISTS (SELECT 1 FROM "MergeQueueEntry"
-                      WHERE "queueId" = q."id" AND "status" IN (${LIVE_STATUSES_SQL}) AND "pathsHead" IS DISTINCT FROM ${WANTED_HEAD_SQL})
-       ORDER BY q."id"`);
+      SELECT g."id" FROM (${QUEUES_WITH_PATH_GROUPS_SQL}) g
+       WHERE EXISTS (SELECT 1 FROM "MergeQueueEntry" WHERE "queueId" = g."id" AND ${LACKS_PATHS_SQL})
+       ORDER BY g."id"`);
     return rows.map((r) => r.id);
   }
 
