@@ -101,6 +101,9 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(await entryRow(entries.get(1)!.id)).toEqual({ changedPaths: ['services/api/main.ts'], lanes: ['api'] });
     expect((await entryRow(entries.get(4)!.id)).changedPaths).toEqual(['docs/guide.md', 'services/api/guide.md']);
     expect(await entryRow(entries.get(6)!.id)).toEqual({ changedPaths: null, lanes: EVERY_LANE });
+    // Why each is in its lanes: listed paths, or (#6) paths the repository could not list.
+    const statuses = { 1: 'listed', 2: 'listed', 3: 'listed', 4: 'listed', 5: 'listed', 6: 'unlisted' };
+    expect(Object.fromEntries((await mq.get(queueId)).entries.map((e) => [e.number, e.pathsStatus]))).toEqual(statuses);
     // The chain (what `queue show` draws) has the groups and each waiting PR's lanes.
     const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
     expect(chain.pathGroups).toEqual(GROUPS);
@@ -112,6 +115,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const apiHead = commitPaths(path, base, { 'services/api/main.ts': 'api\n2\n' }, 'PR 7');
     const seven = await mq.enqueue(queueId, 7, apiHead);
     expect(seven).not.toHaveProperty('lanes');
+    expect(seven).not.toHaveProperty('pathsStatus');
     expect(await entryRow(seven.id)).toEqual({ changedPaths: null, lanes: null });
     // Groups added after PR 7 was queued: the PATCH answers with it in every lane (its paths were
     // never asked; the worker asks them afterwards, see the next case).
@@ -135,6 +139,9 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     await http().delete(`/merge-queues/${queueId}/entries/${eight.id}`).set(owner.auth).expect(200);
     await setGroups(queueId, GROUPS);
     expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['api', 'web'], 8: ['app', 'docs'] });
+    const view = (await mq.get(queueId)).entries;
+    expect(view.find((e) => e.number === 7)?.pathsStatus).toBe('listed');
+    expect(view.find((e) => e.number === 8)).not.toHaveProperty('pathsStatus');
     // No groups: no entry has lanes, final ones included.
     await setGroups(queueId, []);
     const after = await lanesById(queueId);
@@ -184,7 +191,10 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     await jobs.pause();
     try {
       const patched = await setGroups(queueId, GROUPS);
-      expect(patched.body.data.entries.map((e: MqEntry) => e.lanes)).toEqual([EVERY_LANE, EVERY_LANE]);
+      expect(patched.body.data.entries.map((e: MqEntry) => [e.lanes, e.pathsStatus])).toEqual([
+        [EVERY_LANE, 'pending'],
+        [EVERY_LANE, 'pending'],
+      ]);
       const waiting = await jobs.getJobs(['wait', 'waiting', 'prioritized', 'delayed']);
       const lost = waiting.filter((j) => j.name === MergeQueuesJob.AskPaths && (j.data as { queueId: string }).queueId === queueId);
       expect(lost).toHaveLength(1);
@@ -214,6 +224,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       return lanes[1]?.length === 1 && lanes[2]?.length === 1 ? lanes : undefined;
     });
     expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
+    expect((await mq.get(queueId)).entries.map((e) => e.pathsStatus)).toEqual(['listed', 'listed']);
     expect(await pending()).toBe(before - 2);
     // The job that asked everything dropped the queue's claim (taken when the sweep scheduled it).
     await until('the claim dropped', async () => !(await suite.worker.get(PathsAsks).claimed()).has(queueId));
@@ -372,6 +383,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const cut = await mq.enqueue(queue.id, 3, commit(path, main, many(300), 'PR 3'));
     expect(cut.lanes).toEqual(['api', 'web', 'docs']);
     expect((await entryRow(cut.id)).changedPaths).toBeNull();
+    expect([api.pathsStatus, justUnder.pathsStatus, cut.pathsStatus]).toEqual(['listed', 'listed', 'unlisted']);
   });
 
   it('GitHub: the worker asks the paths of entries queued before the groups, waiting out a rate limit without using up its attempts', async () => {

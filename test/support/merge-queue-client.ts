@@ -18,6 +18,7 @@ export interface MqEntry {
   status: string;
   block?: string;
   lanes?: string[];
+  pathsStatus?: string;
 }
 export interface MqQueue {
   id: string;

@@ -22,6 +22,7 @@ import { IsOptionalNonNull } from '@/common/http/optional';
 import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEntry, MergeQueueEvent } from '@/generated/prisma/client';
 import { ROW_ID } from '@/common/http/row-id';
 import {
+  FINAL_ENTRY_STATUSES,
   MERGE_QUEUE_BATCH_STATUSES,
   MERGE_QUEUE_CHECK_STATES,
   MERGE_QUEUE_ENTRY_STATUSES,
@@ -241,6 +242,10 @@ export class MergeQueueBatchDto {
   @ApiPropertyOptional({ type: MergeQueueOperationDto, description: 'Latest unfinished operation' }) operation?: MergeQueueOperationDto;
 }
 
+/** Where a live entry's lanes come from (MergeQueueEntryDto.pathsStatus). */
+export const ENTRY_PATHS_STATUSES = ['listed', 'pending', 'unlisted'] as const;
+export type EntryPathsStatus = (typeof ENTRY_PATHS_STATUSES)[number];
+
 export class MergeQueueEntryDto {
   @ApiProperty({ description: 'Durable admission lifecycle id' }) id: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) number: number;
@@ -263,6 +268,12 @@ export class MergeQueueEntryDto {
       "The queue's lanes (path groups) this PR's changed paths touch, in the groups' order; every lane when a path is outside every group or the paths are not known (yet: the worker asks those of PRs queued before the groups). Absent when the queue has no path groups; a final entry keeps the lanes it had when it left the line",
   })
   lanes?: string[];
+  @ApiPropertyOptional({
+    enum: ENTRY_PATHS_STATUSES,
+    description:
+      "Where its `lanes` come from: `listed` (the PR's changed paths as the provider listed them for the head it is to be tested with), `pending` (not asked for that head yet: every lane until the worker asks; the paths sweep asks again when a job was lost), `unlisted` (the provider could not list them in full, a PR of 300 files or more on GitHub: every lane). Absent when the queue has no path groups, and for a final entry",
+  })
+  pathsStatus?: EntryPathsStatus;
 }
 
 export class MergeQueueDto {
@@ -413,6 +424,13 @@ export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, en
   };
 }
 
+/** The same rule as the repository's SQL (merge-queue-entry-sql.ts): paths count only for the head the entry is to be tested with. */
+function pathsStatusOf(row: MergeQueueEntry): EntryPathsStatus {
+  const wanted = (row.planner as { pendingHeadSha?: string } | null)?.pendingHeadSha ?? row.headSha;
+  if (row.pathsHead !== wanted) return 'pending';
+  return Array.isArray(row.changedPaths) ? 'listed' : 'unlisted';
+}
+
 export function toMergeQueueEntryDto(row: MergeQueueEntry): MergeQueueEntryDto {
   const dto: MergeQueueEntryDto = {
     id: row.id,
@@ -427,7 +445,10 @@ export function toMergeQueueEntryDto(row: MergeQueueEntry): MergeQueueEntryDto {
   if (row.batchId !== null) dto.batchId = row.batchId;
   if (row.block !== null) dto.block = row.block;
   if (row.title !== null) dto.title = row.title;
-  if (Array.isArray(row.lanes)) dto.lanes = row.lanes as string[];
+  if (Array.isArray(row.lanes)) {
+    dto.lanes = row.lanes as string[];
+    if (!FINAL_ENTRY_STATUSES.includes(row.status)) dto.pathsStatus = pathsStatusOf(row);
+  }
   return dto;
 }
 
