@@ -76,6 +76,28 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     http().patch(`/merge-queues/${queueId}`).set(owner.auth).send({ data: { pathGroups } }).expect(200);
   const entryRow = (id: string) => prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id }, select: { changedPaths: true, lanes: true } });
   const lanesById = async (queueId: string) => new Map((await mq.get(queueId)).entries.map((e) => [e.number, e.lanes]));
+  const jobs = () => suite.worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
+  const isAskJob = (job: Job | undefined, queueId: string) => job?.name === MergeQueuesJob.AskPaths && (job.data as { queueId: string }).queueId === queueId;
+  /** The queue's jobs asking changed paths that are not done (running, waiting, or delayed for a retry). */
+  const askJobs = async (queueId: string) =>
+    (await jobs().getJobs(['active', 'wait', 'waiting', 'prioritized', 'delayed'])).filter((j) => isAskJob(j, queueId));
+  /**
+   * PATCH the queue's path groups and lose the job that was to ask the paths (as if Redis lost it):
+   * the BullMQ queue is paused meanwhile, so no worker takes it first. The PATCH answer, and how many jobs were lost.
+   */
+  async function setGroupsLosingTheJob(queueId: string, groups: unknown) {
+    await jobs().pause();
+    try {
+      const patched = await setGroups(queueId, groups);
+      const lost = await askJobs(queueId);
+      for (const job of lost) await job.remove();
+      return { patched, lost: lost.length };
+    } finally {
+      await jobs().resume();
+    }
+  }
+  /** A time `intervals` paths-sweep intervals (and a second) from now, as the sweep may be run at. */
+  const later = (intervals: number) => Date.now() + intervals * suite.config.mergeQueues.pathsSweepIntervalMs + 1_000;
 
   it('local git: an entry is in the lanes its PR changes touch, from the merge base; outside every group or not known is every lane', async () => {
     const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
@@ -187,21 +209,12 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     await mq.enqueue(queueId, 2, commitPaths(path, base, { 'apps/web/b.ts': 'b\n' }, 'PR 2'));
     await mq.enqueue(without.queueId, 1, commitPaths(without.path, without.base, { 'docs/c.md': 'c\n' }, 'PR 1'));
     // The PATCH's job is lost (as if Redis lost it): taken off the BullMQ queue before a worker runs it.
-    const jobs = suite.worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
-    await jobs.pause();
-    try {
-      const patched = await setGroups(queueId, GROUPS);
-      expect(patched.body.data.entries.map((e: MqEntry) => [e.lanes, e.pathsStatus])).toEqual([
-        [EVERY_LANE, 'pending'],
-        [EVERY_LANE, 'pending'],
-      ]);
-      const waiting = await jobs.getJobs(['wait', 'waiting', 'prioritized', 'delayed']);
-      const lost = waiting.filter((j) => j.name === MergeQueuesJob.AskPaths && (j.data as { queueId: string }).queueId === queueId);
-      expect(lost).toHaveLength(1);
-      await lost[0].remove();
-    } finally {
-      await jobs.resume();
-    }
+    const { patched, lost } = await setGroupsLosingTheJob(queueId, GROUPS);
+    expect(patched.body.data.entries.map((e: MqEntry) => [e.lanes, e.pathsStatus])).toEqual([
+      [EVERY_LANE, 'pending'],
+      [EVERY_LANE, 'pending'],
+    ]);
+    expect(lost).toBe(1);
     const processor = suite.worker.get(MergeQueuesProcessor);
     // The metric shows the two PRs in every lane for want of their paths (and no PR of the queue without groups).
     const pending = async () => {
@@ -214,7 +227,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect((await processor.sweepPaths()).asked).not.toContain(queueId);
     expect([...(await lanesById(queueId)).values()]).toEqual([EVERY_LANE, EVERY_LANE]);
     // Two sweep intervals later it is overdue: the sweep asks.
-    const overdue = Date.now() + 2 * suite.config.mergeQueues.pathsSweepIntervalMs + 1_000;
+    const overdue = later(2);
     const first = await processor.sweepPaths(overdue);
     expect(first.asked).toContain(queueId);
     // A queue without path groups asks nothing, whatever its entries keep.
@@ -239,30 +252,17 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github);
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     await mq.enqueue(queue.id, 1, commit(path, main, { 'api-1.ts': 'api 1\n' }, 'PR 1'));
-    const jobs = suite.worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
-    const askJobs = async () =>
-      (await jobs.getJobs(['active', 'wait', 'waiting', 'prioritized', 'delayed'])).filter(
-        (j) => j.name === MergeQueuesJob.AskPaths && (j.data as { queueId: string }).queueId === queue.id,
-      );
-    await jobs.pause();
-    try {
-      await setGroups(queue.id, groups);
-      for (const job of await askJobs()) await job.remove();
-    } finally {
-      await jobs.resume();
-    }
+    await setGroupsLosingTheJob(queue.id, groups);
     const processor = suite.worker.get(MergeQueuesProcessor);
-    const interval = suite.config.mergeQueues.pathsSweepIntervalMs;
-    const later = (intervals: number) => Date.now() + intervals * interval + 1_000;
     const failed: number[] = [];
     const onFailed = (job: Job | undefined) => {
-      if (job?.name === MergeQueuesJob.AskPaths && (job.data as { queueId: string }).queueId === queue.id) failed.push(job.attemptsMade);
+      if (isAskJob(job, queue.id)) failed.push(job!.attemptsMade);
     };
     processor.worker.on('failed', onFailed);
     emulator.knobs.gitFailures = 1_000;
     try {
       expect((await processor.sweepPaths(later(2))).asked).toContain(queue.id);
-      await until('the sweep job failed', async () => failed.length > 0 && (await askJobs()).length === 0);
+      await until('the sweep job failed', async () => failed.length > 0 && (await askJobs(queue.id)).length === 0);
       // One attempt, not the three of a job scheduled by a request.
       expect(failed).toEqual([1]);
       const used = 1_000 - emulator.knobs.gitFailures;

@@ -334,9 +334,7 @@ export class LanesPolicy implements Policy {
   readonly spanStats = { spanning: 0, heldMs: 0 };
   private readonly heldSince = new Map<number, number>();
 
-  /** Spanning PRs in flight under the host rule: the lane whose planner runs each. */
-  private readonly hostOf = new Map<number, number>();
-  /** Every spanning PR released under the host rule, with its host lane (tests read it). */
+  /** Every spanning PR released under the host rule, with its host lane: the lane whose planner runs it. */
   readonly hosted = new Map<number, number>();
 
   constructor(
@@ -386,8 +384,7 @@ export class LanesPolicy implements Policy {
     for (const n of [...this.inFlight]) {
       if (!this.finished(n)) continue;
       this.inFlight.delete(n);
-      const host = this.hostOf.get(n);
-      this.hostOf.delete(n);
+      const host = this.hosted.get(n);
       // Its lanes were still while it was tested; they build on the base that holds it now (its
       // host lane's planner landed it and knows).
       if (this.world.pr(n).mergedAt !== null) {
@@ -402,7 +399,7 @@ export class LanesPolicy implements Policy {
       let go: boolean;
       let host: number | null = null;
       // A lane is still for a spanning PR ahead in it unless that PR runs in this lane's own planner.
-      const still = (l: number) => ahead(l).some((m) => this.world.pr(m).lanes.length > 1 && this.hostOf.get(m) !== l);
+      const still = (l: number) => ahead(l).some((m) => this.world.pr(m).lanes.length > 1 && this.hosted.get(m) !== l);
       if (pr.lanes.length === 1) go = !still(pr.lane);
       else if (this.spanRule === 'barrier') go = this.inFlight.size === 0 && pr.lanes.every((l) => ahead(l).length === 0);
       else {
@@ -421,7 +418,6 @@ export class LanesPolicy implements Policy {
       if (pr.lanes.length === 1) this.lanes[pr.lane].arrive(n);
       else if (host !== null) {
         this.inFlight.add(n);
-        this.hostOf.set(n, host);
         this.hosted.set(n, host);
         this.lanes[host].arrive(n);
       } else {

@@ -266,17 +266,8 @@ export class World {
 
   /** Merges `prs` in order onto the commit `parentSha`; the first conflicting PR stops it. */
   build(parentSha: string, prs: readonly number[]): BuildResult {
-    const parent = this.candidates.get(parentSha);
-    if (!parent) throw new Error(`unknown commit ${parentSha}`);
-    const extra = [...parent.extra];
-    for (const n of prs) {
-      const clash = this.conflictFor(n, parent.baseLen, extra);
-      if (clash !== null) return { ok: false, pr: n, withPr: clash };
-      extra.push(n);
-    }
-    const sha = `C${++this.shaCounter}`;
-    this.candidates.set(sha, { sha, baseLen: parent.baseLen, extra });
-    return { ok: true, sha };
+    const parent = this.parent(parentSha);
+    return this.compose(parent.baseLen, parent.extra, prs);
   }
 
   private conflictFor(n: number, baseLen: number, extra: readonly number[]): number | null {
@@ -306,11 +297,20 @@ export class World {
    * candidate is checked for conflicts against the new base.
    */
   buildOnBase(parentSha: string, prs: readonly number[]): BuildResult {
-    const parent = this.candidates.get(parentSha);
-    if (!parent) throw new Error(`unknown commit ${parentSha}`);
-    const baseLen = this.landed.length;
-    const extra: number[] = [];
-    for (const n of [...parent.extra.filter((m) => !this.landedIndex.has(m)), ...prs]) {
+    const unlanded = this.parent(parentSha).extra.filter((m) => !this.landedIndex.has(m));
+    return this.compose(this.landed.length, [], [...unlanded, ...prs]);
+  }
+
+  private parent(sha: string): Candidate {
+    const parent = this.candidates.get(sha);
+    if (!parent) throw new Error(`unknown commit ${sha}`);
+    return parent;
+  }
+
+  /** A new candidate: `prs` merged in order onto the landed prefix of length `baseLen` plus `kept`; the first conflicting PR stops it. */
+  private compose(baseLen: number, kept: readonly number[], prs: readonly number[]): BuildResult {
+    const extra = [...kept];
+    for (const n of prs) {
       const clash = this.conflictFor(n, baseLen, extra);
       if (clash !== null) return { ok: false, pr: n, withPr: clash };
       extra.push(n);
