@@ -1143,15 +1143,15 @@ interface CommitInfo {
   message: string;
 }
 
-/**
- * The git CLI on one bare repository, for the git data endpoints. Refs given to it are always full
- * (`refs/...`) and commits hex, so nothing a caller sends can be read by git as an option.
- */
 /** GitHub's compare lists at most this many files. */
 const COMPARE_FILES_CAP = 300;
 /** `git diff --name-status` letters as GitHub names file statuses. */
 const DIFF_STATUS: Record<string, string> = { A: 'added', D: 'removed', M: 'modified', R: 'renamed', C: 'copied', T: 'changed' };
 
+/**
+ * The git CLI on one bare repository, for the git data endpoints. Refs given to it are always full
+ * (`refs/...`) and commits hex, so nothing a caller sends can be read by git as an option.
+ */
 class BareRepository {
   constructor(private readonly path: string) {}
 

@@ -1,3 +1,4 @@
+import { AppError } from '@/common/errors/app-error';
 /**
  * The git provider port: everything the API asks of a git hosting provider goes through these
  * interfaces, one implementation per provider (GitHub over Octokit, GitLab over gitbeaker,
@@ -104,4 +105,10 @@ export class ProviderFailure extends Error {
   ) {
     super(`${kind}: ${reason}`);
   }
+}
+
+/** The provider failure behind `error`: the error itself, or the cause of the AppError it became; undefined for anything else. */
+export function providerFailureOf(error: unknown): ProviderFailure | undefined {
+  if (error instanceof ProviderFailure) return error;
+  return error instanceof AppError && error.options.cause instanceof ProviderFailure ? error.options.cause : undefined;
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { CodeSource, MergeQueue } from '@/generated/prisma/client';
+import type { CodeSource, MergeQueue, MergeQueueEntry } from '@/generated/prisma/client';
 import { MergeQueueGits } from '../git-providers/merge-queue-gits';
-import { MergeQueuesRepository } from './merge-queues.repository';
+import { MergeQueuesRepository, type QueueTransaction } from './merge-queues.repository';
 import { type ChangedPaths, type MergeQueueState, pathGroupsOf } from './planner';
 
 /**
@@ -59,3 +59,21 @@ export class MergeQueuePaths {
 
 /** One run asks at most this many entries (the most a queue holds by default). */
 const MAX_ASKED_PER_RUN = 5_000;
+
+/**
+ * Under the queue's lock, an entry's paths (asked for `head`) and lanes under the path groups the
+ * locked row holds. Undefined paths were not asked (the queue had no groups when read) or the asking
+ * failed: with groups now, the entry is in every lane and the worker is to ask them (`askLater`).
+ */
+export async function keepPaths(
+  q: QueueTransaction,
+  row: MergeQueue,
+  entryId: string,
+  head: string,
+  paths: ChangedPaths | undefined,
+): Promise<{ entry?: MergeQueueEntry; askLater: boolean }> {
+  const groups = pathGroupsOf(row);
+  if (paths !== undefined) return { entry: await q.setEntryPaths(entryId, head, paths, groups), askLater: false };
+  if (groups.length === 0) return { askLater: false };
+  return { entry: await q.setEntryPaths(entryId, null, null, groups), askLater: true };
+}

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
-import { MergeQueuePaths } from './merge-queue-paths';
+import { keepPaths, MergeQueuePaths } from './merge-queue-paths';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { batchRowId } from './engine/merge-queue-ids';
 import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from './planner';
@@ -177,12 +177,9 @@ export class MergeQueueProviderEvents {
         detail: { source: source.provider, deliveryId: source.deliveryId, providerEvent: source.event },
         after: async (q, { row }, applied) => {
           if (checksUrl !== undefined && batchId !== undefined && applied.changed) await q.setChecksUrl(batchRowId(row.id, batchId), checksUrl);
-          const groups = pathGroupsOf(row);
-          if (entryId === undefined || !applied.changed || groups.length === 0) return;
+          if (entryId === undefined || headSha === undefined || !applied.changed || pathGroupsOf(row).length === 0) return;
           // Not asked or not answered: in every lane until the worker asks them.
-          const asked = paths !== undefined && paths !== 'failed';
-          await q.setEntryPaths(entryId, asked ? (headSha ?? null) : null, asked ? paths : null, groups);
-          askLater = !asked;
+          ({ askLater } = await keepPaths(q, row, entryId, headSha, paths === 'failed' ? undefined : paths));
         },
       });
       if (askLater) await this.scheduler.askPaths(queue.id, `${source.deliveryId}`);
@@ -194,7 +191,7 @@ export class MergeQueueProviderEvents {
   /**
    * The new head's changed paths on a queue with path groups. Anything that fails (the provider, the
    * integration, git) is 'failed': the PR is in every lane and the worker asks again (askPaths). The
-   * head update itself never waits on a listing of paths.
+   * head update itself never fails on a listing of paths.
    */
   private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<ChangedPaths | undefined | 'failed'> {
     try {

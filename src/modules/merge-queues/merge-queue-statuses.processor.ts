@@ -17,6 +17,11 @@ import { batchRowId } from './engine/merge-queue-ids';
 import { MergeQueueStatusOut, type PostCommitStatusJob } from './merge-queue-status-out';
 import { MergeQueuesRepository } from './merge-queues.repository';
 
+/** The most refused statuses one repair run posts again. */
+const REPAIRS_PER_RUN = 500;
+/** Provider answers that say the post itself is refused (credentials, permissions, the request): no repair would pass. */
+const REFUSALS: readonly string[] = ['unauthorized', 'forbidden', 'not_found', 'rejected', 'refused'];
+
 /**
  * Posts the merge queue's commit statuses (context `merge-queue/<baseRef>`) with the integration's
  * credentials. A failed post is retried by BullMQ with exponential backoff; one decided at an older
@@ -24,11 +29,6 @@ import { MergeQueuesRepository } from './merge-queues.repository';
  * across every worker process (CommitStatusLedger, in Redis), so a retry that comes late never turns
  * a PR's status back. The link is the CI run when CI reported one, otherwise the queue.
  */
-/** The most refused statuses one repair run posts again. */
-const REPAIRS_PER_RUN = 500;
-/** Provider answers that say the post itself is refused (credentials, permissions, the request): no repair would pass. */
-const REFUSALS: readonly string[] = ['unauthorized', 'forbidden', 'not_found', 'rejected', 'refused'];
-
 @Processor(QueueName.CommitStatuses)
 export class MergeQueueStatusesProcessor extends JobProcessor {
   private readonly ledger: CommitStatusLedger;

@@ -7,8 +7,7 @@ import type { JobHandlers } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
-import { AppError } from '@/common/errors/app-error';
-import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
+import { providerFailureOf } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
 import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
 import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/merge-queue-executor';
@@ -19,6 +18,9 @@ import { MergeQueueMetrics } from './merge-queue-metrics';
 import { MergeQueuePaths } from './merge-queue-paths';
 import { MergeQueuesRepository } from './merge-queues.repository';
 
+/** How many times the changed-paths job waits for a provider rate limit before it counts as failed. */
+const RATE_LIMIT_DELAYS = 10;
+
 /**
  * The merge-queue worker: executors (one per queue at a time), ticks for check timeouts, and the
  * sweep that restarts executors nobody is running. The sweep also runs at worker start, so an
@@ -28,9 +30,6 @@ import { MergeQueuesRepository } from './merge-queues.repository';
  * stalled-job check runs the job again, whose executor reconciles), the sweep's job scheduler (re-
  * created when Redis loses it), and one log line per job done or failed.
  */
-/** How many times the changed-paths job waits for a provider rate limit before it counts as failed. */
-const RATE_LIMIT_DELAYS = 10;
-
 @Processor(QueueName.MergeQueues)
 export class MergeQueuesProcessor extends JobProcessor {
   /** Executor jobs running here, by job id: aborted when BullMQ cannot renew the job's lock. */
@@ -111,12 +110,7 @@ export class MergeQueuesProcessor extends JobProcessor {
       await this.asks.done(queueId);
       return result;
     } catch (error) {
-      const failure =
-        error instanceof ProviderFailure
-          ? error
-          : error instanceof AppError && error.options.cause instanceof ProviderFailure
-            ? error.options.cause
-            : undefined;
+      const failure = providerFailureOf(error);
       if (failure?.kind !== 'rate_limited' || !token || rateLimitHits >= RATE_LIMIT_DELAYS) {
         await this.asks.claim(queueId, Date.now() + this.asks.failurePauseMs);
         throw error;
@@ -125,8 +119,7 @@ export class MergeQueuesProcessor extends JobProcessor {
       const delayS = Math.max(1, failure.retryAfterSeconds ?? 60);
       await this.asks.claim(queueId, Date.now() + delayS * 1000 + this.asks.claimMs);
       this.logger.log({ queueId, delayS }, 'merge-queue changed paths delayed by the provider rate limit');
-      await job.moveToDelayed(Date.now() + delayS * 1000, token);
-      throw new DelayedError();
+      return this.delay(job, token, delayS * 1000);
     }
   }
 

@@ -7,7 +7,7 @@ import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { decodeCursor, Page, PaginationQueryDto } from '@/common/pagination/pagination';
-import type { CodeSource, MergeQueue, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '@/generated/prisma/client';
+import type { CodeSource, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
@@ -30,7 +30,7 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { MergeQueuePaths } from './merge-queue-paths';
+import { keepPaths, MergeQueuePaths } from './merge-queue-paths';
 import {
   type ChangedPaths,
   checkedConfig,
@@ -492,24 +492,6 @@ function render(view: QueueView): MergeQueueDto {
 function entryDto(row: MergeQueueEntryRow | null | undefined, entryId: string): MergeQueueEntryDto {
   if (!row) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
   return toMergeQueueEntryDto(row);
-}
-
-/**
- * An entry's paths (asked for `head`) and lanes under the path groups the locked row holds.
- * Undefined paths were not asked (the queue had no groups when read): with groups now (set in
- * between), the entry is in every lane and the worker is to ask them (`askLater`).
- */
-async function keepPaths(
-  q: QueueTransaction,
-  row: MergeQueue,
-  entryId: string,
-  head: string,
-  paths: ChangedPaths | undefined,
-): Promise<{ entry?: MergeQueueEntryRow; askLater: boolean }> {
-  const groups = pathGroupsOf(row);
-  if (paths !== undefined) return { entry: await q.setEntryPaths(entryId, head, paths, groups), askLater: false };
-  if (groups.length === 0) return { askLater: false };
-  return { entry: await q.setEntryPaths(entryId, null, null, groups), askLater: true };
 }
 
 /** The settings of a create or update request as planner tunables (seconds become milliseconds). */

@@ -2,9 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
-import { AppError } from '@/common/errors/app-error';
 import type { Integration } from '@/generated/prisma/client';
-import { ProviderFailure, type CiUsageReader, type WorkflowJob } from '@/modules/git-providers/git-provider.port';
+import { type CiUsageReader, providerFailureOf, type WorkflowJob } from '@/modules/git-providers/git-provider.port';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import type { UsageImportJobData } from './usage-import.producer';
 import { JOB_FETCH_CONCURRENCY, rateLimitDelaySeconds, RUNS_PER_PAGE, runsToImport } from './usage-rules';
@@ -87,8 +86,7 @@ export class UsageImportRunner {
   private async failure(error: unknown, job: Job<UsageImportJobData>, token: string | undefined, integration: Integration | null): Promise<Error> {
     if (error instanceof UnrecoverableError || error instanceof DelayedError) return error;
     const { importId, organizationId } = job.data;
-    const failure =
-      error instanceof ProviderFailure ? error : error instanceof AppError && error.options.cause instanceof ProviderFailure ? error.options.cause : undefined;
+    const failure = providerFailureOf(error);
     if (failure?.kind === 'rate_limited' && token) {
       const hits = job.data.rateLimitHits ?? 0;
       const until = new Date(Date.now() + rateLimitDelaySeconds(failure.retryAfterSeconds ?? 60, hits) * 1000);

@@ -7,9 +7,7 @@ export { checkReportFit, MAX_EARLY_CHECKS } from './checks';
 export { heavyThresholdMs } from './ci-weight';
 export {
   type ChangedPaths,
-  checkedPathGroups,
   laneMatcher,
-  lanesOf,
   MAX_GROUP_PATTERNS,
   MAX_PATH_GROUPS,
   MAX_PATTERN_LENGTH,

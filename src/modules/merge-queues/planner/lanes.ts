@@ -56,7 +56,7 @@ export function checkedPathGroups(groups: readonly PathGroup[]): PathGroup[] {
 }
 
 /** Why `pattern` is not a usable repository-relative pattern, or null. */
-export function patternProblem(pattern: string): string | null {
+function patternProblem(pattern: string): string | null {
   if (pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) return `must be 1 to ${MAX_PATTERN_LENGTH} characters`;
   if (pattern.startsWith('/')) return 'must be relative to the repository root (no leading /)';
   if (pattern.startsWith('!')) return 'must not be a negation (!): list what the group holds';
