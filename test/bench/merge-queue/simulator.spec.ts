@@ -1,3 +1,5 @@
+import { GroupTestChainPolicy } from './group-test-policy';
+import { OracleChainPolicy } from './oracle-policy';
 import type { LanesPolicy } from './planner-policy';
 import { POLICIES, simulate } from './simulator';
 import { laneOfDirectory, type PullRequest, type Scenario, World, zipfWeights } from './world';
@@ -38,6 +40,44 @@ describe(simulate.name, () => {
     const a = simulate(scenario, 5, 'ours').metrics;
     const b = simulate(scenario, 5, 'ours').metrics;
     expect(b).toEqual(a);
+  });
+});
+
+describe('one-chain bounds (bound.ts)', () => {
+  const busy: Scenario = { ...scenario, ratePerHour: 30, badRate: 0.05, crashRate: 0, prs: 300 };
+
+  it.each([
+    ['culprits for free', (world: World) => new OracleChainPolicy(world, 8, 4)],
+    ['culprits after one search run', (world: World) => new OracleChainPolicy(world, 8, 4, true)],
+    ['one round of group tests', (world: World) => new GroupTestChainPolicy(world, 7, 4)],
+    ['one round of group tests, eager', (world: World) => new GroupTestChainPolicy(world, 7, 3, true)],
+  ])('%s: no invariant violation, no bad PR landed, no good PR failed, every PR decided', (_name, policy) => {
+    const { metrics, world } = simulate(busy, 11, 'ours', { policy, recordRuns: true });
+    expect(metrics.violations).toBe(0);
+    expect(metrics.badLanded).toBe(0);
+    expect(metrics.goodFailed).toBe(0);
+    expect(world.prs.filter((pr) => pr.mergedAt === null && pr.failedAt === null)).toEqual([]);
+    expect(world.prs.filter((pr) => pr.bad && pr.failedAt === null)).toEqual([]);
+  });
+
+  it('group tests blame a decoded PR only once it fails alone: with two bad PRs in a batch the runs spell a third, good one', () => {
+    const { metrics, world } = simulate({ ...busy, badRate: 0.2 }, 11, 'ours', { policy: (w) => new GroupTestChainPolicy(w, 7, 4), recordRuns: true });
+    // Some decoded PRs passed alone (their tags name one PR), and none of them was failed.
+    const alonePassed = world.runs.filter((r) => /^probe \[\d+\]$/.test(r.tag) && !r.fails && !r.canceled);
+    expect(alonePassed.length).toBeGreaterThan(0);
+    expect(metrics.goodFailed).toBe(0);
+    expect(metrics.badLanded).toBe(0);
+    expect(world.prs.filter((pr) => pr.mergedAt === null && pr.failedAt === null)).toEqual([]);
+  });
+
+  it('finds culprits for free only without a search run: with one, each failure with a culprit costs a run of its batch on the base first', () => {
+    const free = simulate(busy, 11, 'ours', { policy: (world) => new OracleChainPolicy(world, 8, 4), recordRuns: true }).world;
+    const searched = simulate(busy, 11, 'ours', { policy: (world) => new OracleChainPolicy(world, 8, 4, true), recordRuns: true }).world;
+    expect(free.runs.filter((r) => r.tag.startsWith('probe'))).toEqual([]);
+    const probes = searched.runs.filter((r) => r.tag.startsWith('probe'));
+    expect(probes.length).toBeGreaterThan(0);
+    // Each search run holds a bad PR (a failed batch with a culprit), on the base.
+    for (const run of probes) expect(run.content.some((n) => searched.pr(n).bad)).toBe(true);
   });
 });
 

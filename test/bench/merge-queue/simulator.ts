@@ -58,10 +58,17 @@ export function simulate(
   scenario: Scenario,
   seed: number,
   policyName: PolicyName,
-  options: { recordRuns?: boolean; config?: Partial<PlannerConfig>; oracleHeavy?: boolean; spanRule?: LanesPolicy['spanRule'] } = {},
+  options: {
+    recordRuns?: boolean;
+    config?: Partial<PlannerConfig>;
+    oracleHeavy?: boolean;
+    spanRule?: LanesPolicy['spanRule'];
+    /** A policy of the caller's instead of `policyName`'s (bounds, bound.ts); the metrics keep `policyName`. */
+    policy?: (world: World) => Policy;
+  } = {},
 ): { metrics: RunMetrics; world: World; policy: Policy } {
   const world = new World(scenario, seed, { recordRuns: options.recordRuns });
-  const policy = makePolicy(policyName, world, options.config, options.oracleHeavy, options.spanRule);
+  const policy = options.policy?.(world) ?? makePolicy(policyName, world, options.config, options.oracleHeavy, options.spanRule);
   for (const pr of world.prs) {
     world.events.schedule(pr.arrival, () => {
       // the PR was branched from the base as it is when it arrives

@@ -15,7 +15,7 @@
  * (the root of another built checkout: its dist/main.js runs on this data).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { decodeCursor } from '@/common/pagination/pagination';
@@ -143,10 +143,44 @@ async function cursorAfter(url: string, headers: Record<string, string>, offset:
 function cpuMs(pid: number | undefined): number | undefined {
   const file = `/proc/${pid}/stat`;
   if (pid === undefined || !existsSync(file)) return undefined;
-  const stat = readFileSync(file, 'utf8');
+  let stat: string;
+  try {
+    stat = readFileSync(file, 'utf8');
+  } catch {
+    return undefined; // the process ended meanwhile
+  }
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime, in clock ticks (100 per second on Linux).
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/**
+ * CPU time (ms) of every local Postgres process by pid (Linux; empty elsewhere or for a remote
+ * server): a run's Postgres CPU is the sum of the differences, a backend new to the run counting
+ * from 0. The pool's connections live through a run, so no backend's time is lost to its exit.
+ */
+function postgresCpu(): Map<number, number> {
+  const cpu = new Map<number, number>();
+  if (!existsSync('/proc')) return cpu;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    if (comm !== 'postgres') continue;
+    const ms = cpuMs(Number(entry));
+    if (ms !== undefined) cpu.set(Number(entry), ms);
+  }
+  return cpu;
+}
+
+function postgresCpuSince(before: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of postgresCpu()) sum += ms - (before.get(pid) ?? 0);
+  return sum;
 }
 
 async function explain(databaseUrl: string, queries: { name: string; sql: Prisma.Sql }[]): Promise<void> {
@@ -235,7 +269,7 @@ runOrExplain(async () => {
     }
     process.stdout.write(`› warming up ${WARMUP_S}s each…\n`);
     for (const variant of variants) for (const target of paths) await drive(url(variant.port, target.path), headers, WARMUP_S);
-    type Run = Measurement & { cpuPerRequest?: number };
+    type Run = Measurement & { cpuPerRequest?: number; postgresPerRequest?: number; driverPerRequest?: number };
     const results = new Map<string, Run[]>(variants.flatMap((v) => paths.map((t) => [`${v.label}|${t.name}`, []] as [string, Run[]])));
     for (let round = 1; round <= ROUNDS; round++) {
       // Interleaved: each request is measured on both APIs one after the other, so a change of the
@@ -244,25 +278,31 @@ runOrExplain(async () => {
         for (const variant of variants) {
           process.stdout.write(`› round ${round}/${ROUNDS}: ${variant.label}: ${target.name}, ${CONNECTIONS} connections, ${DURATION_S}s…\n`);
           const cpuBefore = cpuMs(pids.get(variant.label));
+          const [postgresBefore, driverBefore] = [postgresCpu(), process.cpuUsage()];
           const measured = await drive(url(variant.port, target.path), headers, DURATION_S);
+          const driver = process.cpuUsage(driverBefore);
+          const postgresPerRequest = postgresBefore.size ? postgresCpuSince(postgresBefore) / measured.requests : undefined;
           const cpuAfter = cpuMs(pids.get(variant.label));
           const cpuPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / measured.requests;
-          results.get(`${variant.label}|${target.name}`)!.push({ ...measured, cpuPerRequest });
+          const driverPerRequest = (driver.user + driver.system) / 1000 / measured.requests;
+          results.get(`${variant.label}|${target.name}`)!.push({ ...measured, cpuPerRequest, postgresPerRequest, driverPerRequest });
         }
       }
     }
-    const mean = (list: Run[], key: 'rps' | 'p99' | 'load' | 'cpuPerRequest') => list.reduce((s, m) => s + (m[key] ?? NaN), 0) / list.length;
+    const mean = (list: Run[], key: 'rps' | 'p99' | 'load' | 'cpuPerRequest' | 'postgresPerRequest' | 'driverPerRequest') =>
+      list.reduce((s, m) => s + (m[key] ?? NaN), 0) / list.length;
     for (const variant of variants) {
       const baseline = results.get(`${variant.label}|${paths[0].name}`)!;
       const [baseRps, baseCpu] = [mean(baseline, 'rps'), mean(baseline, 'cpuPerRequest')];
       process.stdout.write(
-        `\n${variant.label} (DATABASE_PREPARED_STATEMENTS=${variant.env.DATABASE_PREPARED_STATEMENTS})\n| request | req/s per run | mean req/s | mean p99 (ms) | vs projects | API CPU per request (ms) | projects' CPU / this | mean load | non-2xx |\n|---|---|---|---|---|---|---|---|---|\n`,
+        `\n${variant.label} (DATABASE_PREPARED_STATEMENTS=${variant.env.DATABASE_PREPARED_STATEMENTS})\n| request | req/s per run | mean req/s | mean p99 (ms) | vs projects | API CPU per request (ms) | projects' CPU / this | Postgres CPU per request (ms) | driver CPU per request (ms) | mean load | non-2xx |\n|---|---|---|---|---|---|---|---|---|---|---|\n`,
       );
+      const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(2));
       for (const target of paths) {
         const runs = results.get(`${variant.label}|${target.name}`)!;
         const [rps, cpu] = [mean(runs, 'rps'), mean(runs, 'cpuPerRequest')];
         process.stdout.write(
-          `| ${target.name} | ${runs.map((m) => m.rps.toFixed(0)).join(' / ')} | ${rps.toFixed(0)} | ${mean(runs, 'p99').toFixed(1)} | ${((rps / baseRps) * 100).toFixed(0)}% | ${Number.isNaN(cpu) ? '-' : cpu.toFixed(2)} | ${Number.isNaN(cpu) ? '-' : `${((baseCpu / cpu) * 100).toFixed(0)}%`} | ${mean(runs, 'load').toFixed(1)} | ${runs.reduce((s, m) => s + m.non2xx, 0)} |\n`,
+          `| ${target.name} | ${runs.map((m) => m.rps.toFixed(0)).join(' / ')} | ${rps.toFixed(0)} | ${mean(runs, 'p99').toFixed(1)} | ${((rps / baseRps) * 100).toFixed(0)}% | ${ms(cpu)} | ${Number.isNaN(cpu) ? '-' : `${((baseCpu / cpu) * 100).toFixed(0)}%`} | ${ms(mean(runs, 'postgresPerRequest'))} | ${ms(mean(runs, 'driverPerRequest'))} | ${mean(runs, 'load').toFixed(1)} | ${runs.reduce((s, m) => s + m.non2xx, 0)} |\n`,
         );
       }
     }
