@@ -1,4 +1,4 @@
-import type { Policy } from './policy';
+import { buildSkippingConflicts, type Policy } from './policy';
 import type { CiRun, World } from './world';
 
 /** One PR at a time on the base: build, test, land or fail. */
@@ -183,18 +183,9 @@ export class BorsPolicy implements Policy {
       const batch = this.splits.shift() ?? this.queue.splice(0, this.maxBatch);
       if (batch.length === 0) return;
       const base = w.baseSha;
-      let members = batch;
-      let built = w.build(base, members);
-      while (!built.ok) {
-        const blocked = built.pr;
-        members = members.filter((n) => n !== blocked);
-        w.scheduleFix(blocked, () => this.arrive(blocked));
-        if (members.length === 0) break;
-        built = w.build(base, members);
-      }
-      if (!built.ok || members.length === 0) continue;
-      const sha = built.sha;
-      const tested = members;
+      const built = buildSkippingConflicts(w, base, batch, (n) => this.arrive(n));
+      if (!built) continue;
+      const { sha, prs: tested } = built;
       this.busy = true;
       w.startCi(sha, `[${tested.join(',')}]`, (_run, passed) => {
         this.busy = false;

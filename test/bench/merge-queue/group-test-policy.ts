@@ -1,4 +1,4 @@
-import type { Policy } from './policy';
+import { buildSkippingConflicts, type Policy } from './policy';
 import type { CiRun, World } from './world';
 
 interface Candidate {
@@ -206,16 +206,9 @@ export class GroupTestChainPolicy implements Policy {
       if (this.chain.some((c) => c.state === 'failed')) return;
       const parent = this.chain.length ? this.chain[this.chain.length - 1].sha : w.baseSha;
       const size = this.chain.length === 0 && this.nextHead ? this.nextHead : this.batch;
-      let prs = this.queue.splice(0, size);
-      let built = w.build(parent, prs);
-      while (!built.ok) {
-        const blocked = built.pr;
-        prs = prs.filter((n) => n !== blocked);
-        w.scheduleFix(blocked, () => this.arrive(blocked));
-        if (prs.length === 0) break;
-        built = w.build(parent, prs);
-      }
-      if (!built.ok || prs.length === 0) continue;
+      const built = buildSkippingConflicts(w, parent, this.queue.splice(0, size), (n) => this.arrive(n));
+      if (!built) continue;
+      const { prs } = built;
       if (this.chain.length === 0) this.nextHead = null;
       const candidate: Candidate = { prs, sha: built.sha, run: null, state: 'testing' };
       this.chain.push(candidate);

@@ -1,4 +1,4 @@
-import type { Policy } from './policy';
+import { buildSkippingConflicts, type Policy } from './policy';
 import type { CiRun, World } from './world';
 
 interface Candidate {
@@ -108,16 +108,9 @@ export class OracleChainPolicy implements Policy {
     try {
       while (!this.searching && this.chain.length < this.depth && this.queue.length > 0) {
         const parent = this.chain.length ? (this.chain[this.chain.length - 1].sha as string) : w.baseSha;
-        let prs = this.queue.splice(0, this.batch);
-        let built = w.build(parent, prs);
-        while (!built.ok) {
-          const blocked = built.pr;
-          prs = prs.filter((n) => n !== blocked);
-          w.scheduleFix(blocked, () => this.arrive(blocked));
-          if (prs.length === 0) break;
-          built = w.build(parent, prs);
-        }
-        if (!built.ok || prs.length === 0) continue;
+        const built = buildSkippingConflicts(w, parent, this.queue.splice(0, this.batch), (n) => this.arrive(n));
+        if (!built) continue;
+        const { prs } = built;
         const candidate: Candidate = { prs, sha: built.sha, run: null };
         this.chain.push(candidate);
         candidate.run = w.startCi(built.sha, `oracle [${prs.join(',')}]`, (r, ok) => this.onDone(candidate, r, ok));
