@@ -40,10 +40,12 @@ for (const bad of list(arg('bad', '0.03,0.08'))) {
     slowRate: Number(arg('slow', '0.1')),
     runners: Number(arg('runners', '4')),
     crashRate: 0,
+    misattribution: Number(arg('misattribution', '0.25')),
+    testAreas: Number(arg('test-areas', '8')),
   };
   const header = `${rate}/h p=${(bad * 100).toFixed(0)}% f=${(scenario.flakeRate * 100).toFixed(0)}%, ${scenario.runners} runners, ${(scenario.slowRate * 100).toFixed(0)}% slow PRs x3, seeds ${seeds.join(',')}, ${scenario.prs} PRs`;
   process.stdout.write(
-    `\n## ${header}: throughput / X*, one chain, ${kind === 'group' ? 'culprits found by one round of group tests' : arg('search-run', '') ? 'culprits named by one run of the failed batch on the base (the chain waits for it)' : 'culprits found for free'}\n\n`,
+    `\n## ${header}: throughput / X*, one chain, ${kind === 'attributed' ? `suspects named by the failing test areas (${scenario.testAreas} areas, misattribution ${scenario.misattribution}), tested alone` : kind === 'group' ? 'culprits found by one round of group tests' : arg('search-run', '') ? 'culprits named by one run of the failed batch on the base (the chain waits for it)' : 'culprits found for free'}\n\n`,
   );
   process.stdout.write(`| batch \\ depth | ${depths.join(' | ')} |\n|---|${depths.map(() => '---:').join('|')}|\n`);
   let best = { value: 0, batch: 0, depth: 0, violations: 0 };
@@ -55,8 +57,8 @@ for (const bad of list(arg('bad', '0.03,0.08'))) {
         (seed) =>
           simulate(scenario, seed, 'ours', {
             policy: (world) =>
-              kind === 'group'
-                ? new GroupTestChainPolicy(world, batch, depth, arg('eager', '') !== '')
+              kind === 'group' || kind === 'attributed'
+                ? new GroupTestChainPolicy(world, batch, depth, arg('eager', '') !== '', kind === 'attributed', arg('no-retry', '') === '')
                 : new OracleChainPolicy(world, batch, depth, arg('search-run', '') !== ''),
           }).metrics,
       );

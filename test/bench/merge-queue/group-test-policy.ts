@@ -7,6 +7,10 @@ interface Candidate {
   sha: string;
   run: CiRun | null;
   state: 'testing' | 'passed' | 'failed';
+  /** Built while PRs ahead of it in the queue were tested alone: it lands only once they are judged. */
+  afterSuspects: boolean;
+  /** The test areas whose tests failed, once it failed. */
+  failedAreas?: number[];
   /** With `eager`: the group tests of its own PRs, started once it is the head. */
   search?: Search;
 }
@@ -17,12 +21,11 @@ interface Search {
   runs: { members: number[]; run: CiRun | null; failed: boolean | null }[];
 }
 
-/** The decoded culprit, tested alone on the base while the chain goes on without it. */
+/** The named culprits, each tested alone on the base while the chain goes on without them. */
 interface Confirm {
-  pr: number;
-  /** The search's suspects, put back in the queue if the culprit passes alone. */
-  suspects: number[];
-  run: CiRun | null;
+  alone: { pr: number; run: CiRun | null; outcome: 'testing' | 'failed' | 'passed' | 'conflict'; failures: number }[];
+  /** The next head's size when one of them passes alone (not a culprit after all). */
+  nextHeadOnMiss: number | null;
 }
 
 /**
@@ -37,6 +40,9 @@ interface Confirm {
  * queue and the next head holds half of them. A failed candidate behind the head cancels the
  * candidates behind it and is searched once it is the head.
  */
+/** With attribution: at most this many suspects are tested alone at once; more are group-tested. */
+const MAX_TESTED_ALONE = 8;
+
 export class GroupTestChainPolicy implements Policy {
   readonly name: string;
   private readonly queue: number[] = [];
@@ -52,8 +58,10 @@ export class GroupTestChainPolicy implements Policy {
     private readonly batch: number,
     private readonly depth: number,
     private readonly eager = false,
+    private readonly attributed = false,
+    private readonly retryAlone = true,
   ) {
-    this.name = `group tests b=${batch} d=${depth}${eager ? ' eager' : ''}`;
+    this.name = `${attributed ? 'attributed' : 'group tests'} b=${batch} d=${depth}${eager ? ' eager' : ''}`;
   }
 
   violations(): number {
@@ -92,8 +100,12 @@ export class GroupTestChainPolicy implements Policy {
     const at = this.chain.indexOf(candidate);
     if (at < 0) return;
     candidate.state = passed ? 'passed' : 'failed';
+    if (!passed) candidate.failedAreas = run.failedAreas;
     // Every candidate behind a failed one holds its PRs: they would fail too.
-    if (!passed) this.unwind(at + 1);
+    if (!passed) {
+      this.unwind(at + 1);
+      if (this.attributed && !this.search && !this.confirm) this.nameAtOnce(at, run.failedAreas);
+    }
     this.process();
   }
 
@@ -135,29 +147,89 @@ export class GroupTestChainPolicy implements Policy {
       return;
     }
     const pr = search.suspects[pattern - 1];
+    this.enqueue(search.suspects.filter((n) => n !== pr));
+    this.confirmAlone([pr], Math.ceil(search.suspects.length / 2));
+  }
+
+  /**
+   * Tests each of `prs` alone on the base (all at once) while the chain is rebuilt without them;
+   * nothing lands until every answer is in. Those that fail alone are the culprits; if one passes,
+   * it was not, and the chain starts again with it back in its place.
+   */
+  private confirmAlone(prs: number[], nextHeadOnMiss: number | null): void {
     const w = this.world;
-    const built = w.build(w.baseSha, [pr]);
-    if (!built.ok) {
-      this.enqueue(search.suspects);
-      this.nextHead = Math.ceil(search.suspects.length / 2);
+    const confirm: Confirm = { alone: [], nextHeadOnMiss };
+    this.confirm = confirm;
+    for (const pr of prs) {
+      const entry: Confirm['alone'][number] = { pr, run: null, outcome: 'testing', failures: 0 };
+      confirm.alone.push(entry);
+      const built = w.build(w.baseSha, [pr]);
+      if (!built.ok) {
+        // It no longer merges on the base: back to its author, like any blocked PR.
+        entry.outcome = 'conflict';
+        w.scheduleFix(pr, () => this.arrive(pr));
+        continue;
+      }
+      const test = () => {
+        entry.run = w.startCi(built.sha, `probe [${pr}]`, (r, ok) => {
+          if (entry.run !== r) return;
+          entry.run = null;
+          if (!ok) entry.failures += 1;
+          // The flaky budget, as the planner's: a PR is blamed once it has failed alone twice.
+          if (!ok && this.retryAlone && entry.failures < 2) test();
+          else {
+            entry.outcome = ok ? 'passed' : 'failed';
+            this.process();
+          }
+        });
+      };
+      test();
+    }
+  }
+
+  /** Once every alone-run is in: fail the culprits; any that passed goes back, and the chain starts again. */
+  private settleConfirm(confirm: Confirm): void {
+    this.confirm = null;
+    for (const c of this.chain) c.afterSuspects = false;
+    for (const a of confirm.alone) if (a.outcome === 'failed') this.world.fail(a.pr);
+    const cleared = confirm.alone.filter((a) => a.outcome === 'passed').map((a) => a.pr);
+    if (cleared.length === 0) return;
+    this.unwind(0);
+    this.enqueue(cleared);
+    this.nextHead = confirm.nextHeadOnMiss;
+  }
+
+  /**
+   * With attribution, as soon as the candidate at `at` fails (the head or one stacked behind it):
+   * its unlanded PRs in a failing test area are the suspects. A few are tested alone at once; the
+   * candidates from the first that holds one are dropped and rebuilt without them (those ahead of
+   * every suspect stay, and may land). Otherwise the failed candidate waits to be the head.
+   */
+  private nameAtOnce(at: number, areas: number[]): void {
+    const held = this.chain.slice(0, at + 1);
+    const named = held.flatMap((c) => c.prs).filter((n) => areas.includes(this.world.pr(n).area));
+    if (named.length === 0 || named.length > MAX_TESTED_ALONE) return;
+    const first = held.findIndex((c) => c.prs.some((n) => named.includes(n)));
+    const dropped = this.chain.splice(first);
+    for (const c of dropped) this.drop(c);
+    this.enqueue(dropped.flatMap((c) => c.prs).filter((n) => !named.includes(n)));
+    this.confirmAlone(named, null);
+  }
+
+  /**
+   * With attribution: the failed head's suspects are its PRs in a test area whose tests failed. A
+   * few are tested alone at once (confirmAlone); none, or many, are searched by group tests.
+   */
+  private suspectsOf(head: Candidate): void {
+    const areas = head.failedAreas ?? [];
+    const named = this.attributed ? head.prs.filter((n) => areas.includes(this.world.pr(n).area)) : [];
+    if (named.length > 0 && named.length <= MAX_TESTED_ALONE) {
+      this.enqueue(head.prs.filter((n) => !named.includes(n)));
+      this.confirmAlone(named, null);
       return;
     }
-    const confirm: Confirm = { pr, suspects: search.suspects, run: null };
-    this.confirm = confirm;
-    this.enqueue(search.suspects.filter((n) => n !== pr));
-    confirm.run = w.startCi(built.sha, `probe [${pr}]`, (r, ok) => {
-      if (confirm.run !== r) return;
-      confirm.run = null;
-      this.confirm = null;
-      if (!ok) w.fail(pr);
-      else {
-        // Not the culprit alone: start again from the whole set, half of it first.
-        this.unwind(0);
-        this.enqueue([pr]);
-        this.nextHead = Math.ceil(confirm.suspects.length / 2);
-      }
-      this.process();
-    });
+    this.search = head.search ?? this.startSearch(named.length > 0 ? named : head.prs);
+    if (named.length > 0) this.enqueue(head.prs.filter((n) => !named.includes(n)));
   }
 
   private process(): void {
@@ -170,9 +242,15 @@ export class GroupTestChainPolicy implements Policy {
           this.decode(this.search);
           continue;
         }
-        // Landing: the deepest passed candidate with nothing failed ahead of it, once no suspect waits.
-        if (!this.confirm) {
-          const failedAt = this.chain.findIndex((c) => c.state === 'failed');
+        if (this.confirm && this.confirm.alone.every((a) => a.outcome !== 'testing')) {
+          this.settleConfirm(this.confirm);
+          continue;
+        }
+        // Landing: the deepest passed candidate with nothing failed ahead of it and no suspect
+        // waiting ahead of its PRs (candidates built while PRs are tested alone wait for them).
+        {
+          const blocked = this.chain.findIndex((c) => c.state === 'failed' || (this.confirm !== null && c.afterSuspects));
+          const failedAt = blocked;
           const upTo = failedAt < 0 ? this.chain.length : failedAt;
           let deepest = -1;
           for (let i = 0; i < upTo; i++) if (this.chain[i].state === 'passed') deepest = i;
@@ -187,7 +265,7 @@ export class GroupTestChainPolicy implements Policy {
         if (this.eager && head && !head.search && head.prs.length > 1) head.search = this.startSearch(head.prs);
         if (head?.state === 'failed' && !this.search && !this.confirm) {
           this.chain.shift();
-          this.search = head.search ?? this.startSearch(head.prs);
+          this.suspectsOf(head);
           continue;
         }
         break;
@@ -210,7 +288,7 @@ export class GroupTestChainPolicy implements Policy {
       if (!built) continue;
       const { prs } = built;
       if (this.chain.length === 0) this.nextHead = null;
-      const candidate: Candidate = { prs, sha: built.sha, run: null, state: 'testing' };
+      const candidate: Candidate = { prs, sha: built.sha, run: null, state: 'testing', afterSuspects: this.confirm !== null };
       this.chain.push(candidate);
       candidate.run = w.startCi(built.sha, `chain [${prs.join(',')}]`, (r, ok) => this.onCandidate(candidate, r, ok));
     }

@@ -51,6 +51,7 @@ describe('one-chain bounds (bound.ts)', () => {
     ['culprits after one search run', (world: World) => new OracleChainPolicy(world, 8, 4, true)],
     ['one round of group tests', (world: World) => new GroupTestChainPolicy(world, 7, 4)],
     ['one round of group tests, eager', (world: World) => new GroupTestChainPolicy(world, 7, 3, true)],
+    ['suspects named by the failing test areas', (world: World) => new GroupTestChainPolicy(world, 12, 4, false, true)],
   ])('%s: no invariant violation, no bad PR landed, no good PR failed, every PR decided', (_name, policy) => {
     const { metrics, world } = simulate(busy, 11, 'ours', { policy, recordRuns: true });
     expect(metrics.violations).toBe(0);
@@ -68,6 +69,45 @@ describe('one-chain bounds (bound.ts)', () => {
     expect(metrics.goodFailed).toBe(0);
     expect(metrics.badLanded).toBe(0);
     expect(world.prs.filter((pr) => pr.mergedAt === null && pr.failedAt === null)).toEqual([]);
+  });
+
+  it('a failed run names the test area of its bad PR, or another one when misattributed; spurious failures name one too', () => {
+    const named = (misattribution: number) => {
+      const { world } = simulate({ ...busy, badRate: 0.2, misattribution }, 11, 'ours', {
+        policy: (w) => new GroupTestChainPolicy(w, 12, 4, false, true),
+        recordRuns: true,
+      });
+      const oneBad = world.runs.filter((r) => r.fails && r.content.filter((n) => world.pr(n).bad).length === 1);
+      return oneBad.map((r) => ({ own: world.pr(r.content.find((n) => world.pr(n).bad) as number).area, areas: r.failedAreas }));
+    };
+    const exact = named(0);
+    expect(exact.length).toBeGreaterThan(20);
+    // Spurious failures (2%) may add an area; the bad PR's own is always there.
+    for (const { own, areas } of exact) expect(areas).toContain(own);
+    const elsewhere = named(1);
+    expect(elsewhere.length).toBeGreaterThan(20);
+    expect(elsewhere.filter(({ own, areas }) => areas.includes(own)).length).toBeLessThan(elsewhere.length * 0.1);
+    const spurious = simulate({ ...busy, badRate: 0, flakeRate: 0.2 }, 11, 'ours', { recordRuns: true }).world.runs.filter((r) => r.fails);
+    expect(spurious.length).toBeGreaterThan(0);
+    for (const r of spurious) expect(r.failedAreas).toHaveLength(1);
+  });
+
+  it('with finer test areas, the PRs tested alone are more often the culprits', () => {
+    const culpritShare = (testAreas: number) => {
+      const { world } = simulate({ ...busy, misattribution: 0, testAreas }, 11, 'ours', {
+        policy: (w) => new GroupTestChainPolicy(w, 12, 4, false, true),
+        recordRuns: true,
+      });
+      const alone = new Set(world.runs.filter((r) => /^probe \[\d+\]$/.test(r.tag) && !r.canceled).map((r) => r.content[0]));
+      expect(alone.size).toBeGreaterThan(5);
+      expect(world.prs.every((pr) => pr.area >= 0 && pr.area < testAreas)).toBe(true);
+      return [...alone].filter((n) => world.pr(n).bad).length / alone.size;
+    };
+    const coarse = culpritShare(8);
+    const fine = culpritShare(128);
+    // Seed 11: about 0.3 of the PRs tested alone are culprits with 8 areas, 0.6 with 128 (an area
+    // that many PRs touch still names several).
+    expect(fine).toBeGreaterThan(coarse + 0.2);
   });
 
   it('finds culprits for free only without a search run: with one, each failure with a culprit costs a run of its batch on the base first', () => {

@@ -33,6 +33,15 @@ export interface Scenario {
    * is tested on the real base and lands while its lanes wait (LanesPolicy). Absent or 0: none.
    */
   spanRate?: number;
+  /**
+   * Where a failure shows (GroupTestChainPolicy with attribution reads it): each PR touches one test
+   * area (one of `testAreas`, drawn by Zipf(1); with 8, the default, its top-level directory). A bad
+   * PR breaks the tests of its own area, except with probability `misattribution` (default 0.25),
+   * when it breaks those of another one (drawn by Zipf(1) among the others); a spurious failure
+   * breaks the tests of one area drawn by Zipf(1). A failed run names the areas whose tests failed.
+   */
+  testAreas?: number;
+  misattribution?: number;
 }
 
 /** Zipf(1) over `n` directories: the weight of each, most used first. */
@@ -52,6 +61,19 @@ export function laneOfDirectory(weights: readonly number[], lanes: number): numb
   });
 }
 
+const DIRECTORY_WEIGHTS = zipfWeights(8);
+
+/** One of `weights.length` items by their weights from a uniform `u`, by inverse transform; never `skip`. */
+function drawn(weights: readonly number[], u: number, skip = -1): number {
+  const items = weights.map((_, d) => d).filter((d) => d !== skip);
+  let rest = u * items.reduce((a, d) => a + weights[d], 0);
+  for (const d of items.slice(0, -1)) {
+    if (rest < weights[d]) return d;
+    rest -= weights[d];
+  }
+  return items[items.length - 1];
+}
+
 export interface PullRequest {
   number: number;
   arrival: number;
@@ -63,6 +85,10 @@ export interface PullRequest {
   mergedAt: number | null;
   failedAt: number | null;
   blockedTimes: number;
+  /** Its top-level directory (its first when it touches two), one of 8, drawn by Zipf(1). */
+  directory: number;
+  /** Its test area (Scenario.testAreas): the directory, or one of more areas drawn by Zipf(1). */
+  area: number;
   /** The lane of its directory (0 with one lane); its first lane when it spans several. */
   lane: number;
   /** Every lane its directories are in, ascending (one unless it spans lanes). */
@@ -85,6 +111,8 @@ export interface CiRun {
   content: number[];
   duration: number;
   fails: boolean;
+  /** The test areas whose tests failed (failing runs only; see Scenario.testAreas). */
+  failedAreas: number[];
   submittedAt: number;
   startedAt: number | null;
   finishedAt: number | null;
@@ -185,6 +213,8 @@ export class World {
   readonly runs: CiRun[] = [];
   readonly recordRuns: boolean;
   lastArrival = 0;
+  /** The test areas' weights (Scenario.testAreas). */
+  private readonly areaWeights: readonly number[];
 
   constructor(
     readonly scenario: Scenario,
@@ -206,31 +236,24 @@ export class World {
         mergedAt: null,
         failedAt: null,
         blockedTimes: 0,
+        directory: 0,
+        area: 0,
         lane: 0,
         lanes: [0],
         eta: null,
       });
     }
+    for (const pr of this.prs) pr.directory = drawn(DIRECTORY_WEIGHTS, keyedUniform([seed, 7, pr.number]));
+    this.areaWeights = scenario.testAreas && scenario.testAreas !== 8 ? zipfWeights(scenario.testAreas) : DIRECTORY_WEIGHTS;
+    for (const pr of this.prs) pr.area = this.areaWeights === DIRECTORY_WEIGHTS ? pr.directory : drawn(this.areaWeights, keyedUniform([seed, 10, pr.number]));
     const lanes = scenario.lanes ?? 0;
     if (lanes > 1) {
-      const weights = zipfWeights(8);
-      const laneOf = laneOfDirectory(weights, lanes);
-      const directory = (u: number, skip = -1) => {
-        // Zipf over the directories other than `skip`, by inverse transform.
-        const dirs = weights.map((_, d) => d).filter((d) => d !== skip);
-        let rest = u * dirs.reduce((a, d) => a + weights[d], 0);
-        for (const d of dirs.slice(0, -1)) {
-          if (rest < weights[d]) return d;
-          rest -= weights[d];
-        }
-        return dirs[dirs.length - 1];
-      };
+      const laneOf = laneOfDirectory(DIRECTORY_WEIGHTS, lanes);
       for (const pr of this.prs) {
-        const first = directory(keyedUniform([seed, 7, pr.number]));
-        pr.lane = laneOf[first];
+        pr.lane = laneOf[pr.directory];
         pr.lanes = [pr.lane];
         if (keyedUniform([seed, 8, pr.number]) < (scenario.spanRate ?? 0)) {
-          const second = laneOf[directory(keyedUniform([seed, 9, pr.number]), first)];
+          const second = laneOf[drawn(DIRECTORY_WEIGHTS, keyedUniform([seed, 9, pr.number]), pr.directory)];
           pr.lanes = [...new Set([pr.lane, second])].sort((a, b) => a - b);
           pr.lane = pr.lanes[0];
         }
@@ -341,11 +364,21 @@ export class World {
     const slow = content.some((n) => this.pr(n).slow);
     const duration = lognormal(20 * MINUTE, 0.5, z) * (slow ? 3 : 1);
     const flaky = keyedUniform([key, attempt, 3]) < this.scenario.flakeRate;
+    const failedAreas = new Set<number>();
+    if (flaky) failedAreas.add(drawn(this.areaWeights, keyedUniform([key, attempt, 6])));
+    const misattribution = this.scenario.misattribution ?? 0.25;
+    for (const n of content) {
+      const pr = this.pr(n);
+      if (!pr.bad) continue;
+      const elsewhere = keyedUniform([key, attempt, 4, n]) < misattribution;
+      failedAreas.add(elsewhere ? drawn(this.areaWeights, keyedUniform([key, attempt, 5, n]), pr.area) : pr.area);
+    }
     const run: CiRun = {
       id: ++this.runCounter,
       sha,
       content,
       duration,
+      failedAreas: [...failedAreas].sort((a, b) => a - b),
       fails: flaky || this.contentHasBad(sha),
       submittedAt: this.now,
       startedAt: null,
