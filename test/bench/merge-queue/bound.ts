@@ -6,7 +6,7 @@
  * (oracle-policy.ts) for each batch size and depth, mean throughput / X* over the seeds, side by
  * side with the real planner (`ours`, main's defaults) on the same worlds. Prints one table per bad
  * rate (rows: batch size, columns: depth) and the best cell. `--search-run` names the culprits only
- * after one run of the failed batch on the base (the least a real search costs); `--policy group`
+ * after one run of the failed batch on the base (the least a search the chain waits for costs); `--policy group`
  * measures a real rule instead, one round of group tests (group-test-policy.ts; `--eager` starts
  * them as soon as a batch is the head).
  */

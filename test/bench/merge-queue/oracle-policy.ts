@@ -30,7 +30,7 @@ export class OracleChainPolicy implements Policy {
 
   /**
    * `searchRun`: the culprits are known only once one run of the failed batch's own PRs on the
-   * base has finished (the least a real search costs: one round, on a runner), and the chain waits
+   * base has finished (the least a search the chain waits for costs: one round, on a runner), and the chain waits
    * for it as issue 16's order rule makes a real queue wait; without it they are known at once.
    */
   constructor(
