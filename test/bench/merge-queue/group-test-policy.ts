@@ -223,6 +223,11 @@ export class GroupTestChainPolicy implements Policy {
   private suspectsOf(head: Candidate): void {
     const areas = head.failedAreas ?? [];
     const named = this.attributed ? head.prs.filter((n) => areas.includes(this.world.pr(n).area)) : [];
+    if (named.length > 0 && head.search) {
+      // Eager group tests of the whole head: the named PRs are searched instead.
+      for (const r of head.search.runs) if (r.run) this.world.cancelCi(r.run);
+      head.search = undefined;
+    }
     if (named.length > 0 && named.length <= MAX_TESTED_ALONE) {
       this.enqueue(head.prs.filter((n) => !named.includes(n)));
       this.confirmAlone(named, null);

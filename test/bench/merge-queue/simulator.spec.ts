@@ -61,6 +61,18 @@ describe('one-chain bounds (bound.ts)', () => {
     expect(world.prs.filter((pr) => pr.bad && pr.failedAt === null)).toEqual([]);
   });
 
+  it('eager group tests of a head give way to a search of the PRs its failure named (more than are tested alone): no PR twice', () => {
+    // Two test areas: a failed head of 16 names about 11 PRs, which are group-tested.
+    const { metrics, world } = simulate({ ...busy, testAreas: 2, misattribution: 0 }, 11, 'ours', {
+      policy: (w) => new GroupTestChainPolicy(w, 16, 3, true, true),
+      recordRuns: true,
+    });
+    expect(metrics.violations).toBe(0);
+    expect(metrics.badLanded).toBe(0);
+    expect(metrics.goodFailed).toBe(0);
+    expect(world.prs.filter((pr) => pr.mergedAt === null && pr.failedAt === null)).toEqual([]);
+  });
+
   it('group tests blame a decoded PR only once it fails alone: with two bad PRs in a batch the runs spell a third, good one', () => {
     const { metrics, world } = simulate({ ...busy, badRate: 0.2 }, 11, 'ours', { policy: (w) => new GroupTestChainPolicy(w, 7, 4), recordRuns: true });
     // Some decoded PRs passed alone (their tags name one PR), and none of them was failed.
