@@ -1,4 +1,4 @@
-import { buildSkippingConflicts, type Policy } from './policy';
+import { buildSkippingConflicts, insertInQueueOrder, type Policy } from './policy';
 import type { CiRun, World } from './world';
 
 interface Candidate {
@@ -73,12 +73,9 @@ export class GroupTestChainPolicy implements Policy {
     this.process();
   }
 
-  /** Puts PRs back in queue order (a PR back from its author's fix goes before every later arrival). */
+  /** Puts PRs back in queue order. */
   private enqueue(prs: number[]): void {
-    for (const n of prs) {
-      const at = this.queue.findIndex((m) => m > n);
-      this.queue.splice(at < 0 ? this.queue.length : at, 0, n);
-    }
+    for (const n of prs) insertInQueueOrder(this.queue, n);
   }
 
   /** Drops the candidates from `from` on; their PRs go back to the queue. */
@@ -100,9 +97,9 @@ export class GroupTestChainPolicy implements Policy {
     const at = this.chain.indexOf(candidate);
     if (at < 0) return;
     candidate.state = passed ? 'passed' : 'failed';
-    if (!passed) candidate.failedAreas = run.failedAreas;
-    // Every candidate behind a failed one holds its PRs: they would fail too.
     if (!passed) {
+      candidate.failedAreas = run.failedAreas;
+      // Every candidate behind a failed one holds its PRs: they would fail too.
       this.unwind(at + 1);
       if (this.attributed && !this.search && !this.confirm) this.nameAtOnce(at, run.failedAreas);
     }
@@ -133,7 +130,7 @@ export class GroupTestChainPolicy implements Policy {
     return search;
   }
 
-  /** The search's answer once every run is in: the decoded PR, none (spurious), or undefined (no single culprit). */
+  /** Acts on the search once every run is in: the decoded PR is tested alone; none (spurious) or no single culprit puts the suspects back. */
   private decode(search: Search): void {
     this.search = null;
     const pattern = search.runs.reduce((p, r, j) => p | ((r.failed ? 1 : 0) << j), 0);

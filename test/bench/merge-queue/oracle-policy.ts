@@ -1,4 +1,4 @@
-import { buildSkippingConflicts, type Policy } from './policy';
+import { buildSkippingConflicts, insertInQueueOrder, type Policy } from './policy';
 import type { CiRun, World } from './world';
 
 interface Candidate {
@@ -47,9 +47,7 @@ export class OracleChainPolicy implements Policy {
   }
 
   arrive(n: number): void {
-    // Queue order: a PR back from its author's fix goes before every later arrival.
-    const at = this.queue.findIndex((m) => m > n);
-    this.queue.splice(at < 0 ? this.queue.length : at, 0, n);
+    insertInQueueOrder(this.queue, n);
     this.process();
   }
 

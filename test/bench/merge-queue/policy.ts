@@ -28,3 +28,9 @@ export function buildSkippingConflicts(
     world.scheduleFix(blocked, () => requeue(blocked));
   }
 }
+
+/** Inserts `pr` in queue order (by number): a PR back from its author's fix goes before every later arrival. */
+export function insertInQueueOrder(queue: number[], pr: number): void {
+  const at = queue.findIndex((m) => m > pr);
+  queue.splice(at < 0 ? queue.length : at, 0, pr);
+}
