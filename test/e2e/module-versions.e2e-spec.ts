@@ -436,7 +436,7 @@ describe('Module versions', () => {
     });
 
     it('renders every version as JSON.stringify writes its DTO, byte for byte: texts to escape, global and prerelease fields', async () => {
-      // The database renders the lists' JSON: this checks it against the DTOs the API builds in Node (publish's answers).
+      // The lists write their JSON from Postgres' text: this checks it against the DTOs publish builds from Prisma's rows.
       const escapes = await define(owner, `escapes-${isSummary ? 'summaries' : 'versions'}`);
       const description = 'quote " backslash \\ slash / \n \t \r \b \f \u0001 \u001f \u007f \u2028 \u2029 é 漢字 😀 <script>';
       const config = { z: 1, a: [1.5, null, 1e21, -0, { '10': 'x', '2': true }], 'k"e\\y': 'v\n', é: { deep: [[]] } };
@@ -448,6 +448,15 @@ describe('Module versions', () => {
           .send({ data: { moduleDefinitionId: escapes, version, description, config } })
           .expect(201);
         mine.push(response.body.data);
+      }
+      // Instants whose milliseconds end in zeros, which Postgres' text drops (`.1`, `.12`, none at all).
+      const instants = ['2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.100Z', '2026-01-02T03:04:05.120Z', '1999-12-31T23:59:59.999Z'];
+      for (const [i, version] of mine.entries()) {
+        const [createdAt, updatedAt] = [instants[i * 2], instants[i * 2 + 1]];
+        await app
+          .get(PrismaService, { strict: false })
+          .moduleVersion.update({ where: { id: version.id }, data: { createdAt: new Date(createdAt), updatedAt: new Date(updatedAt) } });
+        Object.assign(version, { createdAt, updatedAt });
       }
       const byId = new Map([...mine, ...published[definitionGlobal], ...published[definitionA]].map((v) => [v.id, v as Record<string, unknown>]));
       const expected = (dto: Record<string, unknown>): unknown => {

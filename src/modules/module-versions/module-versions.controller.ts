@@ -71,8 +71,8 @@ export class ModuleVersionsController {
   @RequirePermission(Permission.ModuleVersionsRead)
   @ApiOperation({ summary: 'List module versions', description: `Module versions with \`config\`. ${LIST_ORDER}` })
   @ApiPageResponse(ModuleVersionDto)
-  list(@CurrentPrincipal() principal: Principal, @Query() query: ModuleVersionQueryDto) {
-    return this.modules.listVersions(principal, query);
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: ModuleVersionQueryDto, @Res({ passthrough: true }) res: Response) {
+    return jsonText(res, await this.modules.listVersions(principal, query));
   }
 
   @Post()

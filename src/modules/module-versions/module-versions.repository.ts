@@ -3,6 +3,7 @@ import type { RenderedPage } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { Prisma } from '@/generated/prisma/client';
 import type { VersionPosition, VersionsAfter } from './module-versions.keyset';
+import { type ModuleVersionTextRow, summaryJson, versionJson } from './module-version-json';
 import { RELEASE_SORT_KEY, type VersionColumns } from './semver-key';
 
 /** The filters of both version lists, already validated. */
@@ -15,48 +16,18 @@ export interface VersionListFilter {
   releasesOnly: boolean;
 }
 
-/** A string column as a JSON string: Postgres escapes as JSON.stringify does (", \, \b \f \n \r \t, other control characters as lowercase \u00xx, everything else as is). */
-const str = (column: string) => `to_json(r."${column}")::text`;
-/** An instant as `Date.toISOString()` writes it, quoted (the columns are UTC `timestamp(3)`). */
-const iso = (column: string) => `'"' || to_char(r."${column}", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`;
-/** `,"column":value`, or nothing when the column is NULL (a NULL concatenated is NULL). */
-const optional = (column: string, value: string) => `coalesce(',"${column}":' || ${value}, '')`;
-/**
- * The fields both DTOs share, as the JSON text of an object without its closing brace: the keys in
- * the order of `common()` in dto/module-version.dto.ts, createdById and organizationId absent when
- * null, no spaces: what JSON.stringify writes for the DTO. Concatenated, which Postgres does in
- * about half the time of json_build_object + json_strip_nulls.
- */
-const COMMON_JSON = `'{"id":' || ${str('id')} || ',"moduleDefinitionId":' || ${str('moduleDefinitionId')} || ',"version":' || ${str('version')}
-  || ',"description":' || ${str('description')} || ',"createdAt":' || ${iso('createdAt')} || ',"updatedAt":' || ${iso('updatedAt')}
-  || ${optional('createdById', str('createdById'))} || ${optional('organizationId', str('organizationId'))}`;
-/** A row `r`'s ModuleVersionSummaryDto as JSON text (its fields in the class's order; versionPrereleaseRank absent for releases). */
-const SUMMARY_JSON = Prisma.raw(`${COMMON_JSON} || ',"versionMajor":' || r."versionMajor" || ',"versionMinor":' || r."versionMinor"
-  || ',"versionPatch":' || r."versionPatch" || ',"versionPrereleaseSortKey":' || ${str('versionPrereleaseSortKey')}
-  || ${optional('versionPrereleaseRank', 'r."versionPrereleaseRank"')} || '}'`);
-/**
- * A row `r`'s ModuleVersionDto as JSON text: the common fields, then `config` as Postgres writes
- * jsonb (spaced, in its own key order), so the service parses the page: JSON.parse then
- * JSON.stringify gives the bytes the API always sent for a config.
- */
-const FULL_JSON = Prisma.raw(`${COMMON_JSON} || ',"config":' || r."config"::text || '}'`);
 const ROW_COLUMNS = Prisma.sql`v."id", v."moduleDefinitionId", v."organizationId", v."version", v."description", v."versionMajor", v."versionMinor", v."versionPatch", v."versionPrereleaseSortKey", v."versionPrereleaseRank", v."createdById", v."createdAt", v."updatedAt"`;
 const ORDER = Prisma.sql`v."versionMajor" DESC, v."versionMinor" DESC, v."versionPatch" DESC, v."versionPrereleaseSortKey" DESC, v."id" DESC`;
+const ORDER_P = Prisma.sql`p."versionMajor" DESC, p."versionMinor" DESC, p."versionPatch" DESC, p."versionPrereleaseSortKey" DESC, p."id" DESC`;
 const ORDER_K = Prisma.sql`k."versionMajor" DESC, k."versionMinor" DESC, k."versionPatch" DESC, k."versionPrereleaseSortKey" DESC, k."id" DESC`;
 /** The order columns, all in the order indexes: a page's ids come from index-only scans. */
 const KEY_COLUMNS = Prisma.sql`v."versionMajor", v."versionMinor", v."versionPatch", v."versionPrereleaseSortKey", v."id"`;
 
-/** The one row of `pageSql`: the last* columns are null unless the page has `limit` rows. */
-interface RenderedRow {
-  total: number;
-  rows: number;
-  data: string | null;
-  lastMajor: number | null;
-  lastMinor: number | null;
-  lastPatch: number | null;
-  lastKey: string | null;
-  lastId: string | null;
-}
+/** Every column as the text Postgres sends: no row is parsed or mapped (module-version-json.ts renders them). */
+const AS_TEXT = { getTypeParser: () => (text: string) => text };
+
+/** A row of `pageSql`: the total beside each page row; one row of NULLs beside it when the page is empty. */
+type PageRow = Omit<ModuleVersionTextRow, 'id'> & { total: string; id: string | null };
 
 /**
  * All database access of module versions' lists. Every query takes the caller's organization: rows
@@ -71,8 +42,10 @@ interface RenderedRow {
  * - without: the organization's entries of ModuleVersion_organization_semver_order_idx and the
  *   global ones of ModuleVersion_global_semver_order_idx (partial, organizationId IS NULL), each
  *   the first `take` backwards, merged.
- * Then only the page's rows are read from the table, and Postgres renders them as the DTOs' JSON
- * text, with the total beside them: one statement and one result row per request.
+ * Then only the page's rows are read from the table, with the total beside them: one statement per
+ * request. The rows come back as Postgres' text, unparsed, and module-version-json.ts writes the
+ * DTOs' JSON from that text: no Date, no row object mapped, no JSON built by Postgres (which cost
+ * it about as much as the rest of the statement).
  */
 @Injectable()
 export class ModuleVersionsRepository {
@@ -81,20 +54,24 @@ export class ModuleVersionsRepository {
   /**
    * One page, rendered: the page's rows (at most `limit`) as the comma-separated JSON text of their
    * DTOs, the total under the filters, and the position of the page's last row when another follows.
-   * One statement, one row: Node neither maps rows nor converts dates.
    */
   async page(filter: VersionListFilter, withConfig: boolean, after: VersionsAfter | undefined, limit: number): Promise<RenderedPage<VersionPosition>> {
     // Sent straight to the pool behind Prisma, prepared once per connection like GET /projects'
     // statement (newestFirstFromSql): the values are ints and text, read alike by pg and Prisma.
     const statement = this.pageSql(filter, withConfig, after, limit);
-    const {
-      rows: [row],
-    } = await this.prisma.sql.query<RenderedRow>({ text: statement.text, values: statement.values });
-    const more = row.rows > limit;
+    const { rows } = await this.prisma.sql.query<PageRow>({ text: statement.text, values: statement.values, types: AS_TEXT });
+    const render = withConfig ? versionJson : summaryJson;
+    const count = rows[0].id === null ? 0 : Math.min(rows.length, limit);
+    let data = '';
+    for (let i = 0; i < count; i++) data += (i ? ',' : '') + render(rows[i] as ModuleVersionTextRow);
+    const last = rows[count - 1];
     return {
-      data: row.data ?? '',
-      totalCount: row.total,
-      next: more ? [row.lastMajor as number, row.lastMinor as number, row.lastPatch as number, row.lastKey as string, row.lastId as string] : undefined,
+      data,
+      totalCount: Number(rows[0].total),
+      next:
+        rows.length > limit
+          ? [Number(last.versionMajor), Number(last.versionMinor), Number(last.versionPatch), last.versionPrereleaseSortKey, last.id as string]
+          : undefined,
     };
   }
 
@@ -118,7 +95,7 @@ export class ModuleVersionsRepository {
   /**
    * The statement `page` runs (exported for the benchmark's EXPLAIN): the page's ids are chosen from
    * the order indexes alone (every condition is on their columns), `limit + 1` of them to know
-   * whether another page follows; only those rows are read in full and rendered as JSON.
+   * whether another page follows; only those rows are read in full, in order, each beside the total.
    */
   pageSql(filter: VersionListFilter, withConfig: boolean, after: VersionsAfter | undefined, limit: number): Prisma.Sql {
     const take = limit + 1;
@@ -139,15 +116,10 @@ export class ModuleVersionsRepository {
           (SELECT ${KEY_COLUMNS} FROM "ModuleVersion" v WHERE v."organizationId" IS NULL AND ${conditions} ORDER BY ${ORDER} LIMIT ${take}::int)
           ORDER BY 1 DESC, 2 DESC, 3 DESC, 4 DESC, 5 DESC LIMIT ${take}::int`;
     }
-    // Position of the page's last row (row `limit`): the next page's cursor when row `limit + 1` exists.
-    const atLast = (column: string) => Prisma.sql`min(r.${Prisma.raw(`"${column}"`)}) FILTER (WHERE r.n = ${limit}::int)`;
-    // Each row's JSON is built inside the aggregate, whose FILTER skips row `limit + 1`.
-    return Prisma.sql`SELECT (${this.countSql(filter)}) AS "total", count(*)::int AS "rows",
-        string_agg(${withConfig ? FULL_JSON : SUMMARY_JSON}, ',' ORDER BY r.n) FILTER (WHERE r.n <= ${limit}::int) AS "data",
-        ${atLast('versionMajor')} AS "lastMajor", ${atLast('versionMinor')} AS "lastMinor", ${atLast('versionPatch')} AS "lastPatch",
-        ${atLast('versionPrereleaseSortKey')} AS "lastKey", ${atLast('id')} AS "lastId"
-      FROM (SELECT row_number() OVER (ORDER BY ${ORDER}) AS n, ${withConfig ? Prisma.sql`${ROW_COLUMNS}, v."config"` : ROW_COLUMNS}
-        FROM (${keys}) k JOIN "ModuleVersion" v ON v."id" = k."id") r`;
+    // The total is one row joined to the page (LATERAL), so an empty page still carries it.
+    return Prisma.sql`SELECT t."total", p.* FROM (SELECT (${this.countSql(filter)}) AS "total") t
+      LEFT JOIN LATERAL (SELECT ${withConfig ? Prisma.sql`${ROW_COLUMNS}, v."config"` : ROW_COLUMNS} FROM (${keys}) k JOIN "ModuleVersion" v ON v."id" = k."id") p ON true
+      ORDER BY ${ORDER_P}`;
   }
 
   /** The requested definitions the organization may see (its own and global ones). */

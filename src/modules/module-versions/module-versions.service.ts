@@ -88,14 +88,14 @@ export class ModuleVersionsService {
     }
   }
 
-  /** The summaries' page as the JSON text of the response body (rendered by Postgres, sent as it is). */
+  /** The summaries' page as the JSON text of the response body (rendered from the rows' text, sent as it is). */
   listSummaries(principal: Principal, query: ModuleVersionQueryDto): Promise<string> {
     return this.list(principal, query, false);
   }
 
-  async listVersions(principal: Principal, query: ModuleVersionQueryDto): Promise<Page<ModuleVersionDto>> {
-    // Parsed, not sent as it is: a config goes out as JSON.stringify writes it (Postgres writes jsonb spaced).
-    return JSON.parse(await this.list(principal, query, true)) as Page<ModuleVersionDto>;
+  /** The versions' page (with `config`) as the JSON text of the response body. */
+  listVersions(principal: Principal, query: ModuleVersionQueryDto): Promise<string> {
+    return this.list(principal, query, true);
   }
 
   private list(principal: Principal, query: ModuleVersionQueryDto, withConfig: boolean): Promise<string> {
