@@ -218,7 +218,7 @@ export async function paginate<Row, Position extends readonly unknown[], Out>(
 }
 
 /**
- * One page rendered by the database: its rows' DTOs as JSON text, in order and comma-separated
+ * One page already rendered: its rows' DTOs as JSON text, in order and comma-separated
  * (`''` when there are none), exactly the bytes JSON.stringify would write for them.
  */
 export interface RenderedPage<Position> {
@@ -229,7 +229,7 @@ export interface RenderedPage<Position> {
 }
 
 /**
- * `paginate` for a list whose database renders the rows (see RenderedPage): the cursor is decoded
+ * `paginate` for a list whose source renders the rows itself (see RenderedPage): the cursor is decoded
  * and validated before any query, as there; `fetch` reads up to `limit` rows after the position.
  * Returns the body `{"data":[...],"meta":{...}}` as JSON text, byte for byte what `paginate`'s
  * page would serialize to (meta's keys in the same order: limit, totalCount, nextCursor).

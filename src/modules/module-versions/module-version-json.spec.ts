@@ -68,6 +68,12 @@ describe('module-version-json', () => {
     fc.assert(fc.property(instant, (date) => isoInstant(postgresText(date)) === date.toISOString()));
   });
 
+  it('never throws on a timestamp text of another shape: through Date when it can hold it, else as Postgres wrote it', () => {
+    expect(isoInstant('2026-11-28T03:20:15.5')).toBe('2026-11-28T03:20:15.500Z');
+    expect(isoInstant('0044-03-15 12:00:00 BC')).toBe('0044-03-15 12:00:00 BC');
+    expect(isoInstant('10000-01-01 00:00:00')).toBe('10000-01-01 00:00:00');
+  });
+
   it('writes exactly the bytes JSON.stringify gives for each DTO, for any row', () => {
     fc.assert(
       fc.property(row, (r) => {

@@ -31,11 +31,16 @@ const ISO_DATESTYLE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?$/;
 
 /**
  * A `timestamp(3)` column's text as `Date.toISOString()` writes the instant (these columns hold
- * UTC): `2026-11-28 03:20:15.12` is `2026-11-28T03:20:15.120Z`. A text of another shape (a year
- * past 9999) goes through Date, as Prisma would read it.
+ * UTC): `2026-11-28 03:20:15.12` is `2026-11-28T03:20:15.120Z`. The session's DateStyle must be
+ * ISO, Postgres' default, which Prisma's own reads of timestamps assume too. A text of another
+ * shape (a year past 9999 or BC, written to the table by hand) goes through Date, as Prisma would
+ * read it, and is sent as Postgres wrote it when Date cannot hold it: one odd row never fails a page.
  */
 export function isoInstant(text: string): string {
-  if (!ISO_DATESTYLE.test(text)) return new Date(`${text.replace(' ', 'T')}+00:00`).toISOString();
+  if (!ISO_DATESTYLE.test(text)) {
+    const date = new Date(`${text.replace(' ', 'T')}+00:00`);
+    return Number.isNaN(date.getTime()) ? text : date.toISOString();
+  }
   const fraction = text.length > 20 ? `${text.slice(20, 23)}00`.slice(0, 3) : '000';
   return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction}Z`;
 }
