@@ -333,6 +333,13 @@ describe('Module versions', () => {
         ['0.0.0', () => true],
         ['2147483647.0.0', (v) => v.startsWith('2147483647.')],
         ['3000.0.0', (v) => v.startsWith('2147483647.')],
+        // Bounds inside and between (major, minor) pairs: the total adds later pairs' counters to the bound's own pair.
+        ['1.1.0', (v) => exactCompare(v, '1.1.0') >= 0],
+        ['1.1.0-rc.1', (v) => exactCompare(v, '1.1.0-rc.1') >= 0],
+        ['1.2.0-rc.1', (v) => exactCompare(v, '1.2.0-rc.1') >= 0],
+        ['0.10.0', (v) => exactCompare(v, '0.10.0') >= 0],
+        ['1.0.1', (v) => exactCompare(v, '1.0.1') >= 0],
+        ['2.0.1', (v) => exactCompare(v, '2.0.1') >= 0],
       ];
       for (const [minVersion, keep] of cases) {
         const response = await http()
@@ -342,6 +349,12 @@ describe('Module versions', () => {
         const expected = expectedOrder(published[definitionA].filter((v) => keep(v.version)));
         expect([minVersion, response.body.data.map((v: Summary) => v.id)]).toEqual([minVersion, expected]);
         expect(response.body.meta.totalCount).toBe(expected.length);
+        const releases = await http()
+          .get(`${path}?moduleDefinitionId=${definitionA}&minVersion=${encodeURIComponent(minVersion)}&includePrereleases=false&limit=1`)
+          .set(owner.auth)
+          .expect(200);
+        const expectedReleases = published[definitionA].filter((v) => keep(v.version) && !v.version.split('+')[0].includes('-'));
+        expect([minVersion, releases.body.meta.totalCount]).toEqual([minVersion, expectedReleases.length]);
       }
     });
 
@@ -553,6 +566,18 @@ describe('Module versions', () => {
     expect(counted).toHaveLength(4);
     for (const row of counted) expect([row.versionCount, row.releaseCount]).toEqual([row.versions, row.releases]);
     expect(counted.find((r) => r.id === definitionA)?.versionCount).toBe(published[definitionA].length);
+    // And per (major, minor) pair, which the totals from a lower bound read.
+    const pairs = await prisma.$queryRaw<
+      { id: string; major: number; minor: number; kept: number | null; versions: number; keptReleases: number | null; releases: number }[]
+    >`
+      SELECT v."moduleDefinitionId" AS id, v."versionMajor" AS major, v."versionMinor" AS minor, count(*)::int AS versions,
+        (count(*) FILTER (WHERE v."versionPrereleaseSortKey" = '~'))::int AS releases, min(c."versionCount") AS kept, min(c."releaseCount") AS "keptReleases"
+      FROM "ModuleVersion" v LEFT JOIN "ModuleVersionMinorCount" c
+        ON (c."moduleDefinitionId", c."versionMajor", c."versionMinor") = (v."moduleDefinitionId", v."versionMajor", v."versionMinor")
+      WHERE v."moduleDefinitionId" = ANY(${ids}::text[]) GROUP BY 1, 2, 3`;
+    expect(pairs.length).toBeGreaterThan(10);
+    for (const pair of pairs)
+      expect([pair.id, pair.major, pair.minor, pair.kept, pair.keptReleases]).toEqual([pair.id, pair.major, pair.minor, pair.versions, pair.releases]);
     // A list over whole definitions reads its total from them: the organization's and the global definition's versions.
     const both = await http()
       .get(`/module-versions/summaries?moduleDefinitionIds=${definitionA},${definitionGlobal}&includePrereleases=false`)
@@ -564,6 +589,7 @@ describe('Module versions', () => {
     await expect(prisma.moduleVersion.update({ where: { id: published[definitionA][0].id }, data: { moduleDefinitionId: definitionA2 } })).rejects.toThrow(
       /immutable/,
     );
+    await expect(prisma.moduleVersion.update({ where: { id: published[definitionA][0].id }, data: { versionMinor: 99 } })).rejects.toThrow(/immutable/);
     // A new version counts at once, in the publishing transaction.
     await publish(owner, definitionA2, '7.0.0').expect(201);
     const after = await prisma.moduleDefinition.findUniqueOrThrow({ where: { id: definitionA2 } });

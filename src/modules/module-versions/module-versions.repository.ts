@@ -75,7 +75,10 @@ export class ModuleVersionsRepository {
     };
   }
 
-  /** The count query: the definitions' counters when whole definitions are listed, else index-only scans of the order indexes. */
+  /**
+   * The count query: the definitions' counters when whole definitions are listed, their (major, minor)
+   * counters and one pair's index entries from a lower bound, else index-only scans of the order indexes.
+   */
   countSql(filter: VersionListFilter): Prisma.Sql {
     const conditions = this.filters(filter, undefined);
     if (filter.definitionIds && !filter.minVersion) {
@@ -83,6 +86,19 @@ export class ModuleVersionsRepository {
       const column = Prisma.raw(filter.releasesOnly ? '"releaseCount"' : '"versionCount"');
       return Prisma.sql`SELECT coalesce(sum(md.${column}), 0)::int AS count FROM "ModuleDefinition" md
         WHERE md."id" = ANY(${filter.definitionIds}::text[]) AND (md."organizationId" = ${filter.organizationId} OR md."organizationId" IS NULL)`;
+    }
+    if (filter.definitionIds?.length === 1 && filter.minVersion) {
+      // One definition from a lower bound: the later (major, minor) pairs from their counters (kept
+      // by the same trigger), the bound's own pair counted over the order index. Not every version
+      // above the bound, which is thousands of index entries for a busy definition.
+      const m = filter.minVersion;
+      const column = Prisma.raw(filter.releasesOnly ? '"releaseCount"' : '"versionCount"');
+      const definition = this.inVisibleDefinitions(filter.definitionIds, filter.organizationId);
+      const release = filter.releasesOnly ? Prisma.sql`AND v."versionPrereleaseSortKey" = ${RELEASE_SORT_KEY}::text` : Prisma.empty;
+      return Prisma.sql`SELECT (coalesce((SELECT sum(c.${column}) FROM "ModuleVersionMinorCount" c
+          WHERE c."moduleDefinitionId" ${definition} AND (c."versionMajor", c."versionMinor") > (${m.versionMajor}::int, ${m.versionMinor}::int)), 0)
+        + (SELECT count(*) FROM "ModuleVersion" v WHERE v."moduleDefinitionId" ${definition} AND v."versionMajor" = ${m.versionMajor}::int
+          AND v."versionMinor" = ${m.versionMinor}::int AND (v."versionPatch", v."versionPrereleaseSortKey") >= (${m.versionPatch}::int, ${m.versionPrereleaseSortKey}::text) ${release}))::int AS count`;
     }
     if (filter.definitionIds) {
       return Prisma.sql`SELECT count(*)::int AS count FROM "ModuleVersion" v

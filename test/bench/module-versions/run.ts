@@ -247,6 +247,11 @@ runOrExplain(async () => {
         name: 'summaries?moduleDefinitionId&minVersion',
         path: `/module-versions/summaries?moduleDefinitionId=${seeded.typicalDefinition}&minVersion=${minVersion}`,
       },
+      {
+        // The busy definition from the same bound: its total is about 6,000 versions.
+        name: 'summaries?moduleDefinitionId&minVersion (busy)',
+        path: `/module-versions/summaries?moduleDefinitionId=${seeded.busyDefinition}&minVersion=${minVersion}`,
+      },
       { name: 'summaries?moduleDefinitionIds (50 ids)', path: `/module-versions/summaries?moduleDefinitionIds=${seeded.fiftyDefinitions.join(',')}` },
       {
         name: `summaries deep page (cursor after ${DEEP_OFFSET} rows)`,
@@ -325,6 +330,10 @@ runOrExplain(async () => {
     // One statement per request: the count, the page's ids from the order indexes, the page rendered as JSON.
     await explain(databaseUrl, [
       { name: 'summaries?moduleDefinitionId&minVersion', sql: repository.pageSql(byMin, false, undefined, 20) },
+      {
+        name: 'summaries?moduleDefinitionId&minVersion (busy)',
+        sql: repository.pageSql({ ...byMin, definitionIds: [seeded.busyDefinition] }, false, undefined, 20),
+      },
       { name: 'summaries?moduleDefinitionIds (50)', sql: repository.pageSql(fifty, false, undefined, 20) },
       { name: `deep page after ${DEEP_OFFSET} rows`, sql: repository.pageSql(busy, false, deepAfter, 20) },
       { name: 'GET /module-versions (with config, 50 ids)', sql: repository.pageSql(fifty, true, undefined, 20) },
