@@ -2,7 +2,7 @@
 -- bound) is the versions of the later (major, minor) pairs, read from per-pair counters, plus the
 -- versions of the bound's own pair counted over the order index: no longer every version above the
 -- bound (a definition with thousands of versions counted thousands of index entries per page).
--- Kept by the same row trigger as the definitions' counters, in the publishing transaction.
+-- Kept by a row trigger beside the definitions' counters, in the publishing transaction.
 CREATE TABLE "ModuleVersionMinorCount" (
   "moduleDefinitionId" TEXT NOT NULL,
   "versionMajor" INTEGER NOT NULL,
@@ -17,13 +17,9 @@ INSERT INTO "ModuleVersionMinorCount" ("moduleDefinitionId", "versionMajor", "ve
 SELECT "moduleDefinitionId", "versionMajor", "versionMinor", count(*)::int, (count(*) FILTER (WHERE "versionPrereleaseSortKey" = '~'))::int
 FROM "ModuleVersion" GROUP BY 1, 2, 3;
 
-CREATE OR REPLACE FUNCTION "module_definition_version_counts"() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION "module_version_minor_counts"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    UPDATE "ModuleDefinition"
-    SET "versionCount" = "versionCount" + 1,
-        "releaseCount" = "releaseCount" + CASE WHEN NEW."versionPrereleaseSortKey" = '~' THEN 1 ELSE 0 END
-    WHERE "id" = NEW."moduleDefinitionId";
     INSERT INTO "ModuleVersionMinorCount" AS c ("moduleDefinitionId", "versionMajor", "versionMinor", "versionCount", "releaseCount")
     VALUES (NEW."moduleDefinitionId", NEW."versionMajor", NEW."versionMinor", 1, CASE WHEN NEW."versionPrereleaseSortKey" = '~' THEN 1 ELSE 0 END)
     ON CONFLICT ("moduleDefinitionId", "versionMajor", "versionMinor") DO UPDATE
@@ -31,10 +27,6 @@ BEGIN
     RETURN NEW;
   END IF;
   -- A cascade from the definition's own delete finds no row to update.
-  UPDATE "ModuleDefinition"
-  SET "versionCount" = "versionCount" - 1,
-      "releaseCount" = "releaseCount" - CASE WHEN OLD."versionPrereleaseSortKey" = '~' THEN 1 ELSE 0 END
-  WHERE "id" = OLD."moduleDefinitionId";
   UPDATE "ModuleVersionMinorCount"
   SET "versionCount" = "versionCount" - 1,
       "releaseCount" = "releaseCount" - CASE WHEN OLD."versionPrereleaseSortKey" = '~' THEN 1 ELSE 0 END
@@ -42,6 +34,10 @@ BEGIN
   RETURN OLD;
 END;
 $$;
+
+CREATE TRIGGER "ModuleVersion_minor_counts"
+AFTER INSERT OR DELETE ON "ModuleVersion"
+FOR EACH ROW EXECUTE FUNCTION "module_version_minor_counts"();
 
 -- The pair a version counts in is now one of its keys too: refuse changing it, as its definition
 -- and prerelease already are (the API never does either).

@@ -7,6 +7,7 @@ import { invalidFields } from '@/common/errors/invalid-fields';
 import { ROW_ID } from '@/common/http/row-id';
 import pg from 'pg';
 import type { SqlPool } from '@/common/prisma/prisma.service';
+import { utcTimestamp } from '@/common/prisma/utc-timestamp';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -147,13 +148,10 @@ export function fromModel<Row>(delegate: FindManyDelegate<Row>, where: object): 
   };
 }
 
-/** timestamp(3) (without time zone, stored as UTC) read as Prisma reads it: the text as UTC. */
+/** timestamp(3) (without time zone, stored as UTC), read as Prisma reads it (utcTimestamp). */
 const TIMESTAMP_OID = 1114;
 const JSONB_OID = 3802;
 const JSON_OID = 114;
-function utcTimestamp(text: string): Date {
-  return new Date(`${text.replace(' ', 'T')}+00:00`);
-}
 
 /**
  * One organization's rows of one table, newest first, with the page and the total in ONE SQL

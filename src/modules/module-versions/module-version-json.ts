@@ -6,6 +6,8 @@
  * versionPrereleaseRank absent when null). Pure: no Nest, Prisma or I/O.
  */
 
+import { utcTimestamp } from '@/common/prisma/utc-timestamp';
+
 /** A list row as Postgres sends it in text: every column a string, NULL as null. */
 export interface ModuleVersionTextRow {
   id: string;
@@ -38,7 +40,7 @@ const ISO_DATESTYLE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?$/;
  */
 export function isoInstant(text: string): string {
   if (!ISO_DATESTYLE.test(text)) {
-    const date = new Date(`${text.replace(' ', 'T')}+00:00`);
+    const date = utcTimestamp(text);
     return Number.isNaN(date.getTime()) ? text : date.toISOString();
   }
   const fraction = text.length > 20 ? `${text.slice(20, 23)}00`.slice(0, 3) : '000';
