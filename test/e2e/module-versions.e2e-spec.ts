@@ -599,6 +599,57 @@ describe('Module versions', () => {
     ]);
   });
 
+  it("keeps the owner counters (the total of every visible version) equal to each organization's and the global versions, and a version in its definition's organization", async () => {
+    const prisma = app.get(PrismaService, { strict: false });
+    // One snapshot: the counters are written in the publishing transaction, so they match the rows at any instant.
+    const drift = () => prisma.$queryRaw<{ ownerId: string | null; kept: number | null; versions: number | null }[]>`
+      SELECT coalesce(c."ownerId", v."ownerId") AS "ownerId", c."versionCount" AS kept, v.versions
+      FROM "ModuleVersionOwnerCount" c FULL JOIN (
+        SELECT coalesce("organizationId", '') AS "ownerId", count(*)::int AS versions FROM "ModuleVersion" GROUP BY 1
+      ) v ON v."ownerId" = c."ownerId"
+      WHERE c."versionCount" IS DISTINCT FROM v.versions
+        OR c."releaseCount" IS DISTINCT FROM (SELECT count(*)::int FROM "ModuleVersion" r WHERE coalesce(r."organizationId", '') = c."ownerId" AND r."versionPrereleaseSortKey" = '~')`;
+    expect(await drift()).toEqual([]);
+    const owners = await prisma.moduleVersionOwnerCount.findMany({ where: { ownerId: { in: [owner.organizationId, other.organizationId, ''] } } });
+    expect(owners.map((o) => o.ownerId).sort()).toEqual(['', owner.organizationId, other.organizationId].sort());
+
+    // The list of every visible version reads them: the organization's row and the global one, releases or all.
+    const visible = (releases: boolean) =>
+      prisma.moduleVersion.count({
+        where: { OR: [{ organizationId: owner.organizationId }, { organizationId: null }], ...(releases ? { versionPrereleaseSortKey: '~' } : {}) },
+      });
+    for (const releasesOnly of [false, true]) {
+      const [listed, counted] = await Promise.all([
+        http()
+          .get(`/module-versions/summaries?limit=1${releasesOnly ? '&includePrereleases=false' : ''}`)
+          .set(owner.auth)
+          .expect(200),
+        visible(releasesOnly),
+      ]);
+      expect([releasesOnly, listed.body.meta.totalCount]).toEqual([releasesOnly, counted]);
+    }
+
+    // A version is in its definition's organization: another one is refused, and neither changes.
+    const parsed = parseVersion('9.9.9');
+    if (!parsed.ok) throw new Error(parsed.reason);
+    const stray = { moduleDefinitionId: definitionA, version: '9.9.9', description: 'stray', config: {}, ...parsed.version.columns };
+    await expect(prisma.moduleVersion.create({ data: { ...stray, organizationId: other.organizationId } })).rejects.toThrow(/definition's/);
+    await expect(prisma.moduleVersion.create({ data: { ...stray, organizationId: null } })).rejects.toThrow(/definition's/);
+    await expect(prisma.moduleVersion.update({ where: { id: published[definitionA][0].id }, data: { organizationId: other.organizationId } })).rejects.toThrow(
+      /immutable/,
+    );
+    await expect(prisma.moduleDefinition.update({ where: { id: definitionA2 }, data: { organizationId: other.organizationId } })).rejects.toThrow(/immutable/);
+
+    // An organization deleted with its versions leaves no counter behind; its versions leave the global row alone.
+    const gone = await prisma.organization.create({ data: { name: `mv-gone-${owner.organizationId}` } });
+    const definition = await prisma.moduleDefinition.create({ data: { organizationId: gone.id, name: 'gone' } });
+    await prisma.moduleVersion.create({ data: { ...stray, moduleDefinitionId: definition.id, organizationId: gone.id } });
+    expect(await prisma.moduleVersionOwnerCount.findUnique({ where: { ownerId: gone.id } })).toMatchObject({ versionCount: 1, releaseCount: 1 });
+    await prisma.organization.delete({ where: { id: gone.id } });
+    expect(await prisma.moduleVersionOwnerCount.findUnique({ where: { ownerId: gone.id } })).toBeNull();
+    expect(await drift()).toEqual([]);
+  });
+
   it('reads no config for summaries (the SQL selects none)', async () => {
     const { ModuleVersionsRepository } = await import('@/modules/module-versions/module-versions.repository');
     const repository = app.get(ModuleVersionsRepository, { strict: false });

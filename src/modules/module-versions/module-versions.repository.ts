@@ -76,31 +76,36 @@ export class ModuleVersionsRepository {
   }
 
   /**
-   * The count query: the definitions' counters when whole definitions are listed, their (major, minor)
-   * counters and one pair's index entries from a lower bound, else index-only scans of the order indexes.
+   * The count query, from counters kept by triggers on ModuleVersion wherever they answer it: whole
+   * definitions' from the definitions' counters, every visible version's from the organization's and
+   * the global owner counters, from a lower bound the later (major, minor) pairs' counters and one
+   * pair's index entries; else index-only scans of the order indexes.
    */
   countSql(filter: VersionListFilter): Prisma.Sql {
-    const conditions = this.filters(filter, undefined);
-    if (filter.definitionIds && !filter.minVersion) {
-      // Whole definitions: their counters (kept by a trigger on ModuleVersion), one row per definition.
+    if (!filter.minVersion && filter.definitionIds) {
+      // Whole definitions: one counter row per definition.
       return Prisma.sql`SELECT coalesce(sum(md.${this.counter(filter)}), 0)::int AS count FROM "ModuleDefinition" md
         WHERE md."id" = ANY(${filter.definitionIds}::text[]) AND (md."organizationId" = ${filter.organizationId} OR md."organizationId" IS NULL)`;
     }
-    if (filter.definitionIds?.length === 1 && filter.minVersion) {
-      // One definition from a lower bound: the later (major, minor) pairs from their counters (kept
-      // by a trigger on ModuleVersion), the bound's own pair counted over the order index. Not every version
-      // above the bound, which is thousands of index entries for a busy definition.
-      const m = filter.minVersion;
+    if (!filter.minVersion) {
+      // Every visible version: the organization's row and the global one ('').
+      return Prisma.sql`SELECT coalesce(sum(c.${this.counter(filter)}), 0)::int AS count FROM "ModuleVersionOwnerCount" c
+        WHERE c."ownerId" IN (${filter.organizationId}, '')`;
+    }
+    const m = filter.minVersion;
+    const conditions = this.filters(filter, undefined);
+    if (filter.definitionIds) {
+      // Definitions from a lower bound (the API asks it of one): the later (major, minor) pairs from
+      // their counters (kept by a trigger on ModuleVersion), the bound's own pair counted over the order
+      // index. Not every version above the bound, which is thousands of index entries for a busy definition.
       const definition = this.inVisibleDefinitions(filter.definitionIds, filter.organizationId);
       return Prisma.sql`SELECT (coalesce((SELECT sum(c.${this.counter(filter)}) FROM "ModuleVersionMinorCount" c
           WHERE c."moduleDefinitionId" ${definition} AND (c."versionMajor", c."versionMinor") > (${m.versionMajor}::int, ${m.versionMinor}::int)), 0)
         + (SELECT count(*) FROM "ModuleVersion" v WHERE v."moduleDefinitionId" ${definition} AND v."versionMajor" = ${m.versionMajor}::int
           AND v."versionMinor" = ${m.versionMinor}::int AND ${conditions}))::int AS count`;
     }
-    if (filter.definitionIds) {
-      return Prisma.sql`SELECT count(*)::int AS count FROM "ModuleVersion" v
-        WHERE v."moduleDefinitionId" ${this.inVisibleDefinitions(filter.definitionIds, filter.organizationId)} AND ${conditions}`;
-    }
+    // Every visible version from a lower bound (the API refuses minVersion without a definition): the
+    // order indexes' entries at or above it.
     return Prisma.sql`SELECT ((SELECT count(*) FROM "ModuleVersion" v WHERE v."organizationId" = ${filter.organizationId} AND ${conditions})
       + (SELECT count(*) FROM "ModuleVersion" v WHERE v."organizationId" IS NULL AND ${conditions}))::int AS count`;
   }

@@ -258,6 +258,7 @@ runOrExplain(async () => {
         path: `/module-versions/summaries?moduleDefinitionId=${seeded.busyDefinition}&cursor=${deepCursor}`,
       },
       { name: 'GET /module-versions (with config, 50 ids)', path: `/module-versions?moduleDefinitionIds=${seeded.fiftyDefinitions.join(',')}` },
+      { name: 'summaries, every visible version (no filter)', path: '/module-versions/summaries' },
     ];
     const url = (port: number, path: string) => `http://127.0.0.1:${port}${path}`;
     for (const target of paths) {
