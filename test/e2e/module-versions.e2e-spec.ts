@@ -4,7 +4,7 @@ import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { createTestApp } from '../support/app';
 import { parseVersion } from '@/modules/module-versions/semver-key';
-import { createMember, createTenant, type TestTenant } from '../support/factories';
+import { createMember, createModuleVersion, createTenant, type TestTenant } from '../support/factories';
 
 interface Summary {
   id: string;
@@ -643,7 +643,7 @@ describe('Module versions', () => {
     // An organization deleted with its versions leaves no counter behind; its versions leave the global row alone.
     const gone = await prisma.organization.create({ data: { name: `mv-gone-${owner.organizationId}` } });
     const definition = await prisma.moduleDefinition.create({ data: { organizationId: gone.id, name: 'gone' } });
-    await prisma.moduleVersion.create({ data: { ...stray, moduleDefinitionId: definition.id, organizationId: gone.id } });
+    await createModuleVersion(app, owner, '9.9.9', { moduleDefinitionId: definition.id }); // in the definition's organization, not the owner's
     expect(await prisma.moduleVersionOwnerCount.findUnique({ where: { ownerId: gone.id } })).toMatchObject({ versionCount: 1, releaseCount: 1 });
     await prisma.organization.delete({ where: { id: gone.id } });
     expect(await prisma.moduleVersionOwnerCount.findUnique({ where: { ownerId: gone.id } })).toBeNull();

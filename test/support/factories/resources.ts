@@ -107,15 +107,20 @@ export function createModuleDefinition(app: INestApplication, owner: Owner, data
   return prismaOf(app).moduleDefinition.create({ data: { organizationId: owner.organizationId, name: `module-${unique()}`, ...data } });
 }
 
-/** A module version with its sort columns computed as the service computes them. */
+/**
+ * A module version with its sort columns computed as the service computes them, in its definition's
+ * organization (the database refuses any other).
+ */
 export async function createModuleVersion(app: INestApplication, owner: Owner, version: string, data: Partial<Prisma.ModuleVersionUncheckedCreateInput> = {}) {
   const parsed = parseVersion(version);
   if (!parsed.ok) throw new Error(`not a version: ${version} (${parsed.reason})`);
-  const moduleDefinitionId = data.moduleDefinitionId ?? (await createModuleDefinition(app, owner)).id;
+  const definition = data.moduleDefinitionId
+    ? await prismaOf(app).moduleDefinition.findUniqueOrThrow({ where: { id: data.moduleDefinitionId } })
+    : await createModuleDefinition(app, owner);
   return prismaOf(app).moduleVersion.create({
     data: {
-      organizationId: owner.organizationId,
-      moduleDefinitionId,
+      organizationId: definition.organizationId,
+      moduleDefinitionId: definition.id,
       version,
       description: `version ${version}`,
       config: {},
