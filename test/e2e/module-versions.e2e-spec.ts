@@ -655,6 +655,11 @@ describe('Module versions', () => {
     const repository = app.get(ModuleVersionsRepository, { strict: false });
     const sql = repository.pageSql({ organizationId: owner.organizationId, definitionIds: [definitionA], releasesOnly: false }, false, undefined, 10);
     expect(repository.countSql({ organizationId: owner.organizationId, releasesOnly: false }).sql).not.toContain('config');
+    // Every visible version's total reads the owner counters, not the versions.
+    expect(repository.countSql({ organizationId: owner.organizationId, releasesOnly: true }).sql).toMatch(
+      /FROM "ModuleVersionOwnerCount"[^]*"releaseCount"|"releaseCount"[^]*FROM "ModuleVersionOwnerCount"/,
+    );
+    expect(repository.countSql({ organizationId: owner.organizationId, releasesOnly: false }).sql).not.toContain('"ModuleVersion" v');
     expect(sql.sql).not.toContain('config');
     expect(repository.pageSql({ organizationId: owner.organizationId, releasesOnly: false }, true, undefined, 10).sql).toContain('"config"');
   });

@@ -5,6 +5,18 @@
 -- Summing the visible definitions' counters instead would read one row per definition (about 3 ms
 -- for 900 definitions, growing with them). Kept by a row trigger beside the other counters, in the
 -- publishing transaction; publishing in one organization waits for the others' commits on its row.
+
+-- No version is published between the counters' first count and their trigger (the migration is one
+-- transaction; each of its statements would otherwise read its own snapshot).
+LOCK TABLE "ModuleVersion" IN SHARE ROW EXCLUSIVE MODE;
+
+-- Versions written in another organization than their definition's before this migration (the API
+-- wrote none; see below) take their definition's, before the counters count them.
+UPDATE "ModuleVersion" v
+SET "organizationId" = md."organizationId"
+FROM "ModuleDefinition" md
+WHERE md."id" = v."moduleDefinitionId" AND v."organizationId" IS DISTINCT FROM md."organizationId";
+
 CREATE TABLE "ModuleVersionOwnerCount" (
   "ownerId" TEXT NOT NULL,
   "versionCount" INTEGER NOT NULL DEFAULT 0,
@@ -49,12 +61,6 @@ FOR EACH ROW EXECUTE FUNCTION "module_version_owner_counts"();
 -- organization the list of every visible version and the counters above). The database now keeps
 -- it: a version inserted with another organization is refused, and neither a version's nor a
 -- definition's organization changes.
--- Rows written otherwise before this migration (the API wrote none) take their definition's.
-UPDATE "ModuleVersion" v
-SET "organizationId" = md."organizationId"
-FROM "ModuleDefinition" md
-WHERE md."id" = v."moduleDefinitionId" AND v."organizationId" IS DISTINCT FROM md."organizationId";
-
 CREATE FUNCTION "module_version_owner"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF EXISTS (SELECT 1 FROM "ModuleDefinition" md WHERE md."id" = NEW."moduleDefinitionId" AND md."organizationId" IS DISTINCT FROM NEW."organizationId") THEN
