@@ -630,11 +630,8 @@ describe('Module versions', () => {
     }
 
     // A version is in its definition's organization: another one is refused, and neither changes.
-    const parsed = parseVersion('9.9.9');
-    if (!parsed.ok) throw new Error(parsed.reason);
-    const stray = { moduleDefinitionId: definitionA, version: '9.9.9', description: 'stray', config: {}, ...parsed.version.columns };
-    await expect(prisma.moduleVersion.create({ data: { ...stray, organizationId: other.organizationId } })).rejects.toThrow(/definition's/);
-    await expect(prisma.moduleVersion.create({ data: { ...stray, organizationId: null } })).rejects.toThrow(/definition's/);
+    for (const organizationId of [other.organizationId, null])
+      await expect(createModuleVersion(app, owner, '9.9.9', { moduleDefinitionId: definitionA, organizationId })).rejects.toThrow(/definition's/);
     await expect(prisma.moduleVersion.update({ where: { id: published[definitionA][0].id }, data: { organizationId: other.organizationId } })).rejects.toThrow(
       /immutable/,
     );
