@@ -2,6 +2,7 @@ import { type ValidationError, ValidationPipe } from '@nestjs/common';
 import { AppError } from '@/common/errors/app-error';
 import { RequestErrors } from '@/common/errors/common.errors';
 import { capList, invalidFields } from '@/common/errors/invalid-fields';
+import { cacheValidationMetadata } from './validation-metadata-cache';
 
 /** Fields the server owns: a request that sets one is told so, not just that it is unknown. */
 const READ_ONLY_FIELDS = new Set([
@@ -71,6 +72,7 @@ export function validationErrorToAppError(errors: ValidationError[]): AppError {
 }
 
 export function createValidationPipe(): ValidationPipe {
+  cacheValidationMetadata();
   return new ValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,

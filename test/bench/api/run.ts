@@ -9,7 +9,8 @@
  * profiler's overhead and are not comparable with a plain run.
  * Environment: BENCH_DURATION_S (10), BENCH_ROUNDS (3), BENCH_CPU_PROFILE, BENCH_PORT (3901: the
  * four servers listen on it and the next three ports), BENCH_DATABASE (delivery_platform_bench:
- * dropped and re-created).
+ * dropped and re-created), BENCH_COMPARE_DIST (a checkout of another commit, built: its full stack,
+ * everything on, takes the place of the one with the levers off, for a before/after in one run).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -31,12 +32,16 @@ const WARMUP_S = 3;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const PORT = Number(process.env.BENCH_PORT ?? 3901);
+const COMPARE_ROOT = process.env.BENCH_COMPARE_DIST;
 const DATABASE = process.env.BENCH_DATABASE ?? 'delivery_platform_bench';
 
 const SERVERS = {
   api: { label: 'full stack (NestJS + Prisma, everything on)', port: PORT },
   // The same build with this round's two levers off, measured beside it (issue 22).
-  before: { label: 'full stack, statements unnamed and every hit counted in Redis', port: PORT + 3 },
+  before: {
+    label: COMPARE_ROOT ? `full stack of ${COMPARE_ROOT} (everything on)` : 'full stack, statements unnamed and every hit counted in Redis',
+    port: PORT + 3,
+  },
   plain: { label: 'plain NestJS + Prisma (findMany + count)', port: PORT + 2 },
   bare: { label: 'bare node:http + pg', port: PORT + 1 },
 } as const;
@@ -70,10 +75,10 @@ async function seed(databaseUrl: string): Promise<{ organizationId: string; toke
   }
 }
 
-function startProcess(name: ServerName, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+function startProcess(name: ServerName, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): ChildProcess {
   const profiling = PROFILE_DIR ? ['--require', join(__dirname, 'cpu-profile-preload.cjs')] : [];
   const child = spawn(process.execPath, [...profiling, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { ...env, CPU_PROFILE_FILE: profileFile(name) },
     stdio: PROFILE_DIR ? ['ignore', 'ignore', 'inherit', 'ipc'] : ['ignore', 'ignore', 'inherit'],
   });
@@ -119,12 +124,14 @@ runOrExplain(async () => {
     processes.set('api', startProcess('api', ['dist/main.js'], env));
     processes.set(
       'before',
-      startProcess('before', ['dist/main.js'], {
-        ...env,
-        PORT: String(SERVERS.before.port),
-        DATABASE_PREPARED_STATEMENTS: 'false',
-        RATE_LIMIT_LOCAL_PRE_COUNT: 'false',
-      }),
+      COMPARE_ROOT
+        ? startProcess('before', ['dist/main.js'], { ...env, PORT: String(SERVERS.before.port) }, COMPARE_ROOT)
+        : startProcess('before', ['dist/main.js'], {
+            ...env,
+            PORT: String(SERVERS.before.port),
+            DATABASE_PREPARED_STATEMENTS: 'false',
+            RATE_LIMIT_LOCAL_PRE_COUNT: 'false',
+          }),
     );
     // tsconfig.json covers src/ only; the check config also covers test/ (decorators, paths).
     const plainEnv = { ...env, TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.check.json') };
@@ -189,7 +196,7 @@ runOrExplain(async () => {
     const failed = NAMES.reduce((sum, name) => sum + results[name].reduce((s, m) => s + m.non2xx, 0), 0);
     if (failed > 0) throw new Error(`${failed} responses were not 2xx: the figures above measure errors, not the list`);
     process.stdout.write(
-      `\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (issue 22 target: >= 100%)\np99, full stack vs plain = ${mean(results.api, 'p99').toFixed(1)} vs ${mean(results.plain, 'p99').toFixed(1)} ms (issue 22 target: no worse than plain)\nwithout the levers / plain = ${ratio('before', 'plain')}\n`,
+      `\nfull stack / bare  = ${ratio('api', 'bare')}\nplain / bare       = ${ratio('plain', 'bare')}\nfull stack / plain = ${ratio('api', 'plain')} (issue 22 target: >= 100%)\np99, full stack vs plain = ${mean(results.api, 'p99').toFixed(1)} vs ${mean(results.plain, 'p99').toFixed(1)} ms (issue 22 target: no worse than plain)\n${COMPARE_ROOT ? 'compared build' : 'without the levers'} / plain = ${ratio('before', 'plain')}; p99 ${mean(results.before, 'p99').toFixed(1)} ms\n`,
     );
   } finally {
     await Promise.all([...processes.values()].map(stop));
