@@ -6,7 +6,9 @@
  * to six fraction digits) is read from its digits with `Date.UTC`, which allocates nothing but the
  * Date; anything else (years before 100, which `Date.UTC` would read as 19xx, five-digit years,
  * `BC`, `infinity`) goes through the parser. Both give the same instant (utc-timestamp.spec.ts);
- * fraction digits past the millisecond are dropped, as the parser drops them.
+ * fraction digits past the millisecond are dropped, as the parser drops them. One difference that
+ * Postgres never reaches: `Date.UTC` rolls an out-of-range field over (month 13, hour 24, second
+ * 60) where the parser gives an Invalid Date; Postgres prints only normalised timestamps.
  */
 export function utcTimestamp(text: string): Date {
   const length = text.length;
