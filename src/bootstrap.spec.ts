@@ -1,7 +1,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import helmet from 'helmet';
-import { securityHeaders } from './bootstrap';
+import { HELMET_OPTIONS, securityHeaders } from './bootstrap';
 
 function response(): ServerResponse {
   const res = new ServerResponse(new IncomingMessage(new Socket()));
@@ -18,7 +18,7 @@ describe(securityHeaders.name, () => {
     expect(next).toHaveBeenCalledWith();
 
     const theirs = response();
-    helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })({} as IncomingMessage, theirs, () => undefined);
+    helmet(HELMET_OPTIONS)({} as IncomingMessage, theirs, () => undefined);
 
     expect(ours.getHeaders()).toEqual(theirs.getHeaders());
     expect(Object.keys(ours.getHeaders()).length).toBeGreaterThan(10);

@@ -71,15 +71,18 @@ export function configureApp(app: NestExpressApplication): void {
  * Helmet's headers. The Content-Security-Policy is Helmet's default, which Swagger UI at /docs
  * works under (its scripts are files of this origin, its styles inline, its images data: URLs),
  * without `upgrade-insecure-requests`, which would break /docs on a plain-http deployment.
- *
- * With these options every header Helmet sends is the same on every response (no nonce, no
+ */
+export const HELMET_OPTIONS: Parameters<typeof helmet>[0] = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
+
+/**
+ * With HELMET_OPTIONS every header Helmet sends is the same on every response (no nonce, no
  * directive computed from the request), so Helmet runs once, on a response that records what it
  * sets and removes, and each request gets that record in one step instead of Helmet's chain of
  * twelve middlewares (about 12 µs per request of the list path). A setting that made Helmet fail or
  * answer asynchronously would make that dry run throw here, at boot.
  */
 export function securityHeaders(): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
-  const helmetMiddleware = helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } });
+  const helmetMiddleware = helmet(HELMET_OPTIONS);
   // In Helmet's order: [name, value] is set, [name] removed.
   const steps: ([string, string] | [string])[] = [];
   const recorder = {

@@ -12,7 +12,7 @@
  */
 export function utcTimestamp(text: string): Date {
   const length = text.length;
-  if (length < 19 || length > 26 || (length > 19 && length < 21)) return parsed(text);
+  if (length < 19 || length === 20 || length > 26) return parsed(text);
   if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 32) return parsed(text);
   if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || (length > 19 && text.charCodeAt(19) !== 46)) return parsed(text);
   const year = digits(text, 0, 4);
