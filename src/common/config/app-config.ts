@@ -281,14 +281,6 @@ export class EnvironmentVariables {
   @OptionalInt(1_000, 86_400_000)
   MERGE_QUEUE_PATHS_SWEEP_INTERVAL_MS?: number;
 
-  @IsOptional()
-  @IsIn(['true', 'false'])
-  MERGE_QUEUE_FENCE_SHORTCUTS?: string;
-
-  @IsOptional()
-  @IsIn(['true', 'false'])
-  MERGE_QUEUE_LEGACY_PERSISTENCE?: string;
-
   @OptionalInt(1, 100_000)
   MERGE_QUEUE_MAX_LIVE_ENTRIES?: number;
 
@@ -408,18 +400,6 @@ export interface AppConfig {
      * executor that stops renewing (a stalled process) is replaced this long after its last renewal.
      */
     leaseMs: number;
-    /**
-     * The executor's shortcuts around its lease (docs/merge-queue.md, "Fencing"): a run with nothing
-     * to do takes no lease, and a run reads the fence ref once (ahead, beside its first queries)
-     * rather than before every land. On by default; off only to measure what they save.
-     */
-    fenceShortcuts: boolean;
-    /**
-     * The engine benchmark's "before" (never in production): every event also writes the whole
-     * planner state into the queue's document, and the sweep ticks every queue with CI running, as
-     * before issue 22; reads still assemble the state from the rows.
-     */
-    legacyPersistence: boolean;
     /** Entries of one queue not yet merged, removed or failed; one more is a 422. */
     maxLiveEntries: number;
     /** Merge queues of one organization; one more is a 422. */
@@ -605,8 +585,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mergeQueues: {
       sweepIntervalMs: raw.MERGE_QUEUE_SWEEP_INTERVAL_MS ?? 10_000,
       leaseMs: raw.MERGE_QUEUE_LEASE_MS ?? 15_000,
-      fenceShortcuts: raw.MERGE_QUEUE_FENCE_SHORTCUTS !== 'false',
-      legacyPersistence: raw.MERGE_QUEUE_LEGACY_PERSISTENCE === 'true',
       maxLiveEntries: raw.MERGE_QUEUE_MAX_LIVE_ENTRIES ?? 1_000,
       maxPerOrganization: raw.MERGE_QUEUE_MAX_PER_ORGANIZATION ?? 100,
       retryBaseMs: raw.MERGE_QUEUE_RETRY_BASE_MS ?? 1_000,

@@ -1,6 +1,4 @@
-import { APP_CONFIG } from '@/common/config/config.module';
-import type { AppConfig } from '@/common/config/app-config';
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { Principal } from '@/common/auth/principal';
 import { AppError } from '@/common/errors/app-error';
 import { failpointThrow } from '@/common/faults/failpoints';
@@ -65,8 +63,6 @@ async function storedEntryStatus(
 
 /** Batches not yet landed, failed or withdrawn. */
 export const LIVE_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
-/** Batches whose CI may be running: a check timeout can fire (the sweep ticks their queues). */
-export const CI_RUNNING_BATCH_STATUSES: readonly MergeQueueBatchStatus[] = ['testing', 'reconciling'];
 /** Operations the executor starts before the rest: they finish batches (and a readBack runs alone). */
 export const URGENT_OPERATION_KINDS: readonly MergeQueueOperationKind[] = ['land', 'readBack'];
 
@@ -312,7 +308,6 @@ export class MergeQueuesRepository {
     private readonly prisma: PrismaService,
     private readonly audit: AuditService,
     private readonly scheduler: MergeQueueScheduler,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() private readonly metrics?: MergeQueueMetrics,
     @Optional() private readonly statusOut?: MergeQueueStatusOut,
   ) {}
@@ -402,7 +397,7 @@ export class MergeQueuesRepository {
 
   /**
    * Locks the queue row for the rest of the transaction and reads it with its planner state: a
-   * window of it (the whole state under the legacy persistence). A queue that posts commit
+   * window of it. A queue that posts commit
    * statuses also loads the front of the line they number (set-aside PRs count there).
    */
   private async lock(tx: Prisma.TransactionClient, organizationId: string | null, queueId: string): Promise<LockedQueue> {
@@ -412,7 +407,6 @@ export class MergeQueuesRepository {
         : await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "MergeQueue" WHERE "id" = ${queueId} AND "organizationId" = ${organizationId} FOR UPDATE`;
     if (found.length === 0) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
     const row = await tx.mergeQueue.findUniqueOrThrow({ where: { id: queueId } });
-    if (this.config.mergeQueues.legacyPersistence) return { row, state: await assembleState(tx, row) };
     const posts = (await this.statusOut?.postsStatuses(row, tx)) ?? false;
     const { state, window } = await assembleWindow(tx, row, posts ? statusFront(row.plannerState as unknown as MergeQueueState) : 0);
     return { row, state, window };
@@ -505,7 +499,7 @@ export class MergeQueuesRepository {
     return tx.mergeQueue.update({
       where: { id: row.id },
       data: {
-        plannerState: this.config.mergeQueues.legacyPersistence ? (state as unknown as Prisma.InputJsonObject) : documentOf(state),
+        plannerState: documentOf(state),
         revision: BigInt(state.revision),
         status: state.status,
         batchDepth: state.batchDepth,
@@ -852,15 +846,6 @@ export class MergeQueuesRepository {
       orderBy: { id: 'asc' },
       select: { id: true },
     });
-    if (this.config.mergeQueues.legacyPersistence) {
-      const ciRunning = await this.prisma.mergeQueueBatch.findMany({
-        where: { status: { in: [...CI_RUNNING_BATCH_STATUSES] } },
-        distinct: ['queueId'],
-        orderBy: { queueId: 'asc' },
-        select: { queueId: true },
-      });
-      return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: ciRunning.map((r) => r.queueId) };
-    }
     const due = await this.prisma.$queryRaw<{ id: string }[]>`
       SELECT "id" FROM "MergeQueue" WHERE "nextWakeAt" IS NOT NULL AND "nextWakeAt" <= (now() AT TIME ZONE 'UTC') ORDER BY "id"`;
     return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: due.map((r) => r.id) };

@@ -86,7 +86,6 @@ export class MergeQueueExecutor {
   private readonly logger = new Logger(MergeQueueExecutor.name);
 
   private readonly leaseMs: number;
-  private readonly shortcuts: boolean;
 
   constructor(
     protected readonly repository: MergeQueuesRepository,
@@ -94,7 +93,6 @@ export class MergeQueueExecutor {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.mergeQueues.leaseMs;
-    this.shortcuts = config.mergeQueues.fenceShortcuts;
   }
 
   /**
@@ -116,18 +114,12 @@ export class MergeQueueExecutor {
    */
   async run(queueId: string, options: { signal?: AbortSignal } = {}): Promise<RunResult> {
     // A quarantined queue performs nothing until it is resumed (the sweep does not start it either).
-    // With the shortcuts on, a run with nothing to do (no unfinished operation, no move: a kick whose
-    // work an earlier run already did) ends here without taking the lease: it would write nothing.
+    // A run with nothing to do (no unfinished operation, no move: a kick whose work an earlier run
+    // already did) ends here without taking the lease: it would write nothing.
     // Work issued after this read kicks the queue again (or is found when this job completes).
-    let landing = true;
-    if (this.shortcuts) {
-      const work = await this.repository.executorWork(queueId);
-      if (!work || (work.kinds.length === 0 && !work.moving)) return { performed: 0, leaseBusy: false };
-      landing = work.kinds.includes('land');
-    } else {
-      const queue = await this.repository.queueForWorker(queueId);
-      if (!queue || queue.quarantined) return { performed: 0, leaseBusy: false };
-    }
+    const work = await this.repository.executorWork(queueId);
+    if (!work || (work.kinds.length === 0 && !work.moving)) return { performed: 0, leaseBusy: false };
+    const landing = work.kinds.includes('land');
     const lease = await this.repository.takeLease(queueId, randomUUID(), this.leaseMs);
     if (!lease) return { performed: 0, leaseBusy: true };
     const controller = new AbortController();
@@ -165,9 +157,9 @@ export class MergeQueueExecutor {
   private async drainHolding(queue: QueueWithSource, lease: Lease, signal: AbortSignal, landing: boolean): Promise<number> {
     const queueId = queue.id;
     const git = await this.gits.forSource(queue.repository);
-    const fences = new RunFence(() => this.currentFence(queueId, git, queue.baseRef), this.shortcuts);
+    const fences = new RunFence(() => this.currentFence(queueId, git, queue.baseRef));
     // A land is waiting: its fence is read now, beside the queries below, not after them.
-    if (this.shortcuts && landing) fences.prefetch();
+    if (landing) fences.prefetch();
     await this.reconcileOrphans(lease);
     const started = Date.now();
     const inFlight = new Map<string, { row: OperationRow; done: Promise<void> }>();
@@ -465,19 +457,14 @@ export class MergeQueueExecutor {
  * argument of runOne holds for every land of the run: each land's claim commits only under this
  * lease, which proves that no newer executor had taken the queue (and so moved the fence) since the
  * read. The run's own readBack moves the fence (moved); a refused land drops the copy (forget): an
- * older executor's readBack still finishing may have moved it. With `cache` off (the shortcuts
- * off), every land reads the fence itself, as before.
+ * older executor's readBack still finishing may have moved it.
  */
 class RunFence {
   private copy: Promise<Fence> | undefined;
 
-  constructor(
-    private readonly read: () => Promise<Fence>,
-    private readonly cache: boolean,
-  ) {}
+  constructor(private readonly read: () => Promise<Fence>) {}
 
   get(): Promise<Fence> {
-    if (!this.cache) return this.read();
     if (!this.copy) {
       const reading = this.read();
       this.copy = reading;
@@ -495,7 +482,7 @@ class RunFence {
   }
 
   moved(fence: Fence): void {
-    if (this.cache) this.copy = Promise.resolve(fence);
+    this.copy = Promise.resolve(fence);
   }
 
   forget(): void {
