@@ -9,7 +9,7 @@ import {
   type PlannerConfig,
   reduceMergeQueue,
 } from '@/modules/merge-queues/planner';
-import { holdsRunner } from '@/modules/merge-queues/planner/chain';
+import { holdsRunner } from '@/modules/merge-queues/planner/runners';
 import { aheadOfBarrier, chainBarrier } from '@/modules/merge-queues/planner/order';
 import { batchOutcome } from '@/modules/merge-queues/planner/step';
 import type { BatchState } from '@/modules/merge-queues/planner/types';

@@ -5,8 +5,9 @@ import { ewma } from './ewma';
 import { INITIAL_CHAIN_BATCH_SIZE } from './config';
 import { aheadOfBarrier, chainBarrier } from './order';
 import { byPlanningOrder } from './priority';
+import { holdsRunner } from './runners';
 import { failureProbability, isScreened, planScreens } from './screening';
-import { batchOutcome, childrenOf, createBatch, type Ctx, isFinalBatch, liveAncestors, outcome } from './step';
+import { childrenOf, createBatch, type Ctx, isFinalBatch, liveAncestors, outcome } from './step';
 import type { BatchState, EntryState, MergeQueueState, PlannerConfig } from './types';
 
 /*
@@ -18,17 +19,6 @@ import type { BatchState, EntryState, MergeQueueState, PlannerConfig } from './t
 
 /** EWMA weight of each chain batch outcome (failed or landed at the head) in F. */
 export const CHAIN_FAILURE_EWMA_ALPHA = 0.1;
-
-/**
- * Runner accounting: a batch holds a runner while it is preparing, testing with no result yet,
- * or reconciling a step before its CI result (it will resume there). A batch with a result, or
- * one whose land is in flight, does not.
- */
-export function holdsRunner(b: BatchState, requiredChecks: readonly string[]): boolean {
-  if (b.status === 'preparing') return true;
-  if (b.status === 'testing') return batchOutcome(b, requiredChecks) === 'pending';
-  return b.status === 'reconciling' && b.interruptedKind !== 'land' && batchOutcome(b, requiredChecks) === 'pending';
-}
 
 /**
  * Speculation depth: a chain of `chainLength` batches may grow by one only while the chance that

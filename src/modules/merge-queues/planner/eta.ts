@@ -1,5 +1,5 @@
 import { batchSuccessProbability } from './batch-depth';
-import { holdsRunner } from './chain';
+import { holdsRunner } from './runners';
 import { byPlanningOrder } from './priority';
 import { batchOutcome, isFinalBatch } from './step';
 import type { BatchState, EntryState, MergeQueueState } from './types';

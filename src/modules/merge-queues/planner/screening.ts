@@ -1,4 +1,4 @@
-import { holdsRunner } from './chain';
+import { holdsRunner } from './runners';
 import { byPlanningOrder } from './priority';
 import { addBatch, type Ctx, entriesOf, isSealed, liveBatches, nextId, outcome, setBatchStatus } from './step';
 import type { BatchState, EntryState, MergeQueueState } from './types';
