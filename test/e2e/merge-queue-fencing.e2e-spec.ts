@@ -13,7 +13,7 @@ import type { CodeSource } from '@/generated/prisma/client';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
 import { LocalGitRunner } from '@/modules/git-providers/local-git.runner';
 import { type Fence, LocalMergeQueueGit, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
-import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
 import { MergeQueueExecutor } from '@/modules/merge-queues/engine/merge-queue-executor';
 import { executorJobId } from '@/modules/merge-queues/engine/merge-queue-scheduler';
 import { fenceRef, type Lease, LeaseLost } from '@/modules/merge-queues/engine/merge-queue-lease';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
 import { createMember, createTenant, type TestTenant } from '../support/factories';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { createTestApp } from '../support/app';

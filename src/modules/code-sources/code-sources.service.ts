@@ -120,9 +120,7 @@ export class CodeSourcesService {
     if (source.provider === 'LOCAL_GIT') {
       info = await this.call(() => this.providers.local().repository(source.nameWithOwner));
     } else {
-      const integration = source.integrationId
-        ? await this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: principal.organizationId } })
-        : null;
+      const integration = await this.integrations.integrationOf(source);
       if (!integration)
         throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, {
           message: 'The code source has lost its integration; connect it again.',

@@ -8,7 +8,7 @@ import { invalidFields } from '@/common/errors/invalid-fields';
 import { createWithGivenId } from '@/common/http/given-id';
 import { fromModel, newestFirst, Page, paginate, PaginationQueryDto } from '@/common/pagination/pagination';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import type { Integration, Prisma } from '@/generated/prisma/client';
+import type { CodeSource, Integration, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
 import { ProviderFailure, type GitProviderClient, type ProviderKind } from '@/modules/git-providers/git-provider.port';
@@ -232,6 +232,26 @@ export class IntegrationsService {
         metadata: { provider: integration.provider, name: integration.name },
       });
     });
+  }
+
+  /** The integration a code source connects through, in the source's organization; null when the source has lost it (or has none: LOCAL_GIT). */
+  async integrationOf(source: Pick<CodeSource, 'integrationId' | 'organizationId'>): Promise<Integration | null> {
+    if (!source.integrationId) return null;
+    return this.prisma.integration.findFirst({ where: { id: source.integrationId, organizationId: source.organizationId } });
+  }
+
+  /**
+   * The client for a code source's own writes (a merge queue's): an APP_INSTALLATION integration on
+   * github.com acts as the GitHub App with an installation token when the app is configured, so
+   * commits and statuses show the app, not the person who connected it; any other integration uses
+   * its credentials (clientFor). Null when the source has lost its integration.
+   */
+  async clientForSource(source: CodeSource): Promise<GitProviderClient | null> {
+    const integration = await this.integrationOf(source);
+    if (!integration) return null;
+    const app =
+      source.provider === 'GITHUB' && integration.authMethod === 'APP_INSTALLATION' && integration.installationId ? this.providers.githubApp() : undefined;
+    return app ? this.providers.client({ provider: 'GITHUB' }, await app.installationToken(integration.installationId as string)) : this.clientFor(integration);
   }
 
   /** A provider client with the integration's credentials (refreshed if needed). */

@@ -3,7 +3,7 @@ import { QueuesModule } from '@/common/queues/queues.module';
 import { AuditModule } from '@/modules/audit/audit.module';
 import { IntegrationAccessModule } from '@/modules/integrations/integration-access.module';
 import { MergeQueueExecutor } from './engine/merge-queue-executor';
-import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
 import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 import { PathsAsks } from './engine/paths-asks';
 import { MergeQueuesRepository } from './merge-queues.repository';

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CodeSource, MergeQueue, MergeQueueEntry } from '@/generated/prisma/client';
-import { MergeQueueGits } from '../git-providers/merge-queue-gits';
+import { MergeQueueGits } from './engine/gits';
 import { MergeQueuesRepository, type QueueTransaction } from './merge-queues.repository';
 import { type ChangedPaths, type MergeQueueState, pathGroupsOf } from './planner';
 

@@ -8,7 +8,7 @@ import { JobProcessor } from '@/common/queues/job-processor';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
-import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
 import { RedisService } from '@/common/redis/redis.module';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { CommitStatusLedger, CommitStatusRepairs } from './commit-status-ledger';

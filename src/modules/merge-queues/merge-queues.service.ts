@@ -11,7 +11,7 @@ import type { CodeSource, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
-import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from '@/modules/merge-queues/engine/gits';
 import { EVENTS_ORDER, type LockedQueue, MergeQueuesRepository, type QueueTransaction, type QueueView } from './merge-queues.repository';
 import {
   CreateMergeQueueDto,

@@ -7,7 +7,7 @@ import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/pr
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
 import { candidateRef } from './merge-queue-ids';
 import { type Fence, fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
-import { MergeQueueGits } from '@/modules/git-providers/merge-queue-gits';
+import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure, type MergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
 import { MergeQueuesRepository, type QueueWithSource, URGENT_OPERATION_KINDS } from '../merge-queues.repository';

@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '@/common/errors/app-error';
+import type { CodeSource } from '@/generated/prisma/client';
+import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
+import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
+import { GitProviders } from '@/modules/git-providers/git-providers.service';
+import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
+import { GitHubClient } from '@/modules/git-providers/github.provider';
+import { LocalMergeQueueGit, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
+import { IntegrationsService } from '@/modules/integrations/integrations.service';
+
+/** The code source providers merge queues run on. */
+export const MERGE_QUEUE_PROVIDERS: readonly CodeSource['provider'][] = ['LOCAL_GIT', 'GITHUB', 'GITHUB_ENTERPRISE'];
+
+/**
+ * Which git a queue uses: a MergeQueueGit bound to its code source. LOCAL_GIT runs the `git` CLI
+ * on the bare repository at its `url` through the server's one LocalGitRunner (the runner
+ * LocalGitClient uses: minimal environment, no hooks, GIT_LOCAL_TIMEOUT_MS); GITHUB and
+ * GITHUB_ENTERPRISE use the client integrations give for the code source (its token decrypted and
+ * refreshed, the API URL of the cloud or of the integration's server; the GitHub App's installation
+ * token for an app installation on github.com when the app is configured).
+ */
+@Injectable()
+export class MergeQueueGits {
+  constructor(
+    private readonly integrations: IntegrationsService,
+    private readonly providers: GitProviders,
+  ) {}
+
+  /** LOCAL_GIT: only while GIT_LOCAL_ENABLED, on the stored canonical path checked again (under GIT_LOCAL_ROOT, symlinks resolved), never a decoded URL. */
+  async forSource(source: CodeSource): Promise<MergeQueueGit> {
+    if (source.provider === 'LOCAL_GIT')
+      return new LocalMergeQueueGit(await this.providers.local().usablePath(source.nameWithOwner), this.providers.localGitRunner);
+    // The merge-queue API refuses other providers before it gets here (dpa:MergeQueue:PROVIDER_NOT_SUPPORTED).
+    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE')
+      throw new ProviderFailure('rejected', `merge queues do not run on ${source.provider} code sources`);
+    const client = await this.integrations.clientForSource(source);
+    if (!client)
+      throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, {
+        message: 'The code source has lost its integration; connect it again.',
+        metadata: { codeSourceId: source.id },
+      });
+    if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
+    return new GitHubMergeQueueGit(client.api, source.nameWithOwner);
+  }
+}
