@@ -8,7 +8,7 @@ import { migrate } from '@/common/prisma/migration-runner';
 import { PrismaModule } from '@/common/prisma/prisma.module';
 import { RedisModule } from '@/common/redis/redis.module';
 import { OrganizationsModule } from '@/modules/organizations/organizations.module';
-import { drawQueue, type QueuePicture } from '@/modules/merge-queues/queue-picture';
+import { drawQueue, type QueuePicture } from '@/modules/merge-queues/picture/queue-picture';
 import { OrganizationsService } from '@/modules/organizations/organizations.service';
 
 @Module({ imports: [ConfigModule, PrismaModule, RedisModule, AuthModule, OrganizationsModule] })

@@ -8,7 +8,7 @@ import { DomainVerificationModule } from '@/modules/domains/verification/domain-
 import { DomainsProcessor } from '@/modules/domains/domains.processor';
 import { MergeQueueEngineModule } from '@/modules/merge-queues/merge-queue-engine.module';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
-import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-statuses.processor';
+import { CommitStatusesProcessor } from '@/modules/merge-queues/commit-statuses.processor';
 import { UsageImportWorkerModule } from '@/modules/usage/usage-import-worker.module';
 import { UsageImportsProcessor } from '@/modules/usage/usage-imports.processor';
 import { WebhookWorkerModule } from '@/modules/webhooks/webhook-worker.module';
@@ -28,14 +28,6 @@ import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
     UsageImportWorkerModule,
     WebhookWorkerModule,
   ],
-  providers: [
-    JobHandlerCheck,
-    MaintenanceProcessor,
-    DomainsProcessor,
-    MergeQueuesProcessor,
-    MergeQueueStatusesProcessor,
-    UsageImportsProcessor,
-    WebhooksProcessor,
-  ],
+  providers: [JobHandlerCheck, MaintenanceProcessor, DomainsProcessor, MergeQueuesProcessor, CommitStatusesProcessor, UsageImportsProcessor, WebhooksProcessor],
 })
 export class WorkerModule {}

@@ -6,8 +6,8 @@ import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { RedisService } from '@/common/redis/redis.module';
-import { CommitStatusBusy } from '@/modules/merge-queues/commit-status-ledger';
-import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-statuses.processor';
+import { CommitStatusBusy } from '@/modules/merge-queues/commit-statuses/commit-status-ledger';
+import { CommitStatusesProcessor } from '@/modules/merge-queues/commit-statuses.processor';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
@@ -545,8 +545,8 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       // A second worker process on the same Postgres and Redis (the first is `worker`).
       const second = await createTestWorker(config);
       try {
-        const [one, two] = [worker, second].map((w) => w.get(MergeQueueStatusesProcessor, { strict: false }));
-        const post = (p: MergeQueueStatusesProcessor, revision: number, description: string) =>
+        const [one, two] = [worker, second].map((w) => w.get(CommitStatusesProcessor, { strict: false }));
+        const post = (p: CommitStatusesProcessor, revision: number, description: string) =>
           p.post({ queueId: queue.id, revision, status: { sha, state: 'pending', description, subject: { kind: 'entry', number: 9 } } });
         expect(await post(one, 7, 'seven')).toBe('pending: seven');
         // A late retry in the other process, decided at an older revision, is skipped.

@@ -14,11 +14,12 @@ import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-
 import { LocalGitRunner } from '@/modules/git-providers/local-git.runner';
 import { type Fence, LocalMergeQueueGit, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
 import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
-import { MergeQueueExecutor } from '@/modules/merge-queues/engine/merge-queue-executor';
-import { executorJobId } from '@/modules/merge-queues/engine/merge-queue-scheduler';
-import { fenceRef, type Lease, LeaseLost } from '@/modules/merge-queues/engine/merge-queue-lease';
+import { MergeQueueExecutor } from '@/modules/merge-queues/engine/executor';
+import { executorJobId } from '@/modules/merge-queues/engine/scheduler';
+import { fenceRef, type Lease, LeaseLost } from '@/modules/merge-queues/engine/lease';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
-import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
+import { MergeQueueWriter } from '@/modules/merge-queues/engine/queue-writer';
+import { MergeQueueOutboxRepository } from '@/modules/merge-queues/engine/store/outbox.repository';
 import { githubIntegration, newGithubQueue } from '../support/github-queues';
 import { ownDatabase } from '../support/own-database';
 import { createTestApp, createTestWorker } from '../support/app';
@@ -165,7 +166,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
   };
 
   const newExecutor = <T extends MergeQueueExecutor>(Kind: new (...args: ConstructorParameters<typeof MergeQueueExecutor>) => T) =>
-    new Kind(worker.get(MergeQueuesRepository), gits as unknown as MergeQueueGits, config);
+    new Kind(worker.get(MergeQueueWriter), worker.get(MergeQueueOutboxRepository), gits as unknown as MergeQueueGits, config);
 
   /** Two PRs queued as one batch (the queue paused while they arrive), driven by hand up to CI passing: the batch's land is next. */
   async function upToLand(queueId: string, repo: { path: string; main: string }, driver: MergeQueueExecutor) {
@@ -352,27 +353,28 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
 
   it('the lease: one holder at a time, taken over only once expired (the epoch grows), and a stale holder can neither renew nor write', async () => {
     const { queue } = await localQueue();
-    const repository = worker.get(MergeQueuesRepository);
-    const a = await repository.takeLease(queue.id, 'holder-a', LEASE_MS);
+    const outbox = worker.get(MergeQueueOutboxRepository);
+    const writer = worker.get(MergeQueueWriter);
+    const a = await outbox.takeLease(queue.id, 'holder-a', LEASE_MS);
     expect(a).not.toBeNull();
-    expect(await repository.takeLease(queue.id, 'holder-b', LEASE_MS)).toBeNull();
-    expect(await repository.renewLease(a!, LEASE_MS)).toBe(true);
+    expect(await outbox.takeLease(queue.id, 'holder-b', LEASE_MS)).toBeNull();
+    expect(await outbox.renewLease(a!, LEASE_MS)).toBe(true);
     // A write under the lease is applied.
     const tick = (lease: Lease) =>
-      repository.apply({ organizationId: null, queueId: queue.id, lease, build: () => [{ type: 'tick', at: Date.now() }], wake: 'none' });
+      writer.apply({ organizationId: null, queueId: queue.id, lease, build: () => [{ type: 'tick', at: Date.now() }], wake: 'none' });
     await tick(a!);
     // B gets it once it expired (A stopped renewing), with a greater epoch.
-    const b = await until('the lease to expire', () => repository.takeLease(queue.id, 'holder-b', LEASE_MS), 30_000, 100);
+    const b = await until('the lease to expire', () => outbox.takeLease(queue.id, 'holder-b', LEASE_MS), 30_000, 100);
     expect(b.epoch).toBe(a!.epoch + 1n);
-    expect(await repository.renewLease(a!, LEASE_MS)).toBe(false);
+    expect(await outbox.renewLease(a!, LEASE_MS)).toBe(false);
     await expect(tick(a!)).rejects.toBeInstanceOf(LeaseLost);
     await tick(b);
     // A's release does not free B's lease; B's does, and the next take grows the epoch again.
-    await repository.releaseLease(a!);
-    expect(await repository.takeLease(queue.id, 'holder-c', LEASE_MS)).toBeNull();
-    await repository.releaseLease(b);
-    const c = await repository.takeLease(queue.id, 'holder-c', LEASE_MS);
+    await outbox.releaseLease(a!);
+    expect(await outbox.takeLease(queue.id, 'holder-c', LEASE_MS)).toBeNull();
+    await outbox.releaseLease(b);
+    const c = await outbox.takeLease(queue.id, 'holder-c', LEASE_MS);
     expect(c?.epoch).toBe(b.epoch + 1n);
-    await repository.releaseLease(c!);
+    await outbox.releaseLease(c!);
   });
 });

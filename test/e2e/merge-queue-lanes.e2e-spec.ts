@@ -9,7 +9,7 @@ import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
 import { MetricsService } from '@/common/metrics/metrics.service';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
-import { PathsAsks } from '@/modules/merge-queues/engine/paths-asks';
+import { PathsAsks } from '@/modules/merge-queues/changed-paths/paths-asks';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import type { TestTenant } from '../support/factories';
 import type { GitProviderEmulator } from '../support/git';

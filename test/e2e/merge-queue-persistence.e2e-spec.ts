@@ -1,11 +1,13 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import { MergeQueueWriter } from '@/modules/merge-queues/engine/queue-writer';
+import { MergeQueueOutboxRepository } from '@/modules/merge-queues/engine/store/outbox.repository';
 import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
 import { Prisma } from '@/generated/prisma/client';
 import { type AppConfig, loadConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
-import { statusChanges, statusFront } from '@/modules/merge-queues/commit-statuses';
+import { statusChanges, statusFront } from '@/modules/merge-queues/commit-statuses/commit-statuses';
 import { isPlainWaiting, type MergeQueueEvent, reduceMergeQueue, windowSize } from '@/modules/merge-queues/planner';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
@@ -25,6 +27,8 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
   let app: NestExpressApplication;
   let prisma: PrismaService;
   let repository: MergeQueuesRepository;
+  let writer: MergeQueueWriter;
+  let outbox: MergeQueueOutboxRepository;
   let owner: TestTenant;
   let mq: MergeQueueClient;
   let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
@@ -36,6 +40,8 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     prisma = app.get(PrismaService, { strict: false });
     repository = app.get(MergeQueuesRepository, { strict: false });
+    writer = app.get(MergeQueueWriter, { strict: false });
+    outbox = app.get(MergeQueueOutboxRepository, { strict: false });
     owner = await createTenant(app, 'mq-persist');
     mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
   }, 60_000);
@@ -69,7 +75,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
   async function applyAndCompare(queueId: string, event: MergeQueueEvent) {
     const whole = (await repository.plannerState(owner.organizationId, queueId))!;
     const expected = reduceMergeQueue(whole, event);
-    const applied = await repository.apply({ organizationId: owner.organizationId, queueId, build: () => [event], wake: 'none' });
+    const applied = await writer.apply({ organizationId: owner.organizationId, queueId, build: () => [event], wake: 'none' });
     expect(applied.outcome.operations).toEqual(expected.operations);
     expect(applied.outcome.transitions).toEqual(expected.transitions);
     expect(await repository.plannerState(owner.organizationId, queueId)).toEqual(expected.state);
@@ -83,7 +89,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     expect(doc).not.toHaveProperty('batches');
     const before = await prisma.mergeQueueEntry.findMany({ where: { queueId: queue.id }, orderBy: { number: 'asc' } });
     const target = entries[2].id;
-    const applied = await repository.apply({
+    const applied = await writer.apply({
       organizationId: owner.organizationId,
       queueId: queue.id,
       build: () => [{ type: 'setAside', entryId: target, setAside: true, at: Date.now() }],
@@ -109,7 +115,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     await prisma.$executeRaw`UPDATE "MergeQueue" SET "plannerState" = jsonb_set("plannerState", '{config,historyLimit}', '2') WHERE "id" = ${queue.id}`;
     for (const e of entries.slice(0, 4)) await http().delete(`/merge-queues/${queue.id}/entries/${e.id}`).set(owner.auth).expect(200);
     // One more event: the reducer prunes before it applies an event.
-    await repository.apply({
+    await writer.apply({
       organizationId: owner.organizationId,
       queueId: queue.id,
       build: () => [{ type: 'setAside', entryId: entries[4].id, setAside: true, at: Date.now() }],
@@ -197,7 +203,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
       const events = Array.isArray(event) ? event : [event];
       const whole = (await repository.plannerState(owner.organizationId, queue.id))!;
       const expected = { state: events.reduce((st, ev) => reduceMergeQueue(st, ev).state, whole) };
-      const applied = await repository.apply({ organizationId: owner.organizationId, queueId: queue.id, numbers, build: () => events, wake: 'none' });
+      const applied = await writer.apply({ organizationId: owner.organizationId, queueId: queue.id, numbers, build: () => events, wake: 'none' });
       expect(applied.outcome.state).toEqual(expect.objectContaining({ revision: expected.state.revision, batches: expected.state.batches }));
       const now = Date.now();
       expect(statusChanges(applied.outcome.before, applied.outcome.state, now)).toEqual(statusChanges(whole, expected.state, now));
@@ -217,7 +223,7 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
       /^Queued: position 1(,|$)/,
     );
     // A provider event names a PR by number: the window loads its live entry before the callback reads it.
-    const byNumber = await repository.apply({
+    const byNumber = await writer.apply({
       organizationId: owner.organizationId,
       queueId: queue.id,
       numbers: [57],
@@ -251,12 +257,12 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     const [due, later, idle] = [await pausedQueue(0), await pausedQueue(0), await pausedQueue(0)].map((q) => q.queue.id);
     await prisma.mergeQueue.update({ where: { id: due }, data: { nextWakeAt: new Date(Date.now() - 1_000) } });
     await prisma.mergeQueue.update({ where: { id: later }, data: { nextWakeAt: new Date(Date.now() + 3_600_000) } });
-    const { ciRunning } = await repository.sweepTargets();
+    const { ciRunning } = await outbox.sweepTargets();
     const mine = ciRunning.filter((id) => [due, later, idle].includes(id));
     expect(mine).toEqual([due]);
     // A tick that finds nothing to do moves the queue's wake past it: the next sweep leaves it alone.
-    await repository.apply({ organizationId: null, queueId: due, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }], wake: 'none' });
+    await writer.apply({ organizationId: null, queueId: due, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }], wake: 'none' });
     expect((await prisma.mergeQueue.findUniqueOrThrow({ where: { id: due } })).nextWakeAt).toBeNull();
-    expect((await repository.sweepTargets()).ciRunning).not.toContain(due);
+    expect((await outbox.sweepTargets()).ciRunning).not.toContain(due);
   }, 60_000);
 });

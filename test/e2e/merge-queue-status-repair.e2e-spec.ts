@@ -1,14 +1,14 @@
 import request from 'supertest';
 import { RedisService } from '@/common/redis/redis.module';
-import { CommitStatusRepairs } from '@/modules/merge-queues/commit-status-ledger';
-import { MergeQueueStatusesProcessor } from '@/modules/merge-queues/merge-queue-statuses.processor';
+import { CommitStatusRepairs } from '@/modules/merge-queues/commit-statuses/commit-status-ledger';
+import { CommitStatusesProcessor } from '@/modules/merge-queues/commit-statuses.processor';
 import { commit } from '../support/git-repos';
 import { githubQueueSuite, newGithubQueue } from '../support/github-queues';
 import { until } from '../support/processes';
 
 /**
  * Commit statuses the provider refused on every attempt are posted again later, as the queue shows
- * them then (MergeQueueStatusesProcessor.repair): before, a PR behind the front of the line kept a
+ * them then (CommitStatusesProcessor.repair): before, a PR behind the front of the line kept a
  * refused status until it reached the front. Two attempts 10 ms apart here instead of ten over 17
  * minutes; the repair runs when the test calls it.
  */
@@ -49,7 +49,7 @@ describe('Merge queue commit statuses: repairing posts the provider refused', ()
     expect(emulator.statuses.filter((s) => [one, twoOld, twoNew].includes(s.sha))).toEqual([]);
 
     // A first repair while the provider still refuses: its posts are refused twice too, and kept again.
-    const processor = worker.get(MergeQueueStatusesProcessor);
+    const processor = worker.get(CommitStatusesProcessor);
     expect(await processor.repair()).toEqual({ reposted: 2, forgotten: 1 });
     await until('the repaired posts refused again and kept', async () => {
       const shas = (await repairs.oldest(10)).map((r) => r.repair.sha).sort();

@@ -6,7 +6,7 @@ import type { CodeSource } from '@/generated/prisma/client';
 import { LocalMergeQueueGit } from '@/modules/git-providers/merge-queue-git';
 import { LocalGitRunner } from '@/modules/git-providers/local-git.runner';
 import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
-import { MergeQueueExecutor } from '@/modules/merge-queues/engine/merge-queue-executor';
+import { MergeQueueExecutor } from '@/modules/merge-queues/engine/executor';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue as Queue_ } from 'bullmq';
 import { QueueName } from '@/common/queues/queue-names';

@@ -2,39 +2,56 @@ import { Module } from '@nestjs/common';
 import { QueuesModule } from '@/common/queues/queues.module';
 import { AuditModule } from '@/modules/audit/audit.module';
 import { IntegrationAccessModule } from '@/modules/integrations/integration-access.module';
-import { MergeQueueExecutor } from './engine/merge-queue-executor';
-import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
-import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
-import { PathsAsks } from './engine/paths-asks';
+import { MergeQueuePaths } from './changed-paths/changed-paths';
+import { PathsAsks } from './changed-paths/paths-asks';
+import { MergeQueuePathsRepository } from './changed-paths/paths.repository';
+import { CommitStatusJobs } from './commit-statuses/commit-status-jobs';
+import { MergeQueueAfterCommit } from './engine/after-commit';
+import { MergeQueueExecutor } from './engine/executor';
+import { MergeQueueGits } from './engine/gits';
+import { MergeQueueMetrics } from './engine/metrics';
+import { MergeQueueWriter } from './engine/queue-writer';
+import { MergeQueueScheduler } from './engine/scheduler';
+import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
-import { MergeQueueMetrics } from './merge-queue-metrics';
-import { MergeQueueProviderEvents } from './merge-queue-provider-events';
-import { MergeQueueStatusOut } from './merge-queue-status-out';
-import { MergeQueuePaths } from './merge-queue-paths';
+import { MergeQueueProviderEvents } from './provider-events/provider-events';
 
-/** What both processes need: the repository (every query, the event transaction), the job kicks, the git port and the executor. */
+/**
+ * What both processes need of the merge queues: the writer and what follows its commits, the
+ * repositories (the API's organization-scoped reads, the worker's outbox, the changed paths'), the
+ * git seam, the executor and its scheduler, changed paths and provider events. The API module adds
+ * the controller and service; the worker module adds the processors.
+ */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],
   providers: [
     MergeQueuesRepository,
+    MergeQueueWriter,
+    MergeQueueAfterCommit,
+    MergeQueueOutboxRepository,
     MergeQueueScheduler,
     MergeQueueExecutor,
     MergeQueueGits,
     MergeQueueMetrics,
-    MergeQueueProviderEvents,
-    MergeQueueStatusOut,
+    CommitStatusJobs,
     MergeQueuePaths,
+    MergeQueuePathsRepository,
     PathsAsks,
+    MergeQueueProviderEvents,
   ],
   exports: [
     MergeQueuesRepository,
-    MergeQueuePaths,
-    PathsAsks,
-    MergeQueueProviderEvents,
+    MergeQueueWriter,
+    MergeQueueOutboxRepository,
     MergeQueueScheduler,
     MergeQueueExecutor,
     MergeQueueGits,
-    MergeQueueStatusOut,
+    MergeQueueMetrics,
+    CommitStatusJobs,
+    MergeQueuePaths,
+    MergeQueuePathsRepository,
+    PathsAsks,
+    MergeQueueProviderEvents,
     AuditModule,
     QueuesModule,
   ],

@@ -9,14 +9,16 @@ import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { providerFailureOf } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
+import { type AskPathsJob, MergeQueuePaths, PATHS_SWEEP_KEY } from './changed-paths/changed-paths';
+import { PathsAsks } from './changed-paths/paths-asks';
+import { MergeQueuePathsRepository } from './changed-paths/paths.repository';
+import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/executor';
 import { decideAfterFailure, type FailureDecision } from './engine/failure-policy';
-import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/merge-queue-executor';
-import { LeaseLost } from './engine/merge-queue-lease';
-import { type AskPathsJob, EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, PATHS_SWEEP_KEY, type TickJob } from './engine/merge-queue-scheduler';
-import { PathsAsks } from './engine/paths-asks';
-import { MergeQueueMetrics } from './merge-queue-metrics';
-import { MergeQueuePaths } from './merge-queue-paths';
-import { MergeQueuesRepository } from './merge-queues.repository';
+import { LeaseLost } from './engine/lease';
+import { MergeQueueMetrics } from './engine/metrics';
+import { MergeQueueWriter } from './engine/queue-writer';
+import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/scheduler';
+import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 
 /** How many times the changed-paths job waits for a provider rate limit before it counts as failed. */
 const RATE_LIMIT_DELAYS = 10;
@@ -45,9 +47,11 @@ export class MergeQueuesProcessor extends JobProcessor {
 
   constructor(
     private readonly executor: MergeQueueExecutor,
-    private readonly repository: MergeQueuesRepository,
+    private readonly writer: MergeQueueWriter,
+    private readonly outbox: MergeQueueOutboxRepository,
     private readonly scheduler: MergeQueueScheduler,
     private readonly paths: MergeQueuePaths,
+    private readonly pathsRepository: MergeQueuePathsRepository,
     private readonly asks: PathsAsks,
     @InjectQueue(QueueName.MergeQueues) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -133,8 +137,8 @@ export class MergeQueuesProcessor extends JobProcessor {
    */
   async sweepPaths(now = Date.now()): Promise<{ asked: string[] }> {
     const claimed = await this.asks.claimed(now);
-    const queueIds = (await this.repository.queuesMissingPaths()).filter((id) => !claimed.has(id));
-    for (const queueId of queueIds) await this.scheduler.askPaths(queueId, PATHS_SWEEP_KEY);
+    const queueIds = (await this.pathsRepository.queuesMissingPaths()).filter((id) => !claimed.has(id));
+    for (const queueId of queueIds) await this.paths.ask(queueId, PATHS_SWEEP_KEY);
     if (queueIds.length) this.logger.log({ queues: queueIds.length }, 'merge-queue paths sweep asked the paths entries lack');
     return { asked: queueIds };
   }
@@ -154,7 +158,7 @@ export class MergeQueuesProcessor extends JobProcessor {
    */
   private async execute(job: Job, token: string | undefined): Promise<RunResult & { leaseLost?: true }> {
     const { queueId } = job.data as ExecuteJob;
-    const wait = await this.repository.retryWaitMs(queueId);
+    const wait = await this.outbox.retryWaitMs(queueId);
     if (wait > 0) return this.delay(job, token, wait);
     try {
       return await this.executor.run(queueId, { signal: this.running.get(job.id ?? '')?.signal });
@@ -180,7 +184,7 @@ export class MergeQueuesProcessor extends JobProcessor {
   async afterFailure(queueId: string, error: unknown): Promise<FailureDecision> {
     const failure = error instanceof OperationFailure ? error.failure : classifyMergeQueueGitFailure(error);
     const operation = error instanceof OperationFailure ? `${error.operationKind} ` : '';
-    const failures = await this.repository.recordFailure(queueId);
+    const failures = await this.outbox.recordFailure(queueId);
     this.metrics?.workerError('executor');
     const { retryBaseMs: baseMs, retryMaxMs: maxMs, quarantineAfter } = this.config.mergeQueues;
     const decision: FailureDecision =
@@ -192,7 +196,7 @@ export class MergeQueuesProcessor extends JobProcessor {
       decision.quarantine ? 'merge-queue executor failed; quarantining the queue' : 'merge-queue executor failed; retrying after a backoff',
     );
     if (!decision.quarantine) {
-      await this.repository.setRetryAt(queueId, new Date(Date.now() + decision.delayMs));
+      await this.outbox.setRetryAt(queueId, new Date(Date.now() + decision.delayMs));
       return decision;
     }
     const reason =
@@ -200,7 +204,7 @@ export class MergeQueuesProcessor extends JobProcessor {
         ? `${operation}refused by the provider: ${failure.reason}`
         : `${failures} failures in a row; the last: ${operation}${failure.reason}`;
     try {
-      await this.repository.apply({
+      await this.writer.apply({
         organizationId: null,
         queueId,
         build: () => [{ type: 'quarantined', reason, at: Date.now(), ...(error instanceof OperationFailure && { operationId: error.operationId }) }],
@@ -211,7 +215,7 @@ export class MergeQueuesProcessor extends JobProcessor {
     } catch (applyError) {
       // The queue could not even be put on hold (its planner fails too): wait as long as allowed.
       this.logger.error({ err: applyError, queueId }, 'could not quarantine a failing merge queue; retrying after the longest backoff');
-      await this.repository.setRetryAt(queueId, new Date(Date.now() + maxMs));
+      await this.outbox.setRetryAt(queueId, new Date(Date.now() + maxMs));
       return { quarantine: false, delayMs: maxMs };
     }
   }
@@ -222,7 +226,7 @@ export class MergeQueuesProcessor extends JobProcessor {
    * too long) is logged with its id and counted, and the sweep goes on with the others.
    */
   async sweep(): Promise<{ swept: string[]; failed: string[] }> {
-    const { unfinished, moving, ciRunning } = await this.repository.sweepTargets();
+    const { unfinished, moving, ciRunning } = await this.outbox.sweepTargets();
     // A queue may be both kicked and ticked: it counts as swept only when every step for it went
     // through, and as failed (once) when any did not.
     const failed = new Set<string>();
@@ -245,7 +249,7 @@ export class MergeQueuesProcessor extends JobProcessor {
   }
 
   private async tick(queueId: string): Promise<void> {
-    await this.repository.apply({ organizationId: null, queueId, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }] });
+    await this.writer.apply({ organizationId: null, queueId, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }] });
   }
 
   private async afterExecutor(job: Job, delayMs: number): Promise<void> {
@@ -255,11 +259,11 @@ export class MergeQueuesProcessor extends JobProcessor {
       // Another executor holds the queue's lease: look again when it expires (it is given back
       // sooner when that run ends, and that run's own completion kicks the queue then).
       if ((job.returnvalue as RunResult | undefined)?.leaseBusy) {
-        const remaining = await this.repository.leaseRemainingMs(queueId);
+        const remaining = await this.outbox.leaseRemainingMs(queueId);
         await this.scheduler.kick(queueId, Math.min(this.config.mergeQueues.leaseMs, Math.ceil(remaining ?? 0) + 50));
         return;
       }
-      const { operations, moving } = await this.repository.unfinishedWork(queueId);
+      const { operations, moving } = await this.outbox.unfinishedWork(queueId);
       // A move still waiting on a land in flight is retried after a pause, not in a tight loop.
       if (operations > 0) await this.scheduler.kick(queueId, delayMs);
       else if (moving) await this.scheduler.kick(queueId, Math.max(delayMs, 5_000));

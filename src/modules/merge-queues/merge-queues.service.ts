@@ -11,8 +11,13 @@ import type { CodeSource, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
-import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from '@/modules/merge-queues/engine/gits';
-import { EVENTS_ORDER, type LockedQueue, MergeQueuesRepository, type QueueTransaction, type QueueView } from './merge-queues.repository';
+import { keepPaths, MergeQueuePaths } from './changed-paths/changed-paths';
+import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from './engine/gits';
+import { batchRowId } from './engine/ids';
+import { type LockedQueue, MergeQueueWriter } from './engine/queue-writer';
+import type { QueueTransaction } from './engine/store/queue-transaction';
+import type { QueueView } from './engine/store/queue-view';
+import { EVENTS_ORDER, MergeQueuesRepository } from './merge-queues.repository';
 import {
   CreateMergeQueueDto,
   CreateMergeQueueEntryDto,
@@ -30,7 +35,6 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { keepPaths, MergeQueuePaths } from './merge-queue-paths';
 import {
   type ChangedPaths,
   checkedConfig,
@@ -44,8 +48,6 @@ import {
   pathGroupsOf,
   type QueueSettings,
 } from './planner';
-import { batchRowId } from './engine/merge-queue-ids';
-import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
 
 export type QueueControl = 'pause' | 'resume' | 'disable' | 'enable';
 
@@ -57,18 +59,18 @@ const CONTROL_AUDIT = {
 } as const;
 
 /**
- * The merge queue's API rules. Every change goes through MergeQueuesRepository.apply (one
+ * The merge queue's API rules. Every change goes through MergeQueueWriter.apply (one
  * transaction under the queue row's lock, which starts the queue's executor itself once it
- * committed) and answers with the rows that transaction left; every read goes through the
- * repository too.
+ * committed) and answers with the rows that transaction left; every read goes through
+ * MergeQueuesRepository (the organization's rows only).
  */
 @Injectable()
 export class MergeQueuesService {
   constructor(
     private readonly repository: MergeQueuesRepository,
+    private readonly writer: MergeQueueWriter,
     private readonly gits: MergeQueueGits,
     private readonly paths: MergeQueuePaths,
-    private readonly scheduler: MergeQueueScheduler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -148,7 +150,7 @@ export class MergeQueuesService {
     }
     const settings = plannerSettings(dto);
     try {
-      const { view } = await this.repository.apply({
+      const { view } = await this.writer.apply({
         organizationId: principal.organizationId,
         queueId: id,
         build: ({ row, state }) => {
@@ -184,7 +186,7 @@ export class MergeQueuesService {
         returning: { view: true },
       });
       // Entries without kept paths (queued before the groups) get theirs asked by the worker.
-      if (dto.pathGroups?.length) await this.scheduler.askPaths(id, view!.row.revision.toString());
+      if (dto.pathGroups?.length) await this.paths.ask(id, view!.row.revision.toString());
       return render(view!);
     } catch (error) {
       if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef')))
@@ -196,7 +198,7 @@ export class MergeQueuesService {
   /** Pause, resume, disable or enable; `ifMatch` (the revision the caller saw) makes a stale request a 409. */
   async control(principal: Principal, id: string, control: QueueControl, ifMatch: string | undefined): Promise<MergeQueueDto> {
     const expected = parseIfMatch(ifMatch);
-    const { view } = await this.repository.apply({
+    const { view } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: ({ row }) => {
@@ -222,7 +224,7 @@ export class MergeQueuesService {
   async enqueue(principal: Principal, id: string, dto: CreateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
     const entryId = randomUUID();
     const paths = await this.changedPaths(principal, id, dto.headSha);
-    const { entry, result } = await this.repository.apply({
+    const { entry, result } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
       // Under the queue's lock, from the rows (the state may be a window of the waiting line).
@@ -254,13 +256,13 @@ export class MergeQueuesService {
       after: (q, { row }) => keepPaths(q, row, entryId, dto.headSha, paths),
       returning: { entryId },
     });
-    if (result.askLater) await this.scheduler.askPaths(id, entryId);
+    if (result.askLater) await this.paths.ask(id, entryId);
     return entryDto(result.entry ?? entry, entryId);
   }
 
   async updateEntry(principal: Principal, id: string, entryId: string, dto: UpdateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
     const paths = dto.headSha !== undefined ? await this.changedPaths(principal, id, dto.headSha, entryId) : undefined;
-    const { entry, result } = await this.repository.apply({
+    const { entry, result } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: async (locked, q) => {
@@ -276,12 +278,12 @@ export class MergeQueuesService {
         dto.headSha !== undefined ? keepPaths(q, row, entryId, dto.headSha, paths) : { askLater: false },
       returning: { entryId },
     });
-    if (result.askLater) await this.scheduler.askPaths(id, entryId);
+    if (result.askLater) await this.paths.ask(id, entryId);
     return entryDto(result.entry ?? entry, entryId);
   }
 
   async removeEntry(principal: Principal, id: string, entryId: string): Promise<MergeQueueEntryDto> {
-    const { entry } = await this.repository.apply({
+    const { entry } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: async (locked, q) => {
@@ -387,7 +389,7 @@ export class MergeQueuesService {
     let refused: { candidateSha: string | null } | undefined;
     // Filled once the batch is read under the lock; the repository writes it into the event's trail.
     const detail: Record<string, unknown> = { ...(dto.url !== undefined && { url: dto.url }) };
-    const { batch } = await this.repository.apply({
+    const { batch } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
       build: ({ row, state }) => {

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { Prisma } from '@/generated/prisma/client';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
-import { MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/merge-queue-provider-events';
+import { MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/provider-events/provider-events';
 import { parseGithubEvent } from './github-events';
 
 /** Deliveries older than this that were never applied are handed to the worker again by the sweep. */

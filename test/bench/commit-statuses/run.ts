@@ -7,7 +7,7 @@
  * the median time to decide them. Each status is one GitHub request; GitHub allows about 80
  * content-creating requests a minute.
  */
-import { statusChanges } from '@/modules/merge-queues/commit-statuses';
+import { statusChanges } from '@/modules/merge-queues/commit-statuses/commit-statuses';
 import { createMergeQueueState, type MergeQueueEvent, type MergeQueueState, reduceMergeQueue } from '@/modules/merge-queues/planner';
 
 function arg(name: string): string | undefined {

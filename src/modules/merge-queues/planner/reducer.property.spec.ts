@@ -15,7 +15,7 @@ import {
   windowHolds,
   windowOf,
 } from './index';
-import { frontOfLine, statusChanges } from '../commit-statuses';
+import { frontOfLine, statusChanges } from '../commit-statuses/commit-statuses';
 
 type Ev = MergeQueueEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 

@@ -1,14 +1,12 @@
 import { Prisma } from '@/generated/prisma/client';
-import { FINAL_ENTRY_STATUSES, MERGE_QUEUE_ENTRY_STATUSES, type MergeQueueEntryStatus } from './planner';
+import { LIVE_ENTRY_STATUSES } from './queue-state-codec';
 
 /*
- * What statements written by hand (the repository's, the metrics' read at scrape time) say about an
+ * What statements written by hand (the store's, the metrics' read at scrape time) say about an
  * entry row of "MergeQueueEntry", from constants, never input.
  */
 
-/** Entries still in the queue (the planner's final statuses are the rest). */
-export const LIVE_ENTRY_STATUSES: readonly MergeQueueEntryStatus[] = MERGE_QUEUE_ENTRY_STATUSES.filter((s) => !FINAL_ENTRY_STATUSES.includes(s));
-/** The same statuses as SQL literals. */
+/** The live entry statuses as SQL literals. */
 export const LIVE_STATUSES_SQL = Prisma.raw(LIVE_ENTRY_STATUSES.map((s) => `'${s}'`).join(', '));
 /**
  * The head an entry is to be tested with, in SQL: the head waiting for a land in flight to end

@@ -1,4 +1,4 @@
-import type { MergeQueueState } from './planner';
+import type { MergeQueueState } from '../planner';
 
 /** What one applied event did that the merge-queue metrics count (pure: from the state before and after). */
 export interface MergeQueueMetricFacts {

@@ -1,4 +1,4 @@
-import { fenceRef, LeaseLost, renewEveryMs } from './merge-queue-lease';
+import { fenceRef, LeaseLost, renewEveryMs } from './lease';
 
 describe('merge-queue lease', () => {
   it('is renewed every third of its length, so that two renewals may fail before it expires', () => {

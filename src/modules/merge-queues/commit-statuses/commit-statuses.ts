@@ -1,4 +1,4 @@
-import { estimateMergeTimes, type BatchState, type EntryState, liveLine, type MergeQueueState, windowSize } from './planner';
+import { estimateMergeTimes, type BatchState, type EntryState, liveLine, type MergeQueueState, windowSize } from '../planner';
 
 /** GitHub's commit status states, and its limit on a description. */
 export type CommitState = 'pending' | 'success' | 'failure' | 'error';

@@ -2,19 +2,18 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { MetricsService } from '@/common/metrics/metrics.service';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { Prisma } from '@/generated/prisma/client';
-import { batchRowId } from './engine/merge-queue-ids';
-import { LACKS_PATHS_SQL, LIVE_ENTRY_STATUSES, QUEUES_WITH_PATH_GROUPS_SQL } from './merge-queue-entry-sql';
-import { mergeQueueMetricFacts } from './merge-queue-metric-facts';
-import { FINAL_BATCH_STATUSES, MERGE_QUEUE_BATCH_STATUSES, MERGE_QUEUE_STATUSES, type MergeQueueState } from './planner';
-
-const LIVE_BATCH_STATUSES = MERGE_QUEUE_BATCH_STATUSES.filter((s) => !FINAL_BATCH_STATUSES.includes(s));
+import { MERGE_QUEUE_STATUSES, type MergeQueueState } from '../planner';
+import { batchRowId } from './ids';
+import { mergeQueueMetricFacts } from './metric-facts';
+import { LACKS_PATHS_SQL, QUEUES_WITH_PATH_GROUPS_SQL } from './store/entry-sql';
+import { LIVE_BATCH_STATUSES, LIVE_ENTRY_STATUSES } from './store/queue-state-codec';
 
 /**
  * Merge-queue metrics. Depths are read from Postgres at scrape time (every replica reports the same),
  * summed over all queues: a queue id label would grow with every tenant's queues, so the per-queue
  * picture stays in the API (GET /merge-queues/{id}/chain) and the metrics carry the largest backlog
  * of any one queue instead. Landings, CI runs per landed PR and bisections are observed by the
- * process that records them (MergeQueueStore calls `applied` after each committed event).
+ * process that records them (MergeQueueAfterCommit calls `applied` after each committed event).
  */
 @Injectable()
 export class MergeQueueMetrics implements OnModuleInit {

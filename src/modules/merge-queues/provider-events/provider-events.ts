@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { MergeQueueScheduler } from './engine/merge-queue-scheduler';
-import { keepPaths, MergeQueuePaths } from './merge-queue-paths';
-import { MergeQueuesRepository } from './merge-queues.repository';
-import { batchRowId } from './engine/merge-queue-ids';
-import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from './planner';
+import { keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
+import { batchRowId } from '../engine/ids';
+import { MergeQueueWriter } from '../engine/queue-writer';
+import { MergeQueuesRepository } from '../merge-queues.repository';
+import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
 
 /** Where a provider event came from, for the queue's event trail. */
 export interface ProviderSource {
@@ -21,7 +21,7 @@ export interface ProviderEventResult {
 
 /**
  * Provider events (GitHub webhooks) as the planner's existing events, through the one writer
- * (MergeQueuesRepository.apply): a PR's new head is `headUpdated`, a closed PR `remove`, a check
+ * (MergeQueueWriter.apply): a PR's new head is `headUpdated`, a closed PR `remove`, a check
  * result on a candidate commit `checkReported` (exactly what POST .../checks applies, bound to the
  * candidate sha), a push to the base from outside the queue `baseMoved`. Each method looks at every
  * queue of the repository in the organization (through the integration the delivery was verified
@@ -33,9 +33,9 @@ export class MergeQueueProviderEvents {
   private readonly logger = new Logger(MergeQueueProviderEvents.name);
 
   constructor(
+    private readonly writer: MergeQueueWriter,
     private readonly repository: MergeQueuesRepository,
     private readonly paths: MergeQueuePaths,
-    private readonly scheduler: MergeQueueScheduler,
   ) {}
 
   /**
@@ -155,13 +155,13 @@ export class MergeQueueProviderEvents {
     for (const queue of await this.repository.queuesOfRepository(organizationId, integrationId, repository)) {
       if (baseRef !== undefined && queue.baseRef !== baseRef) continue;
       // Asked only on a queue with path groups and for a PR it holds: a push to any other PR costs no provider call.
-      const asks = headSha !== undefined && pathGroupsOf(queue).length > 0 && (await this.repository.hasLiveEntry(queue.id, numbers[0]));
+      const asks = headSha !== undefined && pathGroupsOf(queue).length > 0 && (await this.repository.hasLiveEntry(organizationId, queue.id, numbers[0]));
       const paths = asks ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
       let note = '';
       let batchId: string | undefined;
       let entryId: string | undefined;
       let askLater = false;
-      const { outcome } = await this.repository.apply({
+      const { outcome } = await this.writer.apply({
         organizationId,
         queueId: queue.id,
         // decide() finds the PR's live entry by number in the state (a window loads it), and the batches.
@@ -182,7 +182,7 @@ export class MergeQueueProviderEvents {
           ({ askLater } = await keepPaths(q, row, entryId, headSha, paths === 'failed' ? undefined : paths));
         },
       });
-      if (askLater) await this.scheduler.askPaths(queue.id, `${source.deliveryId}`);
+      if (askLater) await this.paths.ask(queue.id, `${source.deliveryId}`);
       results.push({ queueId: queue.id, applied: outcome.changed, note });
     }
     return results;
@@ -190,7 +190,7 @@ export class MergeQueueProviderEvents {
 
   /**
    * The new head's changed paths on a queue with path groups. Anything that fails (the provider, the
-   * integration, git) is 'failed': the PR is in every lane and the worker asks again (askPaths). The
+   * integration, git) is 'failed': the PR is in every lane and the worker asks again (MergeQueuePaths.ask). The
    * head update itself never fails on a listing of paths.
    */
   private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<ChangedPaths | undefined | 'failed'> {

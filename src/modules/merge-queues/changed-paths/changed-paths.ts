@@ -1,8 +1,22 @@
+import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
-import type { CodeSource, MergeQueue, MergeQueueEntry } from '@/generated/prisma/client';
-import { MergeQueueGits } from './engine/gits';
-import { MergeQueuesRepository, type QueueTransaction } from './merge-queues.repository';
-import { type ChangedPaths, type MergeQueueState, pathGroupsOf } from './planner';
+import type { Queue } from 'bullmq';
+import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
+import type { MergeQueue, MergeQueueEntry } from '@/generated/prisma/client';
+import { MergeQueueGits } from '../engine/gits';
+import { MergeQueueOutboxRepository } from '../engine/store/outbox.repository';
+import type { QueueTransaction } from '../engine/store/queue-transaction';
+import type { QueueWithSource } from '../engine/store/queue-view';
+import { type ChangedPaths, type MergeQueueState, pathGroupsOf } from '../planner';
+import { PathsAsks } from './paths-asks';
+import { MergeQueuePathsRepository } from './paths.repository';
+
+export interface AskPathsJob {
+  queueId: string;
+}
+
+/** The `key` of the paths sweep's jobs (ask). */
+export const PATHS_SWEEP_KEY = 'sweep';
 
 /**
  * A PR's changed paths from the provider, for its lanes (planner/lanes.ts): asked when the queue
@@ -16,11 +30,14 @@ export class MergeQueuePaths {
 
   constructor(
     private readonly gits: MergeQueueGits,
-    private readonly repository: MergeQueuesRepository,
+    private readonly outbox: MergeQueueOutboxRepository,
+    private readonly repository: MergeQueuePathsRepository,
+    private readonly asks: PathsAsks,
+    @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
   ) {}
 
   /** The paths (null: not known), or undefined when the queue has no path groups (nothing asked). Provider failures propagate. */
-  async of(queue: MergeQueue & { repository: CodeSource }, headSha: string): Promise<ChangedPaths | undefined> {
+  async of(queue: QueueWithSource, headSha: string): Promise<ChangedPaths | undefined> {
     if (pathGroupsOf(queue).length === 0) return undefined;
     const git = await this.gits.forSource(queue.repository);
     const baseSha = (queue.plannerState as MergeQueueState | null)?.baseSha ?? (await git.readRef(queue.baseRef));
@@ -31,12 +48,12 @@ export class MergeQueuePaths {
    * The worker's job after path groups were set (MergeQueuesJob.AskPaths), and after an entry was
    * queued without its paths asked: asks the paths of every live entry that has none kept for the
    * head it is to be tested with, one after the other outside the queue's lock (reporting progress),
-   * then keeps them under it (MergeQueuesRepository.keepAskedPaths; "not known" is kept too, so a PR
+   * then keeps them under it (MergeQueuePathsRepository.keepAskedPaths; "not known" is kept too, so a PR
    * of 300 files or more is not asked again). A provider that fails stops the run with what it asked
    * so far kept; BullMQ retries the job for the rest.
    */
   async fill(queueId: string, progress: (done: number, of: number) => Promise<void> = async () => {}): Promise<{ asked: number; kept: number }> {
-    const queue = await this.repository.queueForWorker(queueId);
+    const queue = await this.outbox.queueForWorker(queueId);
     if (!queue || pathGroupsOf(queue).length === 0) return { asked: 0, kept: 0 };
     const entries = await this.repository.entriesWithoutPaths(queueId, MAX_ASKED_PER_RUN);
     const asked: { id: string; head: string; paths: ChangedPaths }[] = [];
@@ -54,6 +71,29 @@ export class MergeQueuePaths {
     this.logger.log({ queueId, entries: entries.length, asked: asked.length, kept }, 'merge-queue changed paths asked');
     if (failure) throw failure;
     return { asked: asked.length, kept };
+  }
+
+  /**
+   * Asks, in the worker, the changed paths of the queue's live entries that have none kept (path
+   * groups were just set, or a provider call for them failed). One job per request (`key`: the
+   * queue's revision, the entry, the delivery; `sweep` for the paths sweep, so it never holds two for
+   * one queue); a lost one (Redis down) leaves those entries in every lane until the worker's paths
+   * sweep finds them (MergeQueuesProcessor.sweepPaths), which leaves the queue alone while a job is
+   * on its way (PathsAsks). The sweep's own job is tried once: the next sweep is its retry.
+   */
+  async ask(queueId: string, key: string): Promise<void> {
+    // Claimed first: a quick job may have finished (and dropped the claim) before a claim taken after it.
+    await this.asks.claim(queueId);
+    try {
+      await this.queue.add(MergeQueuesJob.AskPaths, { queueId } satisfies AskPathsJob, {
+        jobId: `paths-${queueId}-${key}`,
+        ...(key === PATHS_SWEEP_KEY ? { attempts: 1 } : { attempts: 3, backoff: { type: 'exponential', delay: 2_000 } }),
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+    } catch (error) {
+      this.logger.warn({ err: error, queueId }, 'merge-queue changed paths not asked; entries without kept paths stay in every lane');
+    }
   }
 }
 

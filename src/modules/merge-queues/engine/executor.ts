@@ -4,17 +4,22 @@ import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { failpoint } from '@/common/faults/failpoints';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
-import type { MergeQueueEvent, MergeQueueOperation, MergeQueueState, ReadBackFacts } from '../planner';
-import { candidateRef } from './merge-queue-ids';
-import { type Fence, fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
-import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure, type MergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
-import { MergeQueuesRepository, type QueueWithSource, URGENT_OPERATION_KINDS } from '../merge-queues.repository';
-import { fenceRef, type Lease, LeaseLost, renewEveryMs } from './merge-queue-lease';
+import { type Fence, fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
+import type { MergeQueueEvent, MergeQueueOperation, MergeQueueOperationKind, MergeQueueState, ReadBackFacts } from '../planner';
+import { MergeQueueGits } from './gits';
+import { candidateRef } from './ids';
+import { fenceRef, type Lease, LeaseLost, renewEveryMs } from './lease';
+import { MergeQueueWriter } from './queue-writer';
+import { MergeQueueOutboxRepository } from './store/outbox.repository';
+import type { QueueWithSource } from './store/queue-view';
 
 /** How the executor reached an outcome; stored on the operation row. */
 type Outcome = 'succeeded' | 'failed' | 'unknown';
+
+/** Operations the executor starts before the rest: they finish batches (and a readBack runs alone). */
+export const URGENT_OPERATION_KINDS: readonly MergeQueueOperationKind[] = ['land', 'readBack'];
 
 /** Safety bound on one executor run; the next run (kicked at completion) continues. */
 export const MAX_OPERATIONS_PER_RUN = 500;
@@ -88,7 +93,8 @@ export class MergeQueueExecutor {
   private readonly leaseMs: number;
 
   constructor(
-    protected readonly repository: MergeQueuesRepository,
+    protected readonly writer: MergeQueueWriter,
+    protected readonly outbox: MergeQueueOutboxRepository,
     private readonly gits: MergeQueueGits,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -117,10 +123,10 @@ export class MergeQueueExecutor {
     // A run with nothing to do (no unfinished operation, no move: a kick whose work an earlier run
     // already did) ends here without taking the lease: it would write nothing.
     // Work issued after this read kicks the queue again (or is found when this job completes).
-    const work = await this.repository.executorWork(queueId);
+    const work = await this.outbox.executorWork(queueId);
     if (!work || (work.kinds.length === 0 && !work.moving)) return { performed: 0, leaseBusy: false };
     const landing = work.kinds.includes('land');
-    const lease = await this.repository.takeLease(queueId, randomUUID(), this.leaseMs);
+    const lease = await this.outbox.takeLease(queueId, randomUUID(), this.leaseMs);
     if (!lease) return { performed: 0, leaseBusy: true };
     const controller = new AbortController();
     const outer = options.signal;
@@ -137,13 +143,13 @@ export class MergeQueueExecutor {
       // The queue as it is under this lease: the row read above may predate the last holder's
       // base-ref move (completeMigration), and a run on that snapshot would build and land on the
       // old base ref (seen: a PR landed on main after the queue had moved to release).
-      const held = await this.repository.queueForWorker(queueId);
+      const held = await this.outbox.queueForWorker(queueId);
       if (!held || held.quarantined) return { performed: 0, leaseBusy: false };
       return { performed: await this.drainHolding(held, lease, controller.signal, landing), leaseBusy: false };
     } finally {
       clearInterval(renewal);
       outer?.removeEventListener('abort', onOuterAbort);
-      await this.repository
+      await this.outbox
         .releaseLease(lease)
         .catch((error: unknown) => this.logger.warn({ err: error, queueId }, 'could not give the merge-queue lease back; it expires'));
     }
@@ -151,7 +157,7 @@ export class MergeQueueExecutor {
 
   /** Extends the lease; false when another executor took it (overridden by tests that stall a run). */
   protected renew(lease: Lease): Promise<boolean> {
-    return this.repository.renewLease(lease, this.leaseMs);
+    return this.outbox.renewLease(lease, this.leaseMs);
   }
 
   private async drainHolding(queue: QueueWithSource, lease: Lease, signal: AbortSignal, landing: boolean): Promise<number> {
@@ -229,7 +235,7 @@ export class MergeQueueExecutor {
       // with the reason after this one try, instead of trying again forever.
       if (failure.kind === 'refused' && op.kind === 'land') event = { type: 'landRefused', operationId: op.id, reason: failure.reason, at: Date.now() };
       else {
-        if (failure.kind !== 'unexpected') await this.repository.releaseOperation(queueId, row.id, lease);
+        if (failure.kind !== 'unexpected') await this.outbox.releaseOperation(queueId, row.id, lease);
         throw new OperationFailure(failure, op.id, op.kind, error);
       }
     }
@@ -253,7 +259,7 @@ export class MergeQueueExecutor {
    * are planned again on the new one. Returns false while a land is still in flight.
    */
   async completeMigration(queueId: string, git: MergeQueueGit, lease: Lease): Promise<boolean> {
-    const queue = await this.repository.queueForWorker(queueId);
+    const queue = await this.outbox.queueForWorker(queueId);
     if (!queue || queue.pendingBaseRef === null) return false;
     const target = queue.pendingBaseRef;
     const baseSha = await git.readRef(target);
@@ -268,7 +274,7 @@ export class MergeQueueExecutor {
     // in flight on the old one, the ref was not moved while `migrated` was, and the land went to
     // the old ref (seen under load: a PR landed on main while the queue still showed migrating).
     let move = false;
-    const { result: moved } = await this.repository.apply({
+    const { result: moved } = await this.writer.apply({
       organizationId: null,
       queueId,
       lease,
@@ -302,8 +308,8 @@ export class MergeQueueExecutor {
     const exclude = running.map((r) => r.id);
     // A few more than asked for: some may be held back by the rules above.
     const take = limit + running.length + 4;
-    const urgent = await this.repository.pendingOperations(queueId, { kinds: URGENT_OPERATION_KINDS }, exclude, take);
-    const rest = await this.repository.pendingOperations(queueId, { kinds: URGENT_OPERATION_KINDS, not: true }, exclude, take);
+    const urgent = await this.outbox.pendingOperations(queueId, { kinds: URGENT_OPERATION_KINDS }, exclude, take);
+    const rest = await this.outbox.pendingOperations(queueId, { kinds: URGENT_OPERATION_KINDS, not: true }, exclude, take);
     const picked: OperationRow[] = [];
     for (const row of [...urgent, ...rest]) {
       if (picked.length >= limit || busy.has(row.batchId)) continue;
@@ -320,7 +326,7 @@ export class MergeQueueExecutor {
    * is never touched.
    */
   async reconcileOrphans(lease: Lease): Promise<number> {
-    const orphans = await this.repository.orphanedOperations(lease);
+    const orphans = await this.outbox.orphanedOperations(lease);
     for (const row of orphans) {
       this.logger.warn(
         { queueId: lease.queueId, operation: row.plannerKey, kind: row.kind, ownerEpoch: row.ownerEpoch?.toString() ?? null, epoch: lease.epoch.toString() },
@@ -338,7 +344,7 @@ export class MergeQueueExecutor {
    * False when another executor claimed it or the planner no longer waits for it.
    */
   private async markRunning(row: OperationRow, op: MergeQueueOperation, lease: Lease): Promise<boolean> {
-    const { result } = await this.repository.apply({
+    const { result } = await this.writer.apply({
       organizationId: null,
       queueId: lease.queueId,
       lease,
@@ -361,7 +367,7 @@ export class MergeQueueExecutor {
 
   /** Step 3: the outcome as a new event, and the operation row finished, in one transaction. */
   private async deliver(row: OperationRow, event: MergeQueueEvent, outcome: Outcome, lease: Lease): Promise<void> {
-    await this.repository.apply({
+    await this.writer.apply({
       organizationId: null,
       queueId: lease.queueId,
       lease,

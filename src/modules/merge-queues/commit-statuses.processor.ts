@@ -6,15 +6,16 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
+import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
+import { RedisService } from '@/common/redis/redis.module';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
-import { MergeQueueGits } from '@/modules/merge-queues/engine/gits';
-import { RedisService } from '@/common/redis/redis.module';
-import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
-import { CommitStatusLedger, CommitStatusRepairs } from './commit-status-ledger';
-import { currentStatus } from './commit-statuses';
-import { batchRowId } from './engine/merge-queue-ids';
-import { MergeQueueStatusOut, type PostCommitStatusJob } from './merge-queue-status-out';
+import { CommitStatusJobs, type PostCommitStatusJob } from './commit-statuses/commit-status-jobs';
+import { CommitStatusLedger, CommitStatusRepairs } from './commit-statuses/commit-status-ledger';
+import { currentStatus } from './commit-statuses/commit-statuses';
+import { MergeQueueGits } from './engine/gits';
+import { batchRowId } from './engine/ids';
+import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
 
 /** The most refused statuses one repair run posts again. */
@@ -30,7 +31,7 @@ const REFUSALS: readonly string[] = ['unauthorized', 'forbidden', 'not_found', '
  * a PR's status back. The link is the CI run when CI reported one, otherwise the queue.
  */
 @Processor(QueueName.CommitStatuses)
-export class MergeQueueStatusesProcessor extends JobProcessor {
+export class CommitStatusesProcessor extends JobProcessor {
   private readonly ledger: CommitStatusLedger;
   private readonly repairs: CommitStatusRepairs;
 
@@ -41,8 +42,9 @@ export class MergeQueueStatusesProcessor extends JobProcessor {
 
   constructor(
     private readonly repository: MergeQueuesRepository,
+    private readonly outbox: MergeQueueOutboxRepository,
     private readonly gits: MergeQueueGits,
-    private readonly statusOut: MergeQueueStatusOut,
+    private readonly jobs: CommitStatusJobs,
     redis: RedisService,
     @InjectQueue(QueueName.CommitStatuses) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -105,14 +107,14 @@ export class MergeQueueStatusesProcessor extends JobProcessor {
     for (const { member, score, repair } of await this.repairs.oldest(REPAIRS_PER_RUN)) {
       try {
         if (!states.has(repair.queueId)) {
-          const queue = await this.repository.queueForWorker(repair.queueId);
+          const queue = await this.outbox.queueForWorker(repair.queueId);
           states.set(repair.queueId, queue ? await this.repository.plannerState(queue.organizationId, queue.id) : null);
         }
         const state = states.get(repair.queueId);
         const status = state ? currentStatus(state, repair.subject, repair.sha) : undefined;
         if (status && state) {
           const subject = status.subject.kind === 'entry' ? `pr${status.subject.number}` : status.subject.batchId;
-          await this.statusOut.enqueue(
+          await this.jobs.enqueue(
             { queueId: repair.queueId, revision: state.revision, status },
             `repair-${run}-${repair.queueId}-${state.revision}-${subject}-${status.sha}`,
           );
@@ -132,7 +134,7 @@ export class MergeQueueStatusesProcessor extends JobProcessor {
   }
 
   private async postNow(queueId: string, status: PostCommitStatusJob['status']): Promise<string> {
-    const queue = await this.repository.queueForWorker(queueId);
+    const queue = await this.outbox.queueForWorker(queueId);
     if (!queue) return 'queue gone';
     const git = await this.gits.forSource(queue.repository);
     if (!(git instanceof GitHubMergeQueueGit)) return 'not on GitHub';

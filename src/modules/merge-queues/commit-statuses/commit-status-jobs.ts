@@ -6,8 +6,8 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueue, Prisma } from '@/generated/prisma/client';
+import type { MergeQueueState } from '../planner';
 import { type CommitStatus, statusChanges } from './commit-statuses';
-import type { MergeQueueState } from './planner';
 
 export interface PostCommitStatusJob {
   queueId: string;
@@ -23,8 +23,8 @@ export interface PostCommitStatusJob {
  * to enqueue is logged, never thrown: statuses never block or fail a queue.
  */
 @Injectable()
-export class MergeQueueStatusOut {
-  private readonly logger = new Logger(MergeQueueStatusOut.name);
+export class CommitStatusJobs {
+  private readonly logger = new Logger(CommitStatusJobs.name);
   private readonly onGithub = new Map<string, Promise<boolean>>();
 
   constructor(
@@ -47,7 +47,7 @@ export class MergeQueueStatusOut {
   /**
    * One status post as a `commit-statuses` job: MERGE_QUEUE_STATUS_POST_ATTEMPTS attempts with
    * exponential backoff from MERGE_QUEUE_STATUS_POST_BACKOFF_MS (10 from 2 s: about 17 minutes);
-   * a post the provider refused every time is repaired later (MergeQueueStatusesProcessor.repair).
+   * a post the provider refused every time is repaired later (CommitStatusesProcessor.repair).
    */
   async enqueue(job: PostCommitStatusJob, key: string): Promise<void> {
     await this.queue.add(CommitStatusesJob.Post, job, {
@@ -61,7 +61,7 @@ export class MergeQueueStatusOut {
 
   /**
    * The queue posts commit statuses (its code source is on GitHub): each change needs the queue's
-   * whole planner state. `client`: the transaction asking (the repository, under the queue's lock,
+   * whole planner state. `client`: the transaction asking (the writer, under the queue's lock,
    * never waits for a second connection).
    */
   postsStatuses(row: MergeQueue, client: Prisma.TransactionClient = this.prisma): Promise<boolean> {

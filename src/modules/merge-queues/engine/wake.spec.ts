@@ -1,5 +1,5 @@
 import { type BatchState, createMergeQueueState } from '../planner';
-import { nextWakeAt } from './merge-queue-wake';
+import { nextWakeAt } from './wake';
 
 function batch(over: Partial<BatchState>): BatchState {
   return {

@@ -1,4 +1,4 @@
-import { batchRowId } from './merge-queue-ids';
+import { batchRowId } from './ids';
 
 describe(batchRowId.name, () => {
   it('derives stable, UUID-shaped batch row ids', () => {

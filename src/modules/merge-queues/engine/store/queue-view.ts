@@ -1,0 +1,34 @@
+import type { CodeSource, MergeQueue, MergeQueueBatch as BatchRow, MergeQueueEntry as EntryRow, Prisma } from '@/generated/prisma/client';
+import { RECENT_FINAL } from '../../dto/merge-queue.dto';
+import { LIVE_BATCH_STATUSES, LIVE_ENTRY_STATUSES } from './queue-state-codec';
+
+/** A queue row with its code source. */
+export type QueueWithSource = MergeQueue & { repository: CodeSource };
+
+/** What the API renders a queue from: the row, its live entries and batches and the most recent final ones. */
+export interface QueueView {
+  row: QueueWithSource;
+  entries: EntryRow[];
+  batches: BatchRow[];
+}
+
+/** The organization's queue as the API renders it, read with `client` (a transaction's, for a snapshot), or null when there is none. */
+export async function readQueueView(client: Prisma.TransactionClient, organizationId: string, id: string): Promise<QueueView | null> {
+  const row = await client.mergeQueue.findFirst({ where: { id, organizationId }, include: { repository: true } });
+  return row ? renderQueue(client, row) : null;
+}
+
+/** Live entries and batches, plus the RECENT_FINAL most recent final ones of each. */
+export async function renderQueue(client: Prisma.TransactionClient, row: QueueWithSource): Promise<QueueView> {
+  const where = { queueId: row.id, organizationId: row.organizationId };
+  const recent = { orderBy: [{ updatedAt: 'desc' as const }, { position: 'desc' as const }], take: RECENT_FINAL };
+  const [liveEntries, finalEntries, liveBatches, finalBatches] = await Promise.all([
+    client.mergeQueueEntry.findMany({ where: { ...where, status: { in: [...LIVE_ENTRY_STATUSES] } } }),
+    client.mergeQueueEntry.findMany({ where: { ...where, status: { notIn: [...LIVE_ENTRY_STATUSES] } }, ...recent }),
+    client.mergeQueueBatch.findMany({ where: { ...where, status: { in: [...LIVE_BATCH_STATUSES] } } }),
+    client.mergeQueueBatch.findMany({ where: { ...where, status: { notIn: [...LIVE_BATCH_STATUSES] } }, ...recent }),
+  ]);
+  const entries = [...liveEntries, ...finalEntries].sort((a, b) => a.position - b.position);
+  const batches = [...liveBatches, ...finalBatches].sort((a, b) => a.position - b.position);
+  return { row, entries, batches };
+}
