@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ConfigError, loadConfig } from './app-config';
@@ -183,5 +184,80 @@ describe(loadConfig.name, () => {
       git: { publicUrl: 'http://localhost:3000', localRoot: realpathSync(tmpdir()) },
     });
     expect(() => loadConfig({ ...valid, DATABASE_URL: '' })).toThrow('Invalid configuration: DATABASE_URL is not set');
+  });
+
+  it('applies and bounds the webhook sweep and retention and the merge-queue executor slice and retry delay', () => {
+    expect(loadConfig(valid)).toMatchObject({
+      webhooks: { sweepIntervalMs: 60_000, deliveryRetentionMs: 30 * 86_400_000 },
+      mergeQueues: { executorSliceMs: 2_000, executorRetryDelayMs: 2_000 },
+    });
+    expect(
+      loadConfig({
+        ...valid,
+        WEBHOOK_SWEEP_INTERVAL_MS: '5000',
+        WEBHOOK_DELIVERY_RETENTION_MS: String(7 * 86_400_000),
+        MERGE_QUEUE_EXECUTOR_SLICE_MS: '500',
+        MERGE_QUEUE_EXECUTOR_RETRY_DELAY_MS: '10000',
+      }),
+    ).toMatchObject({
+      webhooks: { sweepIntervalMs: 5_000, deliveryRetentionMs: 7 * 86_400_000 },
+      mergeQueues: { executorSliceMs: 500, executorRetryDelayMs: 10_000 },
+    });
+    // Shorter than GitHub's 3 days of redelivery, a redelivery could find its row gone and be applied twice.
+    expect(() => loadConfig({ ...valid, WEBHOOK_DELIVERY_RETENTION_MS: String(86_400_000) })).toThrow(
+      'Invalid configuration: WEBHOOK_DELIVERY_RETENTION_MS must not be less than 259200000',
+    );
+    expect(() => loadConfig({ ...valid, WEBHOOK_SWEEP_INTERVAL_MS: '10' })).toThrow(
+      'Invalid configuration: WEBHOOK_SWEEP_INTERVAL_MS must not be less than 1000',
+    );
+    expect(() => loadConfig({ ...valid, MERGE_QUEUE_EXECUTOR_SLICE_MS: '0' })).toThrow(
+      'Invalid configuration: MERGE_QUEUE_EXECUTOR_SLICE_MS must not be less than 100',
+    );
+    expect(() => loadConfig({ ...valid, MERGE_QUEUE_EXECUTOR_RETRY_DELAY_MS: '2s' })).toThrow(
+      'Invalid configuration: MERGE_QUEUE_EXECUTOR_RETRY_DELAY_MS must',
+    );
+  });
+
+  it('names every bad variable on a line of its own', () => {
+    expect(() => loadConfig({ ...valid, PORT: '70000', LOG_LEVEL: 'loud', DATABASE_URL: '' })).toThrow(ConfigError);
+    let message = '';
+    try {
+      loadConfig({ ...valid, PORT: '70000', LOG_LEVEL: 'loud', DATABASE_URL: '' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message.split('\n').sort()).toEqual([
+      'Invalid configuration: DATABASE_URL is not set',
+      'Invalid configuration: LOG_LEVEL must be one of the following values: fatal, error, warn, info, debug, trace, silent',
+      'Invalid configuration: PORT must not be greater than 65535',
+    ]);
+  });
+
+  it('takes GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY together, the key an RSA private key (\\n escapes allowed)', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    expect(loadConfig(valid).git.github.app).toBeUndefined();
+    expect(loadConfig({ ...valid, GITHUB_APP_ID: '42', GITHUB_APP_PRIVATE_KEY: rsa.replace(/\n/g, '\\n') }).git.github.app).toEqual({
+      appId: '42',
+      privateKey: rsa,
+    });
+    expect(() => loadConfig({ ...valid, GITHUB_APP_ID: '42' })).toThrow(
+      'Invalid configuration: GITHUB_APP_PRIVATE_KEY is not set (GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY go together)',
+    );
+    expect(() => loadConfig({ ...valid, GITHUB_APP_PRIVATE_KEY: rsa })).toThrow('Invalid configuration: GITHUB_APP_ID is not set');
+    expect(() => loadConfig({ ...valid, GITHUB_APP_ID: '42', GITHUB_APP_PRIVATE_KEY: 'not a key' })).toThrow(
+      'Invalid configuration: GITHUB_APP_PRIVATE_KEY is not a PEM private key',
+    );
+    expect(() => loadConfig({ ...valid, GITHUB_APP_ID: '42', GITHUB_APP_PRIVATE_KEY: ec })).toThrow(
+      'Invalid configuration: GITHUB_APP_PRIVATE_KEY must be an RSA key (GitHub App keys are; RS256)',
+    );
+  });
+
+  it('defaults PUBLIC_URL from PORT and strips trailing slashes from the GitHub URLs', () => {
+    expect(loadConfig({ ...valid, PORT: '8080' }).git).toMatchObject({ publicUrl: 'http://localhost:8080', github: { apiUrl: 'https://api.github.com' } });
+    expect(loadConfig({ ...valid, PORT: '8080', PUBLIC_URL: 'https://api.example.com', GITHUB_API_URL: 'https://ghe.example.com/api/v3/' }).git).toMatchObject({
+      publicUrl: 'https://api.example.com',
+      github: { apiUrl: 'https://ghe.example.com/api/v3' },
+    });
   });
 });

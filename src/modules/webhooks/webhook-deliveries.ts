@@ -1,17 +1,18 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { Prisma } from '@/generated/prisma/client';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import { MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/provider-events/provider-events';
 import { parseGithubEvent } from './github-events';
 
-/** Deliveries older than this that were never applied are handed to the worker again by the sweep. */
-export const SWEEP_AFTER_MS = 60_000;
 /**
- * Applied deliveries are kept this long, then deleted: well past the 3 days within which GitHub
- * lets a delivery be redelivered, so a redelivery always finds its row and is applied once.
+ * Deliveries older than this that were never applied are handed to the worker again by the sweep.
+ * Until then a delivery is the API's own job to hand over (stored, then enqueued), whatever the
+ * sweep's interval (WEBHOOK_SWEEP_INTERVAL_MS).
  */
-export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
+export const SWEEP_AFTER_MS = 60_000;
 
 /**
  * Applies stored GitHub deliveries (worker side). A delivery is applied through the merge queues'
@@ -27,6 +28,7 @@ export class WebhookDeliveries {
     private readonly prisma: PrismaService,
     private readonly queues: MergeQueueProviderEvents,
     private readonly integrations: IntegrationsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async apply(deliveryRowId: string): Promise<string> {
@@ -78,10 +80,14 @@ export class WebhookDeliveries {
     return outcome;
   }
 
-  /** Deletes applied deliveries older than DELIVERY_RETENTION_MS; returns how many. */
+  /**
+   * Deletes applied deliveries older than WEBHOOK_DELIVERY_RETENTION_MS (at least the 3 days within
+   * which GitHub lets a delivery be redelivered, so a redelivery always finds its row and is applied
+   * once); returns how many.
+   */
   async purgeApplied(now = Date.now()): Promise<number> {
     const { count } = await this.prisma.webhookDelivery.deleteMany({
-      where: { createdAt: { lt: new Date(now - DELIVERY_RETENTION_MS) }, processedAt: { not: null } },
+      where: { createdAt: { lt: new Date(now - this.config.webhooks.deliveryRetentionMs) }, processedAt: { not: null } },
     });
     return count;
   }

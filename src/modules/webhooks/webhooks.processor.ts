@@ -10,8 +10,6 @@ import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { WebhookDeliveries } from './webhook-deliveries';
 import type { ApplyDeliveryJob } from './webhooks.service';
 
-const SWEEP_EVERY_MS = 60_000;
-
 /** Applies GitHub webhook deliveries the API stored; the periodic sweep picks up any whose job was lost and deletes old applied ones. */
 @Processor(QueueName.Webhooks)
 export class WebhooksProcessor extends JobProcessor {
@@ -29,7 +27,7 @@ export class WebhooksProcessor extends JobProcessor {
   }
 
   protected repeatableJobs(): RepeatableJob[] {
-    return [{ id: WebhooksJob.Sweep, repeat: { every: SWEEP_EVERY_MS }, opts: { attempts: 1 } }];
+    return [{ id: WebhooksJob.Sweep, repeat: { every: this.config.webhooks.sweepIntervalMs }, opts: { attempts: 1 } }];
   }
 
   /** Hands deliveries whose job was lost to the worker again, and deletes those past retention. */
