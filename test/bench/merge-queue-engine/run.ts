@@ -28,30 +28,44 @@
  *      BENCH_SWEEP_INTERVAL_MS), Postgres WAL bytes per landed PR and per event
  *      (pg_current_wal_lsn() differences: server-wide, so other databases' writes count too).
  * The planner phase also prints the WAL bytes of one enqueue event (median of per-request
- * pg_current_wal_lsn() differences). MERGE_QUEUE_LEGACY_PERSISTENCE=true (passed on to the API and
- * workers) is the "before": the whole planner state written on every event, the sweep ticking every
- * queue with CI running.
+ * pg_current_wal_lsn() differences). The reducer step is the build's own: its
+ * dist/modules/merge-queues/planner, loaded in process.
  *
- * Environment: BENCH_PHASES (latency,single,parallel,planner,fleet), BENCH_FLEET_QUEUES (500),
- * BENCH_FLEET_BUSY (5), BENCH_FLEET_PRS (20), BENCH_SWEEP_INTERVAL_MS (2000), BENCH_LATENCY_PRS (100), BENCH_QUEUE_PRS (200), BENCH_PARALLEL_QUEUES (20),
- * BENCH_PARALLEL_PRS (20), BENCH_PLANNER_SIZES (100,250,500,1000), BENCH_PLANNER_SIDE_ROUNDS (60: after the fill,
- * enqueue requests alternate between a queue at the smallest size and the filled one, each removed
- * again, so the two p50s are measured side by side under the same load; the phase runs ANALYZE every
- * 100 enqueues, as autovacuum would: the test server has it off), BENCH_CI_POLL_MS (5),
- * BENCH_PHASE_TIMEOUT_S (240), BENCH_PORT (3921), BENCH_QUEUE_PREFIX (random),
- * BENCH_DATABASE (used when DATABASE_URL is unset: dropped and re-created), REDIS_URL.
- * BENCH_FENCE_COMPARE=N (0): the latency phase runs 2N times instead, alternating a worker with the
- * executor's fence shortcuts off (MERGE_QUEUE_FENCE_SHORTCUTS=false) and on, restarted between
- * rounds, so both are measured side by side under the same load. BENCH_LATENCY_ONLY=1 skips the
- * throughput and planner phases. BENCH_PLANNER_STATUSES=1: the planner phase's queues post commit
- * statuses, as queues on GitHub do. BENCH_PLANNER_PATH_GROUPS=1: they have path groups, so every
- * enqueue asks git for the PR's changed paths (one `git diff` before the event) and keeps its lanes.
+ * BENCH_COMPARE_DIST=<root of another checkout of this repository, built there with `npm run build`>
+ * runs the phases for both builds in one run, under the same load, and prints them side by side.
+ * Each build's API and worker(s) start from its own root (dist/main.js, dist/worker.js, cwd = that
+ * root), on a fresh database of its own on the same Postgres server (BENCH_DATABASE, and
+ * BENCH_DATABASE with `_compare` appended, each migrated with its own checkout's prisma/migrations)
+ * and on the same Redis under a queue prefix of its own; the compare build's API listens on
+ * BENCH_PORT + 1. Both builds are up for the whole run. The planner phase alternates them request
+ * by request (this, other, other, this, ...); the landing phases and the fleet, each one continuous
+ * run, go once per build back to back, the build that goes first alternating from one phase to the
+ * next. A build's processes stop after its fleet run, so that its sweep over the fleet's queues does
+ * not run beside the other build's fleet. Each table is then printed as one row per figure
+ * (figure | this build <rev> | compare build <rev> | this / compare), <rev> being the checkout's
+ * `git rev-parse --short HEAD` (with +changes when its tracked files differ from HEAD), followed by
+ * each build's lines on how its figures grow. Without BENCH_COMPARE_DIST, this build alone.
+ *
+ * Environment: BENCH_PHASES (latency,single,parallel,planner,fleet; BENCH_LATENCY_ONLY=1 is
+ * BENCH_PHASES=latency), BENCH_LATENCY_PRS (100), BENCH_QUEUE_PRS (200), BENCH_PARALLEL_QUEUES (20),
+ * BENCH_PARALLEL_PRS (20), BENCH_PLANNER_SIZES (100,250,500,1000), BENCH_PLANNER_SIDE_ROUNDS (60:
+ * after the fill, enqueue requests alternate between a queue at the smallest size and the filled
+ * one, each removed again, so the two p50s are measured side by side under the same load; the phase
+ * runs ANALYZE every 100 enqueues, as autovacuum would: the test server has it off),
+ * BENCH_PLANNER_STATUSES=1 (the planner phase's queues post commit statuses, as queues on GitHub
+ * do), BENCH_PLANNER_PATH_GROUPS=1 (they have path groups, so every enqueue asks git for the PR's
+ * changed paths, one `git diff` before the event, and keeps its lanes), BENCH_FLEET_QUEUES (500),
+ * BENCH_FLEET_BUSY (5), BENCH_FLEET_PRS (20), BENCH_SWEEP_INTERVAL_MS (2000), BENCH_CI_POLL_MS (5),
+ * BENCH_PHASE_TIMEOUT_S (240), BENCH_PORT (3921), BENCH_QUEUE_PREFIX (random; the compare build's
+ * has -compare appended), BENCH_DATABASE (used when DATABASE_URL is unset: dropped and re-created),
+ * DATABASE_URL (this build's database, kept), REDIS_URL, BENCH_COMPARE_DIST (above).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { QueueEvents, Queue as BullQueue } from 'bullmq';
@@ -60,7 +74,7 @@ import { migrate } from '@/common/prisma/migration-runner';
 import { QueueName } from '@/common/queues/queue-names';
 import { PrismaClient } from '@/generated/prisma/client';
 import { createBenchOwnerKey } from '../support';
-import { type MergeQueueEvent, type MergeQueueState, reduceMergeQueue } from '@/modules/merge-queues/planner';
+import type { MergeQueueEvent, MergeQueueState, reduceMergeQueue } from '@/modules/merge-queues/planner';
 import { buildIfStale } from '../../../src/ops/build';
 import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
 import { productionEnv, waitForOk } from '../http-drive';
@@ -78,7 +92,7 @@ const CI_POLL_MS = num('BENCH_CI_POLL_MS', 5);
 const PHASE_TIMEOUT_MS = num('BENCH_PHASE_TIMEOUT_S', 240) * 1000;
 const PORT = num('BENCH_PORT', 3921);
 const DATABASE = process.env.BENCH_DATABASE ?? 'delivery_platform_bench_merge_queue_engine';
-const FENCE_COMPARE = num('BENCH_FENCE_COMPARE', 0);
+const COMPARE_ROOT = process.env.BENCH_COMPARE_DIST ? resolve(process.env.BENCH_COMPARE_DIST) : undefined;
 const REQUIRED_CHECKS = ['build', 'test'];
 // BENCH_LATENCY_ONLY=1 is BENCH_PHASES=latency.
 const PHASES = new Set((process.env.BENCH_LATENCY_ONLY === '1' ? 'latency' : (process.env.BENCH_PHASES ?? 'latency,single,parallel,planner,fleet')).split(','));
@@ -86,7 +100,6 @@ const FLEET_QUEUES = num('BENCH_FLEET_QUEUES', 500);
 const FLEET_BUSY = num('BENCH_FLEET_BUSY', 5);
 const FLEET_PRS = num('BENCH_FLEET_PRS', 20);
 const SWEEP_INTERVAL_MS = num('BENCH_SWEEP_INTERVAL_MS', 2_000);
-const LEGACY = process.env.MERGE_QUEUE_LEGACY_PERSISTENCE === 'true';
 /** Requests measured around each planner size (the ones just before it is reached). */
 const ENQUEUE_WINDOW = 20;
 const SIDE_ROUNDS = num('BENCH_PLANNER_SIDE_ROUNDS', 60);
@@ -454,7 +467,20 @@ interface PhaseResult {
   load: number;
 }
 
+/** A checkout whose dist/ the bench runs. */
+interface Build {
+  role: 'this build' | 'compare build';
+  root: string;
+  /** `git rev-parse --short HEAD` of the checkout, with +changes when its tracked files differ from HEAD. */
+  rev: string;
+}
+const labelOf = (build: Build) => `${build.role} ${build.rev}`;
+
+/** One build under test: its API and workers, its database, its queue prefix, its repositories, its CI. */
 interface Bench {
+  build: Build;
+  /** Starts the lines a phase prints as it goes: '' for one build, its label when two are compared. */
+  tag: string;
   api: Api;
   pool: Pool;
   prisma: PrismaClient;
@@ -463,6 +489,12 @@ interface Bench {
   watcher: BaseWatcher;
   executor: ExecutorEvents;
   dir: string;
+  /** The build's own reducer, from its dist/. */
+  reduce: typeof reduceMergeQueue;
+  /** The environment its API and workers start with, and those processes. */
+  env: NodeJS.ProcessEnv;
+  processes: ChildProcess[];
+  results: { landing: PhaseResult[]; planner?: PlannerResult; fleet?: FleetResult };
 }
 
 async function createQueue(bench: Bench, name: string, prs: number, settings: Record<string, unknown>, postsStatuses = false): Promise<QueueUnderTest> {
@@ -481,23 +513,18 @@ async function createQueue(bench: Bench, name: string, prs: number, settings: Re
   return { id: queue.id, repo, prs };
 }
 
-async function enqueueAll(
-  bench: Bench,
-  queue: QueueUnderTest,
-  onRequest?: (n: number, ms: number) => Promise<void> | void,
-  beforeRequest?: () => Promise<void>,
-): Promise<void> {
-  for (let n = 1; n <= queue.prs; n++) {
-    await beforeRequest?.();
-    const started = performance.now();
-    await bench.api.call('POST', `/merge-queues/${queue.id}/entries`, {
-      number: n,
-      headSha: queue.repo.heads[n - 1],
-      url: `https://example.invalid/pr/${n}`,
-      title: `PR ${n}`,
-    });
-    await onRequest?.(n, performance.now() - started);
-  }
+/** Enqueues PR n. */
+async function enqueue(bench: Bench, queue: QueueUnderTest, n: number): Promise<void> {
+  await bench.api.call('POST', `/merge-queues/${queue.id}/entries`, {
+    number: n,
+    headSha: queue.repo.heads[n - 1],
+    url: `https://example.invalid/pr/${n}`,
+    title: `PR ${n}`,
+  });
+}
+
+async function enqueueAll(bench: Bench, queue: QueueUnderTest): Promise<void> {
+  for (let n = 1; n <= queue.prs; n++) await enqueue(bench, queue, n);
 }
 
 /** Fills the queues while paused, resumes them together and lets the CI answer until every PR merged. */
@@ -695,7 +722,8 @@ interface SideBySide {
   load: string;
 }
 
-async function runSideBySide(bench: Bench, large: QueueUnderTest): Promise<SideBySide> {
+/** One step per round (see `interleave`). */
+async function* runSideBySide(bench: Bench, large: QueueUnderTest): AsyncGenerator<void, SideBySide> {
   const small = await createQueue(bench, 'planner-small', PLANNER_SIZES[0], PLANNER_SETTINGS, PLANNER_STATUSES);
   await bench.api.call('POST', `/merge-queues/${small.id}/pause`);
   await enqueueAll(bench, small);
@@ -703,6 +731,7 @@ async function runSideBySide(bench: Bench, large: QueueUnderTest): Promise<SideB
   const times: [number[], number[]] = [[], []];
   const queues = [small, large];
   for (let r = 0; r < SIDE_ROUNDS; r++) {
+    yield;
     for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) {
       const q = queues[i];
       const started = performance.now();
@@ -732,7 +761,15 @@ async function analyze(bench: Bench): Promise<void> {
   await bench.pool.query('ANALYZE "MergeQueueEntry", "MergeQueueBatch", "MergeQueue"');
 }
 
-async function runPlannerPhase(bench: Bench): Promise<{ points: PlannerPoint[]; side: SideBySide | null }> {
+interface PlannerResult {
+  points: PlannerPoint[];
+  side: SideBySide | null;
+  /** Load averages at the end of the phase. */
+  load: string;
+}
+
+/** One step per measured enqueue request (see `interleave`). */
+async function* runPlannerPhase(bench: Bench): AsyncGenerator<void, PlannerResult> {
   const largest = PLANNER_SIZES[PLANNER_SIZES.length - 1];
   const queue = await createQueue(bench, 'planner', largest, PLANNER_SETTINGS, PLANNER_STATUSES);
   await bench.api.call('POST', `/merge-queues/${queue.id}/pause`);
@@ -742,62 +779,84 @@ async function runPlannerPhase(bench: Bench): Promise<{ points: PlannerPoint[]; 
   const lsn = async () => (await bench.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
   const walDiff = async (from: string) =>
     Number((await bench.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS bytes', [from])).rows[0].bytes);
-  let walFrom = await lsn();
-  await enqueueAll(
-    bench,
-    queue,
-    async (n, requestMs) => {
-      times.push(requestMs);
-      wal.push(await walDiff(walFrom));
-      // The test server runs without autovacuum; production's would have analyzed the table by now
-      // (its threshold is 50 rows + 10%), and the planner's plans depend on it (before and after alike).
-      if (n % 100 === 0) await analyze(bench);
-      if (n % 250 === 0) out(`  ${n} / ${largest} entries`);
-      if (!PLANNER_SIZES.includes(n)) return;
-      // The state as the repository assembles it: the document with the rows the state holds (before issue 22 the document held them all).
-      const { rows } = await bench.pool.query<{ state: MergeQueueState; bytes: number }>(
-        `SELECT q."plannerState" || jsonb_build_object(
+  for (let n = 1; n <= largest; n++) {
+    yield;
+    const walFrom = await lsn();
+    const started = performance.now();
+    await enqueue(bench, queue, n);
+    times.push(performance.now() - started);
+    wal.push(await walDiff(walFrom));
+    // The test server runs without autovacuum; production's would have analyzed the table by now
+    // (its threshold is 50 rows + 10%), and the planner's plans depend on it (before and after alike).
+    if (n % 100 === 0) await analyze(bench);
+    if (n % 250 === 0) out(`  ${bench.tag}${n} / ${largest} entries`);
+    if (!PLANNER_SIZES.includes(n)) continue;
+    // The state as the repository assembles it: the document with the rows the state holds (before issue 22 the document held them all).
+    const { rows } = await bench.pool.query<{ state: MergeQueueState; bytes: number }>(
+      `SELECT q."plannerState" || jsonb_build_object(
          'entries', (SELECT coalesce(jsonb_agg(e."planner" ORDER BY e."plannerSeq"), '[]'::jsonb) FROM "MergeQueueEntry" e WHERE e."queueId" = q."id" AND e."planner" IS NOT NULL),
          'batches', (SELECT coalesce(jsonb_agg(b."planner" ORDER BY b."plannerSeq"), '[]'::jsonb) FROM "MergeQueueBatch" b WHERE b."queueId" = q."id" AND b."planner" IS NOT NULL)
        ) AS state, pg_column_size(q."plannerState") AS bytes FROM "MergeQueue" q WHERE q."id" = $1`,
-        [queue.id],
-      );
-      const state = rows[0].state;
-      const waiting = state.entries.filter((e) => e.status === 'queued').length;
-      if (waiting !== n || state.status !== 'paused')
-        throw new Error(`planner: expected ${n} waiting entries in a paused queue, found ${waiting} (${state.status})`);
-      const json = JSON.stringify(state);
-      let k = 0;
-      const enqueue = (): MergeQueueEvent => ({
-        type: 'enqueue',
-        at: Date.now(),
-        entry: { id: randomUUID(), number: 1_000_000 + k++, headSha: randomBytes(20).toString('hex'), url: 'https://example.invalid/pr/x', title: 'x' },
-      });
-      const reduceEnqueue = timeIt(REDUCER_REPS, () => void reduceMergeQueue(state, enqueue()));
-      // The planning pass over all of them: resume plans the chain (batches, prepare operations).
-      const reducePlan = timeIt(REDUCER_REPS, () => {
-        const step = reduceMergeQueue(state, { type: 'resume', at: Date.now() });
-        if (step.operations.length === 0) throw new Error('planner: resume planned nothing');
-      });
-      // What every event transaction does with the state besides reducing: parse it and write it back.
-      const jsonRoundTrip = timeIt(REDUCER_REPS, () => void JSON.stringify(JSON.parse(json)));
-      const window = times.slice(-ENQUEUE_WINDOW);
-      points.push({
-        size: n,
-        enqueueP50: median(window),
-        enqueueP95: quantile(window, 0.95),
-        reduceEnqueue,
-        reducePlan,
-        jsonRoundTrip,
-        jsonChars: json.length,
-        columnBytes: Number(rows[0].bytes),
-        walP50: median(wal.slice(-ENQUEUE_WINDOW)),
-      });
-    },
-    async () => void (walFrom = await lsn()),
-  );
-  const side = SIDE_ROUNDS > 0 && PLANNER_SIZES.length > 1 ? await runSideBySide(bench, queue) : null;
-  return { points, side };
+      [queue.id],
+    );
+    const state = rows[0].state;
+    const waiting = state.entries.filter((e) => e.status === 'queued').length;
+    if (waiting !== n || state.status !== 'paused')
+      throw new Error(`planner: expected ${n} waiting entries in a paused queue, found ${waiting} (${state.status})`);
+    const json = JSON.stringify(state);
+    let k = 0;
+    const enqueueEvent = (): MergeQueueEvent => ({
+      type: 'enqueue',
+      at: Date.now(),
+      entry: { id: randomUUID(), number: 1_000_000 + k++, headSha: randomBytes(20).toString('hex'), url: 'https://example.invalid/pr/x', title: 'x' },
+    });
+    const reduceEnqueue = timeIt(REDUCER_REPS, () => void bench.reduce(state, enqueueEvent()));
+    // The planning pass over all of them: resume plans the chain (batches, prepare operations).
+    const reducePlan = timeIt(REDUCER_REPS, () => {
+      const step = bench.reduce(state, { type: 'resume', at: Date.now() });
+      if (step.operations.length === 0) throw new Error('planner: resume planned nothing');
+    });
+    // What every event transaction does with the state besides reducing: parse it and write it back.
+    const jsonRoundTrip = timeIt(REDUCER_REPS, () => void JSON.stringify(JSON.parse(json)));
+    const window = times.slice(-ENQUEUE_WINDOW);
+    points.push({
+      size: n,
+      enqueueP50: median(window),
+      enqueueP95: quantile(window, 0.95),
+      reduceEnqueue,
+      reducePlan,
+      jsonRoundTrip,
+      jsonChars: json.length,
+      columnBytes: Number(rows[0].bytes),
+      walP50: median(wal.slice(-ENQUEUE_WINDOW)),
+    });
+  }
+  const side = SIDE_ROUNDS > 0 && PLANNER_SIZES.length > 1 ? yield* runSideBySide(bench, queue) : null;
+  return {
+    points,
+    side,
+    load: loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' '),
+  };
+}
+
+/**
+ * Runs the builds' stepped phases in turn, one step of each at a time, the first of each turn
+ * alternating (this, other, other, this, ...), so that both see the same load; one alone runs to its end.
+ */
+async function interleave<T>(runs: AsyncGenerator<void, T>[]): Promise<T[]> {
+  const results: T[] = [];
+  let live = runs.map((run, i) => ({ run, i }));
+  for (let turn = 0; live.length > 0; turn++) {
+    for (const step of turn % 2 === 0 ? live : [...live].reverse()) {
+      const next = await step.run.next();
+      if (!next.done) continue;
+      results[step.i] = next.value;
+      live = live.filter((other) => other !== step);
+    }
+  }
+  return results;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -848,139 +907,434 @@ async function runFleetPhase(bench: Bench): Promise<FleetResult> {
   };
 }
 
-function printFleet(f: FleetResult): void {
-  const r = f.landing;
-  out(
-    `\n## Fleet: ${f.queues} queues, ${f.busy} busy x ${r.prs / f.busy} PRs, ${f.queues - f.busy} idle, 2 worker processes (${LEGACY ? 'BEFORE: MERGE_QUEUE_LEGACY_PERSISTENCE=true' : 'AFTER'}; load ${f.load})\n`,
-  );
-  const own = r.lands.map((l) => l.movedAt - (l.report as Report).t0);
-  out(
-    '| PRs landed | seconds | land latency p50 / p99 (ms, own report -> base moved) | sweep passes | sweep time per pass p50 / max (ms) | events (txs) | WAL bytes per landed PR | WAL bytes per event |',
-  );
-  out('|---|---|---|---|---|---|---|---|');
-  out(
-    `| ${r.prs} | ${r.seconds.toFixed(1)} | ${ms(median(own))} / ${ms(quantile(own, 0.99))} | ${f.sweeps.length} | ${ms(median(f.sweeps))} / ${ms(Math.max(...f.sweeps))} | ${f.events} | ${(f.walBytes / r.prs).toFixed(0)} | ${(f.walBytes / Math.max(1, f.events)).toFixed(0)} |`,
-  );
-  out('\nWAL is server-wide (pg_current_wal_lsn): writes of other databases on the same server during the phase count too.');
+// ---------------------------------------------------------------------------------------------
+// Output: each table is built once from a build's results, then printed for that build alone or,
+// figure by figure, for both builds side by side.
+
+/** A table cell: its text and the figures in it, which a comparison divides (none: context, not compared). */
+interface Cell {
+  text: string;
+  values: number[];
+}
+const cell = (text: string, ...values: number[]): Cell => ({ text, values });
+
+/** A row per phase or size (its `key`, under `keyColumn`; `name` in a comparison's figure names), a column per figure. */
+interface Table {
+  keyColumn?: string;
+  columns: string[];
+  /** The columns' names in a comparison, where the columns' own would be ambiguous. */
+  figureNames?: string[];
+  rows: { key: string; name?: string; cells: Cell[] }[];
 }
 
-// ---------------------------------------------------------------------------------------------
-// Output
+interface Section {
+  /** What is the same for every build: the heading, the lines before the table. */
+  heading: string;
+  intro: string[];
+  table: Table;
+  /** Figures the notes give in words, compared as rows of their own. */
+  figures: { name: string; cell: Cell }[];
+  /** The lines after the table, drawn from the build's figures. */
+  notes: string[];
+}
 
-function printLanding(results: PhaseResult[]): void {
-  out('\n## Land latency: last required check answered -> base ref moved (target p50 < 300 ms, p99 < 1 s)\n');
-  out(
-    '"own report" is from the response to the batch\'s own last check; "landable" starts at the later of that and the previous land (a speculative batch that passed early waits for the batch ahead by design).\n',
-  );
-  out('| phase | lands | PRs/land | own report p50 | p99 | max | landable p50 | p99 | max | load avg |');
-  out('|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) {
-    const own = r.lands.map((l) => l.movedAt - (l.report as Report).t0);
-    const landable = r.lands.map((l) => l.movedAt - Math.max((l.report as Report).t0, l.previousAt));
-    out(
-      `| ${r.name} | ${r.lands.length} | ${(r.prs / r.lands.length).toFixed(1)} | ${ms(median(own))} | ${ms(quantile(own, 0.99))} | ${ms(Math.max(...own))} | ${ms(median(landable))} | ${ms(quantile(landable, 0.99))} | ${ms(Math.max(...landable))} | ${r.load.toFixed(1)} |`,
-    );
+function printSection(section: Section): void {
+  out(section.heading);
+  for (const line of section.intro) out(line);
+  const { keyColumn, columns, rows } = section.table;
+  const header = keyColumn ? [keyColumn, ...columns] : columns;
+  out(`| ${header.join(' | ')} |`);
+  out(`|${'---|'.repeat(header.length)}`);
+  for (const row of rows) out(`| ${[...(keyColumn ? [row.key] : []), ...row.cells.map((c) => c.text)].join(' | ')} |`);
+  for (const line of section.notes) out(line);
+}
+
+/** this / compare for each figure of the cell; '–' where the compare build's is 0 or either is not a number. */
+function ratio(a: Cell, b: Cell): string {
+  return a.values.map((v, i) => (Number.isFinite(v) && Number.isFinite(b.values[i]) && b.values[i] !== 0 ? (v / b.values[i]).toFixed(2) : '–')).join(' / ');
+}
+
+function printComparison(benches: Bench[], reports: Section[][]): void {
+  const labels = benches.map((b) => labelOf(b.build));
+  for (const [s, section] of reports[0].entries()) {
+    const [a, b] = reports.map((report) => report[s]);
+    out(section.heading);
+    for (const line of section.intro) out(line);
+    out(`| figure | ${labels.join(' | ')} | this / compare |`);
+    out('|---|---|---|---|');
+    for (const [r, row] of a.table.rows.entries()) {
+      const name = row.name ?? row.key;
+      for (const [c, column] of (a.table.figureNames ?? a.table.columns).entries()) {
+        const [x, y] = [row.cells[c], b.table.rows[r].cells[c]];
+        out(`| ${name ? `${name}: ` : ''}${column} | ${x.text} | ${y.text} | ${ratio(x, y)} |`);
+      }
+    }
+    for (const [f, figure] of a.figures.entries())
+      out(`| ${figure.name} | ${figure.cell.text} | ${b.figures[f].cell.text} | ${ratio(figure.cell, b.figures[f].cell)} |`);
+    for (const [i, report] of reports.entries()) {
+      if (report[s].notes.length === 0) continue;
+      out(`\n${labels[i]}:`);
+      for (const line of report[s].notes) out(line.replace(/^\n+/, ''));
+    }
   }
+}
+
+function fleetSection(f: FleetResult): Section {
+  const r = f.landing;
+  const own = r.lands.map((l) => l.movedAt - (l.report as Report).t0);
+  const [p50, p99, sweepP50, sweepMax] = [median(own), quantile(own, 0.99), median(f.sweeps), Math.max(...f.sweeps)];
+  const [perPr, perEvent] = [f.walBytes / r.prs, f.walBytes / Math.max(1, f.events)];
+  return {
+    heading: `\n## Fleet: ${f.queues} queues, ${f.busy} busy x ${r.prs / f.busy} PRs, ${f.queues - f.busy} idle, 2 worker processes\n`,
+    intro: [
+      `WAL is server-wide (pg_current_wal_lsn): writes of other databases on the same server during the phase count too${COMPARE_ROOT ? " (the other build's included)" : ''}.\n`,
+    ],
+    table: {
+      columns: [
+        'PRs landed',
+        'seconds',
+        'land latency p50 / p99 (ms, own report -> base moved)',
+        'sweep passes',
+        'sweep time per pass p50 / max (ms)',
+        'events (txs)',
+        'WAL bytes per landed PR',
+        'WAL bytes per event',
+      ],
+      rows: [
+        {
+          key: '',
+          cells: [
+            cell(`${r.prs}`, r.prs),
+            cell(r.seconds.toFixed(1), r.seconds),
+            cell(`${ms(p50)} / ${ms(p99)}`, p50, p99),
+            cell(`${f.sweeps.length}`, f.sweeps.length),
+            cell(`${ms(sweepP50)} / ${ms(sweepMax)}`, sweepP50, sweepMax),
+            cell(`${f.events}`, f.events),
+            cell(perPr.toFixed(0), perPr),
+            cell(perEvent.toFixed(0), perEvent),
+          ],
+        },
+      ],
+    },
+    figures: [],
+    notes: [`\nLoad at the end of the phase: ${f.load}.`],
+  };
+}
+
+function landingSections(results: PhaseResult[]): Section[] {
+  const ownOf = (r: PhaseResult) => r.lands.map((l) => l.movedAt - (l.report as Report).t0);
+  const landableOf = (r: PhaseResult) => r.lands.map((l) => l.movedAt - Math.max((l.report as Report).t0, l.previousAt));
   const head = results[0];
-  const own = head.lands.map((l) => l.movedAt - (l.report as Report).t0);
-  const [p50, p99] = [median(own), quantile(own, 0.99)];
-  out(`\nTarget (${head.name}): p50 ${ms(p50)} ms ${p50 < 300 ? 'met' : 'NOT met'}, p99 ${ms(p99)} ms ${p99 < 1000 ? 'met' : 'NOT met'}.`);
-  const landableP50 = results.map((r) => median(r.lands.map((l) => l.movedAt - Math.max((l.report as Report).t0, l.previousAt))));
-  out(
-    `How it grows: landable p50 ${results.map((r, i) => `${ms(landableP50[i])} ms (${r.name})`).join(', ')}: x${(landableP50[landableP50.length - 1] / landableP50[0]).toFixed(1)} from one queue testing one PR to ${results[results.length - 1].queues} queues at once.`,
-  );
+  const [p50, p99] = [median(ownOf(head)), quantile(ownOf(head), 0.99)];
+  const landableP50 = results.map((r) => median(landableOf(r)));
+  const latency: Section = {
+    heading: '\n## Land latency: last required check answered -> base ref moved (target p50 < 300 ms, p99 < 1 s)\n',
+    intro: [
+      '"own report" is from the response to the batch\'s own last check; "landable" starts at the later of that and the previous land (a speculative batch that passed early waits for the batch ahead by design).\n',
+    ],
+    table: {
+      keyColumn: 'phase',
+      columns: ['lands', 'PRs/land', 'own report p50', 'p99', 'max', 'landable p50', 'p99', 'max', 'load avg'],
+      figureNames: ['lands', 'PRs/land', 'own report p50', 'own report p99', 'own report max', 'landable p50', 'landable p99', 'landable max', 'load avg'],
+      rows: results.map((r) => {
+        const [own, landable] = [ownOf(r), landableOf(r)];
+        const figures = [median(own), quantile(own, 0.99), Math.max(...own), median(landable), quantile(landable, 0.99), Math.max(...landable)];
+        return {
+          key: r.name,
+          cells: [
+            cell(`${r.lands.length}`, r.lands.length),
+            cell((r.prs / r.lands.length).toFixed(1), r.prs / r.lands.length),
+            ...figures.map((v) => cell(ms(v), v)),
+            cell(r.load.toFixed(1)),
+          ],
+        };
+      }),
+    },
+    figures: [],
+    notes: [
+      `\nTarget (${head.name}): p50 ${ms(p50)} ms ${p50 < 300 ? 'met' : 'NOT met'}, p99 ${ms(p99)} ms ${p99 < 1000 ? 'met' : 'NOT met'}.`,
+      `How it grows: landable p50 ${results.map((r, i) => `${ms(landableP50[i])} ms (${r.name})`).join(', ')}: x${(landableP50[landableP50.length - 1] / landableP50[0]).toFixed(1)} from one queue testing one PR to ${results[results.length - 1].queues} queues at once.`,
+    ],
+  };
 
-  out(
-    "\n## Where a land's time goes (medians, ms; from the event trail: an event row is stamped when its transaction writes it, after lock, load, reduce and state write; pickup from BullMQ's event stream)\n",
-  );
-  out(
-    '| phase | last check POST sent -> check event written | -> POST answered | land issued -> operationStarted written | lands that waited behind other operations | operationStarted -> base moved | base moved -> outcome written | executor pickup, added -> active (p50 / p99) | executor runs | kicks ignored (job existed) | events (txs) per land | operations per land |',
-  );
-  out('|---|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) {
-    const b = r.breakdown;
-    const kinds = [...b.waitedKinds].map(([k, n]) => `${n} ${k}`).join(', ');
-    out(
-      `| ${r.name} | ${ms(median(b.sentToWritten))} | ${ms(median(b.writtenToResponse))} | ${ms(median(b.issuedToStarted))} (p99 ${ms(quantile(b.issuedToStarted, 0.99))}) | ${b.waitedBehind} of ${b.issuedToStarted.length}${kinds ? ` (${kinds})` : ''} | ${ms(median(b.startedToMoved))} (p99 ${ms(quantile(b.startedToMoved, 0.99))}) | ${ms(median(b.movedToRecorded))} | ${ms(median(r.pickups))} / ${ms(quantile(r.pickups, 0.99))} | ${r.executorRuns} | ${r.ignoredKicks} of ${r.executorKicks + r.ignoredKicks} | ${b.eventsPerLand.toFixed(1)} | ${b.operationsPerLand.toFixed(1)} |`,
-    );
-  }
+  const where: Section = {
+    heading:
+      "\n## Where a land's time goes (medians, ms; from the event trail: an event row is stamped when its transaction writes it, after lock, load, reduce and state write; pickup from BullMQ's event stream)\n",
+    intro: [],
+    table: {
+      keyColumn: 'phase',
+      columns: [
+        'last check POST sent -> check event written',
+        '-> POST answered',
+        'land issued -> operationStarted written',
+        'lands that waited behind other operations',
+        'operationStarted -> base moved',
+        'base moved -> outcome written',
+        'executor pickup, added -> active (p50 / p99)',
+        'executor runs',
+        'kicks ignored (job existed)',
+        'events (txs) per land',
+        'operations per land',
+      ],
+      rows: results.map((r) => {
+        const b = r.breakdown;
+        const kinds = [...b.waitedKinds].map(([k, n]) => `${n} ${k}`).join(', ');
+        const withP99 = (values: number[]) => cell(`${ms(median(values))} (p99 ${ms(quantile(values, 0.99))})`, median(values), quantile(values, 0.99));
+        const [pickupP50, pickupP99] = [median(r.pickups), quantile(r.pickups, 0.99)];
+        return {
+          key: r.name,
+          cells: [
+            cell(ms(median(b.sentToWritten)), median(b.sentToWritten)),
+            cell(ms(median(b.writtenToResponse)), median(b.writtenToResponse)),
+            withP99(b.issuedToStarted),
+            cell(`${b.waitedBehind} of ${b.issuedToStarted.length}${kinds ? ` (${kinds})` : ''}`, b.waitedBehind),
+            withP99(b.startedToMoved),
+            cell(ms(median(b.movedToRecorded)), median(b.movedToRecorded)),
+            cell(`${ms(pickupP50)} / ${ms(pickupP99)}`, pickupP50, pickupP99),
+            cell(`${r.executorRuns}`, r.executorRuns),
+            cell(`${r.ignoredKicks} of ${r.executorKicks + r.ignoredKicks}`, r.ignoredKicks),
+            cell(b.eventsPerLand.toFixed(1), b.eventsPerLand),
+            cell(b.operationsPerLand.toFixed(1), b.operationsPerLand),
+          ],
+        };
+      }),
+    },
+    figures: [],
+    notes: [],
+  };
 
-  out('\n## Throughput: PRs landed per minute (each queue filled while paused, timed from resume to the base holding its last PR)\n');
-  out('| phase | queues x PRs | seconds | PRs landed / min | lands / min | PRs / min per queue |');
-  out('|---|---|---|---|---|---|');
-  for (const r of results) {
-    const perMinute = (r.prs / r.seconds) * 60;
-    out(
-      `| ${r.name} | ${r.queues} x ${r.prs / r.queues} | ${r.seconds.toFixed(1)} | ${perMinute.toFixed(0)} | ${((r.lands.length / r.seconds) * 60).toFixed(0)} | ${(perMinute / r.queues).toFixed(0)} |`,
-    );
-  }
+  const perMinute = (r: PhaseResult) => (r.prs / r.seconds) * 60;
   const single = results.find((r) => r.queues === 1 && r.name !== head.name);
   const parallel = results.find((r) => r.queues > 1);
+  const throughput: Section = {
+    heading: '\n## Throughput: PRs landed per minute (each queue filled while paused, timed from resume to the base holding its last PR)\n',
+    intro: [],
+    table: {
+      keyColumn: 'phase',
+      columns: ['queues x PRs', 'seconds', 'PRs landed / min', 'lands / min', 'PRs / min per queue'],
+      rows: results.map((r) => {
+        const lands = (r.lands.length / r.seconds) * 60;
+        return {
+          key: r.name,
+          cells: [
+            cell(`${r.queues} x ${r.prs / r.queues}`),
+            cell(r.seconds.toFixed(1), r.seconds),
+            cell(perMinute(r).toFixed(0), perMinute(r)),
+            cell(lands.toFixed(0), lands),
+            cell((perMinute(r) / r.queues).toFixed(0), perMinute(r) / r.queues),
+          ],
+        };
+      }),
+    },
+    figures: [],
+    notes: [],
+  };
   if (single && parallel) {
-    const [a, b] = [(single.prs / single.seconds) * 60, (parallel.prs / parallel.seconds) * 60];
-    out(
+    const [a, b] = [perMinute(single), perMinute(parallel)];
+    throughput.notes.push(
       `How it grows: ${parallel.queues} queues together land x${(b / a).toFixed(2)} the PRs per minute of one queue (${b.toFixed(0)} against ${a.toFixed(0)}); each of them lands ${(b / parallel.queues).toFixed(0)} per minute, x${(b / parallel.queues / a).toFixed(2)} a lone queue's rate. One worker runs ${4} executors at a time (MergeQueuesProcessor concurrency) on ${cpus().length} cores.`,
     );
   }
+  return [latency, where, throughput];
 }
 
-function printPlanner(points: PlannerPoint[], side: SideBySide | null): void {
+function plannerSection({ points, side, load }: PlannerResult): Section {
   const lanes = PLANNER_SETTINGS.pathGroups ? ', with path groups (a git diff per enqueue)' : '';
-  out(`\n## Planner at size: a paused queue with N waiting entries${PLANNER_STATUSES ? ' that posts commit statuses (as on GitHub)' : ''}${lanes}\n`);
-  out(
-    `Persistence: ${LEGACY ? 'BEFORE (MERGE_QUEUE_LEGACY_PERSISTENCE=true: the whole state written on every event)' : 'AFTER (entry and batch rows written when they change)'}; load ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}\n`,
-  );
-  out(
-    '| waiting entries | enqueue request p50 / p95 (ms, the event transaction over HTTP) | WAL bytes per enqueue event (p50) | reducer: enqueue step (ms) | reducer: planning step on resume (ms) | JSON parse + stringify of the state (ms) | state JSON | pg_column_size("plannerState") |',
-  );
-  out('|---|---|---|---|---|---|---|---|');
-  for (const p of points) {
-    out(
-      `| ${p.size} | ${ms(p.enqueueP50)} / ${ms(p.enqueueP95)} | ${p.walP50.toFixed(0)} | ${p.reduceEnqueue.toFixed(2)} | ${p.reducePlan.toFixed(2)} | ${p.jsonRoundTrip.toFixed(2)} | ${kb(p.jsonChars)} (${(p.jsonChars / p.size).toFixed(0)} chars/entry) | ${kb(p.columnBytes)} |`,
-    );
-  }
-  out(
-    `\nEnqueue p50 at ${points[points.length - 1].size} vs ${points[0].size} waiting entries: x${(points[points.length - 1].enqueueP50 / points[0].enqueueP50).toFixed(2)} (target: within 1.5x); WAL per event ${points[points.length - 1].walP50.toFixed(0)} vs ${points[0].walP50.toFixed(0)} bytes.`,
-  );
+  const [first, last] = [points[0], points[points.length - 1]];
+  const enqueueGrowth = last.enqueueP50 / first.enqueueP50;
+  const section: Section = {
+    heading: `\n## Planner at size: a paused queue with N waiting entries${PLANNER_STATUSES ? ' that posts commit statuses (as on GitHub)' : ''}${lanes}\n`,
+    intro: [],
+    table: {
+      keyColumn: 'waiting entries',
+      columns: [
+        'enqueue request p50 / p95 (ms, the event transaction over HTTP)',
+        'WAL bytes per enqueue event (p50)',
+        'reducer: enqueue step (ms)',
+        'reducer: planning step on resume (ms)',
+        'JSON parse + stringify of the state (ms)',
+        'state JSON',
+        'pg_column_size("plannerState")',
+      ],
+      rows: points.map((p) => ({
+        key: `${p.size}`,
+        name: `${p.size} waiting entries`,
+        cells: [
+          cell(`${ms(p.enqueueP50)} / ${ms(p.enqueueP95)}`, p.enqueueP50, p.enqueueP95),
+          cell(p.walP50.toFixed(0), p.walP50),
+          cell(p.reduceEnqueue.toFixed(2), p.reduceEnqueue),
+          cell(p.reducePlan.toFixed(2), p.reducePlan),
+          cell(p.jsonRoundTrip.toFixed(2), p.jsonRoundTrip),
+          cell(`${kb(p.jsonChars)} (${(p.jsonChars / p.size).toFixed(0)} chars/entry)`, p.jsonChars),
+          cell(kb(p.columnBytes), p.columnBytes),
+        ],
+      })),
+    },
+    figures: [
+      { name: `enqueue p50 at ${last.size} vs ${first.size} waiting entries (target: within 1.5x)`, cell: cell(`x${enqueueGrowth.toFixed(2)}`, enqueueGrowth) },
+    ],
+    notes: [
+      `\nEnqueue p50 at ${last.size} vs ${first.size} waiting entries: x${enqueueGrowth.toFixed(2)} (target: within 1.5x); WAL per event ${last.walP50.toFixed(0)} vs ${first.walP50.toFixed(0)} bytes.`,
+    ],
+  };
   if (side) {
-    out(
-      `\nSide by side (${side.rounds} enqueue requests each, alternated, each entry removed again; load ${side.load}): p50 ${ms(side.p50[0])} at ${side.sizes[0]} waiting entries, ${ms(side.p50[1])} at ${side.sizes[1]} (p95 ${ms(side.p95[0])} / ${ms(side.p95[1])}): x${(side.p50[1] / side.p50[0]).toFixed(2)} (target: within 1.5x).`,
+    const sideGrowth = side.p50[1] / side.p50[0];
+    for (const i of [0, 1])
+      section.figures.push({
+        name: `side by side: enqueue p50 / p95 at ${side.sizes[i]} waiting entries (ms)`,
+        cell: cell(`${ms(side.p50[i])} / ${ms(side.p95[i])}`, side.p50[i], side.p95[i]),
+      });
+    section.figures.push({
+      name: `side by side: p50 at ${side.sizes[1]} vs ${side.sizes[0]} (target: within 1.5x)`,
+      cell: cell(`x${sideGrowth.toFixed(2)}`, sideGrowth),
+    });
+    section.notes.push(
+      `\nSide by side (${side.rounds} enqueue requests each, alternated, each entry removed again; load ${side.load}): p50 ${ms(side.p50[0])} at ${side.sizes[0]} waiting entries, ${ms(side.p50[1])} at ${side.sizes[1]} (p95 ${ms(side.p95[0])} / ${ms(side.p95[1])}): x${sideGrowth.toFixed(2)} (target: within 1.5x).`,
     );
   }
   const sizes = points.map((p) => p.size);
-  out('\nHow it grows (first to last size):');
-  out(
+  section.notes.push(
+    '\nHow it grows (first to last size):',
     `- enqueue request: ${growth(
       sizes,
       points.map((p) => p.enqueueP50),
     )}`,
-  );
-  out(
     `- reducer enqueue step: ${growth(
       sizes,
       points.map((p) => p.reduceEnqueue),
     )}`,
-  );
-  out(
     `- reducer planning step: ${growth(
       sizes,
       points.map((p) => p.reducePlan),
     )}`,
-  );
-  out(
     `- state JSON: ${growth(
       sizes,
       points.map((p) => p.jsonChars),
     )}`,
-  );
-  out(
     `- pg_column_size: ${growth(
       sizes,
       points.map((p) => p.columnBytes),
     )}`,
+    `\nLoad at the end of the phase: ${load}.`,
   );
+  return section;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The builds
+
+function describeBuild(role: Build['role'], root: string): Build {
+  for (const file of ['dist/main.js', 'dist/worker.js', 'dist/modules/merge-queues/planner/index.js'])
+    if (!existsSync(join(root, file))) throw new Error(`${root} has no ${file}: build it first (npm run build there)`);
+  const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
+  const changed = git('status', '--porcelain', '--untracked-files=no') !== '';
+  return { role, root, rev: `${git('rev-parse', '--short', 'HEAD')}${changed ? '+changes' : ''}` };
+}
+
+/** Starts a worker from the build's root and waits until it says so. */
+async function startWorker(bench: Pick<Bench, 'build' | 'env' | 'processes'>): Promise<void> {
+  const worker = spawn(process.execPath, ['dist/worker.js'], { cwd: bench.build.root, env: bench.env, stdio: ['ignore', 'pipe', 'inherit'] });
+  bench.processes.push(worker);
+  let output = '';
+  worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  while (!output.includes('worker started')) {
+    if (worker.exitCode !== null) throw new Error(`a worker of ${labelOf(bench.build)} exited`);
+    await sleep(50);
+  }
+}
+
+/** SIGTERM, and SIGKILL if it has not exited 10 s later. */
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const late = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(late);
+}
+
+/**
+ * Starts a build under test (index 0: this checkout, 1: the compare build): a fresh database of its
+ * own migrated with its checkout's migrations, its API and one worker from its root, its CI. What
+ * it creates is undone by `cleanups`, run last first.
+ */
+async function startBench(
+  build: Build,
+  index: number,
+  shared: { postgresServerUrl: string; redisUrl: string; prefix: string; watcher: BaseWatcher; cleanups: (() => Promise<unknown>)[] },
+): Promise<Bench> {
+  const { redisUrl, cleanups } = shared;
+  const databaseUrl =
+    index === 0 && process.env.DATABASE_URL
+      ? process.env.DATABASE_URL
+      : await ensureDatabase(shared.postgresServerUrl, index === 0 ? DATABASE : `${DATABASE}_compare`, { fresh: true });
+  await migrate(databaseUrl, undefined, join(build.root, 'prisma', 'migrations'));
+  const prefix = index === 0 ? shared.prefix : `${shared.prefix}-compare`;
+  const port = PORT + index;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-mqe-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+  cleanups.push(() => prisma.$disconnect());
+  const pool = new Pool({ connectionString: databaseUrl, max: 4 });
+  cleanups.push(() => pool.end());
+  const executor = new ExecutorEvents({ url: redisUrl }, prefix);
+  cleanups.push(async () => {
+    await executor.close();
+    const queue = new BullQueue(QueueName.MergeQueues, { connection: { url: redisUrl }, prefix });
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+  });
+  const processes: ChildProcess[] = [];
+  cleanups.push(() => Promise.all(processes.map(stopProcess)));
+
+  const organization = await prisma.organization.create({ data: { name: `bench-mqe-${randomUUID()}` } });
+  const { token } = await createBenchOwnerKey(prisma, organization.id);
+  // As in production (NODE_ENV=production), with LOCAL_GIT on under the bench's directory (production
+  // turns it off by default and wants its root) and the per-key budget raised so that the bench
+  // measures the engine, not 429s.
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    PORT: String(port),
+    ...productionEnv(),
+    GIT_LOCAL_ENABLED: 'true',
+    GIT_LOCAL_ROOT: dir,
+    RATE_LIMIT_PER_PRINCIPAL: '10000000',
+    LOG_LEVEL: 'warn',
+    MERGE_QUEUE_MAX_PER_ORGANIZATION: String(FLEET_QUEUES + 100),
+    // The planner phase's side-by-side requests add one entry to a queue at the largest size.
+    MERGE_QUEUE_MAX_LIVE_ENTRIES: String(Math.max(1000, ...PLANNER_SIZES) + 10),
+    MERGE_QUEUE_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
+  };
+  processes.push(spawn(process.execPath, ['dist/main.js'], { cwd: build.root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+  await startWorker({ build, env, processes });
+  await waitForOk(`http://127.0.0.1:${port}/merge-queues`, { Authorization: `Bearer ${token}` });
+  await executor.ready();
+  const api = new Api(`http://127.0.0.1:${port}`, token);
+  const ci = new Ci(pool, api);
+  ci.start();
+  cleanups.push(() => ci.stop());
+  const planner = createRequire(__filename)(join(build.root, 'dist', 'modules', 'merge-queues', 'planner')) as { reduceMergeQueue: typeof reduceMergeQueue };
+  const tag = COMPARE_ROOT ? `${labelOf(build)}: ` : '';
+  out(`› ${tag}API and one worker up (${cpus().length} cores, load ${loadavg()[0].toFixed(1)}); required checks: ${REQUIRED_CHECKS.join(', ')}`);
+  return {
+    build,
+    tag,
+    api,
+    pool,
+    prisma,
+    organizationId: organization.id,
+    ci,
+    watcher: shared.watcher,
+    executor,
+    dir,
+    reduce: planner.reduceMergeQueue,
+    env,
+    processes,
+    results: { landing: [] },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -988,145 +1342,70 @@ function printPlanner(points: PlannerPoint[], side: SideBySide | null): void {
 async function main(): Promise<void> {
   const wallStart = Date.now();
   const services = await provideServices();
-  const databaseUrl = process.env.DATABASE_URL ?? (await ensureDatabase(services.postgresServerUrl, DATABASE, { fresh: true }));
-  const redisUrl = process.env.REDIS_URL ?? services.redisUrl;
-  await migrate(databaseUrl);
-  buildIfStale();
-  const prefix = process.env.BENCH_QUEUE_PREFIX ?? `dpa-bench-mqe-${randomUUID().slice(0, 8)}`;
-  const dir = mkdtempSync(join(tmpdir(), 'bench-mqe-'));
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
-  const pool = new Pool({ connectionString: databaseUrl, max: 4 });
-  const children: ChildProcess[] = [];
   const watcher = new BaseWatcher();
-  const executor = new ExecutorEvents({ url: redisUrl }, prefix);
-  let ci: Ci | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [() => services.stop(), () => watcher.stop()];
   try {
-    const organization = await prisma.organization.create({ data: { name: `bench-mqe-${randomUUID()}` } });
-    const { token } = await createBenchOwnerKey(prisma, organization.id);
-
-    // As in production (NODE_ENV=production), with LOCAL_GIT on under the bench's directory (production
-    // turns it off by default and wants its root) and the per-key budget raised so that the bench
-    // measures the engine, not 429s.
-    const env = {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      QUEUE_PREFIX: prefix,
-      PORT: String(PORT),
-      ...productionEnv(),
-      GIT_LOCAL_ENABLED: 'true',
-      GIT_LOCAL_ROOT: dir,
-      RATE_LIMIT_PER_PRINCIPAL: '10000000',
-      LOG_LEVEL: 'warn',
-      MERGE_QUEUE_MAX_PER_ORGANIZATION: String(FLEET_QUEUES + 100),
-      // The planner phase's side-by-side requests add one entry to a queue at the largest size.
-      MERGE_QUEUE_MAX_LIVE_ENTRIES: String(Math.max(1000, ...PLANNER_SIZES) + 10),
-      MERGE_QUEUE_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
+    buildIfStale();
+    const builds = [describeBuild('this build', ROOT), ...(COMPARE_ROOT ? [describeBuild('compare build', COMPARE_ROOT)] : [])];
+    const shared = {
+      postgresServerUrl: services.postgresServerUrl,
+      redisUrl: process.env.REDIS_URL ?? services.redisUrl,
+      prefix: process.env.BENCH_QUEUE_PREFIX ?? `dpa-bench-mqe-${randomUUID().slice(0, 8)}`,
+      watcher,
+      cleanups,
     };
-    const api = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-    children.push(api);
-    let worker: ChildProcess | undefined;
-    /** (Re)starts the one worker, with `extra` in its environment. */
-    const startWorker = async (extra: Record<string, string> = {}) => {
-      if (worker) {
-        const stopped = worker;
-        const exited = new Promise((r) => stopped.once('exit', r));
-        stopped.kill('SIGTERM');
-        await exited;
-      }
-      const started = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
-      worker = started;
-      children.push(started);
-      let workerOutput = '';
-      started.stdout?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-      while (!workerOutput.includes('worker started')) {
-        if (started.exitCode !== null) throw new Error('the worker exited');
-        await sleep(50);
-      }
-    };
-    await startWorker();
-    await waitForOk(`http://127.0.0.1:${PORT}/merge-queues`, { Authorization: `Bearer ${token}` });
-    await executor.ready();
-    const client = new Api(`http://127.0.0.1:${PORT}`, token);
-    ci = new Ci(pool, client);
-    ci.start();
-    const bench: Bench = { api: client, pool, prisma, organizationId: organization.id, ci, watcher, executor, dir };
-    out(`› API and one worker up (${cpus().length} cores, load ${loadavg()[0].toFixed(1)}); required checks: ${REQUIRED_CHECKS.join(', ')}`);
+    const benches: Bench[] = [];
+    for (const [index, build] of builds.entries()) benches.push(await startBench(build, index, shared));
+    if (COMPARE_ROOT) out(`› ${builds.map((b) => `${labelOf(b)} (${b.root})`).join(' against ')}`);
 
-    const results: PhaseResult[] = [];
-    if (PHASES.has('latency')) {
-      out(`› latency: 1 queue, ${LATENCY_PRS} PRs, one PR per candidate and one candidate at a time (maxBatch 1, maxParallel 1)`);
-      if (FENCE_COMPARE > 0) {
-        // Alternating rounds, so that the machine's load drifts over both settings alike.
-        for (let round = 1; round <= FENCE_COMPARE; round++) {
-          for (const shortcuts of ['false', 'true']) {
-            await startWorker({ MERGE_QUEUE_FENCE_SHORTCUTS: shortcuts });
-            out(`› latency round ${round}, fence shortcuts ${shortcuts === 'true' ? 'on' : 'off'} (load ${loadavg()[0].toFixed(1)})`);
-            results.push(
-              await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial, shortcuts ${shortcuts === 'true' ? 'on' : 'off'} #${round}`, [
-                await createQueue(bench, `latency-${shortcuts}-${round}`, LATENCY_PRS, { maxBatch: 1, maxParallel: 1 }),
-              ]),
-            );
-          }
-        }
-        for (const shortcuts of ['off', 'on']) {
-          const own = results.filter((r) => r.name.includes(`shortcuts ${shortcuts} `)).flatMap((r) => r.lands.map((l) => l.movedAt - (l.report as Report).t0));
-          out(`› fence shortcuts ${shortcuts}: ${own.length} lands, own report p50 ${ms(median(own))} ms, p99 ${ms(quantile(own, 0.99))} ms`);
-        }
-      } else {
-        results.push(
-          await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [
-            await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 }),
-          ]),
-        );
-      }
-    }
-    if (PHASES.has('single')) {
-      out(`› throughput: 1 queue, ${QUEUE_PRS} PRs, default settings`);
-      results.push(await runLandingPhase(bench, `1 queue, ${QUEUE_PRS} PRs`, [await createQueue(bench, 'single', QUEUE_PRS, {})]));
-    }
-    if (PHASES.has('parallel')) {
-      out(`› throughput: ${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs at once, default settings`);
-      const parallel: QueueUnderTest[] = [];
-      for (let i = 0; i < PARALLEL_QUEUES; i++) parallel.push(await createQueue(bench, `parallel-${i}`, PARALLEL_PRS, {}));
-      results.push(await runLandingPhase(bench, `${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs`, parallel));
-    }
-    let planner: PlannerPoint[] = [];
-    let side: SideBySide | null = null;
+    let turn = 0;
+    /** Runs a phase once per build, back to back; the build that goes first alternates from one phase to the next. */
+    const eachBuild = async (run: (bench: Bench) => Promise<void>) => {
+      for (const bench of turn++ % 2 === 0 ? benches : [...benches].reverse()) await run(bench);
+    };
+    if (PHASES.has('latency'))
+      await eachBuild(async (bench) => {
+        out(`› ${bench.tag}latency: 1 queue, ${LATENCY_PRS} PRs, one PR per candidate and one candidate at a time (maxBatch 1, maxParallel 1)`);
+        const queue = await createQueue(bench, 'latency', LATENCY_PRS, { maxBatch: 1, maxParallel: 1 });
+        bench.results.landing.push(await runLandingPhase(bench, `1 queue, ${LATENCY_PRS} PRs, serial`, [queue]));
+      });
+    if (PHASES.has('single'))
+      await eachBuild(async (bench) => {
+        out(`› ${bench.tag}throughput: 1 queue, ${QUEUE_PRS} PRs, default settings`);
+        bench.results.landing.push(await runLandingPhase(bench, `1 queue, ${QUEUE_PRS} PRs`, [await createQueue(bench, 'single', QUEUE_PRS, {})]));
+      });
+    if (PHASES.has('parallel'))
+      await eachBuild(async (bench) => {
+        out(`› ${bench.tag}throughput: ${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs at once, default settings`);
+        const parallel: QueueUnderTest[] = [];
+        for (let i = 0; i < PARALLEL_QUEUES; i++) parallel.push(await createQueue(bench, `parallel-${i}`, PARALLEL_PRS, {}));
+        bench.results.landing.push(await runLandingPhase(bench, `${PARALLEL_QUEUES} queues x ${PARALLEL_PRS} PRs`, parallel));
+      });
     if (PHASES.has('planner')) {
-      out(`› planner: a paused queue filled to ${PLANNER_SIZES.join(', ')} entries`);
-      ({ points: planner, side } = await runPlannerPhase(bench));
+      out(`› planner: a paused queue filled to ${PLANNER_SIZES.join(', ')} entries${COMPARE_ROOT ? ', the builds taking turns request by request' : ''}`);
+      const planners = await interleave(benches.map(runPlannerPhase));
+      for (const [i, bench] of benches.entries()) bench.results.planner = planners[i];
     }
-    let fleet: FleetResult | undefined;
-    if (PHASES.has('fleet')) {
-      out(`› fleet: ${FLEET_QUEUES} queues (${FLEET_BUSY} busy x ${FLEET_PRS} PRs), a second worker process`);
-      const second = spawn(process.execPath, ['dist/worker.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-      children.push(second);
-      let secondOutput = '';
-      second.stdout.on('data', (chunk: Buffer) => (secondOutput += chunk.toString()));
-      while (!secondOutput.includes('worker started')) {
-        if (second.exitCode !== null) throw new Error('the second worker exited');
-        await sleep(50);
-      }
-      fleet = await runFleetPhase(bench);
-    }
+    if (PHASES.has('fleet'))
+      await eachBuild(async (bench) => {
+        out(`› ${bench.tag}fleet: ${FLEET_QUEUES} queues (${FLEET_BUSY} busy x ${FLEET_PRS} PRs), a second worker process`);
+        await startWorker(bench);
+        bench.results.fleet = await runFleetPhase(bench);
+        // Its sweep over the fleet's queues is not to run beside the other build's fleet.
+        await Promise.all(bench.processes.map(stopProcess));
+      });
 
-    if (results.length > 0) printLanding(results);
-    if (planner.length > 0) printPlanner(planner, side);
-    if (fleet) printFleet(fleet);
-    out(`\nWall time: ${((Date.now() - wallStart) / 1000).toFixed(0)} s; ${client.requests} API requests.`);
+    const reports = benches.map(({ results: { landing, planner, fleet } }) => [
+      ...(landing.length > 0 ? landingSections(landing) : []),
+      ...(planner && planner.points.length > 0 ? [plannerSection(planner)] : []),
+      ...(fleet ? [fleetSection(fleet)] : []),
+    ]);
+    if (COMPARE_ROOT) printComparison(benches, reports);
+    else reports[0].forEach(printSection);
+    const requests = benches.map((b) => `${b.api.requests} API requests${COMPARE_ROOT ? ` (${labelOf(b.build)})` : ''}`);
+    out(`\nWall time: ${((Date.now() - wallStart) / 1000).toFixed(0)} s; ${requests.join(', ')}.`);
   } finally {
-    await ci?.stop().catch(() => undefined);
-    for (const child of children) child.kill('SIGTERM');
-    await watcher.stop();
-    await executor.close().catch(() => undefined);
-    const queue = new BullQueue(QueueName.MergeQueues, { connection: { url: redisUrl }, prefix });
-    await queue.obliterate({ force: true }).catch(() => undefined);
-    await queue.close();
-    await pool.end();
-    await prisma.$disconnect();
-    rmSync(dir, { recursive: true, force: true });
-    await services.stop();
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
 }
 
