@@ -560,7 +560,7 @@ describe('Merge queues (engine, real git, in-process worker)', () => {
         expect(await prisma.mergeQueueOperation.count({ where: { queueId: queue.id, outcome: 'pending' } })).toBeGreaterThan(0);
         expect(await prisma.mergeQueueOperation.count({ where: { queueId: queue.id, NOT: { outcome: 'pending' } } })).toBe(0);
         faults.sideEffects = [];
-        // Each run gives its slot back after its time slice (RUN_TIME_SLICE_MS): on a loaded machine a
+        // Each run gives its slot back after its time slice (MERGE_QUEUE_EXECUTOR_SLICE_MS): on a loaded machine a
         // prepare can outlast it, so the two executors drain side by side in rounds until the outbox is empty.
         let a = 0;
         let b = 0;

@@ -17,7 +17,7 @@ import { decideAfterFailure, type FailureDecision } from './engine/failure-polic
 import { LeaseLost } from './engine/lease';
 import { MergeQueueMetrics } from './engine/metrics';
 import { MergeQueueWriter } from './engine/queue-writer';
-import { EXECUTOR_RETRY_DELAY_MS, type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/scheduler';
+import { type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/scheduler';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 
 /** How many times the changed-paths job waits for a provider rate limit before it counts as failed. */
@@ -77,7 +77,7 @@ export class MergeQueuesProcessor extends JobProcessor {
     // (BullMQ ignores a job id that exists): look again once its job is gone.
     this.worker.on('completed', (job: Job) => void this.afterExecutor(job, 0));
     this.worker.on('failed', (job: Job | undefined) => {
-      if (job) void this.afterExecutor(job, EXECUTOR_RETRY_DELAY_MS);
+      if (job) void this.afterExecutor(job, this.config.mergeQueues.executorRetryDelayMs);
     });
     await super.onApplicationBootstrap();
     await this.sweep();

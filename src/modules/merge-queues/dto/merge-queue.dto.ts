@@ -424,7 +424,7 @@ export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, en
   };
 }
 
-/** The same rule as the repository's SQL (merge-queue-entry-sql.ts): paths count only for the head the entry is to be tested with. */
+/** The same rule as the store's SQL (engine/store/entry-sql.ts): paths count only for the head the entry is to be tested with. */
 function pathsStatusOf(row: MergeQueueEntry): EntryPathsStatus {
   const wanted = (row.planner as { pendingHeadSha?: string } | null)?.pendingHeadSha ?? row.headSha;
   if (row.pathsHead !== wanted) return 'pending';

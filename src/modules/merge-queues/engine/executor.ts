@@ -24,12 +24,6 @@ export const URGENT_OPERATION_KINDS: readonly MergeQueueOperationKind[] = ['land
 /** Safety bound on one executor run; the next run (kicked at completion) continues. */
 export const MAX_OPERATIONS_PER_RUN = 500;
 /**
- * A run gives its worker slot back after this long; the next run of the queue is kicked at
- * completion and waits its turn behind other queues' runs, so a busy queue cannot keep a slot
- * for as long as it has work while other queues wait (bench:merge-queue-engine, 20 x 20).
- */
-export const RUN_TIME_SLICE_MS = 2_000;
-/**
  * Operations of one queue (of different batches) performed at once by its executor. Two lets a
  * land or readBack run beside a long `prepare`; with the worker's 4 executors that is at most 8
  * transactions at once, within the default DATABASE_POOL_SIZE of 10.
@@ -91,6 +85,12 @@ export class MergeQueueExecutor {
   private readonly logger = new Logger(MergeQueueExecutor.name);
 
   private readonly leaseMs: number;
+  /**
+   * A run gives its worker slot back after this long (MERGE_QUEUE_EXECUTOR_SLICE_MS); the next run
+   * of the queue is kicked at completion and waits its turn behind other queues' runs, so a busy
+   * queue cannot keep a slot for as long as it has work while other queues wait.
+   */
+  private readonly sliceMs: number;
 
   constructor(
     protected readonly writer: MergeQueueWriter,
@@ -99,6 +99,7 @@ export class MergeQueueExecutor {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.leaseMs = config.mergeQueues.leaseMs;
+    this.sliceMs = config.mergeQueues.executorSliceMs;
   }
 
   /**
@@ -174,7 +175,7 @@ export class MergeQueueExecutor {
     try {
       for (;;) {
         const free = OPERATIONS_IN_FLIGHT - inFlight.size;
-        if (!failure && !signal.aborted && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < RUN_TIME_SLICE_MS) {
+        if (!failure && !signal.aborted && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < this.sliceMs) {
           const running = [...inFlight.values()].map((f) => f.row);
           for (const row of await this.nextOperations(queueId, running, free)) {
             const done = this.runOne(git, queue.baseRef, row, lease, signal, fences).then(

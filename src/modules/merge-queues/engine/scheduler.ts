@@ -12,9 +12,6 @@ export interface TickJob {
   queueId: string;
 }
 
-/** Retry delay for an executor whose job failed (a git error, a lost database): the next one reconciles. */
-export const EXECUTOR_RETRY_DELAY_MS = 2_000;
-
 /**
  * Puts the engine's work on the merge-queues BullMQ queue after a transaction committed: the executor of a
  * queue (job id = queue id, so BullMQ never holds two at once) and delayed ticks for check
