@@ -4,7 +4,7 @@ import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from 
 import type { Job, Queue } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { dependencyStatus } from '@/common/errors/dependency-errors';
-import type { JobHandlers } from './job-handlers';
+import type { JobHandlers, JobPayloads } from './job-handlers';
 import type { QueueName } from './queue-names';
 import { type RepeatableJob, RepeatableJobs } from './repeatable-jobs';
 
@@ -13,16 +13,17 @@ const WORKER_METADATA = 'bullmq:worker_metadata';
 
 /**
  * The one way a queue's jobs run. A processor declares its queue (`@Processor(QueueName.X)`), its
- * `handlers` (job name -> handler; JobHandlerCheck refuses a worker missing one) and, if any, its
+ * payload map `P` (job name -> what the job carries), its `handlers` (job name -> handler, given
+ * its job typed by `P`; JobHandlerCheck refuses a worker missing one) and, if any, its
  * `repeatableJobs()`; this base owns the rest, the same for every queue:
  * - the Worker's concurrency and lock settings, from config (`jobs.workers[queue]`);
  * - repeatable jobs kept in Redis by RepeatableJobs (upserted at start, re-created when lost);
  * - one structured log line per job done (queue, job, id, attempt, duration, result) and per job
  *   failed (with `failureContext(job)`), and the worker's Redis connection in the dependency status.
  */
-export abstract class JobProcessor extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
+export abstract class JobProcessor<P extends JobPayloads = JobPayloads> extends WorkerHost implements OnApplicationBootstrap, OnApplicationShutdown {
   protected readonly logger: Logger;
-  abstract readonly handlers: JobHandlers;
+  abstract readonly handlers: JobHandlers<P>;
   /** The queue's job schedulers, when it has repeatable jobs. */
   schedulers?: RepeatableJobs;
 
@@ -76,7 +77,9 @@ export abstract class JobProcessor extends WorkerHost implements OnApplicationBo
 
   /** Runs the job's handler; an unknown job name is an error (the job fails, never silently done). */
   async process(job: Job, token?: string): Promise<unknown> {
-    const handler = this.handlers[job.name];
+    // BullMQ hands any job of the queue: its name picks the handler, whose payload its producers
+    // were held to (JobQueue), so this one dispatch is where the job meets its type.
+    const handler = (this.handlers as Partial<Record<string, (job: Job, token?: string) => Promise<unknown>>>)[job.name];
     if (!handler) throw new Error(`no handler for job ${job.name} on ${this.queueName}`);
     const started = Date.now();
     const result = await handler(job, token);

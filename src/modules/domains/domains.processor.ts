@@ -3,17 +3,20 @@ import { Inject } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
-import type { JobHandlers } from '@/common/queues/job-handlers';
+import type { JobHandlers, NoData, PayloadsOf } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { DomainsJob, QueueName } from '@/common/queues/queue-names';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { DomainExpiryService } from './verification/domain-expiry.service';
 import { DomainReverificationService } from './verification/domain-reverification.service';
 
+/** What each job of the domains queue carries: nothing (both are repeatable sweeps). */
+export type DomainsPayloads = PayloadsOf<typeof DomainsJob, { [DomainsJob.ReverifyActiveDomains]: NoData; [DomainsJob.SweepExpiredPending]: NoData }>;
+
 /** Periodic re-verification of ACTIVE domains and the sweep of expired pending registrations. */
 @Processor(QueueName.Domains)
-export class DomainsProcessor extends JobProcessor {
-  readonly handlers: JobHandlers = {
+export class DomainsProcessor extends JobProcessor<DomainsPayloads> {
+  readonly handlers: JobHandlers<DomainsPayloads> = {
     [DomainsJob.ReverifyActiveDomains]: () => this.reverification.reverifyActive(new Date()),
     [DomainsJob.SweepExpiredPending]: () => this.expiry.sweep(new Date()),
   };

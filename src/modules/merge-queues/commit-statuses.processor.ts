@@ -3,20 +3,22 @@ import { Inject } from '@nestjs/common';
 import type { Job, Queue } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
-import type { JobHandlers } from '@/common/queues/job-handlers';
+import { type JobHandlers, jobNamed } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { RedisService } from '@/common/redis/redis.module';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
-import { CommitStatusJobs, type PostCommitStatusJob } from './commit-statuses/commit-status-jobs';
+import { CommitStatusJobs, type CommitStatusesPayloads, type PostCommitStatusJob } from './commit-statuses/commit-status-jobs';
 import { CommitStatusLedger, CommitStatusRepairs } from './commit-statuses/commit-status-ledger';
 import { currentStatus } from './commit-statuses/commit-statuses';
 import { MergeQueueGits } from './engine/gits';
 import { batchRowId } from './engine/ids';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
+
+const isCommitStatusesJob = jobNamed<CommitStatusesPayloads>();
 
 /** The most refused statuses one repair run posts again. */
 const REPAIRS_PER_RUN = 500;
@@ -31,11 +33,11 @@ const REFUSALS: readonly string[] = ['unauthorized', 'forbidden', 'not_found', '
  * a PR's status back. The link is the CI run when CI reported one, otherwise the queue.
  */
 @Processor(QueueName.CommitStatuses)
-export class CommitStatusesProcessor extends JobProcessor {
+export class CommitStatusesProcessor extends JobProcessor<CommitStatusesPayloads> {
   private readonly ledger: CommitStatusLedger;
   private readonly repairs: CommitStatusRepairs;
 
-  readonly handlers: JobHandlers = {
+  readonly handlers: JobHandlers<CommitStatusesPayloads> = {
     [CommitStatusesJob.Post]: (job) => this.postJob(job),
     [CommitStatusesJob.Repair]: () => this.repair(),
   };
@@ -61,7 +63,8 @@ export class CommitStatusesProcessor extends JobProcessor {
   }
 
   protected failureContext(job: Job): Record<string, unknown> {
-    const { queueId, status } = job.data as PostCommitStatusJob;
+    if (!isCommitStatusesJob(job, CommitStatusesJob.Post)) return super.failureContext(job);
+    const { queueId, status } = job.data;
     return { queueId, sha: status.sha };
   }
 
@@ -74,8 +77,8 @@ export class CommitStatusesProcessor extends JobProcessor {
    * down, slow or rate limiting, not a refusal of the credentials or the request), the post is kept
    * to be repaired (repair).
    */
-  private async postJob(job: Job): Promise<string> {
-    const data = job.data as PostCommitStatusJob;
+  private async postJob(job: Job<PostCommitStatusJob>): Promise<string> {
+    const { data } = job;
     try {
       return await this.post(data);
     } catch (error) {

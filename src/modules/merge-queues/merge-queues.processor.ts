@@ -3,13 +3,13 @@ import { Inject, Optional } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { DelayedError, type Job, type Queue } from 'bullmq';
-import type { JobHandlers } from '@/common/queues/job-handlers';
+import { type JobHandlers, jobNamed } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { providerFailureOf } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
-import { type AskPathsJob, MergeQueuePaths, PATHS_SWEEP_KEY } from './changed-paths/changed-paths';
+import { MergeQueuePaths, PATHS_SWEEP_KEY } from './changed-paths/changed-paths';
 import { PathsAsks } from './changed-paths/paths-asks';
 import { MergeQueuePathsRepository } from './changed-paths/paths.repository';
 import { MergeQueueExecutor, OperationFailure, type RunResult } from './engine/executor';
@@ -17,8 +17,11 @@ import { decideAfterFailure, type FailureDecision } from './engine/failure-polic
 import { LeaseLost } from './engine/lease';
 import { MergeQueueMetrics } from './engine/metrics';
 import { MergeQueueWriter } from './engine/queue-writer';
-import { type ExecuteJob, MergeQueueScheduler, type TickJob } from './engine/scheduler';
+import type { MergeQueuesPayloads } from './engine/jobs';
+import { MergeQueueScheduler } from './engine/scheduler';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
+
+const isMergeQueuesJob = jobNamed<MergeQueuesPayloads>();
 
 /** How many times the changed-paths job waits for a provider rate limit before it counts as failed. */
 const RATE_LIMIT_DELAYS = 10;
@@ -33,13 +36,13 @@ const RATE_LIMIT_DELAYS = 10;
  * created when Redis loses it), and one log line per job done or failed.
  */
 @Processor(QueueName.MergeQueues)
-export class MergeQueuesProcessor extends JobProcessor {
+export class MergeQueuesProcessor extends JobProcessor<MergeQueuesPayloads> {
   /** Executor jobs running here, by job id: aborted when BullMQ cannot renew the job's lock. */
   private readonly running = new Map<string, AbortController>();
 
-  readonly handlers: JobHandlers = {
+  readonly handlers: JobHandlers<MergeQueuesPayloads> = {
     [MergeQueuesJob.Execute]: (job, token) => this.execute(job, token),
-    [MergeQueuesJob.Tick]: (job) => this.tick((job.data as TickJob).queueId),
+    [MergeQueuesJob.Tick]: (job) => this.tick(job.data.queueId),
     [MergeQueuesJob.Sweep]: () => this.sweep(),
     [MergeQueuesJob.AskPaths]: (job, token) => this.askPaths(job, token),
     [MergeQueuesJob.SweepPaths]: () => this.sweepPaths(),
@@ -103,8 +106,8 @@ export class MergeQueuesProcessor extends JobProcessor {
    * waits the queue is claimed (PathsAsks), so the paths sweep does not ask the same entries again;
    * after a failure the sweep leaves the queue alone for a while.
    */
-  private async askPaths(job: Job, token: string | undefined): Promise<unknown> {
-    const { queueId, rateLimitHits = 0 } = job.data as AskPathsJob & { rateLimitHits?: number };
+  private async askPaths(job: Job<MergeQueuesPayloads[typeof MergeQueuesJob.AskPaths]>, token: string | undefined): Promise<unknown> {
+    const { queueId, rateLimitHits = 0 } = job.data;
     try {
       await this.asks.claim(queueId);
       const result = await this.paths.fill(queueId, async (done, of) => {
@@ -156,8 +159,8 @@ export class MergeQueuesProcessor extends JobProcessor {
    * is counted (failures in a row, in Postgres) and decided by the failure policy: the same job
    * waits (moved to delayed, so kicks meanwhile are no-ops) or the queue is quarantined.
    */
-  private async execute(job: Job, token: string | undefined): Promise<RunResult & { leaseLost?: true }> {
-    const { queueId } = job.data as ExecuteJob;
+  private async execute(job: Job<MergeQueuesPayloads[typeof MergeQueuesJob.Execute]>, token: string | undefined): Promise<RunResult & { leaseLost?: true }> {
+    const { queueId } = job.data;
     const wait = await this.outbox.retryWaitMs(queueId);
     if (wait > 0) return this.delay(job, token, wait);
     try {
@@ -253,8 +256,8 @@ export class MergeQueuesProcessor extends JobProcessor {
   }
 
   private async afterExecutor(job: Job, delayMs: number): Promise<void> {
-    if (job.name !== MergeQueuesJob.Execute) return;
-    const { queueId } = job.data as ExecuteJob;
+    if (!isMergeQueuesJob(job, MergeQueuesJob.Execute)) return;
+    const { queueId } = job.data;
     try {
       // Another executor holds the queue's lease: look again when it expires (it is given back
       // sooner when that run ends, and that run's own completion kicks the queue then).

@@ -5,6 +5,7 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
 import { ServerErrors } from '@/common/errors/common.errors';
 import { DEPENDENCY_RETRY_AFTER_SECONDS, dependencyStatus } from '@/common/errors/dependency-errors';
+import type { JobQueue, PayloadsOf } from '@/common/queues/job-handlers';
 import { QueueName, UsageImportsJob } from '@/common/queues/queue-names';
 import { codeSourceDeduplicationId, IMPORT_ATTEMPTS, IMPORT_BACKOFF_MS, importJobId } from './usage-rules';
 
@@ -15,6 +16,9 @@ export interface UsageImportJobData {
   /** Rate limits met in a row (the worker backs off further each time); reset by a committed page. */
   rateLimitHits?: number;
 }
+
+/** What each job of the usage-imports queue carries (its processor is UsageImportsProcessor). */
+export type UsageImportsPayloads = PayloadsOf<typeof UsageImportsJob, { [UsageImportsJob.ImportCodeSource]: UsageImportJobData }>;
 
 /**
  * Enqueues usage imports from an API process. The shared BullMQ connection waits for Redis
@@ -54,8 +58,9 @@ export class UsageImportProducer implements OnModuleDestroy {
    */
   async enqueue(data: UsageImportJobData): Promise<boolean> {
     const jobId = importJobId(data.importId);
+    const jobs: JobQueue<UsageImportsPayloads> = this.queue;
     const job = await this.bounded(
-      this.queue.add(UsageImportsJob.ImportCodeSource, data, {
+      jobs.add(UsageImportsJob.ImportCodeSource, data, {
         jobId,
         deduplication: { id: codeSourceDeduplicationId(data.codeSourceId) },
         attempts: IMPORT_ATTEMPTS,

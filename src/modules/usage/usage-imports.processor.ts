@@ -1,12 +1,11 @@
 import { Processor } from '@nestjs/bullmq';
 import { Inject } from '@nestjs/common';
-import type { Job } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { JobHandlers } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { QueueName, UsageImportsJob } from '@/common/queues/queue-names';
-import type { UsageImportJobData } from './usage-import.producer';
+import type { UsageImportsPayloads } from './usage-import.producer';
 import { UsageImportRunner } from './usage-import.runner';
 
 /**
@@ -16,9 +15,9 @@ import { UsageImportRunner } from './usage-import.runner';
  * stall is no reason to fail the job, hence the high `maxStalledCount` (config: jobs.workers).
  */
 @Processor(QueueName.UsageImports)
-export class UsageImportsProcessor extends JobProcessor {
-  readonly handlers: JobHandlers = {
-    [UsageImportsJob.ImportCodeSource]: (job) => this.runner.run(job as Job<UsageImportJobData>, job.token),
+export class UsageImportsProcessor extends JobProcessor<UsageImportsPayloads> {
+  readonly handlers: JobHandlers<UsageImportsPayloads> = {
+    [UsageImportsJob.ImportCodeSource]: (job) => this.runner.run(job, job.token),
   };
 
   constructor(

@@ -3,27 +3,30 @@ import { Inject } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
-import type { JobHandlers } from '@/common/queues/job-handlers';
+import type { JobHandlers, JobQueue } from '@/common/queues/job-handlers';
 import { JobProcessor } from '@/common/queues/job-processor';
 import { QueueName, WebhooksJob } from '@/common/queues/queue-names';
 import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { WebhookDeliveries } from './webhook-deliveries';
-import type { ApplyDeliveryJob } from './webhooks.service';
+import type { WebhooksPayloads } from './webhooks.service';
 
 /** Applies GitHub webhook deliveries the API stored; the periodic sweep picks up any whose job was lost and deletes old applied ones. */
 @Processor(QueueName.Webhooks)
-export class WebhooksProcessor extends JobProcessor {
-  readonly handlers: JobHandlers = {
-    [WebhooksJob.ApplyGithubDelivery]: (job) => this.deliveries.apply((job.data as ApplyDeliveryJob).deliveryRowId),
+export class WebhooksProcessor extends JobProcessor<WebhooksPayloads> {
+  private readonly webhooks: JobQueue<WebhooksPayloads>;
+
+  readonly handlers: JobHandlers<WebhooksPayloads> = {
+    [WebhooksJob.ApplyGithubDelivery]: (job) => this.deliveries.apply(job.data.deliveryRowId),
     [WebhooksJob.Sweep]: () => this.sweep(),
   };
 
   constructor(
     private readonly deliveries: WebhookDeliveries,
-    @InjectQueue(QueueName.Webhooks) private readonly webhooks: Queue,
+    @InjectQueue(QueueName.Webhooks) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    super(QueueName.Webhooks, config, webhooks);
+    super(QueueName.Webhooks, config, queue);
+    this.webhooks = queue;
   }
 
   protected repeatableJobs(): RepeatableJob[] {
@@ -33,8 +36,7 @@ export class WebhooksProcessor extends JobProcessor {
   /** Hands deliveries whose job was lost to the worker again, and deletes those past retention. */
   async sweep(now = Date.now()): Promise<{ requeued: number; purged: number }> {
     const ids = await this.deliveries.unapplied(now);
-    for (const deliveryRowId of ids)
-      await this.webhooks.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId } satisfies ApplyDeliveryJob, { jobId: `delivery-${deliveryRowId}` });
+    for (const deliveryRowId of ids) await this.webhooks.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId }, { jobId: `delivery-${deliveryRowId}` });
     return { requeued: ids.length, purged: await this.deliveries.purgeApplied(now) };
   }
 }

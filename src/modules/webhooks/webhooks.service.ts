@@ -1,10 +1,10 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
 import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import type { JobQueue, NoData, PayloadsOf } from '@/common/queues/job-handlers';
 import { QueueName, WebhooksJob } from '@/common/queues/queue-names';
 import type { Prisma } from '@/generated/prisma/client';
 import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
@@ -24,9 +24,8 @@ export interface GithubDeliveryHeaders {
   deliveryId?: string;
 }
 
-export interface ApplyDeliveryJob {
-  deliveryRowId: string;
-}
+/** What each job of the webhooks queue carries (its processor is WebhooksProcessor). */
+export type WebhooksPayloads = PayloadsOf<typeof WebhooksJob, { [WebhooksJob.ApplyGithubDelivery]: { deliveryRowId: string }; [WebhooksJob.Sweep]: NoData }>;
 
 /**
  * Intake of GitHub webhook deliveries: verify, store once, hand to the worker. The integration a
@@ -42,7 +41,7 @@ export class WebhooksService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly credentials: IntegrationCredentials,
-    @InjectQueue(QueueName.Webhooks) private readonly queue: Queue,
+    @InjectQueue(QueueName.Webhooks) private readonly queue: JobQueue<WebhooksPayloads>,
   ) {}
 
   async receiveGithub(headers: GithubDeliveryHeaders, rawBody: Buffer | undefined, payload: unknown): Promise<WebhookReceiptDto> {
@@ -87,7 +86,7 @@ export class WebhooksService {
 
   private async enqueue(deliveryRowId: string): Promise<void> {
     try {
-      await this.queue.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId } satisfies ApplyDeliveryJob, { jobId: `delivery-${deliveryRowId}` });
+      await this.queue.add(WebhooksJob.ApplyGithubDelivery, { deliveryRowId }, { jobId: `delivery-${deliveryRowId}` });
     } catch (error) {
       // Stored: the worker's sweep applies deliveries left unprocessed.
       this.logger.warn({ err: error, deliveryRowId }, 'webhook delivery stored but not enqueued; the sweep applies it');

@@ -1,19 +1,16 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import type { JobQueue } from '@/common/queues/job-handlers';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { MergeQueue, MergeQueueEntry } from '@/generated/prisma/client';
 import { MergeQueueGits } from '../engine/gits';
+import type { MergeQueuesPayloads } from '../engine/jobs';
 import { MergeQueueOutboxRepository } from '../engine/store/outbox.repository';
 import type { QueueTransaction } from '../engine/store/queue-transaction';
 import type { QueueWithSource } from '../engine/store/queue-view';
 import { type ChangedPaths, type MergeQueueState, pathGroupsOf } from '../planner';
 import { PathsAsks } from './paths-asks';
 import { MergeQueuePathsRepository } from './paths.repository';
-
-export interface AskPathsJob {
-  queueId: string;
-}
 
 /** The `key` of the paths sweep's jobs (ask). */
 export const PATHS_SWEEP_KEY = 'sweep';
@@ -33,7 +30,7 @@ export class MergeQueuePaths {
     private readonly outbox: MergeQueueOutboxRepository,
     private readonly repository: MergeQueuePathsRepository,
     private readonly asks: PathsAsks,
-    @InjectQueue(QueueName.MergeQueues) private readonly queue: Queue,
+    @InjectQueue(QueueName.MergeQueues) private readonly queue: JobQueue<MergeQueuesPayloads>,
   ) {}
 
   /** The paths (null: not known), or undefined when the queue has no path groups (nothing asked). Provider failures propagate. */
@@ -85,12 +82,16 @@ export class MergeQueuePaths {
     // Claimed first: a quick job may have finished (and dropped the claim) before a claim taken after it.
     await this.asks.claim(queueId);
     try {
-      await this.queue.add(MergeQueuesJob.AskPaths, { queueId } satisfies AskPathsJob, {
-        jobId: `paths-${queueId}-${key}`,
-        ...(key === PATHS_SWEEP_KEY ? { attempts: 1 } : { attempts: 3, backoff: { type: 'exponential', delay: 2_000 } }),
-        removeOnComplete: true,
-        removeOnFail: true,
-      });
+      await this.queue.add(
+        MergeQueuesJob.AskPaths,
+        { queueId },
+        {
+          jobId: `paths-${queueId}-${key}`,
+          ...(key === PATHS_SWEEP_KEY ? { attempts: 1 } : { attempts: 3, backoff: { type: 'exponential', delay: 2_000 } }),
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      );
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue changed paths not asked; entries without kept paths stay in every lane');
     }

@@ -1,8 +1,8 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
+import type { JobQueue, NoData, PayloadsOf } from '@/common/queues/job-handlers';
 import { CommitStatusesJob, QueueName } from '@/common/queues/queue-names';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueue, Prisma } from '@/generated/prisma/client';
@@ -15,6 +15,12 @@ export interface PostCommitStatusJob {
   revision: number;
   status: CommitStatus;
 }
+
+/** What each job of the commit-statuses queue carries (its processor is CommitStatusesProcessor). */
+export type CommitStatusesPayloads = PayloadsOf<
+  typeof CommitStatusesJob,
+  { [CommitStatusesJob.Post]: PostCommitStatusJob; [CommitStatusesJob.Repair]: NoData }
+>;
 
 /**
  * Decides, after every committed queue change, which commit statuses changed (commit-statuses.ts)
@@ -29,7 +35,7 @@ export class CommitStatusJobs {
 
   constructor(
     private readonly prisma: PrismaService,
-    @InjectQueue(QueueName.CommitStatuses) private readonly queue: Queue,
+    @InjectQueue(QueueName.CommitStatuses) private readonly queue: JobQueue<CommitStatusesPayloads>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

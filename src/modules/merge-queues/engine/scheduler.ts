@@ -1,16 +1,9 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import type { JobQueue } from '@/common/queues/job-handlers';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { MergeQueueState } from '../planner';
-
-export interface ExecuteJob {
-  queueId: string;
-}
-
-export interface TickJob {
-  queueId: string;
-}
+import type { MergeQueuesPayloads } from './jobs';
 
 /**
  * Puts the engine's work on the merge-queues BullMQ queue after a transaction committed: the executor of a
@@ -22,17 +15,21 @@ export interface TickJob {
 export class MergeQueueScheduler {
   private readonly logger = new Logger(MergeQueueScheduler.name);
 
-  constructor(@InjectQueue(QueueName.MergeQueues) private readonly queue: Queue) {}
+  constructor(@InjectQueue(QueueName.MergeQueues) private readonly queue: JobQueue<MergeQueuesPayloads>) {}
 
   async kick(queueId: string, delayMs = 0): Promise<void> {
     try {
-      await this.queue.add(MergeQueuesJob.Execute, { queueId } satisfies ExecuteJob, {
-        jobId: executorJobId(queueId),
-        delay: delayMs,
-        attempts: 1,
-        removeOnComplete: true,
-        removeOnFail: true,
-      });
+      await this.queue.add(
+        MergeQueuesJob.Execute,
+        { queueId },
+        {
+          jobId: executorJobId(queueId),
+          delay: delayMs,
+          attempts: 1,
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      );
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue executor not enqueued; the sweep will start it');
     }
@@ -47,13 +44,17 @@ export class MergeQueueScheduler {
     }
     if (!Number.isFinite(deadline)) return;
     try {
-      await this.queue.add(MergeQueuesJob.Tick, { queueId } satisfies TickJob, {
-        jobId: `tick-${queueId}-${deadline}`,
-        delay: Math.max(0, deadline - now + 50),
-        attempts: 3,
-        removeOnComplete: true,
-        removeOnFail: true,
-      });
+      await this.queue.add(
+        MergeQueuesJob.Tick,
+        { queueId },
+        {
+          jobId: `tick-${queueId}-${deadline}`,
+          delay: Math.max(0, deadline - now + 50),
+          attempts: 3,
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      );
     } catch (error) {
       this.logger.warn({ err: error, queueId }, 'merge-queue tick not scheduled; the sweep ticks queues with running CI');
     }
