@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator } from '../support/git';
