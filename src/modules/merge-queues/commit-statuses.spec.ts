@@ -1,4 +1,4 @@
-import { QueueDriver } from '../../../test/support/merge-queue-driver';
+import { QueueDriver } from '@test/support/merge-queue-driver';
 import { DESCRIPTION_MAX, ETA_STEP_MS, SHOWN_POSITIONS, statusChanges } from './commit-statuses';
 
 /** Runs `step` on the driver and returns the statuses it changed, as `sha state: description`. */
