@@ -12,7 +12,7 @@ WORKDIR /app
 ENV CI=true NPM_CONFIG_UPDATE_NOTIFIER=false
 COPY package.json package-lock.json prisma.config.ts ./
 COPY prisma ./prisma
-COPY src/ops/postinstall.cjs ./src/ops/postinstall.cjs
+COPY tools/ops/postinstall.cjs ./tools/ops/postinstall.cjs
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json nest-cli.json ./
 COPY src ./src

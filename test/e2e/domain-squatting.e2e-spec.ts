@@ -7,7 +7,7 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import { createTestApp } from '../support/app';
 import { TestDnsServer } from '../support/dns-server';
 import { createTenant, type TestTenant } from '../support/factories';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { eventually } from '../support/eventually';
 import { startWorker } from '../support/processes';
 

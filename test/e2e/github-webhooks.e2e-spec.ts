@@ -4,22 +4,20 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
-import { APP_CONFIG } from '@/common/config/config.module';
 import { RedisService } from '@/common/redis/redis.module';
 import { CommitStatusBusy } from '@/modules/merge-queues/commit-statuses/commit-status-ledger';
 import { CommitStatusesProcessor } from '@/modules/merge-queues/commit-statuses.processor';
-import { PrismaService } from '@/common/prisma/prisma.service';
+import type { PrismaService } from '@/common/prisma/prisma.service';
 import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
+import { signature256 } from '@tools/git-emulator/emulator';
 import { createTenant, type TestTenant } from '../support/factories';
-import { createTestApp, createTestWorker } from '../support/app';
-import { GitProviderEmulator, gitTestConfig } from '../support/git';
-import { ownDatabase } from '../support/own-database';
+import { createTestWorker } from '../support/app';
+import type { GitProviderEmulator } from '../support/git';
 import { commit, git, readFile } from '../support/git-repos';
-import { finalEntries, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
+import { finalEntries, type MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
-import { githubIntegration, newGithubQueue } from '../support/github-queues';
-import { signature256 } from '../../tools/git-emulator/emulator';
+import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
 
 /** Each case drives GitHub (the emulator), its webhooks and the worker through a few CI rounds. */
 const TEST_TIMEOUT_MS = 90_000;
@@ -30,6 +28,7 @@ const TEST_TIMEOUT_MS = 90_000;
  * only through `check_run` webhooks. Nothing here calls the check API.
  */
 describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-process worker)', () => {
+  let suite: GithubQueueSuite;
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
   let worker: INestApplicationContext;
@@ -40,51 +39,33 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   let secret: string;
   let mq: MergeQueueClient;
   const http = () => request(app.getHttpServer());
-  // Its own database and queue prefix: its worker runs with the app's settings (see own-database.ts).
-  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
   let config: AppConfig;
   // The GitHub App APP_INSTALLATION integrations act as (GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY).
   const appKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const APP_ID = '4242';
 
   beforeAll(async () => {
-    emulator = await new GitProviderEmulator().start();
-    emulator.app = { appId: APP_ID, publicKey: appKeys.publicKey };
-    const github = {
-      apiUrl: emulator.url,
-      webUrl: emulator.url,
-      clientId: emulator.clientId,
-      clientSecret: emulator.clientSecret,
-      appSlug: emulator.appSlug,
-      app: { appId: APP_ID, privateKey: appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString() },
-    };
-    own = await ownDatabase('webhooks');
-    config = { ...gitTestConfig(emulator, { github }), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
-    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    await app.listen(0, '127.0.0.1');
-    worker = await createTestWorker(config);
-    prisma = app.get(PrismaService, { strict: false });
-    owner = await createTenant(app, 'gh-webhooks');
-    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    ({ login, integrationId, webhookSecret: secret } = await githubIntegration(app, emulator, owner.auth, 'wh'));
+    // Its own database and queue prefix: its worker runs with the app's settings (see own-database.ts).
+    // The API listens on a port: the emulator delivers its webhooks there.
+    suite = await githubQueueSuite('webhooks', {
+      listen: true,
+      config: (base, started) => {
+        started.app = { appId: APP_ID, publicKey: appKeys.publicKey };
+        const privateKey = appKeys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+        return { ...base, git: { ...base.git, github: { ...base.git.github, app: { appId: APP_ID, privateKey } } } };
+      },
+    });
+    ({ emulator, app, worker, prisma, owner, mq, config } = suite);
+    ({ login, integrationId, webhookSecret: secret } = suite.github);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     const { port } = app.getHttpServer().address() as AddressInfo;
     emulator.webhook = { url: `http://127.0.0.1:${port}/webhooks/github`, secret };
   }, 60_000);
 
   afterAll(async () => {
-    if (emulator) emulator.webhook = undefined;
-    await worker?.close();
-    await app?.close();
-    await emulator?.stop();
-    await own?.drop();
+    if (suite) suite.emulator.webhook = undefined;
+    await suite?.close();
   });
-
-  /** A GitHub repository whose main holds `files`, connected as a code source, with a queue on main requiring `ci`. */
-  async function newQueue(files: Record<string, string> = { 'README.md': 'hello\n' }, settings: Record<string, unknown> = {}) {
-    const { repository, path, main, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { files, settings });
-    return { repository, path, main, queue };
-  }
 
   /**
    * CI that reports only through GitHub: every candidate under test gets a `check_run` completed
@@ -132,7 +113,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'lands PRs whose CI reports only through check_run webhooks, and ignores the push events of its own lands',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       const heads: string[] = [];
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       for (const n of [1, 2, 3]) {
@@ -181,7 +162,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'a failing check_run fails the PR; a check_run for a commit that is no candidate changes nothing',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       const head = commit(path, main, { 'bad.txt': 'breaks\n' }, 'PR 4');
       await mq.enqueue(queue.id, 4, head);
       const stray = await emulator.checkRunCompleted(repository, head, 'ci', 'success');
@@ -201,7 +182,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'synchronize during testing withdraws the batch; the new head is tested and lands, the old head never',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       const oldHead = commit(path, main, { 'pr-5.txt': 'first push\n' }, 'PR 5 first push');
       await mq.enqueue(queue.id, 5, oldHead);
       const first = await testingBatch(queue.id);
@@ -226,7 +207,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'a closed PR leaves the queue; the others land',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       await mq.enqueue(queue.id, 6, commit(path, main, { 'pr-6.txt': 'six\n' }, 'PR 6'));
       const seven = commit(path, main, { 'pr-7.txt': 'seven\n' }, 'PR 7');
@@ -250,7 +231,10 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
         { name: 'api', paths: ['api-*'] },
         { name: 'web', paths: ['web-*'] },
       ];
-      const { repository, path, main, queue } = await newQueue({ 'api-main.ts': 'api\n', 'web-main.ts': 'web\n' }, { pathGroups: groups });
+      const { repository, path, main, queue } = await suite.newQueue({
+        files: { 'api-main.ts': 'api\n', 'web-main.ts': 'web\n' },
+        settings: { pathGroups: groups },
+      });
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       const entry = await mq.enqueue(queue.id, 12, commit(path, main, { 'api-main.ts': 'api 12\n' }, 'PR 12'));
       expect(entry.lanes).toEqual(['api']);
@@ -267,7 +251,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'a push to the base from outside the queue re-plans: the stale candidate is withdrawn and the PR lands on the new base',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       await mq.enqueue(queue.id, 8, commit(path, main, { 'pr-8.txt': 'eight\n' }, 'PR 8'));
       const first = await testingBatch(queue.id);
       // Someone pushes to main directly (not through the API, so GitHub's push webhook is sent by hand).
@@ -296,7 +280,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'a redelivered webhook is applied once',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       await mq.enqueue(queue.id, 9, commit(path, main, { 'pr-9.txt': 'one\n' }, 'PR 9'));
       const second = commit(path, main, { 'pr-9.txt': 'two\n' }, 'PR 9 again');
@@ -326,7 +310,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'an unsigned, wrongly signed or unknown delivery is a 401 with the error body and changes nothing',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       const head = commit(path, main, { 'pr-10.txt': 'ten\n' }, 'PR 10');
       await mq.enqueue(queue.id, 10, head);
@@ -376,7 +360,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'rotating the webhook secret: the new one verifies, the old one is refused; the secret is never returned again',
     async () => {
-      const { repository, path, main, queue } = await newQueue();
+      const { repository, path, main, queue } = await suite.newQueue();
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       const head = commit(path, main, { 'pr-12.txt': 'twelve\n' }, 'PR 12');
       await mq.enqueue(queue.id, 12, head);
@@ -540,7 +524,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'two worker processes agree on the newest status of a commit: an older revision is never posted after a newer one',
     async () => {
-      const { path, main, queue } = await newQueue();
+      const { path, main, queue } = await suite.newQueue();
       const sha = commit(path, main, { 'pr-9.txt': 'nine\n' }, 'PR 9');
       // A second worker process on the same Postgres and Redis (the first is `worker`).
       const second = await createTestWorker(config);

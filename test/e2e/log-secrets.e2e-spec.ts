@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { redactTokens, redactUrl } from '@/common/logging/redaction';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { eventually } from '../support/eventually';
 import { freePort, ROOT } from '../support/processes';
 

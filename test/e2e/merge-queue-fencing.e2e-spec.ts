@@ -6,8 +6,7 @@ import type { Queue as BullQueue } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
-import { APP_CONFIG } from '@/common/config/config.module';
-import { PrismaService } from '@/common/prisma/prisma.service';
+import type { PrismaService } from '@/common/prisma/prisma.service';
 import { QueueName } from '@/common/queues/queue-names';
 import type { CodeSource } from '@/generated/prisma/client';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
@@ -20,23 +19,14 @@ import { fenceRef, type Lease, LeaseLost } from '@/modules/merge-queues/engine/l
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import { MergeQueueWriter } from '@/modules/merge-queues/engine/queue-writer';
 import { MergeQueueOutboxRepository } from '@/modules/merge-queues/engine/store/outbox.repository';
-import { githubIntegration, newGithubQueue } from '../support/github-queues';
-import { ownDatabase } from '../support/own-database';
-import { createTestApp, createTestWorker } from '../support/app';
-import { createTenant, type TestTenant } from '../support/factories';
-import { GitProviderEmulator, gitTestConfig } from '../support/git';
+import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
+import type { TestTenant } from '../support/factories';
+import type { GitProviderEmulator } from '../support/git';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';
-import { firstParentMerges, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
+import { firstParentMerges, type MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
 
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-
-/**
- * This suite runs on a database and a BullMQ prefix of its own (own-database.ts): the workers of
- * suites running beside it sweep every queue of their database and would take part in the
- * take-overs this suite stages.
- */
-let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
 
 /** Short leases, so that a stalled executor is replaced within a second or two. */
 const LEASE_MS = 1_200;
@@ -89,6 +79,7 @@ class StallableExecutor extends MergeQueueExecutor {
  * behind the real Octokit (REST and GraphQL).
  */
 describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT and GitHub', () => {
+  let suite: GithubQueueSuite;
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
   let worker: INestApplicationContext;
@@ -97,9 +88,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
   let mq: MergeQueueClient;
   let config: AppConfig;
   let jobs: BullQueue;
-  let login: string;
   let token: string;
-  let integrationId: string;
   const http = () => request(app.getHttpServer());
 
   /** The executors' git: gated LOCAL_GIT, or GitHub through the real Octokit at the emulator. */
@@ -111,25 +100,21 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
   };
 
   beforeAll(async () => {
-    emulator = await new GitProviderEmulator().start();
-    own = await ownDatabase('fencing');
-    const base = gitTestConfig(emulator);
-    config = { ...base, databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix, mergeQueues: { ...base.mergeQueues, leaseMs: LEASE_MS } };
-    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    worker = await createTestWorker(config, (b) => b.overrideProvider(MergeQueueGits).useValue(gits));
+    // A database and a BullMQ prefix of its own (own-database.ts): the workers of suites running
+    // beside it sweep every queue of their database and would take part in the take-overs this
+    // suite stages.
+    suite = await githubQueueSuite('fencing', {
+      config: (base) => ({ ...base, mergeQueues: { ...base.mergeQueues, leaseMs: LEASE_MS } }),
+      worker: (b) => b.overrideProvider(MergeQueueGits).useValue(gits),
+    });
+    ({ emulator, app, worker, prisma, owner, mq, config } = suite);
+    ({ token } = suite.github);
     jobs = worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
-    prisma = app.get(PrismaService, { strict: false });
-    owner = await createTenant(app, 'mq-fencing');
-    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    ({ login, token, integrationId } = await githubIntegration(app, emulator, owner.auth, 'fence'));
   }, 60_000);
 
   afterAll(async () => {
     await jobs?.resume();
-    await worker?.close();
-    await app?.close();
-    await emulator?.stop();
-    await own?.drop();
+    await suite?.close();
   });
 
   const settings = { requiredChecks: ['ci'], checkTimeoutSeconds: 600, minBatch: 2, maxBatch: 2, maxParallel: 1, flakyRetries: 0 };
@@ -148,12 +133,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
       .set(owner.auth)
       .send({ data: { codeSourceId: source.id, baseRef: 'main', ...settings } })
       .expect(201);
-    return { repo, queue: res.body.data as MqQueue };
-  }
-
-  async function githubQueue() {
-    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { settings, prepare: loggedRepo });
-    return { repo: { path, main }, queue };
+    return { ...repo, queue: res.body.data as MqQueue };
   }
 
   /** The values main took, oldest first (the reflog of the bare repository). */
@@ -196,7 +176,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
    * once afterwards.
    */
   async function staleLandScenario(kind: 'LOCAL_GIT' | 'GITHUB') {
-    const { repo, queue } = kind === 'LOCAL_GIT' ? await localQueue() : await githubQueue();
+    const { queue, ...repo } = kind === 'LOCAL_GIT' ? await localQueue() : await suite.newQueue({ settings, prepare: loggedRepo });
     await jobs.pause();
     let aRun: Promise<unknown> | undefined;
     try {
@@ -309,7 +289,7 @@ describe('Merge queues: fenced executors (lease, epoch, fence ref), LOCAL_GIT an
   it(
     'an executor whose BullMQ job lock is lost stops at once and writes nothing more; the next executor reconciles what it left',
     async () => {
-      const { repo, queue } = await localQueue();
+      const { queue, ...repo } = await localQueue();
       const processor = worker.get(MergeQueuesProcessor);
       const gate = armLandGate(queue.id);
       const lockLost = new Promise<string[]>((resolve) => processor.worker.once('lockRenewalFailed', resolve));

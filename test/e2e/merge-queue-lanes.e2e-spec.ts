@@ -14,7 +14,7 @@ import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.proces
 import type { TestTenant } from '../support/factories';
 import type { GitProviderEmulator } from '../support/git';
 import { commit, commitPaths, createLocalCodeSource, git } from '../support/git-repos';
-import { githubQueueSuite, newGithubQueue } from '../support/github-queues';
+import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
 import type { MergeQueueClient, MqEntry } from '../support/merge-queue-client';
 import { until } from '../support/processes';
 
@@ -33,21 +33,20 @@ const EVERY_LANE = ['api', 'web', 'docs'];
  * the queue had path groups.
  */
 describe('Merge queue lanes (path groups; local git and the GitHub emulator)', () => {
-  let suite: Awaited<ReturnType<typeof githubQueueSuite>>;
+  let suite: GithubQueueSuite;
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
   let prisma: PrismaService;
   let owner: TestTenant;
   let mq: MergeQueueClient;
-  let github: { login: string; integrationId: string };
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
     // Its own database and queue prefix: its worker asks the paths of GitHub queues with this
     // emulator, and no other suite's worker (another emulator) takes its jobs.
     // The paths sweep runs when a test calls it (its job scheduler's first run is at worker start).
-    suite = await githubQueueSuite('lanes', (config) => ({ ...config, mergeQueues: { ...config.mergeQueues, pathsSweepIntervalMs: 3_600_000 } }));
-    ({ emulator, app, prisma, owner, mq, github } = suite);
+    suite = await githubQueueSuite('lanes', { config: (config) => ({ ...config, mergeQueues: { ...config.mergeQueues, pathsSweepIntervalMs: 3_600_000 } }) });
+    ({ emulator, app, prisma, owner, mq } = suite);
   }, 60_000);
 
   afterAll(() => suite?.close());
@@ -249,7 +248,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       { name: 'api', paths: ['api-*'] },
       { name: 'web', paths: ['web-*'] },
     ];
-    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github);
+    const { path, main, queue } = await suite.newQueue();
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     await mq.enqueue(queue.id, 1, commit(path, main, { 'api-1.ts': 'api 1\n' }, 'PR 1'));
     await setGroupsLosingTheJob(queue.id, groups);
@@ -369,7 +368,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       { name: 'web', paths: ['web-*'] },
       { name: 'docs', paths: ['*.md'] },
     ];
-    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github, { files, settings: { pathGroups: groups } });
+    const { path, main, queue } = await suite.newQueue({ files, settings: { pathGroups: groups } });
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     // main moves on in the docs after the PRs branched: not their change.
     git(path, 'update-ref', 'refs/heads/main', commit(path, main, { 'README.md': 'hello 2\n' }, 'docs move on'));
@@ -392,7 +391,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       { name: 'api', paths: ['api-*'] },
       { name: 'web', paths: ['web-*'] },
     ];
-    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github, { files });
+    const { path, main, queue } = await suite.newQueue({ files });
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     await mq.enqueue(queue.id, 1, commit(path, main, { 'api-main.ts': 'api 1\n' }, 'PR 1'));
     await mq.enqueue(queue.id, 2, commit(path, main, { 'web-index.ts': 'web 2\n' }, 'PR 2'));
@@ -416,7 +415,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
   }, 45_000);
 
   it('GitHub: a provider that fails while the paths are asked answers 502 and queues nothing', async () => {
-    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, github, { settings: { pathGroups: GROUPS } });
+    const { path, main, queue } = await suite.newQueue({ settings: { pathGroups: GROUPS } });
     await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     const head = commit(path, main, { 'x.txt': 'x\n' }, 'PR 1');
     emulator.knobs.gitFailures = 10;

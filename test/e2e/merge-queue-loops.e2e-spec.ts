@@ -5,17 +5,15 @@ import type { Job, Queue } from 'bullmq';
 import Redis from 'ioredis';
 import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
-import { APP_CONFIG } from '@/common/config/config.module';
-import { PrismaService } from '@/common/prisma/prisma.service';
+import type { PrismaService } from '@/common/prisma/prisma.service';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
-import { createTestApp, createTestWorker } from '../support/app';
-import { createTenant, type TestTenant } from '../support/factories';
-import { GitProviderEmulator, gitTestConfig } from '../support/git';
+import { createTestWorker } from '../support/app';
+import type { TestTenant } from '../support/factories';
+import type { GitProviderEmulator } from '../support/git';
 import { commit, git } from '../support/git-repos';
-import { ownDatabase } from '../support/own-database';
-import { MergeQueueClient } from '../support/merge-queue-client';
-import { githubIntegration, newGithubQueue } from '../support/github-queues';
+import type { MergeQueueClient } from '../support/merge-queue-client';
+import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
 
 const TEST_TIMEOUT_MS = 90_000;
 
@@ -37,56 +35,37 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
  * stop the sweep of the others; and the sweep's job scheduler comes back when Redis loses it.
  */
 describe('Merge queues: no silent loops (GitHub on the emulator, in-process worker)', () => {
+  let suite: GithubQueueSuite;
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
   let worker: INestApplicationContext;
   let prisma: PrismaService;
   let owner: TestTenant;
   let login: string;
-  let integrationId: string;
   let mq: MergeQueueClient;
   let config: AppConfig;
-  let own: Awaited<ReturnType<typeof ownDatabase>> | undefined;
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    emulator = await new GitProviderEmulator().start();
     // Its own database and queue prefix (own-database.ts): a worker of another suite, with other
     // failure settings, took part in this suite's failures and quarantined a queue after 4 of 10.
-    own = await ownDatabase('loops');
-    const base = gitTestConfig(emulator);
     // Short backoffs so that the cases take seconds; the policy itself is unit-tested (failure-policy.spec.ts).
-    config = {
-      ...base,
-      databaseUrl: own.databaseUrl,
-      queuePrefix: own.queuePrefix,
-      mergeQueues: { ...base.mergeQueues, retryBaseMs: 200, retryMaxMs: 3_000, quarantineAfter: 10 },
-    };
-    app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-    worker = await createTestWorker(config);
-    prisma = app.get(PrismaService, { strict: false });
-    owner = await createTenant(app, 'mq-loops');
-    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    ({ login, integrationId } = await githubIntegration(app, emulator, owner.auth, 'mq'));
+    suite = await githubQueueSuite('loops', {
+      config: (base) => ({ ...base, mergeQueues: { ...base.mergeQueues, retryBaseMs: 200, retryMaxMs: 3_000, quarantineAfter: 10 } }),
+    });
+    ({ emulator, app, worker, prisma, owner, mq, config } = suite);
+    ({ login } = suite.github);
   }, 60_000);
 
   afterAll(async () => {
     delete process.env.DPA_FAILPOINTS;
-    await worker?.close();
-    await app?.close();
-    await emulator?.stop();
-    await own?.drop();
+    await suite?.close();
   });
 
   afterEach(() => {
     Object.assign(emulator.knobs, { gitFailures: 0, gitFailureStatus: undefined, gitFailureRetryAfter: undefined, protectedBranches: [] });
     delete process.env.DPA_FAILPOINTS;
   });
-
-  async function newQueue(settings: Record<string, unknown> = {}) {
-    const { name, path, main, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { settings });
-    return { name, path, main, queue };
-  }
 
   const events = async (queueId: string) =>
     (await http().get(`/merge-queues/${queueId}/events?limit=100`).set(owner.auth).expect(200)).body.data as {
@@ -98,7 +77,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
   it(
     'a land refused by a protected branch stops the queue with a readable reason after exactly one try; resume lands it once the rule is lifted',
     async () => {
-      const repo = await newQueue();
+      const repo = await suite.newQueue();
       emulator.knobs.protectedBranches = [`${login}/${repo.name}:main`];
       // A land is one GraphQL updateRefs (the fenced land); this suite's worker works on this queue only now.
       const since = Date.now();
@@ -138,7 +117,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
   it(
     'a land onto a deleted base ref stops the queue with the reason, once',
     async () => {
-      const repo = await newQueue();
+      const repo = await suite.newQueue();
       await mq.enqueue(repo.queue.id, 1, pr(repo.path, repo.main, 1));
       // CI passes once the base ref is gone: the land finds nothing to move.
       await mq.runCi(repo.queue.id, repo.path, (q) => q.batches.some((b) => b.status === 'testing'), { report: () => false });
@@ -160,7 +139,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
   it(
     'a provider answering 503 with Retry-After is tried again only after it, with backoff, and the PR lands',
     async () => {
-      const repo = await newQueue();
+      const repo = await suite.newQueue();
       const since = Date.now();
       Object.assign(emulator.knobs, { gitFailures: 3, gitFailureStatus: 503, gitFailureRetryAfter: '2' });
       await mq.enqueue(repo.queue.id, 1, pr(repo.path, repo.main, 1));
@@ -182,8 +161,8 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
   it(
     'a queue failing again and again is quarantined with the reason; the others go on; resume takes it up again',
     async () => {
-      const failing = await newQueue();
-      const healthy = await newQueue();
+      const failing = await suite.newQueue();
+      const healthy = await suite.newQueue();
       // Every git call fails (far more than the 10 tries before quarantine), without Retry-After.
       Object.assign(emulator.knobs, { gitFailures: 1_000_000, gitFailureStatus: 503 });
       await mq.enqueue(failing.queue.id, 1, pr(failing.path, failing.main, 1));
@@ -213,7 +192,7 @@ describe('Merge queues: no silent loops (GitHub on the emulator, in-process work
     async () => {
       // Created first, so its id sorts first: the sweep reaches it before the two others.
       const queues = [];
-      for (let i = 0; i < 3; i++) queues.push(await newQueue());
+      for (let i = 0; i < 3; i++) queues.push(await suite.newQueue());
       for (const [i, q] of queues.entries()) await mq.enqueue(q.queue.id, 1 + i, pr(q.path, q.main, 1 + i));
       // CI starts on all three and never reports; each is made due (as if its check deadline had come), so the sweep ticks it.
       for (const q of queues)

@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueOperationKind } from '@/generated/prisma/client';
-import { buildIfStale } from '../../src/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { commit, createBareRepo, createLocalCodeSource, git, readFile } from '../support/git-repos';

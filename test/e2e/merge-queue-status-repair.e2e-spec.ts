@@ -3,7 +3,7 @@ import { RedisService } from '@/common/redis/redis.module';
 import { CommitStatusRepairs } from '@/modules/merge-queues/commit-statuses/commit-status-ledger';
 import { CommitStatusesProcessor } from '@/modules/merge-queues/commit-statuses.processor';
 import { commit } from '../support/git-repos';
-import { githubQueueSuite, newGithubQueue } from '../support/github-queues';
+import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
 import { until } from '../support/processes';
 
 /**
@@ -13,20 +13,22 @@ import { until } from '../support/processes';
  * minutes; the repair runs when the test calls it.
  */
 describe('Merge queue commit statuses: repairing posts the provider refused', () => {
-  let suite: Awaited<ReturnType<typeof githubQueueSuite>>;
+  let suite: GithubQueueSuite;
 
   beforeAll(async () => {
-    suite = await githubQueueSuite('status_repair', (config) => ({
-      ...config,
-      mergeQueues: { ...config.mergeQueues, statusPostAttempts: 2, statusPostBackoffMs: 10, statusRepairIntervalMs: 3_600_000 },
-    }));
+    suite = await githubQueueSuite('status_repair', {
+      config: (config) => ({
+        ...config,
+        mergeQueues: { ...config.mergeQueues, statusPostAttempts: 2, statusPostBackoffMs: 10, statusRepairIntervalMs: 3_600_000 },
+      }),
+    });
   }, 60_000);
 
   afterAll(() => suite?.close());
 
   it('keeps a status refused on every attempt and posts it again from the queue as it is then, as often as it takes; a head that moved on is forgotten', async () => {
     const { emulator, app, worker, owner, mq, config } = suite;
-    const { path, main, queue } = await newGithubQueue(app, emulator, owner.auth, suite.github);
+    const { path, main, queue } = await suite.newQueue();
     await request(app.getHttpServer()).post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
     const repairs = new CommitStatusRepairs(app.get(RedisService).client, config.queuePrefix);
     emulator.knobs.statusFailures = 1_000;

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { PrismaService } from '@/common/prisma/prisma.service';
-import { createTestWorker } from '../support/app';
-import { createTenant, type TestTenant } from '../support/factories';
-import { createGitTestApp, GitProviderEmulator, gitTestConfig } from '../support/git';
+import type { PrismaService } from '@/common/prisma/prisma.service';
+import type { TestTenant } from '../support/factories';
+import type { GitProviderEmulator } from '../support/git';
 import { commit, git, readFile } from '../support/git-repos';
-import { githubIntegration, newGithubQueue } from '../support/github-queues';
-import { finalEntries, firstParentMerges, MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
+import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
+import { finalEntries, firstParentMerges, type MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 
 type Queue = MqQueue;
 
@@ -21,41 +19,26 @@ const TEST_TIMEOUT_MS = 90_000;
  * read back from the emulator's bare repository with git.
  */
 describe('Merge queues on GitHub (engine, the provider emulator, in-process worker)', () => {
+  let suite: GithubQueueSuite;
   let emulator: GitProviderEmulator;
   let app: NestExpressApplication;
-  let worker: INestApplicationContext;
   let prisma: PrismaService;
   let owner: TestTenant;
+  let mq: MergeQueueClient;
   let login: string;
   let integrationId: string;
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    emulator = await new GitProviderEmulator().start();
-    app = await createGitTestApp(emulator);
-    worker = await createTestWorker(gitTestConfig(emulator));
-    prisma = app.get(PrismaService, { strict: false });
-    owner = await createTenant(app, 'mq-github');
-    mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
-    ({ login, integrationId } = await githubIntegration(app, emulator, owner.auth, 'mq'));
+    suite = await githubQueueSuite('github');
+    ({ emulator, app, prisma, owner, mq } = suite);
+    ({ login, integrationId } = suite.github);
   }, 60_000);
 
-  afterAll(async () => {
-    await worker?.close();
-    await app?.close();
-    await emulator?.stop();
-  });
+  afterAll(() => suite?.close());
 
   afterEach(() => (emulator.knobs.gitFailures = 0));
 
-  /** A GitHub repository whose main holds `files`, connected as a code source, with a queue on main. */
-  async function newQueue(files: Record<string, string> = { 'README.md': 'hello\n' }, settings: Record<string, unknown> = {}) {
-    const { path, main, source, queue } = await newGithubQueue(app, emulator, owner.auth, { login, integrationId }, { files, settings });
-    expect(source.provider).toBe('GITHUB');
-    return { repo: { path, main }, queue: queue as Queue };
-  }
-
-  let mq: MergeQueueClient;
   const enqueue = (queueId: string, number: number, headSha: string) => mq.enqueue(queueId, number, headSha);
   const runCi = (queueId: string, repoPath: string, done: (q: Queue) => boolean, timeoutMs = 60_000) => mq.runCi(queueId, repoPath, done, { timeoutMs });
   const quiet = (queueId: string) => mq.quiet(queueId);
@@ -66,7 +49,7 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
   it(
     'lands PRs in order with exactly their content, as fast-forwards of tested candidates built by GitHub',
     async () => {
-      const { repo, queue } = await newQueue();
+      const { queue, ...repo } = await suite.newQueue();
       const { main } = await mq.landsThreeInOrder(queue.id, { path: repo.path, main: repo.main });
       // The merge commits were made by GitHub's merges endpoint, as the integration's user.
       expect(git(repo.path, 'log', '-1', '--format=%an', main)).toBe(login);
@@ -79,7 +62,7 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
   it(
     'finds the bad PR of a batch of four, fails it and lands the other three',
     async () => {
-      const { repo, queue } = await newQueue({ 'README.md': 'hello\n' }, { flakyRetries: 0, minBatch: 4, maxBatch: 4, maxParallel: 1 });
+      const { queue, ...repo } = await suite.newQueue({ settings: { flakyRetries: 0, minBatch: 4, maxBatch: 4, maxParallel: 1 } });
       // Paused while the four arrive, so that they are planned as one batch.
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       const files: Record<string, string>[] = [{ 'pr-1.txt': 'one\n' }, { 'pr-2.txt': 'two\n' }, { 'bad.txt': 'breaks the build\n' }, { 'pr-4.txt': 'four\n' }];
@@ -100,7 +83,7 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
   it(
     'blocks the PR that conflicts, naming it and the PR it conflicts with, and lands the first',
     async () => {
-      const { repo, queue } = await newQueue({ 'shared.txt': 'line one\n' });
+      const { queue, ...repo } = await suite.newQueue({ files: { 'shared.txt': 'line one\n' } });
       await enqueue(queue.id, 7, commit(repo.path, repo.main, { 'shared.txt': 'line one, edited by #7\n' }, 'PR 7'));
       await enqueue(queue.id, 8, commit(repo.path, repo.main, { 'shared.txt': 'line one, edited by #8\n' }, 'PR 8'));
       const q = await runCi(queue.id, repo.path, (x) => x.entries.length === 2 && finalEntries(x));
@@ -120,7 +103,7 @@ describe('Merge queues on GitHub (engine, the provider emulator, in-process work
   it(
     'a provider failure during an operation is no outcome: the operation is performed again after a backoff and the PR still lands',
     async () => {
-      const { repo, queue } = await newQueue();
+      const { queue, ...repo } = await suite.newQueue();
       await enqueue(queue.id, 1, commit(repo.path, repo.main, { 'pr-1.txt': 'one\n' }, 'PR 1'));
       // GitHub answers 502 to the next few git calls, whichever operation makes them.
       emulator.knobs.gitFailures = 3;

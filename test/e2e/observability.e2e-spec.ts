@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { QueueName } from '@/common/queues/queue-names';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { GitProviderEmulator } from '../support/git';
 import { eventually, sleep } from '../support/eventually';
 import { bootstrapTenant, type BuiltProcess, startApi, startWorker } from '../support/processes';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { createServer } from 'node:net';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { eventually } from '../support/eventually';
 import { startApi } from '../support/processes';
 

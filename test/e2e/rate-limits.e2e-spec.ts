@@ -6,7 +6,7 @@ import { ApiKeyAuthenticator } from '@/common/auth/api-key-authenticator.service
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
 import { describeRateLimits } from '@/common/throttling/rate-limits';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { createTestApp } from '../support/app';
 import { eventually, sleep } from '../support/eventually';
 import { bootstrapTenant, startApi } from '../support/processes';

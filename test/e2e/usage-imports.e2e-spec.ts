@@ -5,11 +5,12 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
 import { GitProviderEmulator } from '../support/git';
 import { eventually } from '../support/eventually';
+import { githubIntegration } from '../support/github-queues';
 import { type BuiltProcess, startWorker } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
 import type { EmulatedRun } from '@tools/git-emulator/emulator';
@@ -116,13 +117,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
   /** A tenant with an API_TOKEN integration and one code source per repository (each with `runs` workflow runs). */
   async function tenantWithRepos(label: string, repos: { runs: number; jobsPerRun?: number }[]) {
     const tenant = await createTenant(app, label);
-    const login = `${label}-${randomUUID().slice(0, 8)}`;
-    const user = emulator.addUser(login);
-    const integration = await http()
-      .post('/integrations')
-      .set(tenant.auth)
-      .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token: user.token } })
-      .expect(201);
+    const { login, token, integrationId } = await githubIntegration(app, emulator, tenant.auth, label);
     const sources: { id: string; name: string; runs: EmulatedRun[] }[] = [];
     for (const [i, spec] of repos.entries()) {
       const name = `repo-${i}`;
@@ -131,11 +126,11 @@ describe('CI usage imports (API + the real worker process + the provider emulato
       const source = await http()
         .post('/code-sources')
         .set(tenant.auth)
-        .send({ data: { integrationId: integration.body.data.id, repository: `${login}/${name}` } })
+        .send({ data: { integrationId, repository: `${login}/${name}` } })
         .expect(201);
       sources.push({ id: source.body.data.id, name, runs });
     }
-    return { tenant, login, user, integrationId: integration.body.data.id as string, sources };
+    return { tenant, login, token, integrationId, sources };
   }
 
   const startImport = (tenant: TestTenant) => http().post('/scm/actions/usage/import').set(tenant.auth).expect(202);
@@ -295,8 +290,8 @@ describe('CI usage imports (API + the real worker process + the provider emulato
   }, 90_000);
 
   it('a revoked token fails the import with a clear error and marks the integration NEEDS_ATTENTION', async () => {
-    const { tenant, user, integrationId } = await tenantWithRepos('usage-revoked', [{ runs: 10 }]);
-    emulator.revokeToken(user.token);
+    const { tenant, token, integrationId } = await tenantWithRepos('usage-revoked', [{ runs: 10 }]);
+    emulator.revokeToken(token);
     expect((await startImport(tenant)).body.data.started).toBe(1);
     const [done] = await allFinished(tenant, 1);
     expect(done.status).toBe('FAILED');

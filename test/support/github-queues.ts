@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { TestingModuleBuilder } from '@nestjs/testing';
 import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
@@ -49,6 +50,7 @@ export async function newGithubQueue(
     .set(auth)
     .send({ data: { integrationId, repository: `${login}/${name}` } })
     .expect(201);
+  expect(source.body.data.provider).toBe('GITHUB');
   const res = await http()
     .post('/merge-queues')
     .set(auth)
@@ -57,28 +59,44 @@ export async function newGithubQueue(
   return { name, repository: `${login}/${name}`, path, main, source: source.body.data as { id: string; provider: string }, queue: res.body.data as MqQueue };
 }
 
+export type GithubQueueSuiteOptions = {
+  /** The API's and the worker's configuration, from gitTestConfig's on the started emulator with the suite's database and queue prefix. */
+  config?: (config: AppConfig, emulator: GitProviderEmulator) => AppConfig;
+  /** Other overrides of the worker's providers (createTestWorker's `customize`). */
+  worker?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+  /** The API also listens on a port of 127.0.0.1 (before the worker starts), e.g. for the emulator's webhook deliveries. */
+  listen?: boolean;
+};
+
 /**
  * What a GitHub merge-queue suite with a worker starts with: the provider emulator, a database and
  * queue prefix of the suite's own (own-database.ts: only its worker, with this emulator, takes its
- * jobs), the API and an in-process worker on them (`adjust` changes their configuration), and a
- * tenant with a GitHub integration on the emulator. `close` stops and drops it all.
+ * jobs), the API and an in-process worker on them (`options.config` changes their configuration),
+ * a tenant with a GitHub integration on the emulator, and `newQueue` (newGithubQueue as that
+ * tenant and integration). `close` stops and drops it all.
  */
-export async function githubQueueSuite(name: string, adjust: (config: AppConfig) => AppConfig = (config) => config) {
+export async function githubQueueSuite(name: string, options: GithubQueueSuiteOptions = {}) {
   const emulator = await new GitProviderEmulator().start();
   const own = await ownDatabase(name);
-  const config = adjust({ ...gitTestConfig(emulator), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix });
+  const base: AppConfig = { ...gitTestConfig(emulator), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
+  const config = options.config ? options.config(base, emulator) : base;
   const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-  const worker = await createTestWorker(config);
+  if (options.listen) await app.listen(0, '127.0.0.1');
+  const worker = await createTestWorker(config, options.worker);
   const prisma = app.get(PrismaService, { strict: false });
   const label = name.replace(/_/g, '-');
   const owner = await createTenant(app, `mq-${label}`);
   const mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
   const github = await githubIntegration(app, emulator, owner.auth, label);
+  const newQueue = (queue: GithubQueueOptions = {}) => newGithubQueue(app, emulator, owner.auth, github, queue);
   const close = async () => {
     await worker.close();
     await app.close();
     await emulator.stop();
     await own.drop();
   };
-  return { emulator, config, app, worker, prisma, owner, mq, github, close };
+  return { emulator, config, app, worker, prisma, owner, mq, github, newQueue, close };
 }
+
+/** What githubQueueSuite started. */
+export type GithubQueueSuite = Awaited<ReturnType<typeof githubQueueSuite>>;

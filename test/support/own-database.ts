@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { migrate } from '@/common/prisma/migration-runner';
-import { ensureDatabase, withDatabase } from '@/ops/services';
+import { ensureDatabase, withDatabase } from '@tools/workspace/databases';
 
 /**
  * A fresh, migrated database and a queue prefix of a suite's own, for suites that run an

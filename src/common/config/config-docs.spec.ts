@@ -41,7 +41,7 @@ describe('configuration documentation', () => {
     expect(declared()).toHaveLength(83);
   });
 
-  it('has the tables of docs/configuration.md as the declarations write them (name, default, allowed values, doc line): `npx tsx src/ops/config-docs.ts`', () => {
+  it('has the tables of docs/configuration.md as the declarations write them (name, default, allowed values, doc line): `npm run config:docs`', () => {
     const page = read('docs/configuration.md');
     expect(page).toBe(withConfigurationTables(page, configurationTables(CONFIG_FEATURES)));
     // The hand-written text around the tables stays.
@@ -49,7 +49,7 @@ describe('configuration documentation', () => {
     expect(page.indexOf(TABLES_END)).toBeLessThan(page.indexOf('`.env.example` lists every'));
   });
 
-  it('has .env.example as the declarations write it: `npx tsx src/ops/config-docs.ts`', () => {
+  it('has .env.example as the declarations write it: `npm run config:docs`', () => {
     expect(read('.env.example')).toBe(envExample(CONFIG_FEATURES));
   });
 

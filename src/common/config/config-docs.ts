@@ -2,13 +2,13 @@ import type { Feature } from './variables';
 
 /** Where the generated tables of docs/configuration.md begin and end; the text around them is written by hand. */
 export const TABLES_BEGIN =
-  '<!-- Written by `npx tsx src/ops/config-docs.ts` from src/common/config/features/*.config.ts: edit the declarations there, not these tables. -->';
+  '<!-- Written by `npm run config:docs` from src/common/config/features/*.config.ts: edit the declarations there, not these tables. -->';
 export const TABLES_END = '<!-- End of the generated tables. -->';
 
 const ENV_EXAMPLE_HEADER = `# Every configuration variable (docs/configuration.md), with its default. Copy to .env and fill in
 # what you need; an empty value counts as unset. Only DATABASE_URL, REDIS_URL and, in production
 # (what an unset NODE_ENV means), CREDENTIALS_KEYS are required.
-# Written by \`npx tsx src/ops/config-docs.ts\` from src/common/config/features/*.config.ts.`;
+# Written by \`npm run config:docs\` from src/common/config/features/*.config.ts.`;
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 

@@ -1,6 +1,6 @@
 import type { Octokit } from '@octokit/rest';
-import { GitProviderEmulator } from '../../../tools/git-emulator/emulator';
-import { commit, git, readFile } from '../../../test/support/git-repos';
+import { GitProviderEmulator } from '@tools/git-emulator/emulator';
+import { commit, git, readFile } from '@test/support/git-repos';
 import { ProviderFailure } from './git-provider.port';
 import { GitHubClient } from './github.provider';
 import { GitHubMergeQueueGit } from './github-merge-queue-git';

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commit, createBareRepo, git } from '../../../test/support/git-repos';
+import { commit, createBareRepo, git } from '@test/support/git-repos';
 import { ProviderFailure } from './git-provider.port';
 import { LocalGitRunner } from './local-git.runner';
 import { LocalMergeQueueGit } from './merge-queue-git';

@@ -1,4 +1,4 @@
-import { commit, createBareRepo, git, readFile } from '../../../test/support/git-repos';
+import { commit, createBareRepo, git, readFile } from '@test/support/git-repos';
 import { LocalGitRunner } from './local-git.runner';
 import { LocalMergeQueueGit } from './merge-queue-git';
 

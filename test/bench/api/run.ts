@@ -19,10 +19,12 @@ import { join } from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { migrate } from '@/common/prisma/migration-runner';
 import { PrismaClient } from '@/generated/prisma/client';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { createBenchOwnerKey } from '../support';
 import { CONNECTIONS, drive, productionEnv, waitForOk, type Measurement } from '../http-drive';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
+import { ensureDatabase } from '@tools/workspace/databases';
+import { ROOT } from '@tools/workspace/root';
+import { provideServices, runOrExplain } from '@tools/workspace/services';
 import { summariseProfile } from './cpu-profile-summary';
 
 const ORGANIZATIONS = 10;

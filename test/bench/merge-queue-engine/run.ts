@@ -75,8 +75,10 @@ import { QueueName } from '@/common/queues/queue-names';
 import { PrismaClient } from '@/generated/prisma/client';
 import { createBenchOwnerKey } from '../support';
 import type { MergeQueueEvent, MergeQueueState, reduceMergeQueue } from '@/modules/merge-queues/planner';
-import { buildIfStale } from '../../../src/ops/build';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from '../../../src/ops/services';
+import { buildIfStale } from '@tools/workspace/build';
+import { ensureDatabase } from '@tools/workspace/databases';
+import { ROOT } from '@tools/workspace/root';
+import { provideServices, runOrExplain } from '@tools/workspace/services';
 import { productionEnv, waitForOk } from '../http-drive';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);

@@ -25,10 +25,12 @@ import { PrismaClient, type Prisma } from '@/generated/prisma/client';
 import { MODULE_VERSION_SUMMARY_KEYSET } from '@/modules/module-versions/module-versions.keyset';
 import { ModuleVersionsRepository, type VersionListFilter } from '@/modules/module-versions/module-versions.repository';
 import { parseVersion } from '@/modules/module-versions/semver-key';
-import { buildIfStale } from '@/ops/build';
+import { buildIfStale } from '@tools/workspace/build';
 import { createBenchOwnerKey } from '../support';
 import { CONNECTIONS, drive, productionEnv, waitForOk, type Measurement } from '../http-drive';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
+import { ensureDatabase } from '@tools/workspace/databases';
+import { ROOT } from '@tools/workspace/root';
+import { provideServices, runOrExplain } from '@tools/workspace/services';
 
 const DEFINITIONS = { own: 700, global: 200, other: 100 };
 const TOTAL_VERSIONS = 100_000;

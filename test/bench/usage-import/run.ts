@@ -17,8 +17,10 @@ import { QueueName, UsageImportsJob } from '@/common/queues/queue-names';
 import { PrismaClient } from '@/generated/prisma/client';
 import { codeSourceDeduplicationId, IMPORT_ATTEMPTS, importJobId } from '@/modules/usage/usage-rules';
 import { GitProviderEmulator } from '@tools/git-emulator/emulator';
-import { buildIfStale } from '@/ops/build';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from '@/ops/services';
+import { buildIfStale } from '@tools/workspace/build';
+import { ensureDatabase } from '@tools/workspace/databases';
+import { ROOT } from '@tools/workspace/root';
+import { provideServices, runOrExplain } from '@tools/workspace/services';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10_000);
 const JOBS_PER_RUN = Number(process.env.BENCH_JOBS_PER_RUN ?? 5);

@@ -1,4 +1,4 @@
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { QueueDriver } from '@test/support/merge-queue-driver';
 import { checkReportFit, MAX_EARLY_CHECKS } from './index';
 
 /** One PR whose candidate `cand1` is built; the publish is issued but not answered. */

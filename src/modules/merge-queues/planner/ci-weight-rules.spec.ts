@@ -1,4 +1,4 @@
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { QueueDriver } from '@test/support/merge-queue-driver';
 
 const MIN = 60_000;
 const START = ['prepare', 'publish', 'startCi'] as const;

@@ -1,5 +1,5 @@
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
-import { landing } from '../../../../test/support/merge-queue-builders';
+import { QueueDriver } from '@test/support/merge-queue-driver';
+import { landing } from '@test/support/merge-queue-builders';
 
 describe('configure (PATCH /merge-queues/{id} settings)', () => {
   it('changes bounds and timeouts for what is planned next, without touching batches in flight', () => {

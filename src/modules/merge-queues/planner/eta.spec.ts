@@ -1,5 +1,5 @@
 import { estimateMergeTimes } from './eta';
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { QueueDriver } from '@test/support/merge-queue-driver';
 
 describe(estimateMergeTimes.name, () => {
   it('estimates every queued, testing and merging entry, later entries no earlier', () => {

@@ -1,5 +1,5 @@
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
-import { enqueueTogether, landAll } from '../../../../test/support/merge-queue-builders';
+import { QueueDriver } from '@test/support/merge-queue-driver';
+import { enqueueTogether, landAll } from '@test/support/merge-queue-builders';
 import { checkStepInvariants, type MergeQueueOperation } from './index';
 
 /** PR numbers in the order they landed (the land operations of the batches that landed). */

@@ -1,4 +1,4 @@
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
+import { QueueDriver } from '@test/support/merge-queue-driver';
 
 /** A queue with one PR in CI, then `migrate`: the status is `migrating`. */
 function migratingQueue(): QueueDriver {

@@ -1,5 +1,5 @@
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
-import { enqueueTogether, landAll, landing } from '../../../../test/support/merge-queue-builders';
+import { QueueDriver } from '@test/support/merge-queue-driver';
+import { enqueueTogether, landAll, landing } from '@test/support/merge-queue-builders';
 import { checkStepInvariants, createMergeQueueState, type MergeQueueEvent, reduceMergeQueue } from './index';
 
 /** The land's outcome is lost; the readBack then shows the base did not move (the candidate is published and tested). */

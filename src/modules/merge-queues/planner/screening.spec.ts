@@ -1,5 +1,5 @@
-import { QueueDriver } from '../../../../test/support/merge-queue-driver';
-import { enqueueTogether, landAll } from '../../../../test/support/merge-queue-builders';
+import { QueueDriver } from '@test/support/merge-queue-driver';
+import { enqueueTogether, landAll } from '@test/support/merge-queue-builders';
 
 /*
  * Look-ahead screening (screening.ts): screens run base + a pool of waiting PRs on runners the

@@ -14,7 +14,7 @@ describe(".dockerignore rules (the image rehearsal's build context)", () => {
       'prisma/schema.prisma',
       'prisma/migrations/20261125180000_domain_pending_claims/migration.sql',
       'src/main.ts',
-      'src/ops/postinstall.cjs',
+      'tools/ops/postinstall.cjs',
       'tsconfig.json',
       'nest-cli.json',
     ])
@@ -40,7 +40,7 @@ describe(".dockerignore rules (the image rehearsal's build context)", () => {
 
   it('re-includes with `!` (the last matching rule wins), and `*` stays within one path segment as in filepath.Match', () => {
     expect(out('.env.example')).toBe(false);
-    expect(out('src/ops/notes.log')).toBe(false);
+    expect(out('src/common/notes.log')).toBe(false);
     const own = ignoreRules('docs\n**/*.tmp\n!docs/keep.md\n');
     expect(excluded(own, 'docs/a.md')).toBe(true);
     expect(excluded(own, 'docs/keep.md')).toBe(false);

@@ -27,8 +27,10 @@ import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, posix } from 'node:path';
+import { ensureDatabase } from '@tools/workspace/databases';
+import { ROOT } from '@tools/workspace/root';
+import { provideServices, runOrExplain } from '@tools/workspace/services';
 import { excluded, ignoreRules } from './dockerignore';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const MB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

@@ -1,8 +1,10 @@
 /** `npm test`: services, a fresh migrated test database, type-check, lint and format check, then every Jest suite. */
 import { spawnSync } from 'node:child_process';
 import { migrate } from '@/common/prisma/migration-runner';
-import { buildIfStale } from './build';
-import { ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
+import { buildIfStale } from '@tools/workspace/build';
+import { ensureDatabase } from '@tools/workspace/databases';
+import { ROOT } from '@tools/workspace/root';
+import { provideServices, runOrExplain } from '@tools/workspace/services';
 
 // Overridable so that several checkouts on one machine can run their suites side by side.
 const TEST_DATABASE = process.env.DPA_TEST_DATABASE ?? 'delivery_platform_test';

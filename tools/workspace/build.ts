@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './services';
+import { ROOT } from './root';
 
 function newestMtime(dir: string): number {
   let newest = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry of `npm start`, `npm test`, `npm run image:rehearse`, `npm run bench:api`, `npm run bench:module-versions`, `npm run bench:usage-import` and `npm run bench:merge-queue-engine`. Plain CommonJS with no dependencies,
 // because it runs before dependencies exist: it installs them when missing or stale, then hands
-// over to the TypeScript task under src/ops (run through tsx).
+// over to the TypeScript task under tools/ops (run through tsx).
 'use strict';
 const { spawnSync, spawn } = require('node:child_process');
 const { createHash } = require('node:crypto');

@@ -5,10 +5,11 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROOT } from '@tools/workspace/root';
 import { CONFIG_FEATURES } from '@/common/config/app-config';
 import { configurationTables, envExample, withConfigurationTables } from '@/common/config/config-docs';
 
-const root = join(__dirname, '..', '..');
+const root = ROOT;
 const docs = join(root, 'docs', 'configuration.md');
 writeFileSync(docs, withConfigurationTables(readFileSync(docs, 'utf8'), configurationTables(CONFIG_FEATURES)));
 writeFileSync(join(root, '.env.example'), envExample(CONFIG_FEATURES));

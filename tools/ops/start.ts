@@ -2,10 +2,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { migrate } from '@/common/prisma/migration-runner';
+import { GitProviderEmulator } from '@tools/git-emulator/emulator';
+import { buildIfStale } from '@tools/workspace/build';
+import { databaseName, ensureDatabase } from '@tools/workspace/databases';
+import { ROOT } from '@tools/workspace/root';
+import { provideServices, runOrExplain } from '@tools/workspace/services';
 import { seedDemo } from '../../prisma/seed';
-import { GitProviderEmulator } from '../../tools/git-emulator/emulator';
-import { buildIfStale } from './build';
-import { databaseName, ensureDatabase, provideServices, ROOT, runOrExplain } from './services';
 
 async function waitForReady(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,10 +7,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client } from 'pg';
+import { serverUrlOf, withDatabase } from './databases';
+import { ROOT } from './root';
 
-export const ROOT = resolve(__dirname, '..', '..');
 const DATA_DIR = join(ROOT, '.data');
 const EMBEDDED_PG_PORT = 54329;
 const EMBEDDED_REDIS_PORT = 63799;
@@ -56,19 +57,6 @@ async function postgresAnswers(serverUrl: string): Promise<string | undefined> {
 async function redisAnswers(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return portAnswers(hostname, Number(port || 6379));
-}
-
-export function withDatabase(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-function serverUrlOf(databaseUrl: string): { serverUrl: string; database: string } {
-  const url = new URL(databaseUrl);
-  const database = decodeURIComponent(url.pathname.slice(1)) || 'postgres';
-  url.pathname = '';
-  return { serverUrl: url.toString().replace(/\/$/, ''), database };
 }
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
@@ -218,26 +206,6 @@ export async function provideServices(): Promise<ProvidedServices> {
     throw new ProvisioningError(`${problems.map((p) => `  ✗ ${p}`).join('\n')}\n${INSTALL_HELP}`);
   }
   return { postgresServerUrl, redisUrl, describe, stop };
-}
-
-/** Creates the database if missing; with `fresh`, drops it first. */
-export async function ensureDatabase(serverUrl: string, database: string, options: { fresh?: boolean } = {}): Promise<string> {
-  const client = new Client({ connectionString: withDatabase(serverUrl, 'postgres') });
-  await client.connect();
-  try {
-    const ident = `"${database.replace(/"/g, '""')}"`;
-    if (options.fresh) await client.query(`DROP DATABASE IF EXISTS ${ident} WITH (FORCE)`);
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (!rowCount) await client.query(`CREATE DATABASE ${ident}`);
-  } finally {
-    await client.end();
-  }
-  return withDatabase(serverUrl, database);
-}
-
-/** The database name of DATABASE_URL when set, else the default. */
-export function databaseName(fallback: string): string {
-  return process.env.DATABASE_URL ? serverUrlOf(process.env.DATABASE_URL).database : fallback;
 }
 
 export function runOrExplain<T>(main: () => Promise<T>): void {
