@@ -1,4 +1,4 @@
-/** `npm test`: services, a fresh migrated test database, type-check, lint and format check, then every Jest suite. */
+/** `npm test`: services, a fresh migrated test database, type-check, lint (code and imports) and format check, then every Jest suite. */
 import { spawnSync } from 'node:child_process';
 import { migrate } from '@/common/prisma/migration-runner';
 import { buildIfStale } from '@tools/workspace/build';
@@ -34,9 +34,11 @@ runOrExplain(async () => {
     // The linter and the formatter gate the suite as the type-check does (CI runs npm test).
     // DPA_TEST_LINT=false skips them while iterating on one suite (never in CI).
     if (process.env.CI || process.env.DPA_TEST_LINT !== 'false') {
-      process.stdout.write('› linting (npm run lint) and checking formatting (npm run format:check)…\n');
+      process.stdout.write('› linting (npm run lint, npm run lint:imports) and checking formatting (npm run format:check)…\n');
       const lint = spawnSync('npx', ['eslint', '.', '--cache', '--cache-location', 'node_modules/.cache/eslint/'], { cwd: ROOT, env, stdio: 'inherit' });
       if (lint.status !== 0) throw new Error('lint failed: see above (npm run lint)');
+      const imports = spawnSync('npm', ['run', '--silent', 'lint:imports'], { cwd: ROOT, env, stdio: 'inherit' });
+      if (imports.status !== 0) throw new Error('an import breaks the house rules: see above (npm run lint:imports, .dependency-cruiser.cjs)');
       const format = spawnSync('npx', ['prettier', '--check', '.', '--log-level', 'warn'], { cwd: ROOT, env, stdio: 'inherit' });
       if (format.status !== 0) throw new Error('files not formatted: run npm run format');
     }
