@@ -16,6 +16,23 @@ import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueProviderEvents } from './provider-events/provider-events';
 
+/** Every provider, and what both processes use of the merge queues (the module exports them all). */
+const PROVIDERS = [
+  MergeQueuesRepository,
+  MergeQueueWriter,
+  MergeQueueAfterCommit,
+  MergeQueueOutboxRepository,
+  MergeQueueScheduler,
+  MergeQueueExecutor,
+  MergeQueueGits,
+  MergeQueueMetrics,
+  CommitStatusJobs,
+  MergeQueuePaths,
+  MergeQueuePathsRepository,
+  PathsAsks,
+  MergeQueueProviderEvents,
+];
+
 /**
  * What both processes need of the merge queues: the writer and what follows its commits, the
  * repositories (the API's organization-scoped reads, the worker's outbox, the changed paths'), the
@@ -24,36 +41,7 @@ import { MergeQueueProviderEvents } from './provider-events/provider-events';
  */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],
-  providers: [
-    MergeQueuesRepository,
-    MergeQueueWriter,
-    MergeQueueAfterCommit,
-    MergeQueueOutboxRepository,
-    MergeQueueScheduler,
-    MergeQueueExecutor,
-    MergeQueueGits,
-    MergeQueueMetrics,
-    CommitStatusJobs,
-    MergeQueuePaths,
-    MergeQueuePathsRepository,
-    PathsAsks,
-    MergeQueueProviderEvents,
-  ],
-  exports: [
-    MergeQueuesRepository,
-    MergeQueueWriter,
-    MergeQueueOutboxRepository,
-    MergeQueueScheduler,
-    MergeQueueExecutor,
-    MergeQueueGits,
-    MergeQueueMetrics,
-    CommitStatusJobs,
-    MergeQueuePaths,
-    MergeQueuePathsRepository,
-    PathsAsks,
-    MergeQueueProviderEvents,
-    AuditModule,
-    QueuesModule,
-  ],
+  providers: PROVIDERS,
+  exports: [...PROVIDERS, AuditModule, QueuesModule],
 })
 export class MergeQueueEngineModule {}

@@ -37,22 +37,23 @@ export class WebhookDeliveries {
     const { organizationId, integrationId } = delivery;
     const event = parseGithubEvent(delivery.event, delivery.payload);
     const source = { provider: 'github' as const, deliveryId: delivery.deliveryId, event: `${delivery.event}${delivery.action ? `.${delivery.action}` : ''}` };
+    const target = (repository: string) => ({ organizationId, integrationId, repository, source });
     let outcome: string;
     switch (event.kind) {
       case 'ignored':
         outcome = `ignored: ${event.reason}`;
         break;
       case 'prHead':
-        outcome = summary(await this.queues.prHeadChanged(organizationId, integrationId, event.repository, event.number, event.headSha, source));
+        outcome = summary(await this.queues.prHeadChanged(target(event.repository), event.number, event.headSha));
         break;
       case 'prClosed':
-        outcome = summary(await this.queues.prClosed(organizationId, integrationId, event.repository, event.number, source));
+        outcome = summary(await this.queues.prClosed(target(event.repository), event.number));
         break;
       case 'check':
-        outcome = summary(await this.queues.checkCompleted(organizationId, integrationId, event.repository, event, source));
+        outcome = summary(await this.queues.checkCompleted(target(event.repository), event));
         break;
       case 'push':
-        outcome = summary(await this.queues.basePushed(organizationId, integrationId, event.repository, event.branch, event.after, source));
+        outcome = summary(await this.queues.basePushed(target(event.repository), event.branch, event.after));
         break;
       case 'installationGone':
       case 'installationSuspended': {

@@ -12,6 +12,17 @@ export interface ProviderSource {
   event: string;
 }
 
+/**
+ * Which queues a provider event concerns: the repository's (`owner/name`) in the organization,
+ * connected through the integration the delivery was verified for; and where it came from.
+ */
+export interface ProviderEventTarget {
+  organizationId: string;
+  integrationId: string;
+  repository: string;
+  source: ProviderSource;
+}
+
 /** What one provider event did to one queue. */
 export interface ProviderEventResult {
   queueId: string;
@@ -42,19 +53,9 @@ export class MergeQueueProviderEvents {
    * A PR got a new head commit: its batch (if any) is withdrawn and it is queued again with the new
    * head; on a queue with path groups its changed paths and lanes are asked again.
    */
-  prHeadChanged(
-    organizationId: string,
-    integrationId: string,
-    repository: string,
-    number: number,
-    headSha: string,
-    source: ProviderSource,
-  ): Promise<ProviderEventResult[]> {
+  prHeadChanged(target: ProviderEventTarget, number: number, headSha: string): Promise<ProviderEventResult[]> {
     return this.each(
-      organizationId,
-      integrationId,
-      repository,
-      source,
+      target,
       [number],
       (state) => {
         const entry = liveEntry(state, number);
@@ -71,8 +72,8 @@ export class MergeQueueProviderEvents {
   }
 
   /** A PR was closed (merged outside the queue or not): it leaves the queue. */
-  prClosed(organizationId: string, integrationId: string, repository: string, number: number, source: ProviderSource): Promise<ProviderEventResult[]> {
-    return this.each(organizationId, integrationId, repository, source, [number], (state) => {
+  prClosed(target: ProviderEventTarget, number: number): Promise<ProviderEventResult[]> {
+    return this.each(target, [number], (state) => {
       const entry = liveEntry(state, number);
       if (!entry) return { events: [], note: `#${number} is not in the queue` };
       return { events: [{ type: 'remove', entryId: entry.id, at: Date.now() }], note: `#${number} was closed` };
@@ -85,17 +86,11 @@ export class MergeQueueProviderEvents {
    * candidate) changes nothing.
    */
   checkCompleted(
-    organizationId: string,
-    integrationId: string,
-    repository: string,
+    target: ProviderEventTarget,
     check: { sha: string; name: string; state: 'success' | 'failure'; url?: string },
-    source: ProviderSource,
   ): Promise<ProviderEventResult[]> {
     return this.each(
-      organizationId,
-      integrationId,
-      repository,
-      source,
+      target,
       [],
       (state) => {
         const batch = state.batches.find((b) => b.candidateSha === check.sha && !FINAL_BATCH_STATUSES.includes(b.status));
@@ -116,19 +111,9 @@ export class MergeQueueProviderEvents {
    * nothing new; while a land is in flight the land's compare-and-swap finds out itself; otherwise
    * the queue re-plans on the new base (`baseMoved`: batches built on the old one go stale).
    */
-  basePushed(
-    organizationId: string,
-    integrationId: string,
-    repository: string,
-    branch: string,
-    after: string,
-    source: ProviderSource,
-  ): Promise<ProviderEventResult[]> {
+  basePushed(target: ProviderEventTarget, branch: string, after: string): Promise<ProviderEventResult[]> {
     return this.each(
-      organizationId,
-      integrationId,
-      repository,
-      source,
+      target,
       [],
       (state) => {
         if (state.baseSha === after) return { events: [], note: 'the base the queue already knows' };
@@ -142,10 +127,7 @@ export class MergeQueueProviderEvents {
   }
 
   private async each(
-    organizationId: string,
-    integrationId: string,
-    repository: string,
-    source: ProviderSource,
+    { organizationId, integrationId, repository, source }: ProviderEventTarget,
     numbers: readonly number[],
     decide: (state: MergeQueueState) => { events: MergeQueueEvent[]; note: string; batchId?: string; entryId?: string },
     options: { checksUrl?: string; baseRef?: string; headSha?: string } = {},
