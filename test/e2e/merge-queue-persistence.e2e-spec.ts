@@ -257,12 +257,12 @@ describe('Merge queues: incremental persistence and the due sweep', () => {
     const [due, later, idle] = [await pausedQueue(0), await pausedQueue(0), await pausedQueue(0)].map((q) => q.queue.id);
     await prisma.mergeQueue.update({ where: { id: due }, data: { nextWakeAt: new Date(Date.now() - 1_000) } });
     await prisma.mergeQueue.update({ where: { id: later }, data: { nextWakeAt: new Date(Date.now() + 3_600_000) } });
-    const { ciRunning } = await outbox.sweepTargets();
-    const mine = ciRunning.filter((id) => [due, later, idle].includes(id));
+    const { due: dueNow } = await outbox.sweepTargets();
+    const mine = dueNow.filter((id) => [due, later, idle].includes(id));
     expect(mine).toEqual([due]);
     // A tick that finds nothing to do moves the queue's wake past it: the next sweep leaves it alone.
     await writer.apply({ organizationId: null, queueId: due, quietWhenUnchanged: true, build: () => [{ type: 'tick', at: Date.now() }], wake: 'none' });
     expect((await prisma.mergeQueue.findUniqueOrThrow({ where: { id: due } })).nextWakeAt).toBeNull();
-    expect((await outbox.sweepTargets()).ciRunning).not.toContain(due);
+    expect((await outbox.sweepTargets()).due).not.toContain(due);
   }, 60_000);
 });

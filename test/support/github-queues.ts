@@ -32,7 +32,7 @@ export type GithubQueueOptions = {
 };
 
 /** A GitHub repository whose main holds `files`, connected as a code source, with a queue on main requiring `ci` (unless `settings` say otherwise). */
-export async function newGithubQueue(
+async function newGithubQueue(
   app: NestExpressApplication,
   emulator: GitProviderEmulator,
   auth: Record<string, string>,

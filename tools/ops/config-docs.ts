@@ -9,8 +9,7 @@ import { ROOT } from '@tools/workspace/root';
 import { CONFIG_FEATURES } from '@/common/config/app-config';
 import { configurationTables, envExample, withConfigurationTables } from '@/common/config/config-docs';
 
-const root = ROOT;
-const docs = join(root, 'docs', 'configuration.md');
+const docs = join(ROOT, 'docs', 'configuration.md');
 writeFileSync(docs, withConfigurationTables(readFileSync(docs, 'utf8'), configurationTables(CONFIG_FEATURES)));
-writeFileSync(join(root, '.env.example'), envExample(CONFIG_FEATURES));
+writeFileSync(join(ROOT, '.env.example'), envExample(CONFIG_FEATURES));
 console.log('wrote docs/configuration.md (tables) and .env.example');

@@ -14,7 +14,6 @@ import { webhooksConfig } from './features/webhooks.config';
 import { ConfigError, environment, type Values, type VariablesOf } from './variables';
 
 export { ConfigError } from './variables';
-export type { WorkerSettings } from './features/jobs.config';
 
 /**
  * Every feature's environment variables, in the order docs/configuration.md and .env.example list

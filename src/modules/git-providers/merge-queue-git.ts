@@ -20,7 +20,7 @@ export type CandidateResult = { ok: true; candidateSha: string } | { ok: false; 
 
 /**
  * The git operations the merge-queue executor needs, and nothing more, on one repository (the
- * queue's code source: see MergeQueueGits for how one is obtained). Every method is idempotent:
+ * queue's code source: MergeQueueGits, in merge-queues/engine/gits.ts, gives one). Every method is idempotent:
  * the executor may repeat any of them after a crash. Implementations: LocalMergeQueueGit (the
  * `git` CLI on a bare repository on this server's disk) and GitHubMergeQueueGit (GitHub and GitHub
  * Enterprise Server over their REST API). A provider failure (ProviderFailure) propagates as it is.

@@ -229,7 +229,7 @@ export class MergeQueuesProcessor extends JobProcessor<MergeQueuesPayloads> {
    * too long) is logged with its id and counted, and the sweep goes on with the others.
    */
   async sweep(): Promise<{ swept: string[]; failed: string[] }> {
-    const { unfinished, moving, ciRunning } = await this.outbox.sweepTargets();
+    const { unfinished, moving, due } = await this.outbox.sweepTargets();
     // A queue may be both kicked and ticked: it counts as swept only when every step for it went
     // through, and as failed (once) when any did not.
     const failed = new Set<string>();
@@ -247,7 +247,7 @@ export class MergeQueuesProcessor extends JobProcessor<MergeQueuesPayloads> {
     for (const queueId of unfinished) await each(queueId, 'kick', () => this.scheduler.kick(queueId));
     // Queues moving to a new base ref whose executor has not finished the move yet.
     for (const queueId of moving) await each(queueId, 'kick', () => this.scheduler.kick(queueId));
-    for (const queueId of ciRunning) await each(queueId, 'tick', () => this.tick(queueId));
+    for (const queueId of due) await each(queueId, 'tick', () => this.tick(queueId));
     return { swept: [...handled].filter((id) => !failed.has(id)), failed: [...failed] };
   }
 

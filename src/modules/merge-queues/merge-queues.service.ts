@@ -387,7 +387,7 @@ export class MergeQueuesService {
    */
   async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto): Promise<MergeQueueBatchDto> {
     let refused: { candidateSha: string | null } | undefined;
-    // Filled once the batch is read under the lock; the repository writes it into the event's trail.
+    // Filled once the batch is read under the lock; the writer writes it into the event's trail.
     const detail: Record<string, unknown> = { ...(dto.url !== undefined && { url: dto.url }) };
     const { batch } = await this.writer.apply({
       organizationId: principal.organizationId,
@@ -473,7 +473,7 @@ export class MergeQueuesService {
   /**
    * The entry is live; a final one (even one the planner's history has dropped) is a 422, an
    * unknown one a 404. One the state does not hold is read from its row: a window of the state
-   * leaves out waiting entries (the repository loads the ones an event names).
+   * leaves out waiting entries (the writer loads the ones an event names).
    */
   private async liveEntry({ state }: LockedQueue, entryId: string, q: QueueTransaction): Promise<void> {
     assertLive(entryId, state.entries.find((e) => e.id === entryId)?.status ?? (await q.storedEntryStatus(entryId)));

@@ -405,9 +405,6 @@ export class MergeQueueChainDto {
   waiting: MergeQueueWaitingEntryDto[];
 }
 
-/** Final entries and batches shown beside the live ones, newest first. */
-export const RECENT_FINAL = 20;
-
 export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, entries: MergeQueueEntry[], batches: MergeQueueBatch[]): MergeQueueDto {
   return {
     id: row.id,

@@ -17,7 +17,9 @@ export interface Wake {
  * What follows a committed event, in one place: the metrics count it, its commit statuses are
  * handed to their own jobs, and the queue's worker is woken (the executor when operations were
  * issued, the check-timeout tick). None of it can undo the event: a failure here is logged or
- * left to the sweep, never thrown back into a request after its transaction committed.
+ * left to the sweep, never thrown back into a request after its transaction committed. Before the
+ * event, under the queue's lock, the writer asks it what of the line that work will read
+ * (`frontToLoad`), so the window the event is reduced over holds it.
  */
 @Injectable()
 export class MergeQueueAfterCommit {

@@ -19,7 +19,7 @@ import type { QueueWithSource } from './store/queue-view';
 type Outcome = 'succeeded' | 'failed' | 'unknown';
 
 /** Operations the executor starts before the rest: they finish batches (and a readBack runs alone). */
-export const URGENT_OPERATION_KINDS: readonly MergeQueueOperationKind[] = ['land', 'readBack'];
+const URGENT_OPERATION_KINDS: readonly MergeQueueOperationKind[] = ['land', 'readBack'];
 
 /** Safety bound on one executor run; the next run (kicked at completion) continues. */
 export const MAX_OPERATIONS_PER_RUN = 500;

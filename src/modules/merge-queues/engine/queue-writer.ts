@@ -19,7 +19,7 @@ import {
   type WindowEdge,
   windowHolds,
 } from '../planner';
-import { MergeQueueAfterCommit } from './after-commit';
+import { MergeQueueAfterCommit, type Wake } from './after-commit';
 import { batchRowId } from './ids';
 import { type Lease, LeaseLost } from './lease';
 import { nextWakeAt } from './wake';
@@ -28,16 +28,20 @@ import { assembleState, assembleWindow, type Window, withNamedEntries } from './
 import { QueueTransaction } from './store/queue-transaction';
 import { type QueueView, readQueueView } from './store/queue-view';
 
-/** The queue row, locked, with the planner state it holds. */
-export interface LockedQueue {
+/** A queue row with a planner state: as an event wrote them (`after`, the answer). */
+export interface AppliedQueue {
   row: MergeQueue;
-  /**
-   * The planner state, or a window of it (`window` set; planner/window.ts): every entry but the
-   * plain waiting ones, and the first of those in planning order. A callback that needs an entry
-   * by id or PR number asks `QueueTransaction` when the state does not hold it.
-   */
   state: MergeQueueState;
-  window?: Window;
+}
+
+/** The queue row, locked, with the planner state it holds (what `build` decides from). */
+export interface LockedQueue extends AppliedQueue {
+  /**
+   * The state is a window of it (planner/window.ts): every entry but the plain waiting ones, and
+   * the first of those in planning order. A callback that needs an entry by id or PR number asks
+   * `QueueTransaction` when the state does not hold it.
+   */
+  window: Window;
 }
 
 /** What an event did: the state before and after, the operations issued and the status steps. */
@@ -60,13 +64,13 @@ export interface ApplyRequest<T> {
   /** Small facts for the event trail (the operation answered, the entry, the reason). */
   detail?: Record<string, unknown>;
   /** Runs in the same transaction after the state is written (audit records, operation bookkeeping). */
-  after?: (q: QueueTransaction, queue: LockedQueue, outcome: ApplyOutcome) => Promise<T>;
+  after?: (q: QueueTransaction, queue: AppliedQueue, outcome: ApplyOutcome) => Promise<T>;
   /**
    * What to start once the transaction committed: `executor` (the default) kicks the queue's
    * executor when the planner issued operations and schedules its check-timeout tick; `timers`
    * only the tick (the executor itself, which picks up new operations as it runs); `none` nothing.
    */
-  wake?: 'executor' | 'timers' | 'none';
+  wake?: Wake['wake'];
   /**
    * The executor's lease: the event is applied only while the queue row (locked) still names this
    * holder and epoch; otherwise LeaseLost is thrown and nothing is written (fencing).
@@ -84,7 +88,7 @@ export interface ApplyRequest<T> {
 }
 
 export interface Applied<T> {
-  queue: LockedQueue;
+  queue: AppliedQueue;
   outcome: ApplyOutcome;
   result: T;
   entry?: EntryRow | null;
@@ -115,8 +119,7 @@ export class MergeQueueWriter {
     const applied = await this.prisma.$transaction(async (tx) => {
       const locked = await this.lock(tx, request.organizationId, request.queueId);
       if (request.lease) assertHolds(locked.row, request.lease);
-      if (locked.window && request.numbers?.length)
-        Object.assign(locked, await withNamedEntries(tx, locked.row, locked.state, locked.window, { numbers: request.numbers }));
+      if (request.numbers?.length) Object.assign(locked, await withNamedEntries(tx, locked.row, locked.state, locked.window, { numbers: request.numbers }));
       const q = new QueueTransaction(tx, this.audit, locked.row.id, locked.row.organizationId);
       const events = await request.build(locked, q);
       // A window is reduced when every event keeps to it (planner/window.ts), and for a queue that
@@ -124,14 +127,14 @@ export class MergeQueueWriter {
       let before = locked.state;
       let reduced: ReturnType<typeof reduceEvents> = null;
       const { window } = locked;
-      if (window && !events.some((e) => WHOLE_STATE_EVENTS.includes(e.type))) {
+      if (!events.some((e) => WHOLE_STATE_EVENTS.includes(e.type))) {
         ({ state: before } = await withNamedEntries(tx, locked.row, locked.state, window, namedBy(events)));
         reduced = reduceEvents(locked.row.id, before, events, window.edge);
         const front = (state: MergeQueueState) => frontHolds(state, window.edge, window.frontEdge, SHOWN_POSITIONS);
         if (reduced !== null && !(front(before) && front(reduced.state))) reduced = null;
       }
       if (reduced === null) {
-        if (locked.window) before = await assembleState(tx, locked.row);
+        before = await assembleState(tx, locked.row);
         reduced = reduceEvents(locked.row.id, before, events, null) as NonNullable<ReturnType<typeof reduceEvents>>;
       }
       const { state, operations, transitions } = reduced;
@@ -182,6 +185,7 @@ export class MergeQueueWriter {
     await this.afterCommit.committed(applied.queue.row, applied.outcome, { wake: request.wake ?? 'executor', startExecutor: request.startExecutor ?? false });
     return applied;
   }
+
   /**
    * Locks the queue row for the rest of the transaction and reads it with a window of its planner
    * state. A queue that posts commit statuses also loads the front of the line they number
@@ -197,6 +201,7 @@ export class MergeQueueWriter {
     const { state, window } = await assembleWindow(tx, row, await this.afterCommit.frontToLoad(row, tx));
     return { row, state, window };
   }
+
   /**
    * Writes what the event changed, and only that: the entry and batch rows whose row fields or
    * planner part changed (new ones placed after every row the state holds), the rows the planner's

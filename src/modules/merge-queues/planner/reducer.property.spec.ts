@@ -380,7 +380,7 @@ describe('merge-queue planner properties', () => {
   });
 
   it('reduces a window of the state (planner/window.ts) exactly as the whole state, whenever windowHolds says so', () => {
-    // What the repository does per event: load the window (every entry but the plain waiting ones,
+    // What the writer does per event: load the window (every entry but the plain waiting ones,
     // the first `size` of those, the entries the event names), reduce it, write what changed. The
     // result must be the whole state's: the same operations and status steps, the same document
     // and batches, the same entries for those it holds, and the entries it left out untouched.
@@ -392,7 +392,7 @@ describe('merge-queue planner properties', () => {
       fc.property(longLines, fc.integer({ min: 0, max: 12 }), ([actions, maxParallel, maxBatch], margin) => {
         const h = new Harness(maxParallel, maxBatch);
         // Around the smallest window windowHolds accepts when it holds plain entries only
-        // (maxParallel * maxBatch + 1; the repository's windowSize is that plus 8): smaller ones
+        // (maxParallel * maxBatch + 1; the store's windowSize is that plus 8): smaller ones
         // hold only when entries with other facts fill the line, and otherwise fall back.
         const size = Math.max(1, maxParallel * maxBatch - 2 + margin);
         h.observer = (prev, event, whole) => {
@@ -435,7 +435,7 @@ describe('merge-queue planner properties', () => {
     // A queue that posts commit statuses loads a front too (the first plain waiting PRs, set aside
     // or not): what commit-statuses.ts posts for an event over that window (places, estimates,
     // every change) must be what it posts over the whole state. A small `shown` makes the front
-    // matter in short sequences; the repository uses SHOWN_POSITIONS (20).
+    // matter in short sequences; the writer uses SHOWN_POSITIONS (20).
     let checked = 0;
     let posted = 0;
     let fellBack = 0;

@@ -17,7 +17,7 @@ import { type EntryState, FINAL_ENTRY_STATUSES, type MergeQueueEventType, type M
 /**
  * A waiting entry with no fact of its own beyond its place in line: queued, in no batch, not
  * blocked, not a suspect or cleared by a bisection, never failed alone, no deferred change. The
- * repository stores this as the entry row's `plannerPlain`, and the window leaves out all but the
+ * store keeps this as the entry row's `plannerPlain`, and the window leaves out all but the
  * first ones of these.
  */
 export function isPlainWaiting(e: EntryState): boolean {
@@ -91,7 +91,7 @@ export function windowHolds(state: MergeQueueState, edge: WindowEdge | null): bo
 }
 
 /**
- * The window of a whole state as the repository loads it (for tests and replays): every entry
+ * The window of a whole state as the store loads it (for tests and replays): every entry
  * but the plain waiting ones, the first `size` plain waiting ones not set aside in planning order,
  * the first `front` plain waiting ones set aside or not (the front of the line commit statuses
  * show, see frontHolds), and the entries named by id or (live) by PR number, in the state's order;

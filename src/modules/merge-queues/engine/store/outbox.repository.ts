@@ -145,10 +145,10 @@ export class MergeQueueOutboxRepository {
   /**
    * What the sweep restarts: queues with unfinished operations, queues moving base ref (neither
    * quarantined), and queues with something due by now (`nextWakeAt`: a check deadline or a heavy-
-   * run threshold of running CI; the list keeps its old name); each list by queue id. Every query
+   * run threshold of running CI); each list by queue id. Every query
    * goes through a partial index, so idle queues cost nothing.
    */
-  async sweepTargets(): Promise<{ unfinished: string[]; moving: string[]; ciRunning: string[] }> {
+  async sweepTargets(): Promise<{ unfinished: string[]; moving: string[]; due: string[] }> {
     const unfinished = await this.prisma.$queryRaw<{ queueId: string }[]>`
       SELECT DISTINCT o."queueId" FROM "MergeQueueOperation" o JOIN "MergeQueue" q ON q."id" = o."queueId"
       WHERE o."finishedAt" IS NULL AND NOT q."quarantined" ORDER BY o."queueId"`;
@@ -159,6 +159,6 @@ export class MergeQueueOutboxRepository {
     });
     const due = await this.prisma.$queryRaw<{ id: string }[]>`
       SELECT "id" FROM "MergeQueue" WHERE "nextWakeAt" IS NOT NULL AND "nextWakeAt" <= (now() AT TIME ZONE 'UTC') ORDER BY "id"`;
-    return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), ciRunning: due.map((r) => r.id) };
+    return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), due: due.map((r) => r.id) };
   }
 }

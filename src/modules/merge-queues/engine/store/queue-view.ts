@@ -1,6 +1,8 @@
 import type { CodeSource, MergeQueue, MergeQueueBatch as BatchRow, MergeQueueEntry as EntryRow, Prisma } from '@/generated/prisma/client';
-import { RECENT_FINAL } from '../../dto/merge-queue.dto';
 import { LIVE_BATCH_STATUSES, LIVE_ENTRY_STATUSES } from './queue-state-codec';
+
+/** Final entries and batches shown beside the live ones, newest first. */
+export const RECENT_FINAL = 20;
 
 /** A queue row with its code source. */
 export type QueueWithSource = MergeQueue & { repository: CodeSource };
