@@ -22,117 +22,82 @@ const layerRules = LAYERS.slice(1).map((layer, i) => {
   const aboveOrHere = LAYERS.slice(0, i + 2)
     .flat()
     .join('|');
-  return {
-    name: `domain-layer-${i + 2}`,
-    comment: `${layer.join(', ')} may import only modules of a lower layer (.dependency-cruiser.cjs LAYERS)`,
-    severity: 'error',
-    from: { path: `^src/modules/(${here})/` },
-    to: { path: `^src/modules/(${aboveOrHere})/`, pathNot: '^src/modules/$1/' },
-  };
+  return forbid(
+    `domain-layer-${i + 2}`,
+    `${layer.join(', ')} may import only modules of a lower layer (.dependency-cruiser.cjs LAYERS)`,
+    { path: `^src/modules/(${here})/` },
+    { path: `^src/modules/(${aboveOrHere})/`, pathNot: '^src/modules/$1/' },
+  );
 });
+
+/** A forbidden import: from files matching `from` to files matching `to`. */
+function forbid(name, comment, from, to) {
+  return { name, comment, severity: 'error', from, to };
+}
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'no-circular',
-      comment: 'files that import each other in a loop',
-      severity: 'error',
-      from: {},
-      to: { circular: true },
-    },
-    {
-      name: 'common-imports-no-domain',
-      comment: 'src/common/ is what every module uses: it never imports a domain',
-      severity: 'error',
-      from: { path: '^src/common/' },
-      to: { path: '^src/modules/' },
-    },
-    {
-      name: 'pure-planner',
-      comment: 'the merge-queue planner is pure: it imports only itself',
-      severity: 'error',
-      from: { path: `${MQ}/planner/` },
-      to: { pathNot: `${MQ}/planner/` },
-    },
-    {
-      name: 'pure-sandbox-plan',
-      comment: 'the sandbox-plan calculator is pure: itself and the instance catalogues',
-      severity: 'error',
-      from: { path: '^src/modules/pipelines/sandbox-plan/' },
-      to: { pathNot: '^src/modules/(pipelines/sandbox-plan/|execution-environments/vendors/[^/]+\\.(json|ts)$)' },
-    },
+    forbid('no-circular', 'files that import each other in a loop', {}, { circular: true }),
+    forbid('common-imports-no-domain', 'src/common/ is what every module uses: it never imports a domain', { path: '^src/common/' }, { path: '^src/modules/' }),
+    forbid('pure-planner', 'the merge-queue planner is pure: it imports only itself', { path: `${MQ}/planner/` }, { pathNot: `${MQ}/planner/` }),
+    forbid(
+      'pure-sandbox-plan',
+      'the sandbox-plan calculator is pure: itself and the instance catalogues',
+      { path: '^src/modules/pipelines/sandbox-plan/' },
+      { pathNot: '^src/modules/(pipelines/sandbox-plan/|execution-environments/vendors/[^/]+\\.(json|ts)$)' },
+    ),
     ...layerRules,
-    {
-      name: 'mq-store-below-engine',
-      comment: "engine/store/ holds the statements the engine runs: it imports no engine file but the lease's and the ids' leaves",
-      severity: 'error',
-      from: { path: `${MQ}/engine/store/` },
-      to: { path: `${MQ}/(engine/[^/]+\\.ts$|changed-paths/|provider-events/|commit-statuses/|picture/|dto/)`, pathNot: `${MQ}/engine/(lease|ids)\\.ts$` },
-    },
-    {
-      name: 'mq-engine-below-features',
-      comment: 'engine/ is the worker layer under the features and the API: it imports neither',
-      severity: 'error',
-      from: { path: `${MQ}/engine/` },
-      to: { path: `(${MQ}/(changed-paths|provider-events|picture|dto)/|${MQ_ROOT_TOP}|${MQ_ROOT_REPOSITORY})` },
-    },
-    {
-      name: 'mq-commit-statuses-below-engine',
-      comment: 'commit-statuses/ is what the engine calls after a commit: it imports nothing above the planner',
-      severity: 'error',
-      from: { path: `${MQ}/commit-statuses/` },
-      to: { path: `(${MQ}/(engine|changed-paths|provider-events|picture|dto)/|${MQ_ROOT_TOP}|${MQ_ROOT_REPOSITORY})` },
-    },
-    {
-      name: 'mq-changed-paths-below-provider-events',
-      comment: 'changed-paths/ is used by provider events and the API, never the other way',
-      severity: 'error',
-      from: { path: `${MQ}/changed-paths/` },
-      to: { path: `(${MQ}/(provider-events|picture|dto)/|${MQ_ROOT_TOP}|${MQ_ROOT_REPOSITORY})` },
-    },
-    {
-      name: 'mq-provider-events-below-api',
-      comment: "provider-events/ is used by the webhooks' worker: it imports no API entry",
-      severity: 'error',
-      from: { path: `${MQ}/provider-events/` },
-      to: { path: `(${MQ}/picture/|${MQ_ROOT_TOP})` },
-    },
-    {
-      name: 'mq-repository-below-features',
-      comment: "the API's organization-scoped reads import the store only",
-      severity: 'error',
-      from: { path: MQ_ROOT_REPOSITORY },
-      to: { path: `(${MQ}/(changed-paths|provider-events|commit-statuses|picture)/|${MQ}/engine/[^/]+\\.ts$|${MQ_ROOT_TOP})` },
-    },
-    {
-      name: 'mq-picture-apart',
-      comment: "picture/ draws the CLI's picture from the chain's JSON: it imports nothing of the module",
-      severity: 'error',
-      from: { path: `${MQ}/picture/` },
-      to: { path: `${MQ}/`, pathNot: `${MQ}/picture/` },
-    },
-    {
-      name: 'mq-api-reads-own-organization',
-      comment: "the API's controller and service never reach the worker's all-organization repositories",
-      severity: 'error',
-      from: { path: `${MQ}/merge-queues\\.(controller|service)\\.ts$` },
-      to: { path: `${MQ}/(engine/store/outbox|changed-paths/paths)\\.repository\\.ts$` },
-    },
-    {
-      name: 'src-imports-no-test-code',
-      comment: 'what ships in dist/ never imports test/ or tools/',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { path: '^(test|tools)/' },
-    },
-    {
-      name: 'tests-import-no-launcher',
-      comment: 'tests use tools/workspace/, never the launchers in tools/ops/',
-      severity: 'error',
-      from: { path: '^test/' },
-      to: { path: '^tools/ops/' },
-    },
+    forbid(
+      'mq-store-below-engine',
+      "engine/store/ holds the statements the engine runs: it imports no engine file but the lease's and the ids' leaves",
+      { path: `${MQ}/engine/store/` },
+      { path: `${MQ}/(engine/[^/]+\\.ts$|changed-paths/|provider-events/|commit-statuses/|picture/|dto/)`, pathNot: `${MQ}/engine/(lease|ids)\\.ts$` },
+    ),
+    forbid(
+      'mq-engine-below-features',
+      'engine/ is the worker layer under the features and the API: it imports neither',
+      { path: `${MQ}/engine/` },
+      { path: `(${MQ}/(changed-paths|provider-events|picture|dto)/|${MQ_ROOT_TOP}|${MQ_ROOT_REPOSITORY})` },
+    ),
+    forbid(
+      'mq-commit-statuses-below-engine',
+      'commit-statuses/ is what the engine calls after a commit: it imports nothing above the planner',
+      { path: `${MQ}/commit-statuses/` },
+      { path: `(${MQ}/(engine|changed-paths|provider-events|picture|dto)/|${MQ_ROOT_TOP}|${MQ_ROOT_REPOSITORY})` },
+    ),
+    forbid(
+      'mq-changed-paths-below-provider-events',
+      'changed-paths/ is used by provider events and the API, never the other way',
+      { path: `${MQ}/changed-paths/` },
+      { path: `(${MQ}/(provider-events|picture|dto)/|${MQ_ROOT_TOP}|${MQ_ROOT_REPOSITORY})` },
+    ),
+    forbid(
+      'mq-provider-events-below-api',
+      "provider-events/ is used by the webhooks' worker: it imports no API entry",
+      { path: `${MQ}/provider-events/` },
+      { path: `(${MQ}/picture/|${MQ_ROOT_TOP})` },
+    ),
+    forbid(
+      'mq-repository-below-features',
+      "the API's organization-scoped reads import the store only",
+      { path: MQ_ROOT_REPOSITORY },
+      { path: `(${MQ}/(changed-paths|provider-events|commit-statuses|picture)/|${MQ}/engine/[^/]+\\.ts$|${MQ_ROOT_TOP})` },
+    ),
+    forbid(
+      'mq-picture-apart',
+      "picture/ draws the CLI's picture from the chain's JSON: it imports nothing of the module",
+      { path: `${MQ}/picture/` },
+      { path: `${MQ}/`, pathNot: `${MQ}/picture/` },
+    ),
+    forbid(
+      'mq-api-reads-own-organization',
+      "the API's controller and service never reach the worker's all-organization repositories",
+      { path: `${MQ}/merge-queues\\.(controller|service)\\.ts$` },
+      { path: `${MQ}/(engine/store/outbox|changed-paths/paths)\\.repository\\.ts$` },
+    ),
+    forbid('src-imports-no-test-code', 'what ships in dist/ never imports test/ or tools/', { path: '^src/' }, { path: '^(test|tools)/' }),
+    forbid('tests-import-no-launcher', 'tests use tools/workspace/, never the launchers in tools/ops/', { path: '^test/' }, { path: '^tools/ops/' }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
