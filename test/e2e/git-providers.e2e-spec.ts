@@ -5,8 +5,12 @@ import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Client } from 'pg';
 import request from 'supertest';
+import { Writable } from 'node:stream';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { AppLogger, createRootLogger } from '@/common/logging/request-logger';
+import { createTestApp } from '../support/app';
 import { createTenant, type TestTenant } from '../support/factories';
-import { createGitTestApp, GitProviderEmulator } from '../support/git';
+import { createGitTestApp, gitTestConfig, GitProviderEmulator } from '../support/git';
 import { OAuthTestBrowser } from '../support/oauth-browser';
 import { OPEN_REDIRECT_PROBES } from '../support/open-redirect-probes';
 
@@ -80,6 +84,46 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       emulator.knobs.delayMs = 2500;
       expect((await tokenIntegration(octocat.token).expect(502)).body.code).toBe('dpa:GitProvider:TIMEOUT');
       expect((await http().get('/integrations').set(tenant.auth).expect(200)).body.meta.totalCount).toBe(before);
+    });
+
+    it('issue 41: GitHub at a host that does not resolve is a 502 UNAVAILABLE with nothing stored, logged without the logger throwing', async () => {
+      // The real logger (tests otherwise log nothing): logging the provider's failure threw in pino's error serializer, and the answer became a 500.
+      const lines: Record<string, unknown>[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+          done();
+        },
+      });
+      const base = gitTestConfig(emulator);
+      const offline = await createTestApp({}, (builder) =>
+        builder
+          .overrideProvider(APP_CONFIG)
+          .useValue({
+            ...base,
+            git: { ...base.git, github: { ...base.git.github, apiUrl: 'http://nonexistent.invalid', webUrl: 'http://nonexistent.invalid' } },
+          })
+          .overrideProvider(AppLogger)
+          .useValue(new AppLogger(createRootLogger('info', sink))),
+      );
+      try {
+        const who = await createTenant(offline, 'offline');
+        const name = `offline ${Date.now()}`;
+        const response = await request(offline.getHttpServer())
+          .post('/integrations')
+          .set(who.auth)
+          .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name, token: 'ghp_offline' } });
+        expect([response.status, response.body.code]).toEqual([502, 'dpa:GitProvider:UNAVAILABLE']);
+        expect(response.body.metadata).toBeUndefined();
+        const list = await request(offline.getHttpServer()).get('/integrations').set(who.auth).expect(200);
+        expect(list.body.meta.totalCount).toBe(0);
+        const failed = lines.find((line) => line.msg === 'request failed' && line.requestId === response.body.requestId);
+        expect(failed).toMatchObject({ level: 50, code: 'dpa:GitProvider:UNAVAILABLE', err: { type: 'AppError' } });
+        expect(JSON.stringify(lines)).not.toContain('not extensible');
+        expect(JSON.stringify(lines)).not.toContain('ghp_offline');
+      } finally {
+        await offline.close();
+      }
     });
 
     it('answers 503 with Retry-After when the provider rate-limits', async () => {
