@@ -302,6 +302,27 @@ export class IntegrationsService {
     return app ? this.providers.client({ provider: 'GITHUB' }, await app.installationToken(integration.installationId as string)) : this.clientFor(integration);
   }
 
+  /**
+   * Whether an app-installation integration's installation covers the repository with provider id
+   * `repositoryId` (issue 38 point 4: the queue acts only there). Asked of GitHub each time: with
+   * the app's installation token (GET /installation/repositories) when the app is configured, else
+   * with the connecting person's token (GET /user/installations/{id}/repositories). Any other
+   * integration covers whatever its credentials reach (true).
+   */
+  async installationCovers(integration: Integration, repositoryId: string): Promise<boolean> {
+    if (integration.authMethod !== 'APP_INSTALLATION' || !integration.installationId) return true;
+    const installationId = integration.installationId;
+    const app = integration.provider === 'GITHUB' ? this.providers.githubApp() : undefined;
+    const ids = await this.call(async () => {
+      if (app) {
+        const client = this.providers.client({ provider: 'GITHUB' }, await app.installationToken(installationId));
+        return (await client.installations?.installationRepositoryIds()) ?? [];
+      }
+      return (await (await this.clientFor(integration)).installations?.userInstallationRepositoryIds(installationId)) ?? [];
+    }, 'in-use');
+    return ids.includes(repositoryId);
+  }
+
   /** A provider client with the integration's credentials (refreshed if needed). */
   async clientFor(integration: Integration): Promise<GitProviderClient> {
     const hostUrl = integration.gitServerId

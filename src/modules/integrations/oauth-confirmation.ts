@@ -62,6 +62,8 @@ export function withFragment(target: string, name: string, value: string): strin
 /** The headers of the page: as the error page (no scripts, not cached, not framed, no referrer). */
 export const AUTHORIZED_PAGE_HEADERS = ERROR_PAGE_HEADERS;
 
+const PROVIDER_NAMES: Record<string, string> = { GITHUB: 'GitHub', GITHUB_ENTERPRISE: 'GitHub Enterprise', GITLAB: 'GitLab' };
+
 export function renderAuthorizedPage(input: {
   provider: string;
   account: string;
@@ -72,6 +74,7 @@ export function renderAuthorizedPage(input: {
   apiUrl: string;
 }): string {
   const e = escapeHtml;
+  const provider = PROVIDER_NAMES[input.provider] ?? input.provider;
   const minutes = CONFIRMATION_TTL_MS / 60_000;
   const body = JSON.stringify({ data: { externalAccountName: input.account, confirmationCode: input.confirmationCode } });
   return `<!doctype html>
@@ -79,15 +82,15 @@ export function renderAuthorizedPage(input: {
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>Confirm the connection</title></head>
 <body>
 <h1>Confirm the connection</h1>
-<p>The ${e(input.provider)} account <strong>${e(input.account)}</strong> authorized the Delivery Platform for the organization <strong>${e(input.organization)}</strong>.</p>
+<p>The ${e(provider)} account <strong>${e(input.account)}</strong> authorized the Delivery Platform for the organization <strong>${e(input.organization)}</strong>.</p>
 <p>It is <strong>not connected yet</strong>: the member who started this connection must confirm it within ${minutes} minutes with this code.</p>
 <p>Confirmation code: <code>${e(input.confirmationCode)}</code></p>
 <h2>If you started this connection</h2>
 <p>Check that <strong>${e(input.account)}</strong> is the account you meant to connect, then <a href="${e(input.continueUrl)}">continue to the page you started from</a> (the code goes with the link) or confirm it with your own credentials:</p>
-<pre>POST ${e(input.apiUrl)}/integrations/${e(input.integrationId)}/confirm
+<pre>POST ${e(`${input.apiUrl}/integrations/${input.integrationId}/confirm`)}
 ${e(body)}</pre>
 <h2>If someone else sent you the link</h2>
-<p>Do not give them this code or this page's address. Without the code nothing is connected, and the authorization lapses after ${minutes} minutes. With it, the organization <strong>${e(input.organization)}</strong> could act on ${e(input.provider)} as <strong>${e(input.account)}</strong>. You can also revoke the authorization in your ${e(input.provider)} settings (Applications).</p>
+<p>Do not give them this code or this page's address. Without the code nothing is connected, and the authorization lapses after ${minutes} minutes. With it, the organization <strong>${e(input.organization)}</strong> could act on ${e(provider)} as <strong>${e(input.account)}</strong>. You can also revoke the authorization in your ${e(provider)} settings (Applications).</p>
 </body>
 </html>
 `;
