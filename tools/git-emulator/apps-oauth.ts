@@ -119,7 +119,8 @@ export class AppsOAuth {
     const installation = this.state.installations.get(Number(match[1]));
     if (!installation) return send(res, 404, { message: 'Not Found' });
     if (match[2] && method === 'POST') return send(res, 201, this.issueInstallationToken(installation));
-    if (!match[2] && method === 'GET') return send(res, 200, installationJson(installation, this.state.users.get(installation.account), this.state.url));
+    if (!match[2] && method === 'GET')
+      return send(res, 200, installationJson(installation, this.state.users.get(installation.account), this.state.url, this.state.appSlug));
     return send(res, 404, { message: 'Not Found' });
   }
 
@@ -131,7 +132,10 @@ export class AppsOAuth {
   private userInstallations({ login, url, res }: RouteContext): void {
     const mine = [...this.state.installations.values()].filter((i) => i.users.includes(login));
     const page = paginate(mine, url, res);
-    return send(res, 200, { total_count: mine.length, installations: page.map((i) => installationJson(i, this.state.users.get(i.account), this.state.url)) });
+    return send(res, 200, {
+      total_count: mine.length,
+      installations: page.map((i) => installationJson(i, this.state.users.get(i.account), this.state.url, this.state.appSlug)),
+    });
   }
 
   /** GET /user/memberships/orgs/{org}: the user's membership, a 404 when they have none (GitHub's `org-membership`). */
@@ -151,7 +155,7 @@ export class AppsOAuth {
       role: membership.role,
       organization_url: `${base}/orgs/${org}`,
       organization: organizationJson(org, base),
-      user: { login, id: user?.id ?? 0, type: 'User' },
+      user: simpleUser(login, user?.id ?? 0, 'User', base),
       permissions: { can_create_repository: membership.role === 'admin' },
     });
   }
@@ -210,17 +214,51 @@ export class AppsOAuth {
   }
 }
 
-function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined, base: string): object {
+function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined, base: string, appSlug: string): object {
+  const targetId = account?.id ?? accountId(installation.account);
   return {
     id: installation.id,
-    account: { login: installation.account, id: account?.id ?? accountId(installation.account), type: installation.accountType },
+    account: simpleUser(installation.account, targetId, installation.accountType, base),
+    app_id: 1,
+    app_slug: appSlug,
+    target_id: targetId,
     target_type: installation.accountType,
-    target_id: account?.id ?? accountId(installation.account),
+    single_file_name: null,
     repository_selection: installation.repositories ? 'selected' : 'all',
     access_tokens_url: `${base}/app/installations/${installation.id}/access_tokens`,
     repositories_url: `${base}/installation/repositories`,
     html_url: `${base}/settings/installations/${installation.id}`,
-    permissions: { contents: 'read', metadata: 'read' },
+    events: ['pull_request', 'push', 'check_run', 'check_suite', 'status'],
+    permissions: { contents: 'write', metadata: 'read', pull_requests: 'read', checks: 'write', statuses: 'write' },
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+    suspended_by: null,
+    suspended_at: null,
+  };
+}
+
+/** GitHub's `simple-user` (a user's or an organization's account). */
+function simpleUser(login: string, id: number, type: string, base: string): object {
+  const url = `${base}/users/${login}`;
+  return {
+    login,
+    id,
+    node_id: Buffer.from(`${type}:${id}`).toString('base64'),
+    avatar_url: `${base}/avatars/${login}`,
+    gravatar_id: '',
+    url,
+    html_url: `${base}/${login}`,
+    followers_url: `${url}/followers`,
+    following_url: `${url}/following{/other_user}`,
+    gists_url: `${url}/gists{/gist_id}`,
+    starred_url: `${url}/starred{/owner}{/repo}`,
+    subscriptions_url: `${url}/subscriptions`,
+    organizations_url: `${url}/orgs`,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events{/privacy}`,
+    received_events_url: `${url}/received_events`,
+    type,
+    site_admin: false,
   };
 }
 
