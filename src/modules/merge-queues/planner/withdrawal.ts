@@ -40,6 +40,8 @@ export function releaseEntry(ctx: Ctx, e: EntryState, to: 'queued' | 'failed'): 
   if (e.pendingRemoval) {
     e.pendingRemoval = false;
     e.pendingHeadSha = null;
+    if (e.removalReason !== undefined) e.block = e.removalReason;
+    delete e.removalReason;
     setEntryStatus(ctx, e, 'removed');
     return;
   }
