@@ -1,7 +1,7 @@
 import { applyUrgentRule } from './priority';
 import { type Ctx, isSealed, LIVE_ENTRY, setEntryStatus } from './step';
 import type { BatchState, EnqueueInput, EntryState } from './types';
-import { resetEvidence, withdraw } from './withdrawal';
+import { applyRemoval, resetEvidence, withdraw } from './withdrawal';
 
 /*
  * Changes to one entry: admission, a new head, removal, set-aside and priority. A change that
@@ -73,10 +73,11 @@ export function onHeadUpdated(ctx: Ctx, entryId: string, headSha: string, stopLa
 }
 
 /**
- * `reason` becomes the entry's `block` once it is removed (kept in `removalReason` while a land in
- * flight defers the removal). `stopLand`: see stopUnstartedLand.
+ * A removal with a reason (`removal`) leaves the entry `block`ed with it and, when given, the
+ * pushed head as its head (kept in `removal` while a land in flight defers it). `stopLand`: see
+ * stopUnstartedLand.
  */
-export function onRemove(ctx: Ctx, entryId: string, reason?: string, stopLand = false): void {
+export function onRemove(ctx: Ctx, entryId: string, removal?: { reason: string; headSha?: string }, stopLand = false): void {
   const e = ctx.entryById.get(entryId);
   if (!e || !LIVE_ENTRY.includes(e.status)) return;
   const b = e.batchId ? ctx.batchById.get(e.batchId) : undefined;
@@ -86,8 +87,8 @@ export function onRemove(ctx: Ctx, entryId: string, reason?: string, stopLand = 
       e.pendingRemoval = true;
       ctx.changed = true;
     }
-    if (reason !== undefined && e.removalReason !== reason) {
-      e.removalReason = reason;
+    if (removal !== undefined && JSON.stringify(e.removal) !== JSON.stringify(removal)) {
+      e.removal = { ...removal };
       ctx.changed = true;
     }
     if (b.status === 'reconciling') withdraw(ctx, b, `#${e.number} removed`);
@@ -96,7 +97,7 @@ export function onRemove(ctx: Ctx, entryId: string, reason?: string, stopLand = 
   if (b) withdraw(ctx, b, `#${e.number} removed`);
   e.batchId = null;
   e.screenId = null;
-  if (reason !== undefined) e.block = reason;
+  if (removal !== undefined) applyRemoval(e, removal);
   setEntryStatus(ctx, e, 'removed');
 }
 

@@ -6,7 +6,7 @@ import { QueueDriver } from '@test/support/merge-queue-driver';
  * when one has. And results that do not count: the check stays pending and its timeout says why.
  */
 
-const PUSHED = 'removed: new commits were pushed';
+const PUSHED = 'new commits were pushed';
 
 /** One PR whose candidate passed CI: its land is issued, not yet started. */
 function landing(d = new QueueDriver({ screening: false })) {
@@ -26,8 +26,9 @@ describe('a push to a queued PR', () => {
     d.complete();
     const [b] = d.live();
     expect(b.status).toBe('testing');
-    d.send({ type: 'remove', entryId: 'e1', reason: PUSHED, stopLand: true });
-    expect(d.entry(1)).toMatchObject({ status: 'removed', block: PUSHED, batchId: null });
+    d.send({ type: 'remove', entryId: 'e1', reason: PUSHED, headSha: 'h1b', stopLand: true });
+    // It leaves with the pushed head (the PR's status is posted there) and the reason.
+    expect(d.entry(1)).toMatchObject({ status: 'removed', block: PUSHED, headSha: 'h1b', batchId: null });
     expect(d.batch(b.id).status).toBe('withdrawn');
     d.report(b.id, 'success');
     d.complete();
@@ -59,16 +60,16 @@ describe('a push to a queued PR', () => {
     for (const landed of [true, false]) {
       const { d, batchId, land } = landing();
       d.send({ type: 'operationStarted', operationId: land.id });
-      d.send({ type: 'remove', entryId: 'e1', reason: PUSHED, stopLand: true });
+      d.send({ type: 'remove', entryId: 'e1', reason: PUSHED, headSha: 'h1b', stopLand: true });
       expect(d.batch(batchId).status).toBe('merging');
-      expect(d.entry(1)).toMatchObject({ status: 'merging', pendingRemoval: true, removalReason: PUSHED, block: null });
+      expect(d.entry(1)).toMatchObject({ status: 'merging', pendingRemoval: true, removal: { reason: PUSHED, headSha: 'h1b' }, block: null, headSha: 'h1' });
       if (landed) {
         d.send({ type: 'operationSucceeded', operationId: land.id });
-        expect(d.entry(1)).toMatchObject({ status: 'merged', block: null, pendingRemoval: false });
-        expect(d.entry(1).removalReason).toBeUndefined();
+        expect(d.entry(1)).toMatchObject({ status: 'merged', block: null, pendingRemoval: false, headSha: 'h1' });
+        expect(d.entry(1).removal).toBeUndefined();
       } else {
         d.send({ type: 'operationFailed', operationId: land.id, reason: 'the base moved to base9', baseSha: 'base9' });
-        expect(d.entry(1)).toMatchObject({ status: 'removed', block: PUSHED });
+        expect(d.entry(1)).toMatchObject({ status: 'removed', block: PUSHED, headSha: 'h1b' });
       }
       expect(d.monitor.violations).toEqual([]);
     }

@@ -73,7 +73,7 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
     case 'headUpdated':
       return onHeadUpdated(ctx, ev.entryId, ev.headSha, ev.stopLand === true);
     case 'remove':
-      return onRemove(ctx, ev.entryId, ev.reason, ev.stopLand === true);
+      return onRemove(ctx, ev.entryId, ev.reason === undefined ? undefined : { reason: ev.reason, headSha: ev.headSha }, ev.stopLand === true);
     case 'setAside':
       return onSetAside(ctx, ev.entryId, ev.setAside);
     case 'setPriority':

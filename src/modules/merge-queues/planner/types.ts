@@ -137,8 +137,11 @@ export interface EntryState {
   screenId?: string | null;
   /** Building a screen with this head hit a merge conflict: no screen takes it again; absent: false. */
   screenBlocked?: boolean;
-  /** Why a removal deferred while a land was in flight removes it (its `block` then); absent: none. */
-  removalReason?: string;
+  /**
+   * A removal with a reason deferred while a land was in flight: if it applies, the reason becomes
+   * the entry's `block` and `headSha` (the pushed head, when given) its head. Absent: none.
+   */
+  removal?: { reason: string; headSha?: string };
 }
 
 export type BatchRole = 'chain' | 'part' | 'screen';
@@ -285,8 +288,11 @@ export type MergeQueueEvent =
    * called back: the change waits for its outcome, as without the flag).
    */
   | (At & { type: 'headUpdated'; entryId: string; headSha: string; stopLand?: boolean })
-  /** `reason`: the entry's `block` once removed (e.g. "removed: new commits were pushed"); `stopLand` as for headUpdated. */
-  | (At & { type: 'remove'; entryId: string; reason?: string; stopLand?: boolean })
+  /**
+   * `reason`: the entry's `block` once removed (e.g. "new commits were pushed"); `headSha`: the
+   * PR's head it leaves with (the pushed one, so the PR shows why); `stopLand` as for headUpdated.
+   */
+  | (At & { type: 'remove'; entryId: string; reason?: string; headSha?: string; stopLand?: boolean })
   | (At & { type: 'setAside'; entryId: string; setAside: boolean })
   | (At & { type: 'setPriority'; entryId: string; priority: number })
   | (At & { type: 'pause' })
