@@ -46,7 +46,8 @@ describe(parseGithubEvent.name, () => {
   });
 
   it('a check carries its source: a check run or suite with its app (GitHub’s own example payloads), or a commit status; skipped and neutral are marked', () => {
-    const of = (event: string) => (examples.find((e) => e.name === event)?.examples ?? []) as unknown as Record<string, Record<string, unknown>>[];
+    type Payload = Record<string, unknown> & { action?: string; context?: string; check_run: Record<string, unknown>; check_suite: Record<string, unknown> };
+    const of = (event: string) => (examples.find((e) => e.name === event)?.examples ?? []) as unknown as Payload[];
     const completedRun = of('check_run').find((p) => p.action === 'completed' && p.check_run.conclusion === 'failure');
     const app = completedRun?.check_run.app as { id: number; slug: string };
     expect(parseGithubEvent('check_run', completedRun)).toMatchObject({
