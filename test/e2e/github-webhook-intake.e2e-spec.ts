@@ -62,6 +62,13 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
       prisma.webhookDelivery.findFirst({ where: { integrationId, deliveryId, processedAt: { not: null } } }),
     );
 
+  /** suite.newQueue, with GitHub's id of the repository (its code source's foreignId). */
+  async function newQueue() {
+    const made = await suite.newQueue();
+    const { foreignId } = await prisma.codeSource.findUniqueOrThrow({ where: { id: made.source.id } });
+    return { ...made, repositoryId: Number(foreignId) };
+  }
+
   /** A queue on main of a new repository of `login`, connected through `integrationId` as `tenant`. */
   async function queueOf(tenant: TestTenant, integrationId: string, login: string) {
     const name = `repo-${randomUUID().slice(0, 8)}`;
@@ -147,7 +154,7 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
   it(
     "forged installations cannot crowd out a repository's own integration: every candidate is compared, and the integration URL verifies one",
     async () => {
-      const { repository, repositoryId, path, main, queue } = await suite.newQueue();
+      const { repository, repositoryId, path, main, queue } = await newQueue();
       await http().post(`/merge-queues/${queue.id}/pause`).set(suite.owner.auth).expect(200);
       await suite.mq.enqueue(queue.id, 3, commit(path, main, { 'pr-3.txt': 'three\n' }, 'PR 3'));
       // 25 other organizations' integrations claim the same installation id and the same repository (created before the victim's would sort first).
@@ -256,7 +263,7 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
   it(
     'a captured delivery replayed after its row was purged is refused: its own timestamp is older than GitHub redelivers',
     async () => {
-      const { repository, repositoryId, path, main, queue } = await suite.newQueue();
+      const { repository, repositoryId, path, main, queue } = await newQueue();
       await http().post(`/merge-queues/${queue.id}/pause`).set(suite.owner.auth).expect(200);
       const head = commit(path, main, { 'pr-5.txt': 'five\n' }, 'PR 5');
       await suite.mq.enqueue(queue.id, 5, head);
