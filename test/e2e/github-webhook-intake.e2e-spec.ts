@@ -252,9 +252,9 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
       expect(closed.status).toBe(202);
       await until('#4 removed', async () => (await suite.mq.get(queue.id)).entries.find((e) => e.number === 4 && e.status === 'removed'));
       const got = await http().get(`/code-sources/${source.id}`).set(suite.owner.auth).expect(200);
-      expect(got.body.data.nameWithOwner).toBe(renamed);
+      expect(got.body.data.repository).toBe(renamed);
       // Later provider calls use the new name (the emulator no longer knows the old one).
-      const info = await http().get(`/code-sources/${source.id}/repository`).set(suite.owner.auth).expect(200);
+      const info = await http().get(`/code-source/${source.id}/repository`).set(suite.owner.auth).expect(200);
       expect(info.body.data.nameWithOwner).toBe(renamed);
     },
     TEST_TIMEOUT_MS,
