@@ -58,9 +58,7 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
   });
 
   const applied = (integrationId: string, deliveryId: string) =>
-    until(`delivery ${deliveryId} applied`, async () =>
-      prisma.webhookDelivery.findFirst({ where: { integrationId, deliveryId, processedAt: { not: null } } }),
-    );
+    until(`delivery ${deliveryId} applied`, async () => prisma.webhookDelivery.findFirst({ where: { integrationId, deliveryId, processedAt: { not: null } } }));
 
   /** suite.newQueue, with GitHub's id of the repository (its code source's foreignId). */
   async function newQueue() {
@@ -133,7 +131,9 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
         const second = await emulator.pullRequest(two.repository, 'closed', { number: 1, headSha: two.main, baseRef: 'main' });
         expect(second.status).toBe(202);
         for (const org of [one, two])
-          await until(`#1 removed from ${org.queue.id}`, async () => (await org.mq.get(org.queue.id)).entries.find((e) => e.number === 1 && e.status === 'removed'));
+          await until(`#1 removed from ${org.queue.id}`, async () =>
+            (await org.mq.get(org.queue.id)).entries.find((e) => e.number === 1 && e.status === 'removed'),
+          );
         // Each organization stored its own delivery, for its own integration only.
         expect(await prisma.webhookDelivery.count({ where: { deliveryId: first.id } })).toBe(1);
         expect((await applied(one.integrationId, first.id)).organizationId).toBe(one.tenant.organizationId);
@@ -177,7 +177,14 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
         const { encryptedWebhookSecret } = app.get(IntegrationCredentials, { strict: false }).newWebhookSecret(integration.id);
         await prisma.integration.update({ where: { id: integration.id }, data: { encryptedWebhookSecret } });
         await prisma.codeSource.create({
-          data: { organizationId: other.organizationId, provider: 'GITHUB', integrationId: integration.id, foreignId: String(repositoryId), nameWithOwner: repository, url: 'https://x' },
+          data: {
+            organizationId: other.organizationId,
+            provider: 'GITHUB',
+            integrationId: integration.id,
+            foreignId: String(repositoryId),
+            nameWithOwner: repository,
+            url: 'https://x',
+          },
         });
       }
       emulator.webhook = { url: hookUrl, secret, installationId: forgedInstallation };
@@ -229,7 +236,9 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
       const row = await applied(suite.github.integrationId, push.id);
       expect(row.outcome).toMatch(/applied \(the base moved to/);
       expect(row.payload).toBeNull();
-      await until('the stale candidate withdrawn', async () => (await suite.mq.get(queue.id)).batches.find((b) => b.id === first.id && b.status === 'withdrawn'));
+      await until('the stale candidate withdrawn', async () =>
+        (await suite.mq.get(queue.id)).batches.find((b) => b.id === first.id && b.status === 'withdrawn'),
+      );
       expect(await prisma.mergeQueueEvent.count({ where: { queueId: queue.id, type: 'baseMoved' } })).toBe(1);
       // Not signed with the App's secret, the same delivery on the shared URL is not read past 1 MB.
       const shared = await emulator.redeliver(push.id);
@@ -340,10 +349,20 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
       expect(answers.filter((s) => s === 429).length).toBe(20);
       expect(refused?.response && JSON.parse(refused.response).code).toBe('dpa:Webhook:BUDGET_EXCEEDED');
       // Still over it: the answer says when to redeliver.
-      const body = JSON.stringify({ action: 'closed', number: 1, pull_request: { number: 1, base: { ref: 'main' } }, repository: { id: floodRepo.repositoryId } });
+      const body = JSON.stringify({
+        action: 'closed',
+        number: 1,
+        pull_request: { number: 1, base: { ref: 'main' } },
+        repository: { id: floodRepo.repositoryId },
+      });
       const over = await http()
         .post(`/webhooks/github?integration=${flood.integrationId}`)
-        .set({ 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signature256(body, flood.webhookSecret) })
+        .set({
+          'content-type': 'application/json',
+          'x-github-event': 'pull_request',
+          'x-github-delivery': randomUUID(),
+          'x-hub-signature-256': signature256(body, flood.webhookSecret),
+        })
         .send(body);
       expect(over.status).toBe(429);
       expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);

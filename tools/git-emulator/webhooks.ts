@@ -94,7 +94,9 @@ export class Webhooks {
    * modified paths), the last one also as `head_commit`.
    */
   push(repository: string, ref: string, before: string, after: string, pusher = 'someone', options: { commits?: number } = {}): Promise<EmulatedDelivery> {
-    const commits = Array.from({ length: options.commits ?? 0 }, (_, i) => this.pushedCommit(repository, i, i === (options.commits ?? 0) - 1 ? after : undefined));
+    const commits = Array.from({ length: options.commits ?? 0 }, (_, i) =>
+      this.pushedCommit(repository, i, i === (options.commits ?? 0) - 1 ? after : undefined),
+    );
     return this.deliver('push', {
       ref,
       before,

@@ -99,7 +99,12 @@ export class MergeQueuesRepository {
     // By the provider's id of the repository (a code source's foreignId), which a rename keeps.
     const where: Prisma.MergeQueueWhereInput = { organizationId, repository: { integrationId, foreignId: repositoryId } };
     const select = { id: true, baseRef: true, settings: true, createdAt: true } as const;
-    const concerned = await this.prisma.mergeQueue.findMany({ where: { ...where, ...concernWhere(concern) }, select, orderBy: { createdAt: 'asc' }, take: maxConcerned });
+    const concerned = await this.prisma.mergeQueue.findMany({
+      where: { ...where, ...concernWhere(concern) },
+      select,
+      orderBy: { createdAt: 'asc' },
+      take: maxConcerned,
+    });
     const others = await this.prisma.mergeQueue.findMany({
       where: { ...where, id: { notIn: concerned.map((q) => q.id) } },
       select,

@@ -38,7 +38,7 @@ describe('github-delivery', () => {
     expect(staleness('pull_request', { pull_request: {} }, 'GITHUB', now)).toBeUndefined();
   });
 
-  it("stores what the worker reads: a 2,000-commit push keeps its refs and the count, not the commits; repositories and accounts as their ids and names", () => {
+  it('stores what the worker reads: a 2,000-commit push keeps its refs and the count, not the commits; repositories and accounts as their ids and names', () => {
     const commit = (i: number) => ({
       id: i.toString(16).padStart(40, '0'),
       message: `commit ${i}\n\n${'x'.repeat(400)}`,
@@ -101,6 +101,10 @@ describe('github-delivery', () => {
       number: 3,
       pull_request: { number: 3, body: 'z'.repeat(60_000), head: { sha: 'd'.repeat(40), repo: { id: 5, full_name: 'f/r', forks: 3 } }, base: { ref: 'main' } },
     });
-    expect(pr).toEqual({ action: 'synchronize', number: 3, pull_request: { number: 3, head: { sha: 'd'.repeat(40), repo: { id: 5, full_name: 'f/r' } }, base: { ref: 'main' } } });
+    expect(pr).toEqual({
+      action: 'synchronize',
+      number: 3,
+      pull_request: { number: 3, head: { sha: 'd'.repeat(40), repo: { id: 5, full_name: 'f/r' } }, base: { ref: 'main' } },
+    });
   });
 });

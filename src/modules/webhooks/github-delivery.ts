@@ -126,7 +126,8 @@ function prune(value: unknown, depth: number, key?: string): unknown {
       .map((item) => prune(item, depth + 1))
       .filter((item) => item !== undefined);
   const source = value as Json;
-  const keep = key === 'repository' || key === 'repo' ? REPOSITORY_KEYS : ['owner', 'user', 'sender', 'account', 'pusher'].includes(key ?? '') ? ACCOUNT_KEYS : undefined;
+  const keep =
+    key === 'repository' || key === 'repo' ? REPOSITORY_KEYS : ['owner', 'user', 'sender', 'account', 'pusher'].includes(key ?? '') ? ACCOUNT_KEYS : undefined;
   const out: Json = {};
   for (const k of keep ?? Object.keys(source)) {
     if (!(k in source) || DROPPED.has(k)) continue;

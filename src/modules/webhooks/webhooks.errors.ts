@@ -13,6 +13,6 @@ export const WebhookErrors = defineErrors('Webhook', {
   ],
   BUDGET_EXCEEDED: [
     429,
-    "The organization has spent its webhook delivery budget (deliveries per minute, or deliveries stored and not yet applied); nothing was stored. Redeliver it after Retry-After.",
+    'The organization has spent its webhook delivery budget (deliveries per minute, or deliveries stored and not yet applied); nothing was stored. Redeliver it after Retry-After.',
   ],
 });

@@ -92,7 +92,8 @@ export class WebhooksService {
     let payload: unknown;
     if (integrationId !== undefined) {
       const integration = ROW_ID.test(integrationId) ? await this.integrationWithSecret(integrationId) : undefined;
-      if (!integration || !signatureMatches(rawBody, signature, this.credentials.webhookSecret(integration) ?? '')) throw new AppError(WebhookErrors.SIGNATURE_INVALID);
+      if (!integration || !signatureMatches(rawBody, signature, this.credentials.webhookSecret(integration) ?? ''))
+        throw new AppError(WebhookErrors.SIGNATURE_INVALID);
       payload = this.parse(rawBody);
       targets = [integration];
     } else {
@@ -242,8 +243,7 @@ export class WebhooksService {
       orderBy: { createdAt: 'asc' },
       take: affordable + 1,
     });
-    if (candidates.length > affordable)
-      throw new AppError(WebhookErrors.INTEGRATION_URL_REQUIRED, { metadata: { candidatesOver: affordable } });
+    if (candidates.length > affordable) throw new AppError(WebhookErrors.INTEGRATION_URL_REQUIRED, { metadata: { candidatesOver: affordable } });
     let found: Target | undefined;
     for (const candidate of candidates) {
       const secret = this.credentials.webhookSecret(candidate);

@@ -16,7 +16,7 @@ export const webhooksConfig = feature(
       ].join('\n'),
     }),
     GITHUB_APP_WEBHOOK_SECRET_PREVIOUS: pattern(SECRET, SECRET_RULE, {
-      doc: 'while rotating the App\'s webhook secret: the previous one, still accepted beside `GITHUB_APP_WEBHOOK_SECRET` (set the new secret here first, then on GitHub, then drop this); needs `GITHUB_APP_WEBHOOK_SECRET`',
+      doc: "while rotating the App's webhook secret: the previous one, still accepted beside `GITHUB_APP_WEBHOOK_SECRET` (set the new secret here first, then on GitHub, then drop this); needs `GITHUB_APP_WEBHOOK_SECRET`",
     }),
     WEBHOOK_BODY_MAX_BYTES: int({
       min: 1_048_576,
