@@ -4,6 +4,7 @@
  */
 import { BareRepository, SHA_PATTERN } from './bare-git';
 import { gitFailure, send, type Route, type RouteContext } from './http';
+import type { Pulls } from './pulls';
 import type { EmulatorState } from './state';
 import type { Webhooks } from './webhooks';
 
@@ -20,6 +21,7 @@ export class Graphql {
   constructor(
     private readonly state: EmulatorState,
     private readonly webhooks: Webhooks,
+    private readonly pulls?: Pulls,
   ) {}
 
   /**
@@ -40,8 +42,10 @@ export class Graphql {
     if (gitFailure(this.state.knobs, res)) return;
     const fail = (message: string, type?: string) =>
       send(res, 200, { data: { updateRefs: null }, errors: [{ ...(type && { type }), path: ['updateRefs'], locations: [{ line: 1, column: 1 }], message }] });
+    if (typeof request.query === 'string' && this.pulls && /\bpullRequest\s*\(/.test(request.query))
+      return this.pullRequest(login, request.variables ?? {}, res);
     if (typeof request.query !== 'string' || !/\bupdateRefs\s*\(/.test(request.query))
-      return send(res, 200, { errors: [{ message: 'The emulator serves only the updateRefs mutation.' }] });
+      return send(res, 200, { errors: [{ message: 'The emulator serves only the updateRefs mutation and the pullRequest query.' }] });
     const { repositoryId, refUpdates } = request.variables ?? {};
     const repo = [...this.state.repos.values()].find((r) => Buffer.from(`Repository:${r.id}`).toString('base64') === repositoryId);
     if (!this.state.canSee(repo, login)) return fail(`Could not resolve to a node with the global id of '${String(repositoryId)}'`, 'NOT_FOUND');
@@ -75,5 +79,24 @@ export class Graphql {
     if (!(await git.updateRefs(`${lines.join('\n')}\n`))) return fail('A ref was not where the update expected it; no ref was updated.');
     for (const move of moved) this.webhooks.refMoved(repo, move.ref, move.before, move.after, login);
     return send(res, 200, { data: { updateRefs: { clientMutationId: null } } });
+  }
+
+  /**
+   * `repository(owner, name) { pullRequest(number) { reviewDecision headRefOid } }`, with the
+   * variables `owner`, `name` and `number`. An unknown (or unseen) repository or PR is GitHub's
+   * NOT_FOUND error entry with the data null.
+   */
+  private pullRequest(login: string, variables: Record<string, unknown>, res: RouteContext['res']): void {
+    const { owner, name, number } = variables;
+    const repo = typeof owner === 'string' && typeof name === 'string' ? this.state.repository(owner, name) : undefined;
+    const notFound = (message: string, path: string[]) =>
+      send(res, 200, {
+        data: { repository: path.length === 1 ? null : { pullRequest: null } },
+        errors: [{ type: 'NOT_FOUND', path, locations: [{ line: 1, column: 1 }], message }],
+      });
+    if (!this.state.canSee(repo, login)) return notFound(`Could not resolve to a Repository with the name '${String(owner)}/${String(name)}'.`, ['repository']);
+    const pull = typeof number === 'number' ? this.pulls?.find(repo, login, number) : undefined;
+    if (!pull) return notFound(`Could not resolve to a PullRequest with the number of ${String(number)}.`, ['repository', 'pullRequest']);
+    send(res, 200, { data: { repository: { pullRequest: { reviewDecision: this.pulls?.reviewDecision(repo, pull) ?? null, headRefOid: pull.headSha } } } });
   }
 }

@@ -3,6 +3,7 @@
  * posting them to the configured URL, recorded for tests to read and redeliver.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import type { Pulls } from './pulls';
 import type { EmulatedDelivery, EmulatedRepository, EmulatorState } from './state';
 
 /** GitHub's X-Hub-Signature-256 of a body. */
@@ -11,7 +12,10 @@ export function signature256(body: string, secret: string): string {
 }
 
 export class Webhooks {
-  constructor(private readonly state: EmulatorState) {}
+  constructor(
+    private readonly state: EmulatorState,
+    private readonly pulls?: Pulls,
+  ) {}
 
   /**
    * Sends a webhook delivery to `webhook.url`, signed with `webhook.secret` (or `options.secret`,
@@ -44,8 +48,9 @@ export class Webhooks {
     repository: string,
     sha: string,
     name: string,
-    conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out',
+    conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'skipped',
     detailsUrl?: string,
+    app: { id: number; slug: string } = { id: 1, slug: 'ci' },
   ): Promise<EmulatedDelivery> {
     return this.deliver('check_run', {
       action: 'completed',
@@ -56,7 +61,7 @@ export class Webhooks {
         status: 'completed',
         conclusion,
         details_url: detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`,
-        app: { slug: 'ci' },
+        app,
       },
       repository: this.repoRef(repository),
     });
@@ -73,6 +78,8 @@ export class Webhooks {
     action: 'synchronize' | 'closed' | 'opened',
     pr: { number: number; headSha: string; baseRef: string; merged?: boolean },
   ): Promise<EmulatedDelivery> {
+    // The PR's head as GraphQL reports it (reviewDecision, headRefOid) moves with the event.
+    if (action !== 'closed') this.pulls?.headMoved(repository, pr.number, pr.headSha);
     return this.deliver('pull_request', {
       action,
       number: pr.number,

@@ -95,10 +95,10 @@ export class MergeQueuesRepository {
     repositoryId: string,
     concern: QueueConcern,
     maxConcerned: number,
-  ): Promise<{ id: string; baseRef: string; settings: unknown; concerned: boolean }[]> {
+  ): Promise<{ id: string; baseRef: string; settings: unknown; policy: unknown; concerned: boolean }[]> {
     // By the provider's id of the repository (a code source's foreignId), which a rename keeps.
     const where: Prisma.MergeQueueWhereInput = { organizationId, repository: { integrationId, foreignId: repositoryId } };
-    const select = { id: true, baseRef: true, settings: true, createdAt: true } as const;
+    const select = { id: true, baseRef: true, settings: true, policy: true, createdAt: true } as const;
     const concerned = await this.prisma.mergeQueue.findMany({
       where: { ...where, ...concernWhere(concern) },
       select,
