@@ -86,7 +86,13 @@ export interface CiUsageReader {
   /** One page of workflow runs, newest first (1-based pages); `hasMore` says whether another page follows. */
   workflowRunsPage(nameWithOwner: string, page: number, perPage: number, call?: CiUsageCall): Promise<{ runs: WorkflowRun[]; hasMore: boolean }>;
   /** One page of the jobs of every attempt of a run (1-based pages). */
-  workflowRunJobsPage(nameWithOwner: string, runId: string, page: number, perPage: number, call?: CiUsageCall): Promise<{ jobs: WorkflowJob[]; hasMore: boolean }>;
+  workflowRunJobsPage(
+    nameWithOwner: string,
+    runId: string,
+    page: number,
+    perPage: number,
+    call?: CiUsageCall,
+  ): Promise<{ jobs: WorkflowJob[]; hasMore: boolean }>;
   /** Response bytes this reader has read so far (the import's byte budget counts them). */
   readonly bytesRead: number;
 }

@@ -168,7 +168,13 @@ export class GitProviders {
   private githubServer(hostUrl: string | undefined, limits?: ClientLimits): GitHubEndpoints {
     const base = this.serverUrl(hostUrl);
     const inner = limits ? this.limited(limits).server : this.serverFetch;
-    return { apiUrl: `${base}/api/v3`, webUrl: base, fetch: sameOriginFetch(inner, [base]), maxPages: this.config.git.maxPages, usagePages: usagePages(limits) };
+    return {
+      apiUrl: `${base}/api/v3`,
+      webUrl: base,
+      fetch: sameOriginFetch(inner, [base]),
+      maxPages: this.config.git.maxPages,
+      usagePages: usagePages(limits),
+    };
   }
 
   private limited(limits: ClientLimits): { cloud: typeof fetch; server: typeof fetch } {

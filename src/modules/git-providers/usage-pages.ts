@@ -13,7 +13,8 @@ export function jsonValueCount(body: Uint8Array): number {
   for (let i = 0; i < body.length; i++) {
     const byte = body[i];
     if (inString) {
-      if (byte === 0x5c) i++; // a backslash escapes the next byte
+      if (byte === 0x5c)
+        i++; // a backslash escapes the next byte
       else if (byte === 0x22) inString = false;
     } else if (byte === 0x22) inString = true;
     else if (byte === 0x7b || byte === 0x5b || byte === 0x2c) count++;
@@ -43,7 +44,8 @@ export function meteredPages(inner: typeof fetch, limits?: { maxBytes: number; m
     meter.bytes += body.byteLength;
     if (limits && response.status < 300) {
       const values = jsonValueCount(body);
-      if (values > limits.maxValues) throw new PageRefusedFailure(`the provider sent a page of ${values} JSON values, more than the ${limits.maxValues} a usage import parses`);
+      if (values > limits.maxValues)
+        throw new PageRefusedFailure(`the provider sent a page of ${values} JSON values, more than the ${limits.maxValues} a usage import parses`);
     }
     const nullBody = response.status === 204 || response.status === 304;
     const copy = new Response(nullBody ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });

@@ -198,7 +198,13 @@ export class UsageImportRunner {
   }
 
   /** What a failure means for the job: delayed (rate limit), failed for good, or retried with backoff. */
-  private async failure(error: unknown, job: Job<UsageImportJobData>, token: string | undefined, integration: Integration | null, spent: Spent): Promise<Error> {
+  private async failure(
+    error: unknown,
+    job: Job<UsageImportJobData>,
+    token: string | undefined,
+    integration: Integration | null,
+    spent: Spent,
+  ): Promise<Error> {
     if (error instanceof UnrecoverableError || error instanceof DelayedError) return error;
     const { importId, organizationId } = job.data;
     if (error instanceof BudgetExhausted) return this.fail(job, error.message, spent);
@@ -222,7 +228,8 @@ export class UsageImportRunner {
         spent,
       );
     }
-    if (failure?.kind === 'not_found') return this.fail(job, `The git provider has no such repository, or the integration cannot see it (${failure.reason}).`, spent);
+    if (failure?.kind === 'not_found')
+      return this.fail(job, `The git provider has no such repository, or the integration cannot see it (${failure.reason}).`, spent);
     if (failure && (failure.kind === 'rejected' || failure.kind === 'refused' || failure.kind === 'unresolved'))
       return this.fail(job, `The git provider refused the request (${failure.reason}).`, spent);
     const message = failure ? `The git provider failed (${failure.kind}: ${failure.reason})` : error instanceof Error ? error.message : String(error);

@@ -37,7 +37,9 @@ export class UsageImportsProcessor extends JobProcessor<UsageImportsPayloads> {
     await super.onApplicationBootstrap();
     this.worker.on('failed', (job: Job | undefined, error: Error) => {
       if (!job || job.name !== UsageImportsJob.ImportCodeSource || !STALLED_TOO_OFTEN.test(error.message)) return;
-      this.runner.stalledOut(job as Job<UsageImportJobData>, error.message).catch((failure: unknown) => this.logger.error({ err: failure }, 'usage import stall not recorded'));
+      this.runner
+        .stalledOut(job as Job<UsageImportJobData>, error.message)
+        .catch((failure: unknown) => this.logger.error({ err: failure }, 'usage import stall not recorded'));
     });
   }
 }

@@ -164,7 +164,13 @@ export class UsageRepository {
    * import goes on where it stopped). One transaction, with the time and bytes spent so far. The
    * runs whose jobs are still to fetch, with the page to start from.
    */
-  async beginPage(input: { importId: string; organizationId: string; codeSourceId: string; runs: WorkflowRun[]; spent: Spent }): Promise<{ id: string; nextJobsPage: number }[]> {
+  async beginPage(input: {
+    importId: string;
+    organizationId: string;
+    codeSourceId: string;
+    runs: WorkflowRun[];
+    spent: Spent;
+  }): Promise<{ id: string; nextJobsPage: number }[]> {
     const { importId, organizationId, codeSourceId } = input;
     const runs = [...new Map(input.runs.map((run) => [run.id, run])).values()];
     const upsert =

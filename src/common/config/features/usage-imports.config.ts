@@ -21,7 +21,7 @@ export const usageImportsConfig = feature(
       min: 1_000,
       max: 7 * 86_400_000,
       default: 3_600_000,
-      doc: "the longest one usage import may run in workers, summed over its attempts (waiting for a rate limit or a retry does not count); at it the requests in flight are dropped and the import fails with `dpa:Usage:DEADLINE_EXCEEDED` in its `lastError` (what was committed before stays imported)",
+      doc: 'the longest one usage import may run in workers, summed over its attempts (waiting for a rate limit or a retry does not count); at it the requests in flight are dropped and the import fails with `dpa:Usage:DEADLINE_EXCEEDED` in its `lastError` (what was committed before stays imported)',
     }),
     USAGE_IMPORT_MAX_BYTES: int({
       min: 1_024,
@@ -33,7 +33,7 @@ export const usageImportsConfig = feature(
       min: 1_024,
       max: 67_108_864,
       default: 4_194_304,
-      doc: 'the largest page (response body) a usage import accepts from the provider, and at most 250,000 JSON values per page; the connection is dropped past it and the import fails with `dpa:Usage:PAGE_TOO_LARGE`. With `USAGE_IMPORT_PAGES_IN_FLIGHT` it bounds a worker\'s memory (docs/usage-imports.md)',
+      doc: "the largest page (response body) a usage import accepts from the provider, and at most 250,000 JSON values per page; the connection is dropped past it and the import fails with `dpa:Usage:PAGE_TOO_LARGE`. With `USAGE_IMPORT_PAGES_IN_FLIGHT` it bounds a worker's memory (docs/usage-imports.md)",
     }),
     USAGE_IMPORT_PAGES_IN_FLIGHT: int({
       min: 1,
