@@ -3,7 +3,14 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { Integration } from '@/generated/prisma/client';
-import { type CiUsageReader, PageRefusedFailure, ProviderFailure, providerFailureOf } from '@/modules/git-providers/git-provider.port';
+import {
+  type CiUsageReader,
+  PageRefusedFailure,
+  ProviderFailure,
+  providerFailureOf,
+  type WorkflowJob,
+  type WorkflowRun,
+} from '@/modules/git-providers/git-provider.port';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import { PageSlots } from './page-slots';
 import type { UsageImportJobData } from './usage-import.producer';
@@ -145,6 +152,9 @@ export class UsageImportRunner {
         const step = runsToImport(runs, hasMore, state.since);
         const byId = new Map(step.runs.map((run) => [run.id, run]));
         const pending = await this.repository.beginPage({ importId, organizationId, codeSourceId, runs: step.runs, spent: spending.take() });
+        // Runs with a single page of jobs (nearly all) are written with the page's checkpoint: their
+        // mapped rows (at most 100 runs × 100 jobs, cut short) wait for it; longer runs stream.
+        const held: { run: WorkflowRun; jobs: WorkflowJob[] }[] = [];
         await eachLimit(pending, JOB_FETCH_CONCURRENCY, controller, async ({ id, nextJobsPage }) => {
           const run = byId.get(id);
           if (!run) return;
@@ -153,11 +163,15 @@ export class UsageImportRunner {
               throw new ProviderFailure('unavailable', `the provider listed more than ${this.config.git.maxPages} pages of jobs for run ${id}`);
             const { jobs, hasMore: more } = await page(() => reader.workflowRunJobsPage(source.nameWithOwner, id, jobsPage, JOBS_PER_PAGE, { signal }));
             const last = !more || jobs.length === 0;
+            if (last && jobsPage === 1) {
+              held.push({ run, jobs });
+              break;
+            }
             await this.repository.commitJobsPage({ importId, organizationId, codeSourceId, run, page: jobsPage, last, jobs, spent: spending.take() });
             if (last) break;
           }
         });
-        state = await this.repository.commitPage({ importId, organizationId, page: runsPage, runs: byId.size, spent: spending.take() });
+        state = await this.repository.commitPage({ importId, organizationId, codeSourceId, page: runsPage, runs: byId.size, held, spent: spending.take() });
         await job.updateProgress({ pagesDone: state.pagesDone, runsImported: state.runsImported, jobsImported: state.jobsImported });
         if (job.data.rateLimitHits) await job.updateData({ ...job.data, rateLimitHits: 0 });
         if (step.last) break;

@@ -243,22 +243,60 @@ export class UsageRepository {
   }
 
   /**
-   * Ends a page of runs whose jobs are all written: moves the checkpoint past it with the counts,
-   * in one statement. A worker killed before it commits starts the page again, finding each run's
-   * jobs done or where they stopped.
+   * Ends a page of runs whose jobs are all written: writes the jobs of the runs that had a single
+   * page of them (held back so that a page of ordinary runs is one transaction, not one per run;
+   * each run's checkpoint then goes to null with them) and moves the import's checkpoint past the
+   * page with the counts, in one transaction. A worker killed before it commits starts the page
+   * again, finding each run's jobs done or where they stopped.
    */
-  commitPage(input: { importId: string; organizationId: string; page: number; runs: number; spent: Spent }): Promise<UsageImport> {
-    return this.prisma.usageImport.update({
-      where: { id: input.importId, organizationId: input.organizationId },
+  async commitPage(input: {
+    importId: string;
+    organizationId: string;
+    codeSourceId: string;
+    page: number;
+    runs: number;
+    /** Runs with a single page of jobs, and that page. */
+    held: { run: Pick<WorkflowRun, 'id' | 'workflowName' | 'createdAt'>; jobs: WorkflowJob[] }[];
+    spent: Spent;
+  }): Promise<UsageImport> {
+    const { importId, organizationId, codeSourceId } = input;
+    const jobs = [
+      ...new Map(input.held.flatMap(({ run, jobs }) => jobs.filter((job) => job.runId === run.id).map((job) => [job.id, { job, run }] as const))).values(),
+    ];
+    const runIds = input.held.map(({ run }) => run.id);
+    const statements: Prisma.PrismaPromise<unknown>[] = [];
+    if (runIds.length > 0)
+      statements.push(this.prisma.$executeRaw`
+        UPDATE "CiUsageRecord" SET "jobsNextPage" = NULL
+        WHERE "codeSourceId" = ${codeSourceId} AND "externalRunId" = ANY(${runIds}::text[]) AND "jobsImportId" = ${importId}`);
+    if (jobs.length > 0) {
+      const minutes = jobs.map(({ job }) => jobMinutes(job));
+      statements.push(this.prisma.$executeRaw`
+        INSERT INTO "CiJobUsage" ("organizationId", "codeSourceId", "externalJobId", "externalRunId", "workflowName", "runCreatedAt", "name", "runnerOs", "conclusion", "startedAt", "completedAt", "durationSeconds", "billableMinutes")
+        SELECT ${organizationId}, ${codeSourceId}, t.id, t.run, t.workflow, t.created, t.name, t.os::"CiRunnerOs", t.conclusion, t.started, t.completed, t.duration, t.billable FROM unnest(
+          ${jobs.map(({ job }) => job.id)}::text[], ${jobs.map(({ run }) => run.id)}::text[], ${jobs.map(({ run }) => run.workflowName)}::text[],
+          ${jobs.map(({ run }) => run.createdAt)}::timestamp(3)[], ${jobs.map(({ job }) => job.name)}::text[], ${jobs.map(({ job }) => runnerOs(job))}::text[],
+          ${jobs.map(({ job }) => job.conclusion)}::text[], ${jobs.map(({ job }) => job.startedAt)}::timestamp(3)[], ${jobs.map(({ job }) => job.completedAt)}::timestamp(3)[],
+          ${minutes.map((m) => m.durationSeconds)}::int[], ${minutes.map((m) => m.billableMinutes)}::int[]) AS t(id, run, workflow, created, name, os, conclusion, started, completed, duration, billable)
+        ON CONFLICT ("codeSourceId", "externalJobId") DO UPDATE SET
+          "externalRunId" = EXCLUDED."externalRunId", "workflowName" = EXCLUDED."workflowName", "runCreatedAt" = EXCLUDED."runCreatedAt", "name" = EXCLUDED."name",
+          "runnerOs" = EXCLUDED."runnerOs", "conclusion" = EXCLUDED."conclusion", "startedAt" = EXCLUDED."startedAt", "completedAt" = EXCLUDED."completedAt",
+          "durationSeconds" = EXCLUDED."durationSeconds", "billableMinutes" = EXCLUDED."billableMinutes"`);
+    }
+    const checkpoint = this.prisma.usageImport.update({
+      where: { id: importId, organizationId },
       data: {
         nextPage: input.page + 1,
         pagesDone: { increment: 1 },
         runsImported: { increment: input.runs },
+        jobsImported: { increment: jobs.length },
         rateLimitedUntil: null,
         runningMs: { increment: Math.round(input.spent.ms) },
         bytesRead: { increment: input.spent.bytes },
       },
     });
+    const results = await this.prisma.$transaction([...statements, checkpoint]);
+    return results[results.length - 1] as UsageImport;
   }
 
   private spend(importId: string, organizationId: string, spent: Spent) {
