@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Queue } from 'bullmq';
+import { Client } from 'pg';
 import request from 'supertest';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
@@ -316,6 +317,69 @@ describe('Bounded usage imports (API + the real worker process + a provider a te
     expect(read).toBeGreaterThan(MAX_BYTES);
     expect(read).toBeLessThan(MAX_BYTES + 16 * 64 * 1024);
   }, 120_000);
+
+  it("resumes a run's jobs where they stopped after the worker is SIGKILLed mid-run: no committed page of jobs fetched again, nothing counted twice", async () => {
+    const RUNS = 2;
+    const PAGES = 30;
+    scripted.handlers.set('long-runs', (_req, res, url) => {
+      const run = jobsOfRun(url);
+      if (!run) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ total_count: RUNS, workflow_runs: Array.from({ length: RUNS }, (_, i) => runJson(5_000 + i)) }));
+        return;
+      }
+      const body = `{"total_count":${PAGES * 100},"jobs":[${Array.from({ length: 100 }, (_, i) => jobJson(Number(run) * 10_000 + page(url) * 100 + i, Number(run))).join(',')}]}`;
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json', ...next(url, page(url) < PAGES) });
+        res.end(body);
+      }, 150);
+    });
+    const { tenant, sourceId } = await tenantWithSource('bounds-resume', 'long-runs');
+    const db = new Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    try {
+      worker = await startBoundsWorker();
+      await startImport(tenant);
+      await eventually('some pages of jobs committed', async () => (await theImport(tenant)).jobsImported >= 1_000, { timeoutMs: 60_000 });
+      await worker.stop('SIGKILL');
+      await sleep(500); // a commit the worker had sent lands (or not) before the checkpoints are read
+      const killed = await theImport(tenant);
+      const checkpoints = new Map(
+        (
+          await db.query<{ run: string; next: number }>(
+            'SELECT "externalRunId" AS run, "jobsNextPage" AS next FROM "CiUsageRecord" WHERE "codeSourceId" = $1',
+            [sourceId],
+          )
+        ).rows.map((r) => [r.run, r.next]),
+      );
+      const stored = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM "CiJobUsage" WHERE "codeSourceId" = $1', [sourceId])).rows[0].n;
+      expect(killed.status).toBe('RUNNING');
+      expect(stored).toBe(killed.jobsImported);
+      // Each run's checkpoint is the page after the last one committed: (its stored jobs / 100) + 1.
+      for (const [run, nextPage] of checkpoints) {
+        const mine = (
+          await db.query<{ n: number }>('SELECT count(*)::int AS n FROM "CiJobUsage" WHERE "codeSourceId" = $1 AND "externalRunId" = $2', [sourceId, run])
+        ).rows[0].n;
+        expect(nextPage).toBe(mine / 100 + 1);
+      }
+      const before = scripted.seen.length;
+      worker = await startBoundsWorker();
+      const done = await finished(tenant, 120_000);
+      expect(done).toMatchObject({ status: 'SUCCEEDED', pagesDone: 1, runsImported: RUNS, jobsImported: RUNS * PAGES * 100 });
+      const after = scripted.seen.slice(before).filter((s) => s.path.includes('/long-runs/'));
+      for (const [run, nextPage] of checkpoints) {
+        const pagesAsked = after.filter((s) => s.path.includes(`/runs/${run}/jobs`)).map((s) => Number(new URL(s.path, scripted.url).searchParams.get('page')));
+        expect(Math.min(...pagesAsked)).toBe(nextPage);
+        expect(pagesAsked.sort((a, b) => a - b)).toEqual(Array.from({ length: PAGES + 1 - nextPage }, (_, i) => nextPage + i));
+      }
+      expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM "CiJobUsage" WHERE "codeSourceId" = $1', [sourceId])).rows[0].n).toBe(
+        RUNS * PAGES * 100,
+      );
+      process.stdout.write(`resume mid-run: killed with ${killed.jobsImported} jobs committed, run checkpoints ${[...checkpoints.values()].join(', ')}\n`);
+    } finally {
+      await db.end();
+    }
+  }, 240_000);
 
   it('fails an import whose worker stalls again and again (a crash loop) after USAGE_IMPORT_MAX_STALLS, with the reason', async () => {
     // Never answers: the worker holds the import until it is killed.
