@@ -28,9 +28,11 @@ export class Webhooks {
   ): Promise<EmulatedDelivery> {
     const webhook = this.state.webhook;
     if (!webhook) throw new Error('the emulator has no webhook configured');
-    const full = webhook.installationId !== undefined ? { ...payload, installation: { id: webhook.installationId } } : payload;
+    const installationId = webhook.installationId ?? this.appInstallationOf(payload);
+    const full = installationId !== undefined ? { ...payload, installation: { id: installationId } } : payload;
     const body = JSON.stringify(full);
-    const signature = options.signature === undefined ? signature256(body, options.secret ?? webhook.secret) : options.signature;
+    const secret = options.secret ?? (webhook.appSecret !== undefined && installationId !== undefined ? webhook.appSecret : webhook.secret);
+    const signature = options.signature === undefined ? signature256(body, secret) : options.signature;
     return this.post({ id: options.id ?? randomUUID(), event, body, signature: signature ?? '', status: 0, response: '' });
   }
 
@@ -92,8 +94,16 @@ export class Webhooks {
     });
   }
 
-  /** A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from outside). */
-  push(repository: string, ref: string, before: string, after: string, pusher = 'someone'): Promise<EmulatedDelivery> {
+  /**
+   * A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from
+   * outside). `commits`: that many entries in `commits` (GitHub lists up to 2,048), each shaped as
+   * GitHub writes them (id, tree, message, timestamp, url, author and committer, added, removed and
+   * modified paths), the last one also as `head_commit`.
+   */
+  push(repository: string, ref: string, before: string, after: string, pusher = 'someone', options: { commits?: number } = {}): Promise<EmulatedDelivery> {
+    const commits = Array.from({ length: options.commits ?? 0 }, (_, i) =>
+      this.pushedCommit(repository, i, i === (options.commits ?? 0) - 1 ? after : undefined),
+    );
     return this.deliver('push', {
       ref,
       before,
@@ -102,7 +112,35 @@ export class Webhooks {
       deleted: /^0+$/.test(after),
       pusher: { name: pusher },
       repository: this.repoRef(repository),
+      ...(commits.length > 0 && { commits, head_commit: commits[commits.length - 1] }),
     });
+  }
+
+  /** One entry of a push's `commits`, of about the size GitHub sends (a short message, a few paths). */
+  private pushedCommit(repository: string, i: number, sha?: string): Record<string, unknown> {
+    const id = sha ?? createHmac('sha1', repository).update(String(i)).digest('hex');
+    const person = { name: 'Mona Octocat', email: 'mona@users.noreply.github.com', username: 'mona' };
+    return {
+      id,
+      tree_id: createHmac('sha1', 'tree').update(id).digest('hex'),
+      distinct: true,
+      message: `Change ${i}: adjust the handling of case ${i} in the service layer\n\nSigned-off-by: Mona Octocat <mona@users.noreply.github.com>`,
+      timestamp: new Date(Date.now() - (2_000 - i) * 60_000).toISOString(),
+      url: `https://github.com/${repository}/commit/${id}`,
+      author: person,
+      committer: person,
+      added: i % 5 === 0 ? [`src/modules/feature-${i}/handler-${i}.ts`] : [],
+      removed: [],
+      modified: [`src/modules/service/case-${i % 97}.ts`, `test/service/case-${i % 97}.spec.ts`],
+    };
+  }
+
+  /** With the App's secret configured: the installation on the owner of the payload's repository, if any. */
+  private appInstallationOf(payload: Record<string, unknown>): number | undefined {
+    if (this.state.webhook?.appSecret === undefined) return undefined;
+    const owner = String((payload.repository as { owner?: { login?: string } } | undefined)?.owner?.login ?? '').toLowerCase();
+    for (const installation of this.state.installations.values()) if (installation.account.toLowerCase() === owner) return installation.id;
+    return undefined;
   }
 
   /** Records a ref the API moved and, as GitHub, sends a push event for every branch update, whoever made it (the queue's own lands too). */
