@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
 import { Permission } from '@/common/auth/permissions';
@@ -6,6 +6,7 @@ import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
+import { NoStore } from '@/common/http/no-store';
 import { RateLimit } from '@/common/throttling/rate-limit.decorators';
 import { ApiKeyErrors } from './api-keys.errors';
 import { ApiKeysService } from './api-keys.service';
@@ -19,8 +20,7 @@ export class ApiKeysController {
   @Post()
   @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
-  // The response carries the secret: no cache on the way may keep it.
-  @Header('Cache-Control', 'no-store')
+  @NoStore()
   @ApiOperation({
     summary: 'Create an API key',
     description:
@@ -63,7 +63,7 @@ export class ApiKeysController {
   @Post(':id/rotate')
   @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
-  @Header('Cache-Control', 'no-store')
+  @NoStore()
   @ApiOperation({
     summary: 'Rotate an API key',
     description:
