@@ -265,6 +265,7 @@ describe('Failed authentication in one process', () => {
         oauthCallback: 30,
         usageImport: 5,
         webhooks: 1200,
+        healthReady: 300,
       },
     });
     expect(text).toContain('600 requests per window');
@@ -278,6 +279,7 @@ describe('Failed authentication in one process', () => {
     expect(text).toContain(
       '`webhooks` (provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget): 1200 per 60 s per client address',
     );
+    expect(text).toContain('`healthReady` (readiness probes (GET /health/ready), instead of the unauthenticated budget): 300 per 60 s per client address');
     expect(text).toContain('Retry-After');
   });
 });

@@ -35,6 +35,13 @@ export const NAMED_RATE_LIMITS = {
     limit: (config: AppConfig) => config.rateLimits.webhooks,
     replacesAddressBudget: true,
   },
+  // Public and probed often from a few addresses (a balancer's, a node's): a budget of its own, instead of the address budget.
+  healthReady: {
+    what: 'readiness probes (GET /health/ready), instead of the unauthenticated budget',
+    per: 'address',
+    limit: (config: AppConfig) => config.rateLimits.healthReady,
+    replacesAddressBudget: true,
+  },
 } as const;
 
 const PER_LABEL = {

@@ -47,6 +47,11 @@ export const rateLimitsConfig = feature(
       '`POST /webhooks/github` per window per client address, instead of the unauthenticated budget (GitHub delivers from a few addresses)',
       'POST /webhooks/github per client address (GitHub delivers from a few addresses)',
     ),
+    RATE_LIMIT_HEALTH_READY: budget(
+      300,
+      '`GET /health/ready` per window per client address, instead of the unauthenticated budget (probes come often from a few addresses; the answer is cached for a second in each process anyway)',
+      'GET /health/ready per client address (probes come often from a few addresses)',
+    ),
   },
   (v) => ({
     rateLimits: {
@@ -63,6 +68,7 @@ export const rateLimitsConfig = feature(
       oauthCallback: v.RATE_LIMIT_OAUTH_CALLBACK,
       usageImport: v.RATE_LIMIT_USAGE_IMPORT,
       webhooks: v.RATE_LIMIT_WEBHOOKS,
+      healthReady: v.RATE_LIMIT_HEALTH_READY,
     },
   }),
 );
