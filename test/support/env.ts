@@ -13,6 +13,8 @@ process.env.RATE_LIMIT_KEY_CREATION ??= '1000000';
 process.env.RATE_LIMIT_REPORTS ??= '1000000';
 process.env.RATE_LIMIT_OAUTH_CALLBACK ??= '1000000';
 process.env.RATE_LIMIT_HEALTH_READY ??= '1000000';
+process.env.RATE_LIMIT_PER_ORGANIZATION ??= '1000000';
+process.env.RATE_LIMIT_UNAUTHENTICATED_PER_IPV6_48 ??= '1000000';
 // A GitHub OAuth app as far as the API can tell without a provider: suites that talk to one point
 // GITHUB_API_URL / GITHUB_WEB_URL at the provider emulator (test/support/git.ts).
 process.env.GITHUB_CLIENT_ID ??= 'Iv1.testclient';
