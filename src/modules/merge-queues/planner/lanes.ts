@@ -1,5 +1,5 @@
 import { globProblem } from './glob';
-import { alternativesOf, compilePathGroups, globstarsOf, lanesFor, PATH_MATCH_LIMITS } from './path-matcher';
+import { alternativesOf, compilePathGroups, globstarsOf, type LanesReason, type LanesVerdict, lanesFor, PATH_MATCH_LIMITS } from './path-matcher';
 
 /*
  * Lanes (issue 22, part 4): a queue configured with path groups has one lane per group, and a PR
@@ -33,6 +33,26 @@ export const PATH_GROUP_NAME = /^[a-z0-9][a-z0-9._-]{0,39}$/;
  * path groups when the PR was enqueued or its head last moved).
  */
 export type ChangedPaths = readonly string[] | null;
+
+/**
+ * What an entry row keeps of its PR's changed paths (issue 41): the list when it holds at most
+ * `maxPaths` paths of at most `maxChars` characters together; beyond, only its lanes (and how many
+ * paths there were), and a change of path groups asks the provider again. Views never read them.
+ */
+export const KEPT_PATHS_LIMITS = { maxPaths: 1_000, maxChars: 100_000 } as const;
+
+/** The paths an entry row keeps (KEPT_PATHS_LIMITS), or null: none (not known, or too many to keep). */
+export function keptPaths(paths: ChangedPaths): readonly string[] | null {
+  if (paths === null || paths.length > KEPT_PATHS_LIMITS.maxPaths) return null;
+  let chars = 0;
+  for (const path of paths) if ((chars += path.length) > KEPT_PATHS_LIMITS.maxChars) return null;
+  return paths;
+}
+
+/** Every lane of the groups, for `reason`. */
+export function everyLane(groups: readonly PathGroup[], reason: LanesReason | null): LanesVerdict {
+  return { lanes: groups.map((g) => g.name), reason };
+}
 
 /** A queue's path groups as its stored settings hold them (the planner's config; none: the queue is one line). */
 export function pathGroupsOf(queue: { settings: unknown }): PathGroup[] {

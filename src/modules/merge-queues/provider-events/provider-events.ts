@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
+import { type AskedPaths, keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
 import { batchRowId } from '../engine/ids';
 import { MergeQueueWriter } from '../engine/queue-writer';
 import { MergeQueuesRepository } from '../merge-queues.repository';
-import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
+import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
 
 /** Where a provider event came from, for the queue's event trail. */
 export interface ProviderSource {
@@ -175,7 +175,7 @@ export class MergeQueueProviderEvents {
    * integration, git) is 'failed': the PR is in every lane and the worker asks again (MergeQueuePaths.ask). The
    * head update itself never fails on a listing of paths.
    */
-  private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<ChangedPaths | undefined | 'failed'> {
+  private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<AskedPaths | undefined | 'failed'> {
     try {
       return await this.paths.of(await this.repository.find(organizationId, queueId), headSha);
     } catch (error) {
