@@ -2,7 +2,8 @@ import type { AppConfig } from '@/common/config/app-config';
 import { compilePathGroups, lanesFor, type PathGroup } from '../planner';
 import { INLINE_MATCH_STEPS, PathMatching } from './path-matching';
 
-const matching = (deadlineMs: number, threads = 1) => new PathMatching({ mergeQueues: { pathMatchDeadlineMs: deadlineMs, pathMatchThreads: threads } } as AppConfig);
+const matching = (deadlineMs: number, threads = 1) =>
+  new PathMatching({ mergeQueues: { pathMatchDeadlineMs: deadlineMs, pathMatchThreads: threads } } as AppConfig);
 
 const GROUPS: PathGroup[] = [
   { name: 'api', paths: ['services/api/', '**/*.proto'] },
@@ -37,7 +38,12 @@ describe('PathMatching: lanes off the event loop, with a deadline', () => {
     expect(verdict).toEqual({ lanes: HEAVY.map((g) => g.name), reason: { kind: 'deadline', ms: 50 } });
     // Answered at the deadline (plus the thread's start), not after the whole match.
     expect(took).toBeLessThan(15_000);
-    expect(await subject.lanes(GROUPS, Array.from({ length: 3_000 }, () => 'apps/web/x.ts'))).toEqual({ lanes: ['web'], reason: null });
+    expect(
+      await subject.lanes(
+        GROUPS,
+        Array.from({ length: 3_000 }, () => 'apps/web/x.ts'),
+      ),
+    ).toEqual({ lanes: ['web'], reason: null });
   }, 60_000);
 
   it('a path over the limits or paths not known are every lane without matching', async () => {

@@ -210,12 +210,13 @@ function startOf(m: CompiledPathGroups, b: Builder): DfaState {
   return m.start;
 }
 
-/** The DFA state `from` leads to on the character `code`; counts the NFA states it looked at. */
-function move(m: CompiledPathGroups, b: Builder, from: DfaState, code: number, work: { steps: number }): DfaState {
+/** Adds to the builder's set the NFA states `states` lead to on the character `code`. */
+function stepInto(m: CompiledPathGroups, b: Builder, states: ArrayLike<number>, code: number): void {
   b.stamp++;
   b.list = [];
   const ch = String.fromCharCode(code);
-  for (const s of from.states) {
+  for (let i = 0; i < states.length; i++) {
+    const s = states[i];
     const state = m.nfa[s];
     if (code === SLASH) {
       if (state.kind === Kind.SegmentEnd) addState(m, b, state.next);
@@ -230,18 +231,21 @@ function move(m: CompiledPathGroups, b: Builder, from: DfaState, code: number, w
         if (matchesOne(state.token!, ch)) addState(m, b, state.next);
         break;
       case Kind.Star:
+      case Kind.GlobstarInside:
         addState(m, b, s);
         break;
       case Kind.GlobstarStart:
         addState(m, b, state.inside);
         break;
-      case Kind.GlobstarInside:
-        addState(m, b, s);
-        break;
       default:
         break;
     }
   }
+}
+
+/** The DFA state `from` leads to on the character `code`, made and cached; counts the NFA states it looked at. */
+function move(m: CompiledPathGroups, b: Builder, from: DfaState, code: number, work: { steps: number }): DfaState {
+  stepInto(m, b, from.states, code);
   work.steps += from.states.length;
   const to = dfaOf(m, b);
   // A cache cleared meanwhile dropped `from`: remembering the move on it does no harm.
@@ -251,14 +255,21 @@ function move(m: CompiledPathGroups, b: Builder, from: DfaState, code: number, w
 
 /**
  * The groups (bit g: group g) `path` matches, or null when `stop` asked to stop. `work.steps`
- * grows by the path's length plus the NFA states every uncached step looked at.
+ * grows by the path's length plus the NFA states every uncached step looked at. A path that keeps
+ * making new DFA states (patterns whose automaton grows with every character, `*a??????`) goes on
+ * as a plain NFA simulation: the same states each step, without the cost of naming and caching
+ * sets that will not come back.
  */
 export function groupsOf(m: CompiledPathGroups, path: string, work: { steps: number; nextStop: number }, stop?: () => boolean): number | null {
   const b = builderOf(m);
   let at = startOf(m, b);
+  let made = 0;
   for (let i = 0; i < path.length; i++) {
     const code = path.charCodeAt(i);
-    at = at.moves.get(code) ?? move(m, b, at, code, work);
+    const known = at.moves.get(code);
+    if (known) at = known;
+    else if (++made > MAX_MADE_PER_PATH) return simulate(m, b, at.states, path, i, work, stop);
+    else at = move(m, b, at, code, work);
     work.steps++;
     if (stop && work.steps >= work.nextStop) {
       work.nextStop = work.steps + STOP_EVERY;
@@ -266,6 +277,34 @@ export function groupsOf(m: CompiledPathGroups, path: string, work: { steps: num
     }
   }
   return at.groups;
+}
+
+/** New DFA states one path may make before it goes on as an NFA simulation. */
+const MAX_MADE_PER_PATH = 64;
+
+/** The rest of `path` from `from` (the NFA states before character `start`), one set per character. */
+function simulate(
+  m: CompiledPathGroups,
+  b: Builder,
+  from: ArrayLike<number>,
+  path: string,
+  start: number,
+  work: { steps: number; nextStop: number },
+  stop?: () => boolean,
+): number | null {
+  let states: ArrayLike<number> = from;
+  for (let i = start; i < path.length; i++) {
+    stepInto(m, b, states, path.charCodeAt(i));
+    work.steps += states.length + 1;
+    states = b.list;
+    if (stop && work.steps >= work.nextStop) {
+      work.nextStop = work.steps + STOP_EVERY;
+      if (stop()) return null;
+    }
+  }
+  let groups = 0;
+  for (let i = 0; i < states.length; i++) if (m.nfa[states[i]].accepts !== -1) groups |= 1 << m.nfa[states[i]].accepts;
+  return groups;
 }
 
 const builders = new WeakMap<CompiledPathGroups, Builder>();
