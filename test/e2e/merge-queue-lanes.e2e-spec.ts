@@ -545,7 +545,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(cut.lanes).toEqual(['api', 'web', 'docs']);
     expect((await entryRow(cut.id)).changedPaths).toBeNull();
     expect([api.pathsStatus, justUnder.pathsStatus, cut.pathsStatus]).toEqual(['listed', 'listed', 'unlisted']);
-  });
+    // Two commits of 299 and 300 files through the emulator's git: slow on a loaded machine.
+  }, 90_000);
 
   it('GitHub: the worker asks the paths of entries queued before the groups, waiting out a rate limit without using up its attempts', async () => {
     const files = { 'api-main.ts': 'api\n', 'web-index.ts': 'web\n' };
