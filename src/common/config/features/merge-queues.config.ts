@@ -85,7 +85,7 @@ export const mergeQueuesConfig = feature(
       min: 1,
       max: 600_000,
       default: 2_000,
-      doc: "how long matching one PR's changed paths against its queue's path groups may take (on a worker thread, counted from when it was asked): past it the PR is in every lane with the reason, never a stall (docs/merge-queue.md, \"Lanes\")",
+      doc: 'how long matching one PR\'s changed paths against its queue\'s path groups may take (on a worker thread, counted from when it was asked): past it the PR is in every lane with the reason, never a stall (docs/merge-queue.md, "Lanes")',
       comment: "How long matching one PR's changed paths to its queue's path groups may take; past it the PR is in every lane.",
     }),
     MERGE_QUEUE_PATH_MATCH_THREADS: int({

@@ -31,13 +31,15 @@ describe('PathMatching: lanes off the event loop, with a deadline', () => {
   }, 60_000);
 
   it('past its deadline the PR is in every lane with the reason, and the thread serves the next PR', async () => {
-    subject = matching(50);
+    subject = matching(1_000);
     const started = Date.now();
     const verdict = await subject.lanes(HEAVY, heavyPaths);
     const took = Date.now() - started;
-    expect(verdict).toEqual({ lanes: HEAVY.map((g) => g.name), reason: { kind: 'deadline', ms: 50 } });
-    // Answered at the deadline (plus the thread's start), not after the whole match.
+    expect(verdict).toEqual({ lanes: HEAVY.map((g) => g.name), reason: { kind: 'deadline', ms: 1_000 } });
+    // Answered at the deadline (plus the thread's start), not after the whole match (minutes).
+    expect(took).toBeGreaterThanOrEqual(1_000);
     expect(took).toBeLessThan(15_000);
+    // The same thread, stopped at its deadline, answers the next PR in time.
     expect(
       await subject.lanes(
         GROUPS,

@@ -2,9 +2,6 @@ import { compileGlob, globProblem } from './glob';
 import { checkedPathGroups } from './lanes';
 import { compilePathGroups, globstarsOf, lanesFor, lanesReasonText, PATH_MATCH_LIMITS } from './path-matcher';
 
-/** The compiled matcher's answer for one pattern alone. */
-const compiled = (pattern: string, path: string) => lanesFor(compilePathGroups([{ name: 'g', paths: [pattern] }]), [path])!.reason === null;
-
 /** A small seeded generator (mulberry32): the same cases on every run, a failure reproducible. */
 function random(seed: number): () => number {
   return () => {
