@@ -23,6 +23,8 @@ import type { MatchAnswer, MatchRequest } from './path-matching.worker';
  * compiled groups' size) is at most this runs on the calling thread: well under a millisecond.
  */
 export const INLINE_MATCH_STEPS = 200_000;
+/** ...and whose groups compile to at most this many NFA states (compiling costs about a microsecond each). */
+export const INLINE_COMPILED_SIZE = 10_000;
 /** How long past its deadline a thread may stay silent before it is replaced (it checks the clock every few thousand steps). */
 const GRACE_MS = 1_000;
 /** Compiled groups kept on the calling thread (each holds its own DFA cache). */
@@ -67,6 +69,7 @@ export class PathMatching implements OnModuleDestroy {
   async lanes(groups: readonly PathGroup[], paths: ChangedPaths): Promise<LanesVerdict> {
     if (groups.length === 0) return { lanes: [], reason: null };
     if (paths === null) return everyLane(groups, { kind: 'unlisted' });
+    if (paths.length === 0) return { lanes: [], reason: null };
     // Over a path limit: answered without compiling or matching anything.
     for (const path of paths) {
       const over = pathOverLimits(path);
@@ -74,7 +77,8 @@ export class PathMatching implements OnModuleDestroy {
     }
     const key = JSON.stringify(groups);
     const asked = Date.now();
-    if (matchWorkBound(compiledSizeOf(groups), paths) <= INLINE_MATCH_STEPS) return lanesFor(this.compiledFor(key, groups), paths)!;
+    const size = compiledSizeOf(groups);
+    if (size <= INLINE_COMPILED_SIZE && matchWorkBound(size, paths) <= INLINE_MATCH_STEPS) return lanesFor(this.compiledFor(key, groups), paths)!;
     const verdict = await this.onThread({ id: this.nextId++, key, groups: [...groups], paths: [...paths], deadlineAt: asked + this.deadlineMs });
     return verdict ?? everyLane(groups, { kind: 'deadline', ms: this.deadlineMs });
   }
