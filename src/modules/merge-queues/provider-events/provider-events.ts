@@ -5,7 +5,7 @@ import { MergeQueueGits } from '../engine/gits';
 import { batchRowId } from '../engine/ids';
 import { MergeQueueWriter } from '../engine/queue-writer';
 import { MergeQueuesRepository, type QueueConcern } from '../merge-queues.repository';
-import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
+import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
 import { countCheck, policyOf, type QueuePolicy, type ReportedCheckSource } from '../policy/queue-policy';
 
 /** The reason a push removes a PR (its `block`; its commit status reads "Removed: <reason>"). */
