@@ -1,12 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Client } from 'pg';
 import request from 'supertest';
-import { createTenant, type TestTenant } from '../support/factories';
-import { createGitTestApp, GitProviderEmulator } from '../support/git';
+import { Writable } from 'node:stream';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { AppLogger, createRootLogger } from '@/common/logging/request-logger';
+import { PrismaService } from '@/common/prisma/prisma.service';
+import { createTestApp } from '../support/app';
+import { createMember, createTenant, type TestTenant } from '../support/factories';
+import { createGitTestApp, gitTestConfig, GitProviderEmulator } from '../support/git';
 import { OAuthTestBrowser } from '../support/oauth-browser';
 import { OPEN_REDIRECT_PROBES } from '../support/open-redirect-probes';
 
@@ -16,6 +21,7 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
   let tenant: TestTenant;
   let octocat: { token: string };
   const http = () => request(app.getHttpServer());
+  const prisma = () => app.get(PrismaService, { strict: false });
 
   beforeAll(async () => {
     emulator = await new GitProviderEmulator().start();
@@ -80,6 +86,46 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       emulator.knobs.delayMs = 2500;
       expect((await tokenIntegration(octocat.token).expect(502)).body.code).toBe('dpa:GitProvider:TIMEOUT');
       expect((await http().get('/integrations').set(tenant.auth).expect(200)).body.meta.totalCount).toBe(before);
+    });
+
+    it('issue 41: GitHub at a host that does not resolve is a 502 UNAVAILABLE with nothing stored, logged without the logger throwing', async () => {
+      // The real logger (tests otherwise log nothing): logging the provider's failure threw in pino's error serializer, and the answer became a 500.
+      const lines: Record<string, unknown>[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+          done();
+        },
+      });
+      const base = gitTestConfig(emulator);
+      const offline = await createTestApp({}, (builder) =>
+        builder
+          .overrideProvider(APP_CONFIG)
+          .useValue({
+            ...base,
+            git: { ...base.git, github: { ...base.git.github, apiUrl: 'http://nonexistent.invalid', webUrl: 'http://nonexistent.invalid' } },
+          })
+          .overrideProvider(AppLogger)
+          .useValue(new AppLogger(createRootLogger('info', sink))),
+      );
+      try {
+        const who = await createTenant(offline, 'offline');
+        const name = `offline ${Date.now()}`;
+        const response = await request(offline.getHttpServer())
+          .post('/integrations')
+          .set(who.auth)
+          .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name, token: 'ghp_offline' } });
+        expect([response.status, response.body.code]).toEqual([502, 'dpa:GitProvider:UNAVAILABLE']);
+        expect(response.body.metadata).toBeUndefined();
+        const list = await request(offline.getHttpServer()).get('/integrations').set(who.auth).expect(200);
+        expect(list.body.meta.totalCount).toBe(0);
+        const failed = lines.find((line) => line.msg === 'request failed' && line.requestId === response.body.requestId);
+        expect(failed).toMatchObject({ level: 50, code: 'dpa:GitProvider:UNAVAILABLE', err: { type: 'AppError' } });
+        expect(JSON.stringify(lines)).not.toContain('not extensible');
+        expect(JSON.stringify(lines)).not.toContain('ghp_offline');
+      } finally {
+        await offline.close();
+      }
     });
 
     it('answers 503 with Retry-After when the provider rate-limits', async () => {
@@ -173,7 +219,10 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
     });
 
     it('LOCAL_GIT: connects a bare repository by path and maps what git knows', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'local-git-'));
+      // The organization's own directory under GIT_LOCAL_ROOT (the OS temporary directory here).
+      const own = join(realpathSync(tmpdir()), tenant.organizationId);
+      mkdirSync(own, { recursive: true });
+      const dir = mkdtempSync(join(own, 'local-git-'));
       try {
         const path = join(dir, 'demo.git');
         execFileSync('git', ['init', '--bare', '--quiet', path]);
@@ -213,6 +262,60 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    });
+
+    it("issue 41: LOCAL_GIT repositories belong to the organization whose directory holds them; another organization's is a 422, first or not", async () => {
+      const root = realpathSync(tmpdir());
+      const other = await createTenant(app, 'git-local-other');
+      const theirs = join(root, other.organizationId, `r-${Date.now()}.git`);
+      const mine = join(root, tenant.organizationId, `r-${Date.now()}.git`);
+      const loose = join(mkdtempSync(join(root, 'local-git-loose-')), 'loose.git');
+      for (const path of [theirs, mine, loose]) execFileSync('git', ['init', '--bare', '--quiet', path]);
+      try {
+        const attach = (who: TestTenant, repository: string) =>
+          http()
+            .post('/code-sources')
+            .set(who.auth)
+            .send({ data: { provider: 'LOCAL_GIT', repository } });
+        // Nobody has attached it yet: still not ours to take.
+        const taken = await attach(tenant, theirs).expect(422);
+        expect(taken.body).toMatchObject({ code: 'dpa:CodeSource:INVALID_REPOSITORY' });
+        expect(taken.body.details[0].items[0]).toContain(`data.repository: must be under this organization's directory ${join(root, tenant.organizationId)}`);
+        // A repository directly under the shared root is nobody's.
+        expect((await attach(tenant, loose).expect(422)).body.code).toBe('dpa:CodeSource:INVALID_REPOSITORY');
+        // A symlink in our directory to theirs resolves into theirs: refused as well.
+        const link = join(root, tenant.organizationId, `link-${Date.now()}.git`);
+        symlinkSync(theirs, link);
+        expect((await attach(tenant, link).expect(422)).body.code).toBe('dpa:CodeSource:INVALID_REPOSITORY');
+        await attach(other, theirs).expect(201);
+        await attach(tenant, mine).expect(201);
+      } finally {
+        for (const path of [theirs, mine, dirname(loose)]) rmSync(path, { recursive: true, force: true });
+      }
+    });
+
+    it('issue 41: a MEMBER attaches only repositories of the integration account; one its token merely reaches needs integrations:write', async () => {
+      emulator.addRepository('octocat', 'member-ok');
+      emulator.addRepository('someorg', 'shared-with-octocat', { private: true, collaborators: ['someorg', 'octocat'] });
+      const member = await createMember(app, tenant, 'MEMBER');
+      const outside = await http()
+        .post('/code-sources')
+        .set(member.auth)
+        .send({ data: { integrationId, repository: 'someorg/shared-with-octocat' } })
+        .expect(403);
+      expect(outside.body).toMatchObject({ code: 'dpa:CodeSource:REPOSITORY_OUTSIDE_ACCOUNT', metadata: { permission: 'integrations:write' } });
+      expect(await prisma().codeSource.count({ where: { organizationId: tenant.organizationId, nameWithOwner: 'someorg/shared-with-octocat' } })).toBe(0);
+      await http()
+        .post('/code-sources')
+        .set(member.auth)
+        .send({ data: { integrationId, repository: 'octocat/member-ok' } })
+        .expect(201);
+      // The ADMIN who manages integrations decides to use the token there.
+      await http()
+        .post('/code-sources')
+        .set(tenant.auth)
+        .send({ data: { integrationId, repository: 'someorg/shared-with-octocat' } })
+        .expect(201);
     });
   });
 
@@ -255,12 +358,25 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       }
     };
 
+    /** The one-time code the callback's page shows in the browser that authorized. */
+    const codeOn = (page: string) => page.match(/Confirmation code: <code>([0-9A-Z-]+)<\/code>/)?.[1] as string;
+    /** POST /integrations/{id}/confirm as `who` (the member who started the flows here, unless told). */
+    const confirm = (id: string, data: Record<string, unknown>, who: TestTenant = tenant) =>
+      http().post(`/integrations/${id}/confirm`).set(who.auth).send({ data });
+    /** The member's browser authorizes as `login` and the member confirms with what the page shows: ACTIVE. */
+    const authorizeAndConfirm = async (login: string, flow: { id: string; browser: OAuthTestBrowser; providerUrl: URL }) => {
+      const done = await authorizeAs(login, flow.browser, flow.providerUrl);
+      expect(done.status).toBe(200);
+      await confirm(flow.id, { externalAccountName: login, confirmationCode: codeOn(done.text) }).expect(200);
+      return done;
+    };
+
     beforeAll(() => {
       emulator.callbackUrl = `${API}/scm/callback`;
       emulator.addUser('victim');
     });
 
-    it('runs the whole OAuth flow in one browser: start URL sets the flow cookie, provider, callback, ACTIVE with the account shown', async () => {
+    it('runs the whole OAuth flow in one browser: start URL sets the flow cookie, provider, callback page with the account and a code, ACTIVE once the member confirms', async () => {
       const flow = await create('OAUTH');
       expect(flow.body.status).toBe('INITIATED');
       expect(`${flow.url.origin}${flow.url.pathname}`).toBe(`${API}/scm/authorize`);
@@ -282,10 +398,24 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       expect(cookie).toMatch(/; Max-Age=(5\d\d|600)(;|$)/);
       expect(cookie).not.toMatch(/Domain=/i);
       const done = await authorizeAs('octocat', browser, provider);
-      expect(done.status).toBe(302);
-      expect(done.location).toBe('/settings/git');
+      // Authorized, not connected: a page with the account, the organization and the one-time code, and what to do.
+      expect(done.status).toBe(200);
+      expect(done.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(done.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(done.headers['cache-control']).toBe('no-store');
+      expect(done.text).toContain('<strong>octocat</strong>');
+      expect(done.text).toContain(`POST http:&#47;&#47;api.test&#47;integrations&#47;${flow.id}&#47;confirm`);
+      const code = codeOn(done.text);
+      expect(code).toMatch(/^[0-9A-Z]{4}(-[0-9A-Z]{4}){7}$/);
+      expect(done.text).toContain(`href="&#47;settings&#47;git#integration_confirmation&#61;${code}"`);
       expect(browser.cookies.size).toBe(0);
-      expect(await integrationOf(flow.id)).toMatchObject({ status: 'ACTIVE', externalAccountName: 'octocat' });
+      expect(await integrationOf(flow.id)).toMatchObject({ status: 'PENDING_CONFIRMATION', externalAccountName: 'octocat' });
+      const confirmed = await confirm(flow.id, { externalAccountName: 'OctoCat', confirmationCode: code.toLowerCase() }).expect(200);
+      expect(confirmed.body.data).toMatchObject({ id: flow.id, status: 'ACTIVE', externalAccountName: 'octocat' });
+      // Single use: once ACTIVE, nothing is waiting.
+      expect((await confirm(flow.id, { externalAccountName: 'octocat', confirmationCode: code }).expect(409)).body.code).toBe(
+        'dpa:Integration:NOT_PENDING_CONFIRMATION',
+      );
       // Replayed state: back to the original URL with a flag; no token exchange, nothing changes.
       const before = exchanges();
       const replay = await callback(new OAuthTestBrowser(app), { code: emulator.issueCode('octocat'), state: flow.state });
@@ -311,8 +441,7 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
       emulator.addInstallation('octocat', ['octocat']);
       const flow = await start('APP_INSTALLATION');
       expect(flow.providerUrl.pathname).toBe(`/apps/${emulator.appSlug}/installations/new`);
-      const done = await authorizeAs('octocat', flow.browser, flow.providerUrl);
-      expect(done.location).toBe('/settings/git');
+      await authorizeAndConfirm('octocat', flow);
       expect(await integrationOf(flow.id)).toMatchObject({ status: 'ACTIVE', externalAccountName: 'octocat' });
     });
 
@@ -401,12 +530,147 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
           expect(await integrationOf(flow.id)).toMatchObject({ status: 'FAILED', externalAccountId: '' });
         }
         // Both browsers still finish their own flows.
-        expect((await authorizeAs('octocat', mine.browser, mine.providerUrl)).location).toBe('/settings/git');
-        expect((await authorizeAs('octocat', other.browser, other.providerUrl)).location).toBe('/settings/git');
+        await authorizeAndConfirm('octocat', mine);
+        await authorizeAndConfirm('octocat', other);
       });
     });
 
-    describe('issue 24: once the state identifies the flow, every answer is a 302 back', () => {
+    describe('issue 41: the connection is confirmed by the member who started it, not by the browser that opened the link', () => {
+      it('a forwarded start link opened by someone else does not make an ACTIVE integration', async () => {
+        // The member forwards the link unopened; another person opens it first and authorizes as themselves.
+        const flow = await create('OAUTH');
+        const stranger = new OAuthTestBrowser(app);
+        const { next } = await stranger.follow(flow.url, onApi);
+        const done = await authorizeAs('victim', stranger, next as URL);
+        expect(done.status).toBe(200);
+        expect(done.text).toContain('<strong>victim</strong>');
+        expect(done.text).toContain('If someone else sent you the link');
+        const integration = await integrationOf(flow.id);
+        expect(integration).toMatchObject({ status: 'PENDING_CONFIRMATION', externalAccountName: 'victim' });
+        // Nothing uses it: no code source, and the member cannot make it ACTIVE without the code only that browser saw.
+        const attach = await http()
+          .post('/code-sources')
+          .set(tenant.auth)
+          .send({ data: { integrationId: flow.id, repository: 'octocat/hello-world' } });
+        expect([attach.status, attach.body.code]).toEqual([422, 'dpa:CodeSource:INTEGRATION_NOT_ACTIVE']);
+        const expected = await confirm(flow.id, { externalAccountName: 'octocat', confirmationCode: 'AAAA-BBBB-CCCC-DDDD' }).expect(422);
+        expect(expected.body.code).toBe('dpa:Integration:CONFIRMATION_MISMATCH');
+        expect(expected.body.details[0].items).toEqual([
+          'data.externalAccountName: is not the account that authorized',
+          'data.confirmationCode: does not match',
+        ]);
+        await confirm(flow.id, { externalAccountName: 'victim', confirmationCode: 'AAAA-BBBB-CCCC-DDDD' }).expect(422);
+        // The code is right but the member expects their own account: still refused.
+        expect((await confirm(flow.id, { externalAccountName: 'octocat', confirmationCode: codeOn(done.text) }).expect(422)).body.details[0].items).toEqual([
+          'data.externalAccountName: is not the account that authorized',
+        ]);
+        expect((await integrationOf(flow.id)).status).toBe('PENDING_CONFIRMATION');
+        const audit = await prisma().auditEvent.findMany({
+          where: { organizationId: tenant.organizationId, targetId: flow.id },
+          orderBy: { createdAt: 'asc' },
+        });
+        expect(audit.map((event) => event.action)).toEqual(['integration.created', 'integration.authorized']);
+      });
+
+      it('only the member who started it confirms, with their own credentials, within the hour', async () => {
+        const flow = await start('OAUTH');
+        const done = await authorizeAs('octocat', flow.browser, flow.providerUrl);
+        const code = codeOn(done.text);
+        const otherAdmin = await createMember(app, tenant, 'ADMIN');
+        const notYours = await confirm(flow.id, { externalAccountName: 'octocat', confirmationCode: code }, otherAdmin).expect(403);
+        expect(notYours.body.code).toBe('dpa:Integration:CONFIRMATION_NOT_YOURS');
+        // Another organization does not see it at all.
+        const stranger = await createTenant(app, 'git-confirm-other');
+        await confirm(flow.id, { externalAccountName: 'octocat', confirmationCode: code }, stranger).expect(404);
+        // Past the hour: 410, and it stays unconfirmed.
+        await prisma().oAuthState.updateMany({ where: { integrationId: flow.id }, data: { authorizedAt: new Date(Date.now() - 61 * 60_000) } });
+        expect((await confirm(flow.id, { externalAccountName: 'octocat', confirmationCode: code }).expect(410)).body.code).toBe(
+          'dpa:Integration:CONFIRMATION_EXPIRED',
+        );
+        expect((await integrationOf(flow.id)).status).toBe('PENDING_CONFIRMATION');
+        // An integration that never waited (API_TOKEN) is a 409.
+        const token = (await tokenIntegration(octocat.token).expect(201)).body.data.id;
+        expect((await confirm(token, { externalAccountName: 'octocat', confirmationCode: code }).expect(409)).body.code).toBe(
+          'dpa:Integration:NOT_PENDING_CONFIRMATION',
+        );
+        await confirm(flow.id, { externalAccountName: 'octocat' }).expect(400);
+      });
+    });
+
+    describe('issue 38 point 4: an installation is connected only when GitHub says the person administers it', () => {
+      const installFlow = async (installationId: number, login = 'octocat') => {
+        const flow = await start('APP_INSTALLATION');
+        const done = await callback(flow.browser, {
+          code: emulator.issueCode(login),
+          state: flow.state,
+          installation_id: String(installationId),
+          setup_action: 'install',
+        });
+        return { flow, done };
+      };
+
+      beforeAll(() => {
+        emulator.addRepository('readers-org', 'app', { collaborators: ['octocat'] });
+        emulator.addRepository('admins-org', 'covered', { private: true, collaborators: ['octocat'] });
+        emulator.addRepository('admins-org', 'outside', { private: true, collaborators: ['octocat'] });
+        emulator.addOrgMember('readers-org', 'octocat', { role: 'member' });
+        emulator.addOrgMember('admins-org', 'octocat', { role: 'admin' });
+        emulator.addOrgMember('pending-org', 'octocat', { role: 'admin', state: 'pending' });
+      });
+
+      it('refuses an installation the person can only read: an organization they are a plain or pending member of, or not one at all', async () => {
+        for (const org of ['readers-org', 'pending-org', 'no-member-org']) {
+          const readable = emulator.addInstallation(org, ['octocat'], { type: 'Organization' });
+          const { flow, done } = await installFlow(readable.id);
+          expect(done.status).toBe(302);
+          expect(done.headers.location).toBe('/settings/git?integration_error=installation_not_administered');
+          const integration = await integrationOf(flow.id);
+          expect(integration).toMatchObject({ status: 'FAILED', externalAccountId: '' });
+          expect(integration.lastError).toContain(`on the organization ${org}`);
+        }
+        // Another user's own account, listed for octocat (a collaborator): not theirs to connect.
+        const hubots = emulator.addInstallation('hubot', ['hubot', 'octocat'], { type: 'User' });
+        const { done } = await installFlow(hubots.id);
+        expect(done.headers.location).toBe('/settings/git?integration_error=installation_not_administered');
+      });
+
+      it('accepts one they administer, and its queue acts only on the repositories the installation covers', async () => {
+        const administered = emulator.addInstallation('admins-org', ['octocat'], { type: 'Organization', repositories: ['admins-org/covered'] });
+        const { flow, done } = await installFlow(administered.id);
+        expect(done.status).toBe(200);
+        await confirm(flow.id, { externalAccountName: 'octocat', confirmationCode: codeOn(done.text) }).expect(200);
+        expect((await integrationOf(flow.id)).status).toBe('ACTIVE');
+        // The token reaches admins-org/outside (octocat is a collaborator); the installation does not cover it.
+        const outside = await http()
+          .post('/code-sources')
+          .set(tenant.auth)
+          .send({ data: { integrationId: flow.id, repository: 'admins-org/outside' } })
+          .expect(422);
+        expect(outside.body).toMatchObject({ code: 'dpa:CodeSource:NOT_IN_INSTALLATION' });
+        expect(outside.body.details[0].items[0]).toMatch(/^data\.repository: admins-org\/outside is not covered/);
+        const covered = await http()
+          .post('/code-sources')
+          .set(tenant.auth)
+          .send({ data: { integrationId: flow.id, repository: 'admins-org/covered' } })
+          .expect(201);
+        await http()
+          .post('/merge-queues')
+          .set(tenant.auth)
+          .send({ data: { codeSourceId: covered.body.data.id, baseRef: 'main', requiredChecks: ['ci'] } })
+          .expect(201);
+        // The installation's selection changed on GitHub after the repository was attached: no new queue there.
+        administered.repositories = [];
+        const refused = await http()
+          .post('/merge-queues')
+          .set(tenant.auth)
+          .send({ data: { codeSourceId: covered.body.data.id, baseRef: 'release', requiredChecks: ['ci'] } })
+          .expect(422);
+        expect(refused.body).toMatchObject({ code: 'dpa:CodeSource:NOT_IN_INSTALLATION' });
+        expect(refused.body.details[0].items[0]).toMatch(/^data\.codeSourceId: /);
+      });
+    });
+
+    describe('issue 24: once the state identifies the flow, every failure is a 302 back', () => {
       it('ignores query parameters it does not know (GitHub adds some)', async () => {
         const flow = await start('OAUTH');
         const done = await callback(flow.browser, {
@@ -418,9 +682,10 @@ describe('Git providers: integrations, OAuth callback, code sources (against the
           redirect: '//evil.example',
           next: 'https://evil.example',
         });
-        expect(done.status).toBe(302);
-        expect(done.headers.location).toBe('/settings/git');
-        expect((await integrationOf(flow.id)).status).toBe('ACTIVE');
+        // Authorized (the page), nothing else read from the query.
+        expect(done.status).toBe(200);
+        expect(done.text).not.toContain('evil.example');
+        expect((await integrationOf(flow.id)).status).toBe('PENDING_CONFIRMATION');
       });
 
       it('setup_action=request (a non-owner asked for the installation): installation_requested, the integration says why', async () => {

@@ -114,14 +114,15 @@ describe('The built processes', () => {
     const tmp = mkdtempSync(join(tmpdir(), 'dpa-home-leak-'));
     const root = join(tmp, 'repos');
     try {
-      const path = join(root, 'demo.git');
+      const bootstrap = JSON.parse(node(['dist/cli.js', 'bootstrap', '--org', `home-${randomUUID()}`, '--json']).stdout);
+      // The organization's own directory under GIT_LOCAL_ROOT.
+      const path = join(root, bootstrap.organizationId, 'demo.git');
       execFileSync('git', ['init', '--bare', '--quiet', path]);
       const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' };
       const tree = execFileSync('git', ['--git-dir', path, 'mktree'], { input: '' }).toString().trim();
       const commit = execFileSync('git', ['--git-dir', path, 'commit-tree', tree, '-m', 'x'], { env: gitEnv }).toString().trim();
       execFileSync('git', ['--git-dir', path, 'update-ref', 'refs/heads/main', commit]);
       execFileSync('git', ['--git-dir', path, 'symbolic-ref', 'HEAD', 'refs/heads/main']);
-      const bootstrap = JSON.parse(node(['dist/cli.js', 'bootstrap', '--org', `home-${randomUUID()}`, '--json']).stdout);
       const api = await startApi({ TMPDIR: tmp, GIT_LOCAL_ENABLED: 'true', GIT_LOCAL_ROOT: root });
       try {
         const headers = { Authorization: `Bearer ${bootstrap.token}`, 'Content-Type': 'application/json' };

@@ -106,32 +106,42 @@ describe('Security findings: what a tenant must not be able to do', () => {
       ).toBe(0);
     });
 
-    it('lets one organization at a time attach a path: another organization gets a 409 naming no one', async () => {
-      const path = join(root, 'shared.git');
+    it("issue 41: an organization attaches only repositories under its own directory, first or not; a path held from before stays one organization's (409)", async () => {
+      mkdirSync(join(root, first.organizationId), { recursive: true });
+      mkdirSync(join(root, second.organizationId), { recursive: true });
+      const path = join(root, first.organizationId, 'shared.git');
       bareAt(path, { 'a.txt': 'a\n' });
+      // Before anyone attached it, the other organization cannot take it: it is not in its directory.
+      const early = await connect(second, path).expect(422);
+      expect(early.body.code).toBe('dpa:CodeSource:INVALID_REPOSITORY');
+      expect(JSON.stringify(early.body)).not.toContain(first.organizationId);
       const created = (await connect(first, path).expect(201)).body.data;
       expect(created.repository).toBe(path);
-      const taken = await connect(second, path).expect(409);
+      // The same repository by another spelling, or through a symlink in the other organization's directory, is still first's.
+      await connect(second, `${root}/sub/../shared.git`).expect(422);
+      mkdirSync(join(root, second.organizationId, 'alias'));
+      symlinkSync(path, join(root, second.organizationId, 'alias', 'shared.git'));
+      expect((await connect(second, join(root, second.organizationId, 'alias', 'shared.git')).expect(422)).body.code).toBe('dpa:CodeSource:INVALID_REPOSITORY');
+      // Directly under the shared root: nobody's.
+      const loose = join(root, 'loose.git');
+      bareAt(loose, { 'l.txt': 'l\n' });
+      expect((await connect(first, loose).expect(422)).body.code).toBe('dpa:CodeSource:INVALID_REPOSITORY');
+      // A path an organization connected before directories were per organization stays its own.
+      const held = join(root, second.organizationId, 'held.git');
+      bareAt(held, { 'h.txt': 'h\n' });
+      await createLocalCodeSource(prisma, first.organizationId, held);
+      const taken = await connect(second, held).expect(409);
       expect(taken.body.code).toBe('dpa:CodeSource:LOCAL_PATH_TAKEN');
       expect(JSON.stringify(taken.body)).not.toContain(first.organizationId);
-      // The same repository by another spelling is the same path.
-      await connect(second, `${root}/sub/../shared.git`).expect(422);
-      mkdirSync(join(root, 'alias'));
-      symlinkSync(path, join(root, 'alias', 'shared.git'));
-      expect((await connect(second, join(root, 'alias', 'shared.git')).expect(409)).body.code).toBe('dpa:CodeSource:LOCAL_PATH_TAKEN');
-      // At once: exactly one of two organizations gets a fresh path.
-      const fresh = join(root, 'fresh.git');
-      bareAt(fresh, { 'f.txt': 'f\n' });
-      const answers = await Promise.all([connect(first, fresh), connect(second, fresh)]);
-      expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
     });
 
     it('uses the path it checked: a percent-encoded path is not decoded into another repository by the queue', async () => {
-      // A directory literally named `%2e%2e` under the root holds a decoy; decoded, the path names the victim outside the root.
-      mkdirSync(join(root, '%2e%2e'));
-      const decoyMain = bareAt(join(root, '%2e%2e', 'victim.git'), { 'decoy.txt': 'decoy\n' });
-      const victimMain = bareAt(join(parent, 'victim.git'), { 'victim.txt': 'victim\n' });
-      const source = (await connect(first, join(root, '%2e%2e', 'victim.git')).expect(201)).body.data;
+      // A directory literally named `%2e%2e` in the organization's directory holds a decoy; decoded, the path names the victim outside it.
+      const own = join(root, first.organizationId);
+      mkdirSync(join(own, '%2e%2e'), { recursive: true });
+      const decoyMain = bareAt(join(own, '%2e%2e', 'victim.git'), { 'decoy.txt': 'decoy\n' });
+      const victimMain = bareAt(join(root, 'victim.git'), { 'victim.txt': 'victim\n' });
+      const source = (await connect(first, join(own, '%2e%2e', 'victim.git')).expect(201)).body.data;
       const queue = (
         await api()
           .post('/merge-queues')

@@ -1,12 +1,15 @@
 /**
  * GitHub Apps and OAuth: who a token is (GET /user), app installations (GET /user/installations,
+ * the user's organization memberships GET /user/memberships/orgs/{org}, the repositories an
+ * installation covers: GET /installation/repositories with its token and
+ * GET /user/installations/{id}/repositories with a user's,
  * the app-JWT endpoints GET /app/installations/{id} and POST .../access_tokens), installation
  * tokens, and the web flow on the web host (the authorize and install pages, the token endpoint).
  */
 import { randomBytes, verify as verifySignature, type KeyObject } from 'node:crypto';
 import type http from 'node:http';
 import { paginate, parseForm, redirect, send, type Route, type RouteContext } from './http';
-import type { EmulatedInstallation, EmulatedUser, EmulatorState } from './state';
+import type { EmulatedInstallation, EmulatedMembership, EmulatedRepository, EmulatedUser, EmulatorState } from './state';
 
 export class AppsOAuth {
   readonly routes: Route[] = [
@@ -14,9 +17,15 @@ export class AppsOAuth {
     { path: /^\/app\/installations\/(\d+)(\/access_tokens)?$/, auth: 'app', handle: (ctx, m) => this.appInstallation(ctx, m) },
     { method: 'GET', path: /^\/user$/, auth: 'user', handle: (ctx) => this.user(ctx) },
     { method: 'GET', path: /^\/user\/installations$/, auth: 'user', handle: (ctx) => this.userInstallations(ctx) },
+    { method: 'GET', path: /^\/user\/installations\/(\d+)\/repositories$/, auth: 'user', handle: (ctx, m) => this.userInstallationRepositories(ctx, m) },
+    { method: 'GET', path: /^\/user\/memberships\/orgs\/([^/]+)$/, auth: 'user', handle: (ctx, m) => this.membership(ctx, m) },
+    { method: 'GET', path: /^\/installation\/repositories$/, auth: 'user', handle: (ctx) => this.installationRepositories(ctx) },
   ];
 
-  constructor(private readonly state: EmulatorState) {}
+  constructor(
+    private readonly state: EmulatorState,
+    private readonly repositoryJson: (repo: EmulatedRepository) => object,
+  ) {}
 
   /** The user a request's `Authorization: token|bearer <token>` acts as, if the token is known. */
   authenticate(req: http.IncomingMessage): string | undefined {
@@ -24,10 +33,25 @@ export class AppsOAuth {
     return match ? this.state.tokens.get(match[1]) : undefined;
   }
 
-  addInstallation(account: string, users: string[]): EmulatedInstallation {
-    const installation = { id: this.state.nextId(), account, users };
+  addInstallation(account: string, users: string[], options: { type?: 'User' | 'Organization'; repositories?: string[] } = {}): EmulatedInstallation {
+    const accountType = options.type ?? (this.state.users.has(account) ? 'User' : 'Organization');
+    const installation: EmulatedInstallation = { id: this.state.nextId(), account, accountType, users, repositories: options.repositories };
     this.state.installations.set(installation.id, installation);
     return installation;
+  }
+
+  addOrgMember(org: string, login: string, membership: Partial<EmulatedMembership> = {}): void {
+    const members = this.state.memberships.get(org.toLowerCase()) ?? new Map<string, EmulatedMembership>();
+    members.set(login, { role: membership.role ?? 'member', state: membership.state ?? 'active' });
+    this.state.memberships.set(org.toLowerCase(), members);
+  }
+
+  /** The repositories an installation covers: the selected ones, or every repository of its account. */
+  private covered(installation: EmulatedInstallation): EmulatedRepository[] {
+    const selected = installation.repositories?.map((name) => name.toLowerCase());
+    return [...this.state.repos.values()].filter((repo) =>
+      selected ? selected.includes(`${repo.owner}/${repo.name}`.toLowerCase()) : repo.owner.toLowerCase() === installation.account.toLowerCase(),
+    );
   }
 
   /** The bot login an installation token acts as: `<app slug>[bot]`, with write access to the installation account's repositories. */
@@ -95,7 +119,8 @@ export class AppsOAuth {
     const installation = this.state.installations.get(Number(match[1]));
     if (!installation) return send(res, 404, { message: 'Not Found' });
     if (match[2] && method === 'POST') return send(res, 201, this.issueInstallationToken(installation));
-    if (!match[2] && method === 'GET') return send(res, 200, installationJson(installation, this.state.users.get(installation.account)));
+    if (!match[2] && method === 'GET')
+      return send(res, 200, installationJson(installation, this.state.users.get(installation.account), this.state.url, this.state.appSlug));
     return send(res, 404, { message: 'Not Found' });
   }
 
@@ -107,7 +132,61 @@ export class AppsOAuth {
   private userInstallations({ login, url, res }: RouteContext): void {
     const mine = [...this.state.installations.values()].filter((i) => i.users.includes(login));
     const page = paginate(mine, url, res);
-    return send(res, 200, { total_count: mine.length, installations: page.map((i) => installationJson(i, this.state.users.get(i.account))) });
+    return send(res, 200, {
+      total_count: mine.length,
+      installations: page.map((i) => installationJson(i, this.state.users.get(i.account), this.state.url, this.state.appSlug)),
+    });
+  }
+
+  /** GET /user/memberships/orgs/{org}: the user's membership, a 404 when they have none (GitHub's `org-membership`). */
+  private membership({ login, res }: RouteContext, match: RegExpMatchArray): void {
+    const org = decodeURIComponent(match[1]);
+    const membership = this.state.memberships.get(org.toLowerCase())?.get(login);
+    if (!membership)
+      return send(res, 404, {
+        message: 'Not Found',
+        documentation_url: 'https://docs.github.com/rest/orgs/members#get-an-organization-membership-for-the-authenticated-user',
+      });
+    const user = this.state.users.get(login);
+    const base = this.state.url;
+    return send(res, 200, {
+      url: `${base}/orgs/${org}/memberships/${login}`,
+      state: membership.state,
+      role: membership.role,
+      organization_url: `${base}/orgs/${org}`,
+      organization: organizationJson(org, base),
+      user: simpleUser(login, user?.id ?? 0, 'User', base),
+      permissions: { can_create_repository: membership.role === 'admin' },
+    });
+  }
+
+  /** GET /installation/repositories: with an installation token, the repositories it covers. */
+  private installationRepositories({ req, url, res }: RouteContext): void {
+    const token = (req.headers.authorization ?? '').match(/^(?:token|bearer) (\S+)$/i)?.[1];
+    const issued = this.state.installationTokens.find((t) => t.token === token);
+    const installation = issued ? this.state.installations.get(issued.installationId) : undefined;
+    if (!installation)
+      return send(res, 403, { message: 'You must authenticate with an installation access token in order to list repositories for an installation.' });
+    const repositories = this.covered(installation);
+    const page = paginate(repositories, url, res);
+    return send(res, 200, {
+      total_count: repositories.length,
+      repository_selection: installation.repositories ? 'selected' : 'all',
+      repositories: page.map((repo) => this.repositoryJson(repo)),
+    });
+  }
+
+  /** GET /user/installations/{id}/repositories: the covered repositories the user can access; a 404 for an installation they cannot. */
+  private userInstallationRepositories({ login, url, res }: RouteContext, match: RegExpMatchArray): void {
+    const installation = this.state.installations.get(Number(match[1]));
+    if (!installation || !installation.users.includes(login)) return send(res, 404, { message: 'Not Found' });
+    const repositories = this.covered(installation).filter((repo) => this.state.canSee(repo, login));
+    const page = paginate(repositories, url, res);
+    return send(res, 200, {
+      total_count: repositories.length,
+      repository_selection: installation.repositories ? 'selected' : 'all',
+      repositories: page.map((repo) => this.repositoryJson(repo)),
+    });
   }
 
   private issueInstallationToken(installation: EmulatedInstallation): { token: string; expires_at: string } {
@@ -115,7 +194,8 @@ export class AppsOAuth {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const bot = this.botLogin;
     if (!this.state.users.has(bot)) this.state.users.set(bot, { id: this.state.nextId(), login: bot });
-    for (const repo of this.state.repos.values()) if (repo.owner === installation.account && !repo.collaborators.includes(bot)) repo.collaborators.push(bot);
+    // The app's bot writes to the repositories the installation covers, and to no other.
+    for (const repo of this.covered(installation)) if (!repo.collaborators.includes(bot)) repo.collaborators.push(bot);
     this.state.tokens.set(token, bot);
     this.state.installationTokens.push({ token, installationId: installation.id, expiresAt });
     return { token, expires_at: expiresAt };
@@ -134,13 +214,77 @@ export class AppsOAuth {
   }
 }
 
-function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined): object {
+function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined, base: string, appSlug: string): object {
+  const targetId = account?.id ?? accountId(installation.account);
   return {
     id: installation.id,
-    account: { login: installation.account, id: account?.id ?? 0, type: 'User' },
-    target_type: 'User',
-    repository_selection: 'all',
-    permissions: { contents: 'read', metadata: 'read' },
+    account: simpleUser(installation.account, targetId, installation.accountType, base),
+    app_id: 1,
+    app_slug: appSlug,
+    target_id: targetId,
+    target_type: installation.accountType,
+    single_file_name: null,
+    repository_selection: installation.repositories ? 'selected' : 'all',
+    access_tokens_url: `${base}/app/installations/${installation.id}/access_tokens`,
+    repositories_url: `${base}/installation/repositories`,
+    html_url: `${base}/settings/installations/${installation.id}`,
+    events: ['pull_request', 'push', 'check_run', 'check_suite', 'status'],
+    permissions: { contents: 'write', metadata: 'read', pull_requests: 'read', checks: 'write', statuses: 'write' },
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+    suspended_by: null,
+    suspended_at: null,
+  };
+}
+
+/** GitHub's `simple-user` (a user's or an organization's account). */
+function simpleUser(login: string, id: number, type: string, base: string): object {
+  const url = `${base}/users/${login}`;
+  return {
+    login,
+    id,
+    node_id: Buffer.from(`${type}:${id}`).toString('base64'),
+    avatar_url: `${base}/avatars/${login}`,
+    gravatar_id: '',
+    url,
+    html_url: `${base}/${login}`,
+    followers_url: `${url}/followers`,
+    following_url: `${url}/following{/other_user}`,
+    gists_url: `${url}/gists{/gist_id}`,
+    starred_url: `${url}/starred{/owner}{/repo}`,
+    subscriptions_url: `${url}/subscriptions`,
+    organizations_url: `${url}/orgs`,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events{/privacy}`,
+    received_events_url: `${url}/received_events`,
+    type,
+    site_admin: false,
+  };
+}
+
+/** A stable id for an account the emulator has no user for (an organization). */
+function accountId(login: string): number {
+  let hash = 0;
+  for (const c of login.toLowerCase()) hash = (hash * 31 + c.charCodeAt(0)) % 1_000_000;
+  return 5_000_000 + hash;
+}
+
+/** GitHub's `organization-simple` for an organization login. */
+function organizationJson(org: string, base: string): object {
+  const id = accountId(org);
+  return {
+    login: org,
+    id,
+    node_id: Buffer.from(`Organization:${id}`).toString('base64'),
+    url: `${base}/orgs/${org}`,
+    repos_url: `${base}/orgs/${org}/repos`,
+    events_url: `${base}/orgs/${org}/events`,
+    hooks_url: `${base}/orgs/${org}/hooks`,
+    issues_url: `${base}/orgs/${org}/issues`,
+    members_url: `${base}/orgs/${org}/members{/member}`,
+    public_members_url: `${base}/orgs/${org}/public_members{/member}`,
+    avatar_url: `${base}/avatars/${org}`,
+    description: null,
   };
 }
 

@@ -29,16 +29,16 @@ import { Graphql } from './graphql';
 import { Pulls, type ReviewRules, type ReviewState } from './pulls';
 import { readBody, send, type Route, type RouteContext } from './http';
 import { RestRepos } from './rest-repos';
-import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedRun } from './state';
+import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedMembership, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
 
-export type { EmulatedDelivery, EmulatedInstallation, EmulatedJob, EmulatedRepository, EmulatedRun, EmulatedUser } from './state';
+export type { EmulatedDelivery, EmulatedInstallation, EmulatedJob, EmulatedMembership, EmulatedRepository, EmulatedRun, EmulatedUser } from './state';
 export { signature256 } from './webhooks';
 
 export class GitProviderEmulator extends EmulatorState {
   private readonly pulls = new Pulls(this);
   private readonly webhooks = new Webhooks(this, this.pulls);
-  private readonly apps = new AppsOAuth(this);
+  private readonly apps = new AppsOAuth(this, (repo) => this.restRepos.repositoryJson(repo));
   private readonly actions = new Actions(this);
   private readonly restRepos = new RestRepos(this, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
@@ -92,8 +92,18 @@ export class GitProviderEmulator extends EmulatorState {
 
   // ------------------------------------------------------------------ apps and OAuth
 
-  addInstallation(account: string, users: string[]): EmulatedInstallation {
-    return this.apps.addInstallation(account, users);
+  /**
+   * An app installation on `account`, which `users` can access (GET /user/installations lists it
+   * for them). `type`: User when `account` is a user of the emulator, else Organization;
+   * `repositories`: the `owner/name`s it covers (selected), else all of the account's.
+   */
+  addInstallation(account: string, users: string[], options: { type?: 'User' | 'Organization'; repositories?: string[] } = {}): EmulatedInstallation {
+    return this.apps.addInstallation(account, users, options);
+  }
+
+  /** `login`'s membership of organization `org` (GET /user/memberships/orgs/{org}); role member and state active unless told. */
+  addOrgMember(org: string, login: string, membership: Partial<EmulatedMembership> = {}): void {
+    this.apps.addOrgMember(org, login, membership);
   }
 
   /** The bot login an installation token acts as: `<app slug>[bot]`, with write access to the installation account's repositories. */

@@ -247,7 +247,8 @@ export class RestRepos {
     return { name: login, email: `${this.state.users.get(login)?.id ?? 0}+${login}@users.noreply.emulator.test` };
   }
 
-  private repositoryJson(repo: EmulatedRepository): object {
+  /** GET /repos/{owner}/{repo}'s shape (also the items of the installation repository listings). */
+  repositoryJson(repo: EmulatedRepository): object {
     const owner = this.state.users.get(repo.owner);
     const pushedAt = lastCommitDate(repo.path);
     return {

@@ -67,8 +67,18 @@ export interface EmulatedRun {
 export interface EmulatedInstallation {
   id: number;
   account: string;
+  /** The kind of account it is installed on (GitHub's `target_type`). */
+  accountType: 'User' | 'Organization';
   /** Logins of the users who may access it. */
   users: string[];
+  /** The repositories it covers (`owner/name`, `repository_selection: selected`); undefined: all of the account's. */
+  repositories?: string[];
+}
+
+/** A user's membership of an organization, as GET /user/memberships/orgs/{org} answers it. */
+export interface EmulatedMembership {
+  role: 'admin' | 'member' | 'billing_manager';
+  state: 'active' | 'pending';
 }
 
 export interface Knobs {
@@ -163,6 +173,8 @@ export class EmulatorState {
   readonly repos = new Map<string, EmulatedRepository>();
   /** @internal */
   readonly installations = new Map<number, EmulatedInstallation>();
+  /** @internal Organization login (lower case) → member login → membership. */
+  readonly memberships = new Map<string, Map<string, EmulatedMembership>>();
   /** @internal The directory holding the bare repositories. */
   readonly root = mkdtempSync(join(tmpdir(), 'git-emulator-'));
   /** @internal */

@@ -14,7 +14,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const rendered = renderError(exception, { requestId: request.id, superadmin: request.principal?.isSuperadmin === true });
     if (rendered.internal) {
-      this.logger.error({ err: exception, requestId: request.id, code: rendered.body.code }, 'request failed');
+      try {
+        this.logger.error({ err: exception, requestId: request.id, code: rendered.body.code }, 'request failed');
+      } catch {
+        // Logging a failure must never change the answer to it (the access line still records the status).
+      }
     }
     if (response.headersSent) return;
     if (rendered.headers) response.set(rendered.headers);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
-import { pino, stdSerializers, type DestinationStream, type Level, type Logger as PinoLogger } from 'pino';
+import { pino, type DestinationStream, type Level, type Logger as PinoLogger } from 'pino';
 import { currentRequestContext } from '@/common/http/request-context';
+import { serializeError } from './error-serializer';
 import { redactTokens, redactUrl } from './redaction';
 
 /**
@@ -50,7 +51,8 @@ export function createRootLogger(level: string, destination: DestinationStream):
       // The last line of defence: whatever ends up in a line (a header, an error message, a
       // URL echoed by a library), a token-shaped string never reaches the output.
       hooks: { streamWrite: redactTokens },
-      serializers: { req: serializeRequest, res: serializeResponse, err: stdSerializers.err },
+      // Never throws on a frozen error (pino's own tags each error it walks): logging a failure must not become one.
+      serializers: { req: serializeRequest, res: serializeResponse, err: serializeError },
     },
     destination,
   );

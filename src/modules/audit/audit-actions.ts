@@ -23,6 +23,7 @@ export const AuditAction = {
   DomainDependentAdded: 'domain.dependentAdded',
   DomainDependentRemoved: 'domain.dependentRemoved',
   IntegrationCreated: 'integration.created',
+  IntegrationAuthorized: 'integration.authorized',
   IntegrationConnected: 'integration.connected',
   IntegrationFailed: 'integration.failed',
   IntegrationStatusChanged: 'integration.statusChanged',

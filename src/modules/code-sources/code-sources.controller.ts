@@ -40,7 +40,7 @@ export class CodeSourcesController {
   @ApiOperation({
     summary: 'Connect a repository',
     description:
-      '`{integrationId, repository: "owner/name"}` (checked with the provider), or `{provider: "LOCAL_GIT", repository: "/abs/path.git"}` for a bare repository on this server under GIT_LOCAL_ROOT (when GIT_LOCAL_ENABLED; symlinks are resolved and the resolved path is stored; a path another organization has connected is a 409).',
+      '`{integrationId, repository: "owner/name"}` (checked with the provider; through an APP_INSTALLATION integration only a repository its installation covers (422 otherwise); through an API_TOKEN or OAUTH integration a MEMBER attaches only a repository of the integration\'s own account, anything else its credentials reach needs `integrations:write` (403)), or `{provider: "LOCAL_GIT", repository: "/abs/path.git"}` for a bare repository on this server under the organization\'s own directory `GIT_LOCAL_ROOT/<organization id>` (when GIT_LOCAL_ENABLED; symlinks are resolved and the resolved path is stored and must stay in that directory, 422 otherwise; a path another organization connected before directories were per organization is a 409).',
   })
   @ApiDataResponse(CodeSourceDto, { status: 201 })
   @ApiErrors(
@@ -50,6 +50,8 @@ export class CodeSourcesController {
     CodeSourceErrors.INTEGRATION_NOT_FOUND,
     CodeSourceErrors.INTEGRATION_NOT_ACTIVE,
     CodeSourceErrors.INVALID_REPOSITORY,
+    CodeSourceErrors.NOT_IN_INSTALLATION,
+    CodeSourceErrors.REPOSITORY_OUTSIDE_ACCOUNT,
     ...READ_ERRORS,
   )
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateCodeSourceRequest) {

@@ -66,6 +66,13 @@ export class CodeSourcesService {
           throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, { details: [invalidFields([`data.repository: ${error.reason}`])] });
         throw error instanceof ProviderFailure ? providerError(error, 'in-use') : error;
       }
+      // Per organization: only under <GIT_LOCAL_ROOT>/<organization id>, checked on the resolved path (a symlink out of it is refused too).
+      const own = await local.organizationDirectory(principal.organizationId);
+      if (!local.contains(own, path))
+        throw new AppError(CodeSourceErrors.INVALID_REPOSITORY, {
+          message: `LOCAL_GIT repositories of this organization live under ${own}.`,
+          details: [invalidFields([`data.repository: must be under this organization's directory ${own}`])],
+        });
       info = await this.call(() => local.repository(path));
       data = { provider: 'LOCAL_GIT' };
       nameWithOwner = path;
@@ -86,6 +93,12 @@ export class CodeSourcesService {
           details: [invalidFields(['data.repository: must be owner/name (no segment may be . or ..)'])],
         });
       info = await this.fromIntegration(integration, dto.repository);
+      this.assertMayAttach(principal, integration, info);
+      if (!(await this.integrations.installationCovers(integration, info.foreignId)))
+        throw new AppError(CodeSourceErrors.NOT_IN_INSTALLATION, {
+          metadata: { repository: info.nameWithOwner },
+          details: [invalidFields([`data.repository: ${info.nameWithOwner} is not covered by the integration's GitHub App installation`])],
+        });
       data = { provider: integration.provider, integrationId: integration.id, gitServerId: integration.gitServerId };
       nameWithOwner = info.nameWithOwner;
     }
@@ -165,6 +178,22 @@ export class CodeSourcesService {
       });
     });
     this.cache.delete(id);
+  }
+
+  /**
+   * Who may put an integration's credentials to work on a repository (issue 41): attaching is a
+   * decision about what the organization's connected account is used for. An app installation
+   * covers what its GitHub owner selected (checked for everyone, installationCovers). Through an
+   * API_TOKEN or OAUTH integration a MEMBER attaches only repositories of the connected account
+   * itself (`isInNamespace`); one the credentials merely reach (as a collaborator, through another
+   * organization) needs integrations:write, as connecting the integration does.
+   */
+  private assertMayAttach(principal: Principal, integration: Integration, info: RepositoryInfo): void {
+    if (integration.authMethod === 'APP_INSTALLATION' || info.isInNamespace || principalMay(principal, Permission.IntegrationsWrite)) return;
+    throw new AppError(CodeSourceErrors.REPOSITORY_OUTSIDE_ACCOUNT, {
+      message: `${info.nameWithOwner} is not a repository of the integration's account (${integration.externalAccountName ?? integration.externalAccountId}); attaching it needs ${Permission.IntegrationsWrite} (${rolesHolding(Permission.IntegrationsWrite).join(', ')}).`,
+      metadata: { repository: info.nameWithOwner, permission: Permission.IntegrationsWrite },
+    });
   }
 
   /** Reads through the integration; a refusal of its credentials marks it NEEDS_ATTENTION (and is a 424). */

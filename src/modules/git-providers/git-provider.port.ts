@@ -45,6 +45,37 @@ export interface GitProviderClient {
   userInstallationIds(): Promise<string[]>;
   /** CI usage history, for providers that have it (GitHub Actions); absent otherwise. */
   readonly ciUsage?: CiUsageReader;
+  /** App installations, for providers that have them (GitHub Apps); absent otherwise. */
+  readonly installations?: InstallationsReader;
+}
+
+/** An app installation as the provider describes it (GitHub's `installation`, mapped). */
+export interface ProviderInstallation {
+  id: string;
+  /** The account the app is installed on: a user's own account or an organization. */
+  account: { id: string; login: string; type: string };
+  /** `all` the account's repositories, or a `selected` few. */
+  repositorySelection: string;
+}
+
+/** The credentials' user's membership of an organization (GitHub's `org-membership`). */
+export interface ProviderMembership {
+  /** `admin`, `member` or `billing_manager`. */
+  role: string;
+  /** `active`, or `pending` (invited, not yet accepted). */
+  state: string;
+}
+
+/** App installations as the credentials' user (or, for an installation token, the installation) sees them. */
+export interface InstallationsReader {
+  /** The installation with this id among those the user can access (GET /user/installations); undefined when it is not one of them. */
+  userInstallation(installationId: string): Promise<ProviderInstallation | undefined>;
+  /** The user's membership of organization `org` (GET /user/memberships/orgs/{org}); null when they are not a member. */
+  organizationMembership(org: string): Promise<ProviderMembership | null>;
+  /** Ids of the repositories an installation covers that the user can access (GET /user/installations/{id}/repositories). */
+  userInstallationRepositoryIds(installationId: string): Promise<string[]>;
+  /** With an installation token: ids of the repositories the installation covers (GET /installation/repositories). */
+  installationRepositoryIds(): Promise<string[]>;
 }
 
 /** A workflow run as the provider lists it (GitHub Actions' REST shape, mapped). */

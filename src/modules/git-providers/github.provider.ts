@@ -5,7 +5,10 @@ import {
   type CiUsageReader,
   type GitProviderAuthorization,
   type GitProviderClient,
+  type InstallationsReader,
   type ProviderAccount,
+  type ProviderInstallation,
+  type ProviderMembership,
   type ProviderTokens,
   type RepositoryInfo,
   type WorkflowJob,
@@ -87,12 +90,14 @@ export class GitHubClient implements GitProviderClient {
   /** The REST client with the credentials bound; calls on it go through `call`. */
   readonly api: Octokit;
   readonly ciUsage: CiUsageReader;
+  readonly installations: InstallationsReader;
   private readonly maxPages: number;
 
   constructor(endpoints: GitHubEndpoints, token: string) {
     this.api = octokit(endpoints, token);
     this.maxPages = endpoints.maxPages ?? 100;
     this.ciUsage = new GitHubActionsUsage(endpoints, token);
+    this.installations = new GitHubInstallations(this.api, this.maxPages);
   }
 
   async currentAccount(): Promise<ProviderAccount> {
@@ -131,6 +136,54 @@ export class GitHubClient implements GitProviderClient {
   async userInstallationIds(): Promise<string[]> {
     const installations = await call(() => collectPages(this.api.paginate.iterator('GET /user/installations', { per_page: 100 }), this.maxPages));
     return installations.map((installation) => String(installation.id));
+  }
+}
+
+/** GitHub App installations, as the token's user (or installation) sees them. */
+class GitHubInstallations implements InstallationsReader {
+  constructor(
+    private readonly api: Octokit,
+    private readonly maxPages: number,
+  ) {}
+
+  async userInstallation(installationId: string): Promise<ProviderInstallation | undefined> {
+    const installations = await call(() => collectPages(this.api.paginate.iterator('GET /user/installations', { per_page: 100 }), this.maxPages));
+    const found = installations.find((installation) => String(installation.id) === installationId);
+    if (!found) return undefined;
+    // `account` is a user or an enterprise; `target_type` says which kind of account the app is installed on.
+    const account = (found.account ?? {}) as { id?: number; login?: string; slug?: string };
+    return {
+      id: String(found.id),
+      account: { id: String(account.id ?? ''), login: account.login ?? account.slug ?? '', type: found.target_type },
+      repositorySelection: found.repository_selection,
+    };
+  }
+
+  async organizationMembership(org: string): Promise<ProviderMembership | null> {
+    try {
+      const { data } = await call(() => this.api.rest.orgs.getMembershipForAuthenticatedUser({ org }));
+      return { role: data.role, state: data.state };
+    } catch (error) {
+      if (error instanceof ProviderFailure && error.kind === 'not_found') return null;
+      throw error;
+    }
+  }
+
+  async userInstallationRepositoryIds(installationId: string): Promise<string[]> {
+    const repositories = await call(() =>
+      collectPages(
+        this.api.paginate.iterator(this.api.rest.apps.listInstallationReposForAuthenticatedUser, { installation_id: Number(installationId), per_page: 100 }),
+        this.maxPages,
+      ),
+    );
+    return repositories.map((repository) => String(repository.id));
+  }
+
+  async installationRepositoryIds(): Promise<string[]> {
+    const repositories = await call(() =>
+      collectPages(this.api.paginate.iterator(this.api.rest.apps.listReposAccessibleToInstallation, { per_page: 100 }), this.maxPages),
+    );
+    return repositories.map((repository) => String(repository.id));
   }
 }
 

@@ -1,5 +1,5 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
-import { basename, isAbsolute, normalize, relative } from 'node:path';
+import { basename, isAbsolute, join, normalize, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ProviderFailure, type GitProviderClient, type ProviderAccount, type RepositoryInfo } from './git-provider.port';
 import type { LocalGitRunner } from './local-git.runner';
@@ -56,6 +56,22 @@ export class LocalGitClient implements GitProviderClient {
     const root = await realpath(this.options.root).catch(() => this.options.root);
     if (!within(root, real)) throw new ProviderFailure('rejected', `the repository path must be under ${this.options.root} (it leads to ${real})`);
     return real;
+  }
+
+  /**
+   * The directory of one organization's repositories: `<root>/<organization id>` (the root
+   * resolved). A new LOCAL_GIT code source must lie under its organization's directory, so a
+   * repository on the shared disk belongs to the organization whose directory holds it, never to
+   * whoever attaches it first (issue 41).
+   */
+  async organizationDirectory(organizationId: string): Promise<string> {
+    const root = await realpath(this.options.root).catch(() => this.options.root);
+    return join(root, organizationId);
+  }
+
+  /** Whether the canonical `path` lies under `directory`. */
+  contains(directory: string, path: string): boolean {
+    return within(directory, path);
   }
 
   async repository(given: string): Promise<RepositoryInfo> {

@@ -11,6 +11,7 @@ import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RateLimit } from '@/common/throttling/rate-limit.decorators';
 import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
 import {
+  ConfirmIntegrationRequest,
   CreatedIntegrationDto,
   CreateIntegrationRequest,
   IntegrationDto,
@@ -23,6 +24,7 @@ import { IntegrationsService } from './integrations.service';
 import { CALLBACK_ERROR_REASONS, CALLBACK_PARAMETER_RULES, parseCallbackQuery } from './oauth-callback-query';
 import { OAuthCallbackService } from './oauth-callback.service';
 import { OAuthErrorPageFilter } from './oauth-error-page.filter';
+import { AUTHORIZED_PAGE_HEADERS } from './oauth-confirmation';
 
 @ApiTags('integrations')
 @Controller('integrations')
@@ -90,6 +92,26 @@ export class IntegrationsController {
   )
   async validate(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.integrations.validate(principal, id) };
+  }
+
+  @Post(':id/confirm')
+  @HttpCode(200)
+  @RequirePermission(Permission.IntegrationsWrite)
+  @ApiOperation({
+    summary: 'Confirm the account an OAuth / app installation connection authorized',
+    description:
+      "After GET /scm/callback the integration is PENDING_CONFIRMATION: the browser that authorized was shown the account's login and a one-time confirmation code. Only the member who started the connection (POST /integrations, with their own credentials) confirms it, giving the login they expect (`externalAccountName`, compared case-insensitively) and that code, within 1 hour of the authorization; the integration then becomes ACTIVE. Another caller gets a 403; a wrong login or code a 422 (the code stays valid); past the hour a 410 (delete the integration and connect again); an integration not waiting for confirmation a 409.",
+  })
+  @ApiDataResponse(IntegrationDto)
+  @ApiErrors(
+    IntegrationErrors.NOT_FOUND,
+    IntegrationErrors.NOT_PENDING_CONFIRMATION,
+    IntegrationErrors.CONFIRMATION_NOT_YOURS,
+    IntegrationErrors.CONFIRMATION_EXPIRED,
+    IntegrationErrors.CONFIRMATION_MISMATCH,
+  )
+  async confirm(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ConfirmIntegrationRequest) {
+    return { data: await this.integrations.confirm(principal, id, body.data) };
   }
 
   @Post(':id/webhook-secret')
@@ -204,8 +226,15 @@ export class OAuthCallbackController {
   })
   @ApiCallbackQuery()
   @ApiResponse({
+    status: 200,
+    description:
+      'The provider authorized an account: the integration is PENDING_CONFIRMATION. A plain HTML page (no script, not cached) shows the account login, the organization, the one-time confirmation code (valid 1 hour) and what to do: the member who started the connection confirms it with POST /integrations/{id}/confirm; anyone else is told not to hand the code over. Its link back to the original URL carries the code in the fragment (`#integration_confirmation=<code>`).',
+    content: { 'text/html': { schema: { type: 'string' } } },
+    headers: { 'Set-Cookie': { description: 'Clears the flow cookie', schema: { type: 'string' } } },
+  })
+  @ApiResponse({
     status: 302,
-    description: 'Back to the original URL',
+    description: 'Back to the original URL, with `integration_error=<reason>` (the connection failed)',
     headers: {
       Location: { description: 'The original URL (plus `integration_error` on failure)', schema: { type: 'string' } },
       'Set-Cookie': { description: 'Clears the flow cookie', schema: { type: 'string' } },
@@ -217,6 +246,10 @@ export class OAuthCallbackController {
     // Read by hand, not through the validation pipe: this route ignores parameters it does not know.
     const outcome = await this.callback.complete(parseCallbackQuery(req.query as Record<string, unknown>), req.headers.cookie);
     res.clearCookie(outcome.cookieName, { secure: true, httpOnly: true, sameSite: 'lax', path: '/' });
+    if (outcome.page !== undefined) {
+      res.status(200).set(AUTHORIZED_PAGE_HEADERS).send(outcome.page);
+      return;
+    }
     res.status(302).set({ Location: outcome.location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
     res.end();
   }

@@ -14,10 +14,18 @@ import { AuditService } from '@/modules/audit/audit.service';
 import { ProviderFailure, type GitProviderClient, type ProviderKind } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
 import { type ClientLimits, GitProviders } from '@/modules/git-providers/git-providers.service';
-import { CreatedIntegrationDto, CreateIntegrationDto, IntegrationDto, IntegrationWebhookSecretDto, toIntegrationDto } from './dto/integration.dto';
+import {
+  ConfirmIntegrationDto,
+  CreatedIntegrationDto,
+  CreateIntegrationDto,
+  IntegrationDto,
+  IntegrationWebhookSecretDto,
+  toIntegrationDto,
+} from './dto/integration.dto';
 import { IntegrationCredentials } from './integration-credentials';
 import { nextStatus, type IntegrationEvent } from './integration-status';
 import { IntegrationErrors } from './integrations.errors';
+import { CONFIRMATION_TTL_MS, confirmationCodeMatches } from './oauth-confirmation';
 import { allowedRedirect } from './redirect-policy';
 
 const LIST = newestFirst<Integration>('integrations');
@@ -157,6 +165,46 @@ export class IntegrationsService {
     };
   }
 
+  /**
+   * PENDING_CONFIRMATION -> ACTIVE: the member who started the connection confirms the account the
+   * provider authorized, with the code the callback showed in the authorizing browser (single use).
+   */
+  async confirm(principal: Principal, id: string, dto: ConfirmIntegrationDto): Promise<IntegrationDto> {
+    return this.prisma.$transaction(async (tx) => {
+      const integration = await this.find(principal.organizationId, id, tx);
+      // Locked: two confirmations at once cannot both pass.
+      await tx.$queryRaw`SELECT id FROM "Integration" WHERE id = ${id} AND "organizationId" = ${principal.organizationId} FOR UPDATE`;
+      const current = await this.find(principal.organizationId, id, tx);
+      if (current.status !== 'PENDING_CONFIRMATION')
+        throw new AppError(IntegrationErrors.NOT_PENDING_CONFIRMATION, { metadata: { id, status: current.status } });
+      const flow = await tx.oAuthState.findFirst({
+        where: { integrationId: id, organizationId: principal.organizationId, authorizedAt: { not: null } },
+        orderBy: { authorizedAt: 'desc' },
+      });
+      if (!flow || flow.memberId !== principal.actorId) throw new AppError(IntegrationErrors.CONFIRMATION_NOT_YOURS, { metadata: { id } });
+      if (!flow.authorizedAt || flow.authorizedAt.getTime() + CONFIRMATION_TTL_MS <= Date.now())
+        throw new AppError(IntegrationErrors.CONFIRMATION_EXPIRED, { metadata: { id } });
+      const problems: string[] = [];
+      if (dto.externalAccountName.toLowerCase() !== (current.externalAccountName ?? '').toLowerCase())
+        problems.push('data.externalAccountName: is not the account that authorized');
+      if (!confirmationCodeMatches(dto.confirmationCode, flow.confirmationHash)) problems.push('data.confirmationCode: does not match');
+      if (problems.length > 0) throw new AppError(IntegrationErrors.CONFIRMATION_MISMATCH, { details: [invalidFields(problems)] });
+      await tx.oAuthState.updateMany({ where: { id: flow.id }, data: { confirmationHash: null } });
+      await tx.integration.updateMany({
+        where: { id, organizationId: principal.organizationId, status: 'PENDING_CONFIRMATION' },
+        data: { status: nextStatus(current.status, 'confirmed') },
+      });
+      await this.audit.record(tx, principal, {
+        organizationId: principal.organizationId,
+        action: AuditAction.IntegrationConnected,
+        targetType: 'integration',
+        targetId: id,
+        metadata: { provider: integration.provider, authMethod: integration.authMethod, account: current.externalAccountName, memberId: flow.memberId },
+      });
+      return toIntegrationDto(await this.find(principal.organizationId, id, tx));
+    });
+  }
+
   /** A new webhook secret (GitHub), returned this once; the previous one stops verifying at once. */
   async rotateWebhookSecret(principal: Principal, id: string): Promise<IntegrationWebhookSecretDto> {
     return this.prisma.$transaction(async (tx) => {
@@ -252,6 +300,27 @@ export class IntegrationsService {
     const app =
       source.provider === 'GITHUB' && integration.authMethod === 'APP_INSTALLATION' && integration.installationId ? this.providers.githubApp() : undefined;
     return app ? this.providers.client({ provider: 'GITHUB' }, await app.installationToken(integration.installationId as string)) : this.clientFor(integration);
+  }
+
+  /**
+   * Whether an app-installation integration's installation covers the repository with provider id
+   * `repositoryId` (issue 38 point 4: the queue acts only there). Asked of GitHub each time: with
+   * the app's installation token (GET /installation/repositories) when the app is configured, else
+   * with the connecting person's token (GET /user/installations/{id}/repositories). Any other
+   * integration covers whatever its credentials reach (true).
+   */
+  async installationCovers(integration: Integration, repositoryId: string): Promise<boolean> {
+    if (integration.authMethod !== 'APP_INSTALLATION' || !integration.installationId) return true;
+    const installationId = integration.installationId;
+    const app = integration.provider === 'GITHUB' ? this.providers.githubApp() : undefined;
+    const ids = await this.call(async () => {
+      if (app) {
+        const client = this.providers.client({ provider: 'GITHUB' }, await app.installationToken(installationId));
+        return (await client.installations?.installationRepositoryIds()) ?? [];
+      }
+      return (await (await this.clientFor(integration)).installations?.userInstallationRepositoryIds(installationId)) ?? [];
+    }, 'in-use');
+    return ids.includes(repositoryId);
   }
 
   /** A provider client with the integration's credentials (refreshed if needed); `limits` as GitProviders.client takes them. */

@@ -14,6 +14,8 @@ import { IntegrationCredentials } from './integration-credentials';
 import { nextStatus } from './integration-status';
 import { flowCookie, flowCookieName, newBrowserNonce, nonceMatches, readCookie, type FlowCookie } from './oauth-browser-binding';
 import { setupOutcome, type ParsedCallbackQuery } from './oauth-callback-query';
+import { CONFIRMATION_FRAGMENT, hashConfirmationCode, newConfirmationCode, renderAuthorizedPage, withFragment } from './oauth-confirmation';
+import { installationVerdict, needsMembership } from './installation-admin';
 import { OAuthErrors } from './integrations.errors';
 import { hashState } from './integrations.service';
 import { allowedRedirect, withQueryParameter } from './redirect-policy';
@@ -21,9 +23,15 @@ import { allowedRedirect, withQueryParameter } from './redirect-policy';
 /** The query parameter the callback adds to the original URL when the connection failed. */
 export const ERROR_FLAG = 'integration_error';
 
-/** Where to send the browser, and the flow cookie to clear. */
+/** The page shown once the provider authorized (the integration waits for the member's confirmation). */
+interface AuthorizedPage {
+  page: string;
+}
+
+/** Where to send the browser (or the page to show it), and the flow cookie to clear. */
 export interface CallbackOutcome {
-  location: string;
+  location?: string;
+  page?: string;
   /** The flow's cookie name (cleared on every answer that identified the flow). */
   cookieName: string;
 }
@@ -156,30 +164,35 @@ export class OAuthCallbackService implements OnModuleInit {
     if (!params.code) return outcome(await this.fail(integration, actor, original, 'missing_code', 'the callback carried neither a code nor an error'));
     if (integration.status !== 'INITIATED')
       return outcome(await this.fail(integration, actor, original, 'not_initiated', `the integration is ${integration.status}`));
-    return outcome(await this.exchange(row, params.code, params.installation_id, original, actor));
+    const done = await this.exchange(row, params.code, params.installation_id, original, actor);
+    return typeof done === 'string' ? outcome(done) : { ...done, cookieName: flowCookieName(row.id) };
   }
 
-  private async exchange(row: StateRow, code: string, installationId: string | undefined, original: string, actor: { system: string }): Promise<string> {
+  private async exchange(
+    row: StateRow,
+    code: string,
+    installationId: string | undefined,
+    original: string,
+    actor: { system: string },
+  ): Promise<string | AuthorizedPage> {
     const integration = row.integration;
     try {
       const authorization = this.providers.authorization(integration.provider);
       const tokens = await authorization.exchangeCode(code, this.providers.callbackUrl());
       const client = this.providers.client({ provider: integration.provider }, tokens.accessToken);
+      const account = await client.currentAccount();
       if (integration.authMethod === 'APP_INSTALLATION') {
         if (!installationId) return this.fail(integration, actor, original, 'installation_missing', 'the provider sent no installation id');
-        if (!(await client.userInstallationIds()).includes(installationId)) {
-          return this.fail(
-            integration,
-            actor,
-            original,
-            'installation_not_accessible',
-            `installation ${installationId} is not accessible to the authorizing user`,
-          );
-        }
+        // Never taken on the callback's word: GitHub must list it for this person, and say they administer it.
+        const installation = await client.installations?.userInstallation(installationId);
+        const membership = needsMembership(installation) ? await client.installations?.organizationMembership(installation.account.login) : undefined;
+        const verdict = installationVerdict(installationId, installation, account, membership);
+        if (!verdict.ok) return this.fail(integration, actor, original, verdict.reason, verdict.why);
       }
-      const account = await client.currentAccount();
-      await this.prisma.$transaction(async (tx) => {
-        await tx.integration.updateMany({
+      // Authorized, not connected: the member who started the flow confirms this account with the code shown here.
+      const confirmationCode = newConfirmationCode();
+      const authorized = await this.prisma.$transaction(async (tx) => {
+        const updated = await tx.integration.updateMany({
           where: { id: integration.id, organizationId: integration.organizationId, status: 'INITIATED' },
           data: {
             ...this.credentials.seal(integration.id, tokens),
@@ -191,15 +204,33 @@ export class OAuthCallbackService implements OnModuleInit {
             lastError: null,
           },
         });
+        if (updated.count !== 1) return false;
+        await tx.oAuthState.updateMany({
+          where: { id: row.id },
+          data: { authorizedAt: new Date(), confirmationHash: hashConfirmationCode(confirmationCode) },
+        });
         await this.audit.record(tx, actor, {
           organizationId: integration.organizationId,
-          action: AuditAction.IntegrationConnected,
+          action: AuditAction.IntegrationAuthorized,
           targetType: 'integration',
           targetId: integration.id,
           metadata: { provider: integration.provider, authMethod: integration.authMethod, account: account.login, memberId: row.memberId },
         });
+        return true;
       });
-      return original;
+      if (!authorized) return this.fail(integration, actor, original, 'not_initiated', 'the integration changed during the authorization');
+      const organization = await this.prisma.organization.findUnique({ where: { id: integration.organizationId }, select: { name: true } });
+      return {
+        page: renderAuthorizedPage({
+          provider: integration.provider,
+          account: account.login,
+          organization: organization?.name ?? '',
+          integrationId: integration.id,
+          confirmationCode,
+          continueUrl: withFragment(original, CONFIRMATION_FRAGMENT, confirmationCode),
+          apiUrl: this.config.git.publicUrl,
+        }),
+      };
     } catch (error) {
       if (error instanceof ProviderFailure)
         return this.fail(integration, actor, original, error.kind === 'rejected' ? 'token_exchange_failed' : 'provider_unavailable', error.reason);

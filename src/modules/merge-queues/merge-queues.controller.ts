@@ -63,6 +63,7 @@ export class MergeQueuesController {
     MergeQueueErrors.INVALID_SETTINGS,
     MergeQueueErrors.ALREADY_EXISTS,
     MergeQueueErrors.QUEUE_LIMIT_REACHED,
+    CodeSourceErrors.NOT_IN_INSTALLATION,
     ...PROVIDER_LOOKUP_ERRORS,
   )
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateMergeQueueRequest) {

@@ -93,6 +93,8 @@ export class MergeQueuesService {
         metadata: { codeSourceId: source.id, provider: source.provider },
         details: [invalidFields([`data.codeSourceId: is a ${source.provider} code source`])],
       });
+    // An app installation's queue acts only on repositories the installation covers (issue 38).
+    await this.gits.assertCovered(source);
     const baseSha = await this.readBase(source, dto.baseRef);
     if (baseSha === null)
       throw new AppError(MergeQueueErrors.BASE_REF_NOT_FOUND, {

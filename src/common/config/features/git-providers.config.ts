@@ -14,7 +14,7 @@ export const gitProvidersConfig = feature(
     }),
     GIT_LOCAL_ROOT: pattern(/^\/\S*$/, 'must be an absolute path', {
       shown: '(required in production when `LOCAL_GIT` is enabled; the OS temporary directory otherwise)',
-      doc: '`LOCAL_GIT` repositories must live under this directory. A path is resolved once (symlinks included, `realpath`) and must stay under the (resolved) root; that resolved path is what is stored and what git runs on, by the API and by the merge-queue executor alike. One path belongs to one organization at a time (another gets `409 dpa:CodeSource:LOCAL_PATH_TAKEN`). With `GIT_LOCAL_ENABLED=false`, existing LOCAL_GIT code sources and their merge queues stop too (`422 dpa:GitProvider:LOCAL_GIT_DISABLED`; the executor does not touch them)',
+      doc: '`LOCAL_GIT` repositories must live under this directory. A path is resolved once (symlinks included, `realpath`) and must stay under the (resolved) root; that resolved path is what is stored and what git runs on, by the API and by the merge-queue executor alike. Each organization attaches only repositories under its own directory `GIT_LOCAL_ROOT/<organization id>` (a `422 dpa:CodeSource:INVALID_REPOSITORY` otherwise, so no organization claims the repository of another first); a path connected before that rule belongs to one organization at a time (another gets `409 dpa:CodeSource:LOCAL_PATH_TAKEN`). With `GIT_LOCAL_ENABLED=false`, existing LOCAL_GIT code sources and their merge queues stop too (`422 dpa:GitProvider:LOCAL_GIT_DISABLED`; the executor does not touch them)',
       comment: 'required in production when GIT_LOCAL_ENABLED=true (the OS temporary directory elsewhere)',
     }),
     GIT_LOCAL_TIMEOUT_MS: int({

@@ -11,7 +11,7 @@ const AUTH_METHODS = Object.values(IntegrationAuthMethod);
 const STATUSES = Object.values(IntegrationStatus);
 
 export const STATUS_DESCRIPTION =
-  "INITIATED (authorization started) -> ACTIVE (connected) or FAILED (the provider reported an error, the code exchange failed, or the installation is not the user's); ACTIVE -> NEEDS_ATTENTION when the provider refuses the credentials, back to ACTIVE when they validate again; -> REVOKED when the app installation is gone.";
+  'INITIATED (authorization started) -> PENDING_CONFIRMATION (the provider authorized an account; nothing uses it until the member who started the connection confirms it with POST /integrations/{id}/confirm) -> ACTIVE; INITIATED -> FAILED (the provider reported an error, the code exchange failed, or the installation is not one the authorizing person administers); ACTIVE -> NEEDS_ATTENTION when the provider refuses the credentials, back to ACTIVE when they validate again; -> REVOKED when the app installation is gone.';
 
 export class CreateIntegrationDto {
   @ApiProperty({ enum: PROVIDERS, example: 'GITHUB', description: 'GITHUB (github.com), GITHUB_ENTERPRISE and GITLAB (self-hosted: give gitServerId)' })
@@ -22,7 +22,7 @@ export class CreateIntegrationDto {
     enum: AUTH_METHODS,
     example: 'OAUTH',
     description:
-      'API_TOKEN: validated against the provider now. OAUTH / APP_INSTALLATION (GitHub only): the response carries `authorizeUrl`; the integration becomes ACTIVE at the callback.',
+      'API_TOKEN: validated against the provider now. OAUTH / APP_INSTALLATION (GitHub only): the response carries `authorizeUrl`; the integration is PENDING_CONFIRMATION after the callback and ACTIVE once the member who started it confirms the connected account (POST /integrations/{id}/confirm).',
   })
   @IsIn(AUTH_METHODS)
   authMethod: IntegrationAuthMethod;
@@ -118,6 +118,30 @@ export function toIntegrationDto(row: Integration): IntegrationDto {
   if (row.lastError !== null) dto.lastError = row.lastError;
   return dto;
 }
+
+export class ConfirmIntegrationDto {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 100,
+    example: 'octocat',
+    description: "The provider login of the account you expect: must be the integration's `externalAccountName` (compared case-insensitively)",
+  })
+  @IsString()
+  @Length(1, 100)
+  externalAccountName: string;
+
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 100,
+    writeOnly: true,
+    description: 'The confirmation code GET /scm/callback showed in the browser that authorized (single use, valid for 1 hour)',
+  })
+  @IsString()
+  @Length(1, 100)
+  confirmationCode: string;
+}
+
+export class ConfirmIntegrationRequest extends RequestEnvelope(ConfirmIntegrationDto) {}
 
 export class OAuthStartQueryDto {
   @ApiProperty({ minLength: 1, maxLength: 512, description: 'The state of the flow, as in `authorizeUrl`' })

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '@/common/errors/app-error';
+import { invalidFields } from '@/common/errors/invalid-fields';
 import type { CodeSource } from '@/generated/prisma/client';
 import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
@@ -26,6 +27,21 @@ export class MergeQueueGits {
     private readonly integrations: IntegrationsService,
     private readonly providers: GitProviders,
   ) {}
+
+  /**
+   * A GitHub code source connected through an app installation must be a repository the
+   * installation covers (GitHub asked now: the selection may have changed since it was attached);
+   * a 422 naming `data.codeSourceId` otherwise.
+   */
+  async assertCovered(source: CodeSource): Promise<void> {
+    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') return;
+    const integration = await this.integrations.integrationOf(source);
+    if (integration && !(await this.integrations.installationCovers(integration, source.foreignId)))
+      throw new AppError(CodeSourceErrors.NOT_IN_INSTALLATION, {
+        metadata: { codeSourceId: source.id, repository: source.nameWithOwner },
+        details: [invalidFields([`data.codeSourceId: ${source.nameWithOwner} is not covered by the integration's GitHub App installation`])],
+      });
+  }
 
   /** LOCAL_GIT: only while GIT_LOCAL_ENABLED, on the stored canonical path checked again (under GIT_LOCAL_ROOT, symlinks resolved), never a decoded URL. */
   async forSource(source: CodeSource): Promise<MergeQueueGit> {
