@@ -5,8 +5,9 @@
  */
 import { randomBytes, verify as verifySignature, type KeyObject } from 'node:crypto';
 import type http from 'node:http';
-import { paginate, parseForm, redirect, send, type Route, type RouteContext } from './http';
-import type { EmulatedInstallation, EmulatedUser, EmulatorState } from './state';
+import { fail, paginate, parseForm, redirect, type Route, type RouteContext, send } from './http';
+import { GithubJson } from './github-json';
+import type { EmulatedInstallation, EmulatorState } from './state';
 
 export class AppsOAuth {
   readonly routes: Route[] = [
@@ -16,7 +17,11 @@ export class AppsOAuth {
     { method: 'GET', path: /^\/user\/installations$/, auth: 'user', handle: (ctx) => this.userInstallations(ctx) },
   ];
 
-  constructor(private readonly state: EmulatorState) {}
+  private readonly json: GithubJson;
+
+  constructor(private readonly state: EmulatorState) {
+    this.json = new GithubJson(state);
+  }
 
   /** The user a request's `Authorization: token|bearer <token>` acts as, if the token is known. */
   authenticate(req: http.IncomingMessage): string | undefined {
@@ -84,30 +89,29 @@ export class AppsOAuth {
       }).toString();
       return redirect(res, target.toString());
     }
-    return send(res, 404, { message: 'Not Found' });
+    return fail(res, 404, 'Not Found');
   }
 
   /** GET /app/installations/{id} and POST /app/installations/{id}/access_tokens, with the app's JWT. */
   private appInstallation({ req, method, res }: RouteContext, match: RegExpMatchArray): void {
     const jwt = (req.headers.authorization ?? '').match(/^bearer (\S+)$/i)?.[1];
-    if (!jwt) return send(res, 401, { message: 'A JSON web token could not be decoded' });
-    if (this.state.app && !verifyAppJwt(jwt, this.state.app)) return send(res, 401, { message: "'Expiration time' claim ('exp') or signature is invalid" });
+    if (!jwt) return fail(res, 401, 'A JSON web token could not be decoded');
+    if (this.state.app && !verifyAppJwt(jwt, this.state.app)) return fail(res, 401, "'Expiration time' claim ('exp') or signature is invalid");
     const installation = this.state.installations.get(Number(match[1]));
-    if (!installation) return send(res, 404, { message: 'Not Found' });
+    if (!installation) return fail(res, 404, 'Not Found');
     if (match[2] && method === 'POST') return send(res, 201, this.issueInstallationToken(installation));
-    if (!match[2] && method === 'GET') return send(res, 200, installationJson(installation, this.state.users.get(installation.account)));
-    return send(res, 404, { message: 'Not Found' });
+    if (!match[2] && method === 'GET') return send(res, 200, this.json.installation(installation));
+    return fail(res, 404, 'Not Found');
   }
 
   private user({ login, res }: RouteContext): void {
-    const user = this.state.users.get(login) as EmulatedUser;
-    return send(res, 200, { login: user.login, id: user.id, type: 'User', name: user.login });
+    return send(res, 200, this.json.publicUser(login));
   }
 
   private userInstallations({ login, url, res }: RouteContext): void {
     const mine = [...this.state.installations.values()].filter((i) => i.users.includes(login));
     const page = paginate(mine, url, res);
-    return send(res, 200, { total_count: mine.length, installations: page.map((i) => installationJson(i, this.state.users.get(i.account))) });
+    return send(res, 200, { total_count: mine.length, installations: page.map((i) => this.json.installation(i)) });
   }
 
   private issueInstallationToken(installation: EmulatedInstallation): { token: string; expires_at: string } {
@@ -132,16 +136,6 @@ export class AppsOAuth {
       refresh_token_expires_in: 15_897_600,
     };
   }
-}
-
-function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined): object {
-  return {
-    id: installation.id,
-    account: { login: installation.account, id: account?.id ?? 0, type: 'User' },
-    target_type: 'User',
-    repository_selection: 'all',
-    permissions: { contents: 'read', metadata: 'read' },
-  };
 }
 
 /** An app JWT as GitHub checks it: RS256 over header.payload with the app's key, `iss` the app id, not expired, at most 10 minutes long. */

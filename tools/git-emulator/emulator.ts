@@ -25,7 +25,7 @@ import { Actions } from './actions';
 import { AppsOAuth } from './apps-oauth';
 import { Gitlab } from './gitlab';
 import { Graphql } from './graphql';
-import { readBody, send, type Route, type RouteContext } from './http';
+import { fail, readBody, send, type Route, type RouteContext } from './http';
 import { RestRepos } from './rest-repos';
 import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
@@ -198,15 +198,15 @@ export class GitProviderEmulator extends EmulatorState {
     let found = matching((a) => a !== 'user');
     if (!found) {
       const login = this.apps.authenticate(ctx.req);
-      if (!login) return send(ctx.res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
+      if (!login) return fail(ctx.res, 401, 'Bad credentials');
       ctx.login = login;
       found = matching((a) => a === 'user');
     }
-    if (!found) return send(ctx.res, 404, { message: 'Not Found' });
+    if (!found) return fail(ctx.res, 404, 'Not Found');
     try {
       await found.route.handle(ctx, found.match);
     } catch {
-      send(ctx.res, 500, { message: 'Server Error' });
+      fail(ctx.res, 500, 'Server Error');
     }
   }
 }
