@@ -109,6 +109,15 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   const deliveryRows = (deliveryId: string) => prisma.webhookDelivery.findMany({ where: { integrationId, deliveryId } });
   const applied = (deliveryId: string) =>
     until(`delivery ${deliveryId} applied`, async () => (await deliveryRows(deliveryId)).find((d) => d.processedAt !== null));
+  /** A queue that re-queues a pushed PR (onHeadPush requeueIfApproved, issue 38), and an approval of PR `number`'s `heads` by the repository's owner. */
+  const requeueApproved = async (queueId: string, repository: string, number: number, heads: string[]) => {
+    await http()
+      .patch(`/merge-queues/${queueId}/settings`)
+      .set(owner.auth)
+      .send({ data: { onHeadPush: 'requeueIfApproved' } })
+      .expect(200);
+    for (const head of heads) emulator.review(repository, number, login, 'APPROVED', head);
+  };
 
   it(
     'lands PRs whose CI reports only through check_run webhooks, and ignores the push events of its own lands',
@@ -188,6 +197,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       const first = await testingBatch(queue.id);
       expect(isAncestor(path, oldHead, first.headSha as string)).toBe(true);
       const newHead = commit(path, main, { 'pr-5.txt': 'second push\n' }, 'PR 5 second push');
+      await requeueApproved(queue.id, repository, 5, [newHead]);
       const sync = await emulator.pullRequest(repository, 'synchronize', { number: 5, headSha: newHead, baseRef: 'main' });
       expect(sync.status).toBe(202);
       await until('the first batch withdrawn', async () => (await mq.get(queue.id)).batches.find((b) => b.id === first.id && b.status === 'withdrawn'));
@@ -239,6 +249,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       const entry = await mq.enqueue(queue.id, 12, commit(path, main, { 'api-main.ts': 'api 12\n' }, 'PR 12'));
       expect(entry.lanes).toEqual(['api']);
       const moved = commit(path, main, { 'web-main.ts': 'web 12\n' }, 'PR 12, pushed again');
+      await requeueApproved(queue.id, repository, 12, [moved]);
       const sync = await emulator.pullRequest(repository, 'synchronize', { number: 12, headSha: moved, baseRef: 'main' });
       expect(sync.status).toBe(202);
       await applied(sync.id);
@@ -285,6 +296,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       await mq.enqueue(queue.id, 9, commit(path, main, { 'pr-9.txt': 'one\n' }, 'PR 9'));
       const second = commit(path, main, { 'pr-9.txt': 'two\n' }, 'PR 9 again');
       const third = commit(path, main, { 'pr-9.txt': 'three\n' }, 'PR 9 once more');
+      await requeueApproved(queue.id, repository, 9, [second, third]);
       const toSecond = await emulator.pullRequest(repository, 'synchronize', { number: 9, headSha: second, baseRef: 'main' });
       await applied(toSecond.id);
       const toThird = await emulator.pullRequest(repository, 'synchronize', { number: 9, headSha: third, baseRef: 'main' });

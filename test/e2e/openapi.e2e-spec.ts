@@ -202,7 +202,16 @@ describe('OpenAPI document and Swagger UI', () => {
         403: [AuthErrors.FORBIDDEN],
         404: [MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND],
         409: [MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE],
-        422: [MergeQueueErrors.CHECK_NOT_REQUIRED],
+        422: [MergeQueueErrors.CHECK_NOT_REQUIRED, MergeQueueErrors.CHECK_SOURCE_BOUND],
+      },
+    ],
+    [
+      'patch /merge-queues/{id}/settings',
+      {
+        403: [AuthErrors.FORBIDDEN],
+        404: [MergeQueueErrors.NOT_FOUND],
+        409: [MergeQueueErrors.REVISION_MISMATCH],
+        422: [MergeQueueErrors.INVALID_SETTINGS],
       },
     ],
     ['delete /api-keys/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ApiKeyErrors.NOT_FOUND] }],

@@ -102,6 +102,7 @@ function bodyFor(method: string, path: string, ids: Record<string, string>): obj
   if (method === 'post' && path.endsWith('/entries')) return { data: { number: 1, headSha: ids['/merge-queues/head'], url: 'https://example.test/pr/1' } };
   if (method === 'patch' && path.includes('/entries/')) return { data: { priority: 5 } };
   if (method === 'patch' && path === '/merge-queues/:id') return { data: { maxParallel: 2 } };
+  if (method === 'patch' && path === '/merge-queues/:id/settings') return { data: { skippedPasses: true } };
   if (method === 'post' && path.endsWith('/checks')) return { data: { name: 'ci', state: 'success', sha: ids['/merge-queues/head'] } };
   return { data: { name: 'hijacked' } };
 }

@@ -65,14 +65,14 @@ function restOperationsInSource(rest: RestDescription): string[] {
   return [...ids].sort();
 }
 
-/** Every GraphQL call site in the project's source (`.graphql(`). */
+/** Every GraphQL call site in the project's source (`.graphql(` or `.graphql<T>(`). */
 function graphqlCallSites(): number {
   let count = 0;
   const walk = (dir: string) => {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) walk(path);
-      else if (path.endsWith('.ts') && !path.endsWith('.spec.ts')) count += (readFileSync(path, 'utf8').match(/\.graphql\(/g) ?? []).length;
+      else if (path.endsWith('.ts') && !path.endsWith('.spec.ts')) count += (readFileSync(path, 'utf8').match(/\.graphql(<[^(]*>)?\(/g) ?? []).length;
     }
   };
   walk(join(__dirname, '..', '..', 'src'));
@@ -209,6 +209,11 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await mq.land('main', built.candidateSha, base, { ref: 'refs/heads/mq-fence/q', sha: fence });
     await mq.deleteRef('refs/heads/mq/q/b1');
     await mq.deleteRef('refs/heads/mq/q/b1');
+    // A PR's review decision (GraphQL), and a PR that does not exist (GitHub's NOT_FOUND error entry).
+    await emulator.pullRequest('octo/widgets', 'opened', { number: 7, headSha: a, baseRef: 'main' });
+    emulator.review('octo/widgets', 7, 'dev', 'APPROVED');
+    expect(await mq.reviewDecision(7)).toEqual({ decision: 'APPROVED', headSha: a });
+    expect(await mq.reviewDecision(999)).toBeNull();
     await settled();
   }
 

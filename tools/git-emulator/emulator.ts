@@ -17,6 +17,7 @@
  * - actions.ts: GitHub Actions workflow runs and jobs;
  * - apps-oauth.ts: /user, app installations and their tokens, the web OAuth flow;
  * - webhooks.ts: building, signing and posting webhook deliveries;
+ * - pulls.ts: pull requests' heads and reviews, and GitHub's review decision from them;
  * - gitlab.ts: GitLab's v4 API.
  */
 import http from 'node:http';
@@ -26,6 +27,7 @@ import { AppsOAuth } from './apps-oauth';
 import { Gitlab } from './gitlab';
 import { Graphql } from './graphql';
 import { fail, readBody, send, type Route, type RouteContext } from './http';
+import { Pulls, type ReviewRules, type ReviewState } from './pulls';
 import { RestRepos } from './rest-repos';
 import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
@@ -34,11 +36,12 @@ export type { EmulatedDelivery, EmulatedInstallation, EmulatedJob, EmulatedRepos
 export { signature256 } from './webhooks';
 
 export class GitProviderEmulator extends EmulatorState {
-  private readonly webhooks = new Webhooks(this);
+  private readonly pulls = new Pulls(this);
+  private readonly webhooks = new Webhooks(this, this.pulls);
   private readonly apps = new AppsOAuth(this);
   private readonly actions = new Actions(this);
   private readonly restRepos = new RestRepos(this, this.webhooks);
-  private readonly graphql = new Graphql(this, this.webhooks);
+  private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
   /** Every GitHub route, in the order they are tried. */
   private readonly routes: Route[] = [
@@ -127,10 +130,22 @@ export class GitProviderEmulator extends EmulatorState {
     repository: string,
     sha: string,
     name: string,
-    conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out',
+    conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'skipped',
     detailsUrl?: string,
+    /** The GitHub App that created the check run (its id and slug). */
+    app?: { id: number; slug: string },
   ): Promise<EmulatedDelivery> {
-    return this.webhooks.checkRunCompleted(repository, sha, name, conclusion, detailsUrl);
+    return this.webhooks.checkRunCompleted(repository, sha, name, conclusion, detailsUrl, app);
+  }
+
+  /** `login` reviews PR `number` (on `commitId`, by default the PR's head as the last pull_request event set it). */
+  review(repository: string, number: number, login: string, state: ReviewState, commitId?: string): void {
+    this.pulls.review(repository, number, login, state, commitId);
+  }
+
+  /** The repository's review rules (GitHub's defaults: a review required, stale approvals kept on a push). */
+  reviewRules(repository: string, rules: Partial<ReviewRules>): void {
+    this.pulls.setRules(repository, rules);
   }
 
   /** A commit status on `sha` (what a CI using the statuses API sends). */

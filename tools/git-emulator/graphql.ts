@@ -1,10 +1,12 @@
 /**
- * GitHub's GraphQL API (POST /graphql on GitHub.com, /api/graphql on Enterprise Server): the one
- * mutation the engine uses, `updateRefs`.
+ * GitHub's GraphQL API (POST /graphql on GitHub.com, /api/graphql on Enterprise Server): the
+ * mutation the engine lands with, `updateRefs`, and the review decision query
+ * (`repository { pullRequest { reviewDecision headRefOid } }`).
  */
 import { getLocation, Kind, parse, visit, type FieldNode } from 'graphql';
 import { BareRepository, SHA_PATTERN } from './bare-git';
 import { fail, gitFailure, type Route, type RouteContext, send } from './http';
+import type { Pulls } from './pulls';
 import type { EmulatorState } from './state';
 import type { Webhooks } from './webhooks';
 
@@ -21,6 +23,7 @@ export class Graphql {
   constructor(
     private readonly state: EmulatorState,
     private readonly webhooks: Webhooks,
+    private readonly pulls?: Pulls,
   ) {}
 
   /**
@@ -39,8 +42,10 @@ export class Graphql {
     }
     // The same failure knob as the REST git endpoints: an HTTP error (with Retry-After) before anything is looked at.
     if (gitFailure(this.state.knobs, res)) return;
+    if (typeof request.query === 'string' && this.pulls && fieldNamed(request.query, 'pullRequest'))
+      return this.pullRequest(login, request.query, request.variables ?? {}, res);
     const field = typeof request.query === 'string' ? fieldNamed(request.query, 'updateRefs') : undefined;
-    if (!field) return send(res, 200, { errors: [{ message: 'The emulator serves only the updateRefs mutation.' }] });
+    if (!field) return send(res, 200, { errors: [{ message: 'The emulator serves only the updateRefs mutation and the pullRequest query.' }] });
     // GitHub's errors point at the field that failed: its path (alias or name) and where it stands in the document.
     const path = [field.alias?.value ?? field.name.value];
     const locations = field.loc ? [getLocation(field.loc.source, field.loc.start)] : [];
@@ -80,6 +85,30 @@ export class Graphql {
     if (!(await git.updateRefs(`${lines.join('\n')}\n`))) return refuse('A ref was not where the update expected it; no ref was updated.');
     for (const move of moved) this.webhooks.refMoved(repo, move.ref, move.before, move.after, login);
     return send(res, 200, { data: { [path[0]]: { clientMutationId: null } } });
+  }
+
+  /**
+   * `repository(owner, name) { pullRequest(number) { reviewDecision headRefOid } }`, with the
+   * variables `owner`, `name` and `number`. An unknown (or unseen) repository or PR is GitHub's
+   * NOT_FOUND error entry with the data null.
+   */
+  private pullRequest(login: string, query: string, variables: Record<string, unknown>, res: RouteContext['res']): void {
+    const { owner, name, number } = variables;
+    const repo = typeof owner === 'string' && typeof name === 'string' ? this.state.repository(owner, name) : undefined;
+    // Each error is located on the field that failed (`repository`, or its `pullRequest`).
+    const locate = (field: string) => {
+      const node = fieldNamed(query, field);
+      return node?.loc ? [getLocation(node.loc.source, node.loc.start)] : [];
+    };
+    const notFound = (message: string, path: string[]) =>
+      send(res, 200, {
+        data: { repository: path.length === 1 ? null : { pullRequest: null } },
+        errors: [{ type: 'NOT_FOUND', path, locations: locate(path[path.length - 1]), message }],
+      });
+    if (!this.state.canSee(repo, login)) return notFound(`Could not resolve to a Repository with the name '${String(owner)}/${String(name)}'.`, ['repository']);
+    const pull = typeof number === 'number' ? this.pulls?.find(repo, login, number) : undefined;
+    if (!pull) return notFound(`Could not resolve to a PullRequest with the number of ${String(number)}.`, ['repository', 'pullRequest']);
+    send(res, 200, { data: { repository: { pullRequest: { reviewDecision: this.pulls?.reviewDecision(repo, pull) ?? null, headRefOid: pull.headSha } } } });
   }
 }
 

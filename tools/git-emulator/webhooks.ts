@@ -6,13 +6,11 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { BareRepository } from './bare-git';
 import { EMULATOR_APP_ID, GithubJson } from './github-json';
 import { iso } from './http';
+import type { Pulls } from './pulls';
 import type { EmulatedDelivery, EmulatedRepository, EmulatorState } from './state';
 
 /** GitHub lists at most this many commits in a push payload. */
 const MAX_PUSH_COMMITS = 2048;
-/** The app id of the CI whose check runs `checkRunCompleted` announces. */
-const CI_APP_ID = 15368;
-
 const node = (kind: string, id: number | string) => Buffer.from(`${kind}:${id}`).toString('base64');
 
 /** GitHub's X-Hub-Signature-256 of a body. */
@@ -32,7 +30,10 @@ export class Webhooks {
   private readonly hookshot = randomBytes(4).toString('hex').slice(0, 7);
   private readonly json: GithubJson;
 
-  constructor(private readonly state: EmulatorState) {
+  constructor(
+    private readonly state: EmulatorState,
+    private readonly pulls?: Pulls,
+  ) {
     this.json = new GithubJson(state);
   }
 
@@ -77,13 +78,14 @@ export class Webhooks {
     repository: string,
     sha: string,
     name: string,
-    conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out',
+    conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'skipped',
     detailsUrl?: string,
+    app: { id: number; slug: string } = { id: 1, slug: 'ci' },
   ): Promise<EmulatedDelivery> {
     const { repo, json } = this.repoRef(repository);
     const id = this.state.nextId();
     const now = iso(Date.now());
-    const app = this.json.app('ci', CI_APP_ID);
+    const appJson = this.json.app(app.slug, app.id);
     const api = `${this.state.url}/repos/${repository}`;
     return this.deliver('check_run', {
       action: 'completed',
@@ -112,11 +114,11 @@ export class Webhooks {
           before: null,
           after: sha,
           pull_requests: [],
-          app,
+          app: appJson,
           created_at: now,
           updated_at: now,
         },
-        app,
+        app: appJson,
         pull_requests: [],
       },
       repository: json,
@@ -175,6 +177,8 @@ export class Webhooks {
     action: 'synchronize' | 'closed' | 'opened',
     pr: { number: number; headSha: string; baseRef: string; merged?: boolean; beforeSha?: string },
   ): Promise<EmulatedDelivery> {
+    // The PR's head as GraphQL reports it (reviewDecision, headRefOid) moves with the event.
+    if (action !== 'closed') this.pulls?.headMoved(repository, pr.number, pr.headSha);
     const { repo, json } = this.repoRef(repository);
     const owner = repo?.owner ?? repository.split('/')[0];
     const baseSha = (repo && (await new BareRepository(repo.path).resolveRef(`refs/heads/${pr.baseRef}`).catch(() => null))) ?? pr.headSha;

@@ -47,6 +47,30 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     );
   }
 
+  /**
+   * GitHub's review decision on PR `number` under the repository's review rules (GraphQL
+   * `pullRequest { reviewDecision headRefOid }`): APPROVED, CHANGES_REQUESTED, REVIEW_REQUIRED, or
+   * null when the rules require no review; with the head it was decided for. Null when there is no
+   * such PR. Provider failures propagate as ProviderFailure.
+   */
+  async reviewDecision(number: number): Promise<{ decision: string | null; headSha: string } | null> {
+    const query = `query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) { reviewDecision headRefOid } } }`;
+    try {
+      const data = await this.api.graphql<{ repository: { pullRequest: { reviewDecision: string | null; headRefOid: string } | null } | null }>(query, {
+        owner: this.repo.owner,
+        name: this.repo.repo,
+        number,
+      });
+      const pr = data.repository?.pullRequest;
+      return pr ? { decision: pr.reviewDecision ?? null, headSha: pr.headRefOid } : null;
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'GraphqlResponseError') return call(() => Promise.reject(error));
+      // GitHub answers an unknown PR or repository with a NOT_FOUND error entry.
+      if (((error as { errors?: { type?: string }[] }).errors ?? []).some((e) => e.type === 'NOT_FOUND')) return null;
+      throw new ProviderFailure('rejected', `GitHub refused the review decision of #${number}: ${(error as Error).message}`);
+    }
+  }
+
   async readRef(ref: string): Promise<string | null> {
     try {
       const { data } = await call(() => this.api.rest.git.getRef({ ...this.repo, ref: apiRef(ref) }));

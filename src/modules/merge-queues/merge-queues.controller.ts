@@ -20,6 +20,7 @@ import {
 } from './dto/merge-queue.dto';
 import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
 import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
+import { MergeQueueSettingsDto, UpdateMergeQueueSettingsRequest } from './dto/merge-queue-settings.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { MergeQueuesService } from './merge-queues.service';
 
@@ -111,6 +112,40 @@ export class MergeQueuesController {
     @Headers('if-match') ifMatch?: string,
   ) {
     return { data: await this.queues.update(principal, id, body.data, ifMatch) };
+  }
+
+  @Get(':id/settings')
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({
+    summary: "A merge queue's own settings",
+    description:
+      'The required checks with where each must come from (`source`, `app`), what a push to a queued PR does (`onHeadPush`) and whether skipped or neutral checks pass (`skippedPasses`). ' +
+      "The planner's tunables (batch bounds, parallelism, timeouts, path groups) are on the queue itself (PATCH /merge-queues/{id}).",
+  })
+  @ApiDataResponse(MergeQueueSettingsDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND)
+  async settings(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.queues.settings(principal, id) };
+  }
+
+  @Patch(':id/settings')
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @IF_MATCH
+  @ApiOperation({
+    summary: "Change a merge queue's own settings",
+    description:
+      'Only the fields given change. `requiredChecks` replaces the required checks and their sources: new names go through the planner like `requiredChecks` on PATCH /merge-queues/{id} (batches not already landing are withdrawn); sources apply to the next result. ' +
+      'On a queue whose CI reports by commit status, set `{name, source: "status"}`: until then its statuses do not count, the candidate fails at the check timeout with the reason, and each status not counted is in the events.',
+  })
+  @ApiDataResponse(MergeQueueSettingsDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.REVISION_MISMATCH)
+  async updateSettings(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: UpdateMergeQueueSettingsRequest,
+    @Headers('if-match') ifMatch?: string,
+  ) {
+    return { data: await this.queues.updateSettings(principal, id, body.data, ifMatch) };
   }
 
   @Get(':id/chain')
@@ -231,10 +266,17 @@ export class MergeQueuesController {
     description:
       "`sha` is the candidate commit CI tested. A result for the batch's current candidate is recorded; one that arrives before the batch is testing that commit (CI saw the pushed candidate first) is kept and applied once it is. " +
       "A result for another commit is recorded in the events, changes nothing, and is answered 409 with the batch's current candidate in `metadata.candidateSha`. A result for a withdrawn or final batch is recorded in the events and changes nothing. `url` becomes the batch's `checksUrl`. " +
-      "A passing result lets the queue land with the integration's write token, so this needs `mergeQueues:reportChecks` (ADMIN and above): give CI a service-account key scoped to it.",
+      "A passing result lets the queue land with the integration's write token, so this needs `mergeQueues:reportChecks` (ADMIN and above): give CI a service-account key scoped to it. " +
+      "A report counts for every required check except one the queue binds to a GitHub App (`{name, app}` in its settings): that one is refused with a 422, only the app's check runs count for it.",
   })
   @ApiDataResponse(MergeQueueBatchDto)
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND, MergeQueueErrors.CHECK_NOT_REQUIRED, MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE)
+  @ApiErrors(
+    MergeQueueErrors.NOT_FOUND,
+    MergeQueueErrors.BATCH_NOT_FOUND,
+    MergeQueueErrors.CHECK_NOT_REQUIRED,
+    MergeQueueErrors.CHECK_SOURCE_BOUND,
+    MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE,
+  )
   async reportCheck(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('batchId') batchId: string, @Body() body: ReportCheckRequest) {
     return { data: await this.queues.reportCheck(principal, id, batchId, body.data) };
   }

@@ -20,4 +20,5 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   ENTRY_LIMIT_REACHED: [422, 'The merge queue holds as many live entries as this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES).'],
   QUEUE_LIMIT_REACHED: [422, 'The organization has as many merge queues as this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).'],
   CHECK_NOT_REQUIRED: [422, "The check is not one of the queue's required checks."],
+  CHECK_SOURCE_BOUND: [422, "The check is bound to a GitHub App in the queue's settings: only that app's check runs count for it."],
 });

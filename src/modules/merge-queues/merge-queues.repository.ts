@@ -74,10 +74,14 @@ export class MergeQueuesRepository {
   }
 
   /** The organization's queues on the given repository (`owner/name`) connected through `integrationId` (provider webhooks). */
-  queuesOfRepository(organizationId: string, integrationId: string, nameWithOwner: string): Promise<{ id: string; baseRef: string; settings: unknown }[]> {
+  queuesOfRepository(
+    organizationId: string,
+    integrationId: string,
+    nameWithOwner: string,
+  ): Promise<{ id: string; baseRef: string; settings: unknown; policy: unknown }[]> {
     return this.prisma.mergeQueue.findMany({
       where: { organizationId, repository: { integrationId, nameWithOwner } },
-      select: { id: true, baseRef: true, settings: true },
+      select: { id: true, baseRef: true, settings: true, policy: true },
       orderBy: { createdAt: 'asc' },
       take: 100,
     });

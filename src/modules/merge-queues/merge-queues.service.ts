@@ -35,6 +35,8 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
+import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
+import { bindingsOf, type CheckBinding, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
 import {
   type ChangedPaths,
   checkedConfig,
@@ -170,9 +172,11 @@ export class MergeQueuesService {
           return events;
         },
         detail: newRef !== undefined ? { baseRef: newRef } : undefined,
-        after: async (q, _queue, applied) => {
+        after: async (q, queue, applied) => {
           await q.setQueueFields({
             settings: applied.state.config as unknown as Prisma.InputJsonObject,
+            // Sources of checks no longer required are dropped (a name required again later is plain).
+            policy: storedPolicy(policyOf(queue.row.policy), applied.state.config.requiredChecks) as Prisma.InputJsonObject,
             ...(newRef !== undefined && { pendingBaseRef: newRef }),
           });
           const groups = applied.state.config.pathGroups ?? [];
@@ -193,6 +197,63 @@ export class MergeQueuesService {
         throw new AppError(MergeQueueErrors.ALREADY_EXISTS, { metadata: { codeSourceId: current.repositoryId, baseRef: newRef } });
       throw error;
     }
+  }
+
+  /** The queue's own settings: its required checks with their sources, onHeadPush, skippedPasses. */
+  async settings(principal: Principal, id: string): Promise<MergeQueueSettingsDto> {
+    const row = await this.repository.find(principal.organizationId, id);
+    return settingsDto((row.settings as { requiredChecks: string[] }).requiredChecks, policyOf(row.policy));
+  }
+
+  /**
+   * Changes the queue's own settings in one event transaction. New required check names go through
+   * the planner as a `configure` event (checked as at creation; batches not already landing are
+   * withdrawn); their sources, onHeadPush and skippedPasses are stored in the queue's policy and
+   * apply to the next provider event.
+   */
+  async updateSettings(principal: Principal, id: string, dto: UpdateMergeQueueSettingsDto, ifMatch: string | undefined): Promise<MergeQueueSettingsDto> {
+    const expected = parseIfMatch(ifMatch);
+    let bindings: { names: string[]; checkSources: Record<string, CheckBinding> } | undefined;
+    try {
+      bindings = dto.requiredChecks && bindingsOf(dto.requiredChecks.map((c) => ({ name: c.name, source: c.source ?? 'checkRun', app: c.app })));
+    } catch (error) {
+      throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data.${(error as Error).message}`])] });
+    }
+    const { result } = await this.writer.apply({
+      organizationId: principal.organizationId,
+      queueId: id,
+      build: ({ row, state }) => {
+        if (expected !== undefined && row.revision.toString() !== expected) {
+          throw new AppError(MergeQueueErrors.REVISION_MISMATCH, { metadata: { expected, revision: row.revision.toString() } });
+        }
+        if (!bindings || JSON.stringify(bindings.names) === JSON.stringify(state.config.requiredChecks)) return [];
+        try {
+          checkedConfig({ ...state.config, requiredChecks: bindings.names });
+        } catch (error) {
+          throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data.requiredChecks: ${(error as Error).message}`])] });
+        }
+        return [{ type: 'configure', config: { requiredChecks: bindings.names }, at: Date.now() }];
+      },
+      after: async (q, queue, applied) => {
+        const before = policyOf(queue.row.policy);
+        const policy: QueuePolicy = {
+          onHeadPush: dto.onHeadPush ?? before.onHeadPush,
+          skippedPasses: dto.skippedPasses ?? before.skippedPasses,
+          checkSources: bindings?.checkSources ?? before.checkSources,
+        };
+        const stored = storedPolicy(policy, applied.state.config.requiredChecks);
+        await q.setQueueFields({ settings: applied.state.config as unknown as Prisma.InputJsonObject, policy: stored as Prisma.InputJsonObject });
+        const shown = settingsDto(applied.state.config.requiredChecks, policyOf(stored));
+        if (applied.changed || JSON.stringify(stored) !== JSON.stringify(storedPolicy(before, applied.before.config.requiredChecks))) {
+          await q.audit(principal, {
+            action: AuditAction.MergeQueueUpdated,
+            metadata: { settings: shown as unknown as Prisma.InputJsonObject, revision: String(applied.state.revision) },
+          });
+        }
+        return shown;
+      },
+    });
+    return result;
   }
 
   /** Pause, resume, disable or enable; `ifMatch` (the revision the caller saw) makes a stale request a 409. */
@@ -401,6 +462,13 @@ export class MergeQueuesService {
             details: [invalidFields([`data.name: is not a required check (${state.config.requiredChecks.join(', ')})`])],
           });
         }
+        const binding = policyOf(row.policy).checkSources[dto.name];
+        if (binding?.source === 'checkRun' && binding.app !== undefined) {
+          throw new AppError(MergeQueueErrors.CHECK_SOURCE_BOUND, {
+            message: `The check ${dto.name} counts only check runs of the GitHub App ${binding.app}; the report changed nothing.`,
+            metadata: { name: dto.name, app: binding.app },
+          });
+        }
         const fit = checkReportFit(plannerBatch, dto.sha);
         detail.fit = fit;
         if (fit === 'other') {
@@ -494,6 +562,10 @@ function render(view: QueueView): MergeQueueDto {
 function entryDto(row: MergeQueueEntryRow | null | undefined, entryId: string): MergeQueueEntryDto {
   if (!row) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
   return toMergeQueueEntryDto(row);
+}
+
+function settingsDto(requiredChecks: readonly string[], policy: QueuePolicy): MergeQueueSettingsDto {
+  return { requiredChecks: requiredCheckSettings(requiredChecks, policy), onHeadPush: policy.onHeadPush, skippedPasses: policy.skippedPasses };
 }
 
 /** The settings of a create or update request as planner tunables (seconds become milliseconds). */

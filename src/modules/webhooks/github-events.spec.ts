@@ -1,3 +1,4 @@
+import examples from '@octokit/webhooks-examples';
 import { parseGithubEvent } from './github-events';
 
 describe(parseGithubEvent.name, () => {
@@ -25,7 +26,15 @@ describe(parseGithubEvent.name, () => {
         check_run: { name: 'ci', head_sha: sha, conclusion, details_url: 'https://ci.example/1' },
         repository,
       });
-    expect(run('success')).toEqual({ kind: 'check', repository: 'acme/api', sha, name: 'ci', state: 'success', url: 'https://ci.example/1' });
+    expect(run('success')).toEqual({
+      kind: 'check',
+      repository: 'acme/api',
+      sha,
+      name: 'ci',
+      state: 'success',
+      url: 'https://ci.example/1',
+      source: { kind: 'checkRun' },
+    });
     expect(['neutral', 'skipped'].map((c) => (run(c) as { state: string }).state)).toEqual(['success', 'success']);
     expect(['failure', 'cancelled', 'timed_out', 'action_required', 'stale'].map((c) => (run(c) as { state: string }).state)).toEqual(Array(5).fill('failure'));
     expect(parseGithubEvent('check_run', { action: 'created', check_run: { name: 'ci', head_sha: sha }, repository }).kind).toBe('ignored');
@@ -34,6 +43,42 @@ describe(parseGithubEvent.name, () => {
     expect(
       parseGithubEvent('check_suite', { action: 'completed', check_suite: { head_sha: sha, conclusion: 'success', app: { slug: 'buildkite' } }, repository }),
     ).toMatchObject({ kind: 'check', name: 'buildkite', state: 'success' });
+  });
+
+  it('a check carries its source: a check run or suite with its app (GitHub’s own example payloads), or a commit status; skipped and neutral are marked', () => {
+    type Payload = Record<string, unknown> & { action?: string; context?: string; check_run: Record<string, unknown>; check_suite: Record<string, unknown> };
+    const of = (event: string) => (examples.find((e) => e.name === event)?.examples ?? []) as unknown as Payload[];
+    const completedRun = of('check_run').find((p) => p.action === 'completed' && p.check_run.conclusion === 'failure');
+    const app = completedRun?.check_run.app as { id: number; slug: string };
+    expect(parseGithubEvent('check_run', completedRun)).toMatchObject({
+      kind: 'check',
+      state: 'failure',
+      source: { kind: 'checkRun', appId: String(app.id), appSlug: app.slug },
+    });
+    expect(parseGithubEvent('check_run', completedRun)).not.toHaveProperty('skipped');
+    const suite = of('check_suite').find((p) => p.action === 'completed' && (p.check_suite.app as { slug?: string }).slug);
+    expect(parseGithubEvent('check_suite', suite)).toMatchObject({
+      kind: 'check',
+      source: { kind: 'checkSuite', appSlug: (suite?.check_suite.app as { slug: string }).slug },
+    });
+    const status = of('status')[0];
+    expect(parseGithubEvent('status', status)).toMatchObject({ kind: 'check', name: status.context, source: { kind: 'status' } });
+    for (const conclusion of ['skipped', 'neutral'])
+      expect(
+        parseGithubEvent('check_run', {
+          action: 'completed',
+          check_run: { name: 'ci', head_sha: sha, conclusion, app: { id: 7, slug: 'ci-app' } },
+          repository,
+        }),
+      ).toMatchObject({ state: 'success', skipped: true, source: { kind: 'checkRun', appId: '7', appSlug: 'ci-app' } });
+    // An app id that is no positive integer is not taken.
+    expect(
+      parseGithubEvent('check_run', {
+        action: 'completed',
+        check_run: { name: 'ci', head_sha: sha, conclusion: 'success', app: { id: '7', slug: '' } },
+        repository,
+      }),
+    ).toMatchObject({ source: { kind: 'checkRun' } });
   });
 
   it('refuses what is not a commit sha or a link, and ignores branch deletions and unknown events', () => {

@@ -12,11 +12,17 @@
  * | push                          | a branch, not deleted                  | push (base may have moved)  |
  * | installation `deleted`        |                                        | installation gone (REVOKED) |
  * | installation `suspend`        |                                        | installation suspended      |
+ *
+ * A `check` carries where it came from (`source`: a check run or suite with its app's id and slug,
+ * or a commit status) and whether GitHub's conclusion was `skipped` or `neutral` (`state` is then
+ * `success`, GitHub's own rule): which sources and conclusions count is the queue's to decide.
  */
+export type CheckSource = { kind: 'checkRun' | 'checkSuite'; appId?: string; appSlug?: string } | { kind: 'status' };
+
 export type GithubEvent =
   | { kind: 'prHead'; repository: string; number: number; headSha: string; baseRef: string }
   | { kind: 'prClosed'; repository: string; number: number; baseRef: string }
-  | { kind: 'check'; repository: string; sha: string; name: string; state: 'success' | 'failure'; url?: string }
+  | { kind: 'check'; repository: string; sha: string; name: string; state: 'success' | 'failure'; url?: string; source: CheckSource; skipped?: true }
   | { kind: 'push'; repository: string; branch: string; after: string }
   | { kind: 'installationGone'; installationId: string; reason: string }
   | { kind: 'installationSuspended'; installationId: string; reason: string }
@@ -24,6 +30,8 @@ export type GithubEvent =
 
 /** Conclusions GitHub counts as passing a required check. */
 const PASSING = ['success', 'neutral', 'skipped'];
+/** Passing by GitHub's rule without a real result. */
+const SKIPPED = ['neutral', 'skipped'];
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 type Json = Record<string, unknown>;
@@ -41,6 +49,15 @@ export function repositoryOf(payload: unknown): string | undefined {
 export function installationOf(payload: unknown): string | undefined {
   const id = obj(obj(payload)?.installation)?.id;
   return typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : str(id);
+}
+
+/** The GitHub App of a check run or suite: its id (as a string) and slug, each if the payload names it. */
+function appOf(app: unknown): { appId?: string; appSlug?: string } {
+  const a = obj(app);
+  const id = a?.id;
+  const appId = typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? String(id) : undefined;
+  const appSlug = str(a?.slug);
+  return { ...(appId && { appId }), ...(appSlug && { appSlug }) };
 }
 
 export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
@@ -68,7 +85,16 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
       const name = str(run?.name);
       if (!repository || !headSha || !name) return ignored('check_run without repository, head_sha or name');
       const url = httpUrl(run?.details_url) ?? httpUrl(run?.html_url);
-      return { kind: 'check', repository, sha: headSha, name, state: PASSING.includes(String(run?.conclusion)) ? 'success' : 'failure', ...(url && { url }) };
+      return {
+        kind: 'check',
+        repository,
+        sha: headSha,
+        name,
+        state: PASSING.includes(String(run?.conclusion)) ? 'success' : 'failure',
+        ...(url && { url }),
+        source: { kind: 'checkRun', ...appOf(run?.app) },
+        ...(SKIPPED.includes(String(run?.conclusion)) && { skipped: true as const }),
+      };
     }
     case 'check_suite': {
       const suite = obj(p.check_suite);
@@ -76,7 +102,15 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
       const headSha = sha(suite?.head_sha);
       const name = str(obj(suite?.app)?.slug);
       if (!repository || !headSha || !name) return ignored('check_suite without repository, head_sha or app');
-      return { kind: 'check', repository, sha: headSha, name, state: PASSING.includes(String(suite?.conclusion)) ? 'success' : 'failure' };
+      return {
+        kind: 'check',
+        repository,
+        sha: headSha,
+        name,
+        state: PASSING.includes(String(suite?.conclusion)) ? 'success' : 'failure',
+        source: { kind: 'checkSuite', ...appOf(suite?.app) },
+        ...(SKIPPED.includes(String(suite?.conclusion)) && { skipped: true as const }),
+      };
     }
     case 'status': {
       const state = str(p.state);
@@ -85,7 +119,15 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
       if (!repository || !commit || !name) return ignored('status without repository, sha or context');
       if (state === 'pending') return ignored('status pending is not a result');
       const url = httpUrl(p.target_url);
-      return { kind: 'check', repository, sha: commit, name, state: state === 'success' ? 'success' : 'failure', ...(url && { url }) };
+      return {
+        kind: 'check',
+        repository,
+        sha: commit,
+        name,
+        state: state === 'success' ? 'success' : 'failure',
+        ...(url && { url }),
+        source: { kind: 'status' },
+      };
     }
     case 'push': {
       const ref = str(p.ref);

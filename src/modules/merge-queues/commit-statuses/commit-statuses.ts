@@ -48,7 +48,7 @@ export interface CommitStatus {
  * | merged     | success | Merged by the merge queue                                      | queue    |
  * | failed     | failure | Failed: <the batch's reason>                                   | CI run   |
  * | blocked    | error   | Blocked: <why>                                                 | queue    |
- * | removed    | error   | Removed from the merge queue                                   | queue    |
+ * | removed    | error   | Removed from the merge queue (with a reason: Removed: <reason>) | queue    |
  *
  * and on a candidate commit: testing `pending` (Merge queue candidate for #7, #8), landed
  * `success`, failed `failure` with the reason, withdrawn `error` with the reason. The position
@@ -145,7 +145,7 @@ function rendered(state: MergeQueueState, e: EntryState, front: FrontOfLine): Co
     case 'blocked':
       return { sha: e.headSha, subject, state: 'error', description: clip(`Blocked: ${e.block ?? 'needs a person'}`) };
     case 'removed':
-      return { sha: e.headSha, subject, state: 'error', description: 'Removed from the merge queue' };
+      return { sha: e.headSha, subject, state: 'error', description: e.block ? clip(`Removed: ${e.block}`) : 'Removed from the merge queue' };
   }
 }
 

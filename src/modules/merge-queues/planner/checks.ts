@@ -33,10 +33,11 @@ function notTestingYet(b: BatchState): boolean {
 }
 
 /** Records one check report naming the commit `sha`; a passing candidate becomes ready. */
-export function recordCheck(ctx: Ctx, batchId: string, sha: string, name: string, state: MergeQueueCheckState): void {
+export function recordCheck(ctx: Ctx, batchId: string, sha: string, name: string, state: MergeQueueCheckState, notCounted?: string): void {
   const b = ctx.batchById.get(batchId);
   if (!b) return;
   const fit = checkReportFit(b, sha);
+  if (notCounted !== undefined) return noteNotCounted(ctx, b, fit, sha, name, notCounted);
   if (fit === 'early') return keepEarly(ctx, b, sha, name, state);
   if (fit === 'other' || isFinalBatch(b)) return;
   if (b.status !== 'testing' && b.status !== 'reconciling') return;
@@ -60,6 +61,20 @@ function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueChe
     if (b.ciStartedAt !== null) learnFromPassingRun(ctx, b, ctx.at - b.ciStartedAt);
     setBatchStatus(ctx, b, 'ready');
   }
+}
+
+/**
+ * A result for a required check that does not count (another source, or skipped where that is no
+ * pass): the check stays pending, so the candidate waits for a real result; the note lets the
+ * check timeout say why (onTick). The list is replaced, never changed in place, and bounded like
+ * the early results.
+ */
+function noteNotCounted(ctx: Ctx, b: BatchState, fit: 'current' | 'early' | 'other', sha: string, name: string, why: string): void {
+  if (fit === 'other' || isFinalBatch(b) || !ctx.s.config.requiredChecks.includes(name)) return;
+  const noted = b.notCounted ?? [];
+  if (noted.some((c) => c.sha === sha && c.name === name && c.why === why)) return;
+  b.notCounted = [...noted, { sha, name, why }].slice(-MAX_EARLY_CHECKS);
+  ctx.changed = true;
 }
 
 /**
@@ -103,7 +118,9 @@ export function onTick(ctx: Ctx): void {
       const check = b.checks.find((c) => c.name === name);
       if (check && check.state === 'pending') {
         check.state = 'failure';
-        b.failureReason = `check ${name} did not report within ${Math.round(checkTimeoutMs / 60000)} min`;
+        const why = b.notCounted?.filter((c) => c.name === name && c.sha === b.candidateSha).at(-1)?.why;
+        const within = `within ${Math.round(checkTimeoutMs / 60000)} min`;
+        b.failureReason = why === undefined ? `check ${name} did not report ${within}` : `check ${name} did not count ${within}: ${why}`;
         ctx.changed = true;
       }
     }

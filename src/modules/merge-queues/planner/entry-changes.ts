@@ -1,7 +1,7 @@
 import { applyUrgentRule } from './priority';
 import { type Ctx, isSealed, LIVE_ENTRY, setEntryStatus } from './step';
-import type { EnqueueInput, EntryState } from './types';
-import { resetEvidence, withdraw } from './withdrawal';
+import type { BatchState, EnqueueInput, EntryState } from './types';
+import { applyRemoval, resetEvidence, withdraw } from './withdrawal';
 
 /*
  * Changes to one entry: admission, a new head, removal, set-aside and priority. A change that
@@ -42,11 +42,18 @@ export function onEnqueue(ctx: Ctx, input: EnqueueInput): void {
   applyUrgentRule(ctx, e);
 }
 
-export function onHeadUpdated(ctx: Ctx, entryId: string, headSha: string): void {
+export function onHeadUpdated(ctx: Ctx, entryId: string, headSha: string, stopLand = false): void {
   const e = ctx.entryById.get(entryId);
   if (!e || !LIVE_ENTRY.includes(e.status)) return;
   if (e.headSha === headSha && e.pendingHeadSha === null && e.status !== 'blocked') return;
   const b = e.batchId ? ctx.batchById.get(e.batchId) : undefined;
+  if (b && stopLand && stopUnstartedLand(ctx, b, `new commits were pushed to #${e.number}`)) {
+    e.headSha = headSha;
+    e.block = null;
+    resetEvidence(e);
+    setEntryStatus(ctx, e, 'queued');
+    return;
+  }
   if (b && isSealed(b)) {
     e.pendingHeadSha = headSha;
     ctx.changed = true;
@@ -65,13 +72,23 @@ export function onHeadUpdated(ctx: Ctx, entryId: string, headSha: string): void 
   ctx.changed = true;
 }
 
-export function onRemove(ctx: Ctx, entryId: string): void {
+/**
+ * A removal with a reason (`removal`) leaves the entry `block`ed with it and, when given, the
+ * pushed head as its head (kept in `removal` while a land in flight defers it). `stopLand`: see
+ * stopUnstartedLand.
+ */
+export function onRemove(ctx: Ctx, entryId: string, removal?: { reason: string; headSha?: string }, stopLand = false): void {
   const e = ctx.entryById.get(entryId);
   if (!e || !LIVE_ENTRY.includes(e.status)) return;
   const b = e.batchId ? ctx.batchById.get(e.batchId) : undefined;
+  if (b && stopLand) stopUnstartedLand(ctx, b, `#${e.number} removed`);
   if (b && isSealed(b)) {
     if (!e.pendingRemoval) {
       e.pendingRemoval = true;
+      ctx.changed = true;
+    }
+    if (removal !== undefined && JSON.stringify(e.removal) !== JSON.stringify(removal)) {
+      e.removal = { ...removal };
       ctx.changed = true;
     }
     if (b.status === 'reconciling') withdraw(ctx, b, `#${e.number} removed`);
@@ -80,7 +97,21 @@ export function onRemove(ctx: Ctx, entryId: string): void {
   if (b) withdraw(ctx, b, `#${e.number} removed`);
   e.batchId = null;
   e.screenId = null;
+  if (removal !== undefined) applyRemoval(e, removal);
   setEntryStatus(ctx, e, 'removed');
+}
+
+/**
+ * A push to a PR whose batch is `merging` with its `land` not yet started (still `pending`: no
+ * executor has claimed it, which happens under the same queue lock): the batch is withdrawn now,
+ * and the executor's claim finds the land superseded, so the pushed-over head does not land. A
+ * land already started is the provider's to finish (fencing, docs/merge-queue.md): the change is
+ * deferred as usual. Returns true when the batch was withdrawn.
+ */
+function stopUnstartedLand(ctx: Ctx, b: BatchState, reason: string): boolean {
+  if (b.status !== 'merging' || b.operation?.kind !== 'land' || b.operation.outcome !== 'pending') return false;
+  withdraw(ctx, b, reason, true);
+  return true;
 }
 
 /**

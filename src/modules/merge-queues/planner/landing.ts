@@ -59,6 +59,7 @@ export function markLanded(ctx: Ctx, b: BatchState, newBase: string | null): voi
   for (const e of entriesOf(ctx, b)) {
     e.pendingHeadSha = null;
     e.pendingRemoval = false;
+    delete e.removal;
     setEntryStatus(ctx, e, 'merged');
     s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 0);
     learnFromLandedEntry(ctx, e.heavyProbability);

@@ -71,9 +71,9 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
     case 'enqueue':
       return onEnqueue(ctx, ev.entry);
     case 'headUpdated':
-      return onHeadUpdated(ctx, ev.entryId, ev.headSha);
+      return onHeadUpdated(ctx, ev.entryId, ev.headSha, ev.stopLand === true);
     case 'remove':
-      return onRemove(ctx, ev.entryId);
+      return onRemove(ctx, ev.entryId, ev.reason === undefined ? undefined : { reason: ev.reason, headSha: ev.headSha }, ev.stopLand === true);
     case 'setAside':
       return onSetAside(ctx, ev.entryId, ev.setAside);
     case 'setPriority':
@@ -109,7 +109,7 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
     case 'quarantined':
       return onQuarantined(ctx, ev.reason, ev.operationId);
     case 'checkReported':
-      return recordCheck(ctx, ev.batchId, ev.candidateSha, ev.name, ev.state);
+      return recordCheck(ctx, ev.batchId, ev.candidateSha, ev.name, ev.state, ev.notCounted);
   }
 }
 

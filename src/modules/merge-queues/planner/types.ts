@@ -81,6 +81,13 @@ export interface MergeQueueCheck {
   state: MergeQueueCheckState;
 }
 
+/** A result that did not count for a required check (see BatchState.notCounted). */
+export interface NotCountedCheck {
+  sha: string;
+  name: string;
+  why: string;
+}
+
 /** A CI result kept until its batch is testing the commit it names (see BatchState.earlyChecks). */
 export interface EarlyCheck {
   sha: string;
@@ -130,6 +137,11 @@ export interface EntryState {
   screenId?: string | null;
   /** Building a screen with this head hit a merge conflict: no screen takes it again; absent: false. */
   screenBlocked?: boolean;
+  /**
+   * A removal with a reason deferred while a land was in flight: if it applies, the reason becomes
+   * the entry's `block` and `headSha` (the pushed head, when given) its head. Absent: none.
+   */
+  removal?: { reason: string; headSha?: string };
 }
 
 export type BatchRole = 'chain' | 'part' | 'screen';
@@ -168,6 +180,12 @@ export interface BatchState {
    * starts testing that commit; results for another commit are dropped then. Absent: none.
    */
   earlyChecks?: EarlyCheck[];
+  /**
+   * Results for required checks that did not count (a provider event from a source the queue does
+   * not take for that check, or `skipped`/`neutral` where that is no pass), with why: the check
+   * stays pending, and its timeout names why (checks.ts onTick). Absent: none.
+   */
+  notCounted?: NotCountedCheck[];
   failureReason: string | null;
   operation: OperationRecord | null;
   /** Status to resume after a readBack, set when the batch enters `reconciling`. */
@@ -264,8 +282,17 @@ interface At {
 
 export type MergeQueueEvent =
   | (At & { type: 'enqueue'; entry: EnqueueInput })
-  | (At & { type: 'headUpdated'; entryId: string; headSha: string })
-  | (At & { type: 'remove'; entryId: string })
+  /**
+   * `stopLand`: a push to the PR (a provider event): a land of its batch not yet started is
+   * withdrawn instead of awaited, so the old head does not land (one already started cannot be
+   * called back: the change waits for its outcome, as without the flag).
+   */
+  | (At & { type: 'headUpdated'; entryId: string; headSha: string; stopLand?: boolean })
+  /**
+   * `reason`: the entry's `block` once removed (e.g. "new commits were pushed"); `headSha`: the
+   * PR's head it leaves with (the pushed one, so the PR shows why); `stopLand` as for headUpdated.
+   */
+  | (At & { type: 'remove'; entryId: string; reason?: string; headSha?: string; stopLand?: boolean })
   | (At & { type: 'setAside'; entryId: string; setAside: boolean })
   | (At & { type: 'setPriority'; entryId: string; priority: number })
   | (At & { type: 'pause' })
@@ -303,6 +330,11 @@ export type MergeQueueEvent =
       candidateSha: string;
       name: string;
       state: MergeQueueCheckState;
+      /**
+       * The result does not count, and why (its source is not the one the queue takes for the
+       * check, or it was skipped where that is no pass): it is noted, `state` is `pending`.
+       */
+      notCounted?: string;
     });
 
 export type MergeQueueEventType = MergeQueueEvent['type'];

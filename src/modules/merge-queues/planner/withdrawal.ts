@@ -40,6 +40,7 @@ export function releaseEntry(ctx: Ctx, e: EntryState, to: 'queued' | 'failed'): 
   if (e.pendingRemoval) {
     e.pendingRemoval = false;
     e.pendingHeadSha = null;
+    if (e.removal !== undefined) applyRemoval(e, e.removal);
     setEntryStatus(ctx, e, 'removed');
     return;
   }
@@ -51,6 +52,13 @@ export function releaseEntry(ctx: Ctx, e: EntryState, to: 'queued' | 'failed'): 
     return;
   }
   setEntryStatus(ctx, e, to);
+}
+
+/** The reason and head a removal with a reason leaves the entry with. */
+export function applyRemoval(e: EntryState, removal: { reason: string; headSha?: string }): void {
+  e.block = removal.reason;
+  if (removal.headSha !== undefined) e.headSha = removal.headSha;
+  delete e.removal;
 }
 
 /** A new head (or a conflict) makes what was learned about the old one worthless. */

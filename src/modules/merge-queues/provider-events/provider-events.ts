@@ -1,9 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
 import { keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
+import { MergeQueueGits } from '../engine/gits';
 import { batchRowId } from '../engine/ids';
 import { MergeQueueWriter } from '../engine/queue-writer';
 import { MergeQueuesRepository } from '../merge-queues.repository';
 import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
+import { countCheck, policyOf, type QueuePolicy, type ReportedCheckSource } from '../policy/queue-policy';
+
+/** The reason a push removes a PR (its `block`; its commit status reads "Removed: <reason>"). */
+export const PUSHED_REASON = 'new commits were pushed';
 
 /** Where a provider event came from, for the queue's event trail. */
 export interface ProviderSource {
@@ -47,27 +53,40 @@ export class MergeQueueProviderEvents {
     private readonly writer: MergeQueueWriter,
     private readonly repository: MergeQueuesRepository,
     private readonly paths: MergeQueuePaths,
+    private readonly gits: MergeQueueGits,
   ) {}
 
   /**
-   * A PR got a new head commit: its batch (if any) is withdrawn and it is queued again with the new
-   * head; on a queue with path groups its changed paths and lanes are asked again.
+   * A PR got a new head commit (a push). The old head never lands: its batch is withdrawn (a land
+   * no executor has started included, `stopLand`; one already started is the provider's to finish).
+   * By the queue's `onHeadPush`: `remove` (the default) removes the PR with the reason, leaving with
+   * the pushed head so its commit status shows on the PR; `requeueIfApproved` queues it again with
+   * the new head only when GitHub's review decision on that head is APPROVED (asked before the
+   * queue's lock), else removes it. On a queue with path groups a re-queued PR's paths are asked again.
    */
   prHeadChanged(target: ProviderEventTarget, number: number, headSha: string): Promise<ProviderEventResult[]> {
     return this.each(
       target,
       [number],
-      (state) => {
+      (state, { approval }) => {
         const entry = liveEntry(state, number);
         if (!entry) return { events: [], note: `#${number} is not in the queue` };
         if (entry.headSha === headSha && entry.pendingHeadSha === null) return { events: [], note: `#${number} already has head ${headSha}` };
+        if (approval?.approved) {
+          return {
+            events: [{ type: 'headUpdated', entryId: entry.id, headSha, stopLand: true, at: Date.now() }],
+            note: `#${number} has a new head ${headSha}, approved: queued again`,
+            entryId: entry.id,
+          };
+        }
+        const why = approval ? ` (${approval.why})` : '';
         return {
-          events: [{ type: 'headUpdated', entryId: entry.id, headSha, at: Date.now() }],
-          note: `#${number} has a new head ${headSha}`,
-          entryId: entry.id,
+          events: [{ type: 'remove', entryId: entry.id, reason: PUSHED_REASON, headSha, stopLand: true, at: Date.now() }],
+          note: `#${number} was removed: ${PUSHED_REASON}${why}`,
+          detail: { reason: `${PUSHED_REASON}${why}` },
         };
       },
-      { headSha },
+      { headSha, number },
     );
   }
 
@@ -82,24 +101,48 @@ export class MergeQueueProviderEvents {
 
   /**
    * A check result on a commit: recorded for the live batch whose candidate is that commit, when
-   * the check is one the queue requires; a result for any other commit (a PR head, a withdrawn
-   * candidate) changes nothing.
+   * the check is one the queue requires and the result comes from the source the queue takes for
+   * it (policy/queue-policy.ts countCheck). A result from another source, or skipped where that is
+   * no pass, is noted on the batch and in the events and changes no check (the check timeout
+   * names it). A result for any other commit (a PR head, a withdrawn candidate) changes nothing.
    */
   checkCompleted(
     target: ProviderEventTarget,
-    check: { sha: string; name: string; state: 'success' | 'failure'; url?: string },
+    check: { sha: string; name: string; state: 'success' | 'failure'; url?: string; source?: ReportedCheckSource; skipped?: boolean },
   ): Promise<ProviderEventResult[]> {
+    // A parser that names no source is a check run of an unnamed app.
+    const source: ReportedCheckSource = check.source ?? { kind: 'checkRun' };
     return this.each(
       target,
       [],
-      (state) => {
+      (state, { policy }) => {
         const batch = state.batches.find((b) => b.candidateSha === check.sha && !FINAL_BATCH_STATUSES.includes(b.status));
         if (!batch) return { events: [], note: `${check.sha} is no live candidate` };
         if (!state.config.requiredChecks.includes(check.name)) return { events: [], note: `${check.name} is not a required check` };
+        const counted = countCheck(policy, { name: check.name, state: check.state, source, skipped: check.skipped });
+        const from = sourceDetail(source);
+        if (!counted.counts) {
+          return {
+            events: [
+              {
+                type: 'checkReported',
+                batchId: batch.id,
+                candidateSha: check.sha,
+                name: check.name,
+                state: 'pending',
+                notCounted: counted.why,
+                at: Date.now(),
+              },
+            ],
+            note: `${check.name} on ${check.sha} not counted: ${counted.why}`,
+            detail: { notCounted: counted.why, from },
+          };
+        }
         return {
-          events: [{ type: 'checkReported', batchId: batch.id, candidateSha: check.sha, name: check.name, state: check.state, at: Date.now() }],
-          note: `${check.name} ${check.state} on ${check.sha}`,
+          events: [{ type: 'checkReported', batchId: batch.id, candidateSha: check.sha, name: check.name, state: counted.state, at: Date.now() }],
+          note: `${check.name} ${counted.state} on ${check.sha}`,
           batchId: batch.id,
+          detail: { from },
         };
       },
       { checksUrl: check.url },
@@ -129,34 +172,42 @@ export class MergeQueueProviderEvents {
   private async each(
     { organizationId, integrationId, repository, source }: ProviderEventTarget,
     numbers: readonly number[],
-    decide: (state: MergeQueueState) => { events: MergeQueueEvent[]; note: string; batchId?: string; entryId?: string },
-    options: { checksUrl?: string; baseRef?: string; headSha?: string } = {},
+    decide: (
+      state: MergeQueueState,
+      facts: { policy: QueuePolicy; approval?: Approval },
+    ) => { events: MergeQueueEvent[]; note: string; batchId?: string; entryId?: string; detail?: Record<string, unknown> },
+    options: { checksUrl?: string; baseRef?: string; headSha?: string; number?: number } = {},
   ): Promise<ProviderEventResult[]> {
-    const { checksUrl, baseRef, headSha } = options;
+    const { checksUrl, baseRef, headSha, number } = options;
     const results: ProviderEventResult[] = [];
     for (const queue of await this.repository.queuesOfRepository(organizationId, integrationId, repository)) {
       if (baseRef !== undefined && queue.baseRef !== baseRef) continue;
-      // Asked only on a queue with path groups and for a PR it holds: a push to any other PR costs no provider call.
-      const asks = headSha !== undefined && pathGroupsOf(queue).length > 0 && (await this.repository.hasLiveEntry(organizationId, queue.id, numbers[0]));
+      const policy = policyOf(queue.policy);
+      // Asked only for a PR the queue holds: a push to any other PR costs no provider call.
+      const holds = headSha !== undefined && number !== undefined && (await this.repository.hasLiveEntry(organizationId, queue.id, number));
+      const approval = holds && policy.onHeadPush === 'requeueIfApproved' ? await this.approvalOf(organizationId, queue.id, number, headSha) : undefined;
+      const asks = holds && approval?.approved === true && pathGroupsOf(queue).length > 0;
       const paths = asks ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
       let note = '';
       let batchId: string | undefined;
       let entryId: string | undefined;
       let askLater = false;
+      const detail: Record<string, unknown> = { source: source.provider, deliveryId: source.deliveryId, providerEvent: source.event };
       const { outcome } = await this.writer.apply({
         organizationId,
         queueId: queue.id,
         // decide() finds the PR's live entry by number in the state (a window loads it), and the batches.
         numbers,
         build: ({ state }) => {
-          const decided = decide(state);
+          const decided = decide(state, { policy, approval });
           note = decided.note;
           batchId = decided.batchId;
           entryId = decided.entryId;
+          Object.assign(detail, decided.detail);
           return decided.events;
         },
         quietWhenUnchanged: true,
-        detail: { source: source.provider, deliveryId: source.deliveryId, providerEvent: source.event },
+        detail,
         after: async (q, { row }, applied) => {
           if (checksUrl !== undefined && batchId !== undefined && applied.changed) await q.setChecksUrl(batchRowId(row.id, batchId), checksUrl);
           if (entryId === undefined || headSha === undefined || !applied.changed || pathGroupsOf(row).length === 0) return;
@@ -168,6 +219,27 @@ export class MergeQueueProviderEvents {
       results.push({ queueId: queue.id, applied: outcome.changed, note });
     }
     return results;
+  }
+
+  /**
+   * Whether GitHub says PR `number`'s new head is approved under the repository's review rules:
+   * `reviewDecision` APPROVED for `headSha` itself (`headRefOid`; a decision for an older or newer
+   * head tells nothing about this one). Anything else, a failure to ask included, is no approval,
+   * with why (the PR is then removed: a push never lands unreviewed).
+   */
+  private async approvalOf(organizationId: string, queueId: string, number: number, headSha: string): Promise<Approval> {
+    try {
+      const git = await this.gits.forSource((await this.repository.find(organizationId, queueId)).repository);
+      if (!(git instanceof GitHubMergeQueueGit)) return { approved: false, why: 'the provider has no review decision' };
+      const review = await git.reviewDecision(number);
+      if (review === null) return { approved: false, why: `GitHub knows no pull request #${number}` };
+      if (review.headSha !== headSha) return { approved: false, why: `GitHub's review decision is for ${review.headSha}, not the pushed ${headSha}` };
+      if (review.decision !== 'APPROVED') return { approved: false, why: `the new head is not approved (review decision ${review.decision ?? 'none'})` };
+      return { approved: true };
+    } catch (error) {
+      this.logger.warn(`merge queue ${queueId}: the review decision of #${number} could not be read (${(error as Error).message}); the PR is removed`);
+      return { approved: false, why: `the review decision could not be read: ${(error as Error).message}` };
+    }
   }
 
   /**
@@ -185,6 +257,15 @@ export class MergeQueueProviderEvents {
       return 'failed';
     }
   }
+}
+
+/** GitHub's word on a pushed head (requeueIfApproved). */
+type Approval = { approved: true } | { approved: false; why: string };
+
+/** Where a check result came from, for the event trail. */
+function sourceDetail(source: ReportedCheckSource): Record<string, string> {
+  if (source.kind === 'status') return { kind: 'status' };
+  return { kind: source.kind, ...(source.appId !== undefined && { appId: source.appId }), ...(source.appSlug !== undefined && { appSlug: source.appSlug }) };
 }
 
 function liveEntry(state: MergeQueueState, number: number) {

@@ -52,8 +52,13 @@ export class QueueTransaction {
     return rows[0];
   }
 
-  /** Row fields the planner does not hold: the settings as given, the base ref and the one being moved to. */
-  async setQueueFields(data: { settings?: Prisma.InputJsonObject; baseRef?: string; pendingBaseRef?: string | null }): Promise<void> {
+  /** Row fields the planner does not hold: the settings as given, the queue's policy, the base ref and the one being moved to. */
+  async setQueueFields(data: {
+    settings?: Prisma.InputJsonObject;
+    policy?: Prisma.InputJsonObject;
+    baseRef?: string;
+    pendingBaseRef?: string | null;
+  }): Promise<void> {
     await this.tx.mergeQueue.update({ where: { id: this.queueId }, data });
   }
 

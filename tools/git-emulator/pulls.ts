@@ -1,0 +1,84 @@
+/**
+ * Pull requests as far as their reviews go: each PR's head (set by the `pull_request` webhooks the
+ * emulator sends) and the reviews given on it, and GitHub's `reviewDecision` from them, served by
+ * GraphQL's `repository { pullRequest(number) { reviewDecision headRefOid } }`.
+ *
+ * The review rule modelled is branch protection's "require a pull request review before merging":
+ * the latest review of each collaborator counts; any CHANGES_REQUESTED is CHANGES_REQUESTED, else an
+ * APPROVED is APPROVED, else REVIEW_REQUIRED. With the repository's `dismissStaleReviews` (GitHub's
+ * "Dismiss stale pull request approvals when new commits are pushed"), only reviews of the current
+ * head count. Without a review rule (`reviewsRequired: false`) the decision is null, as on GitHub.
+ */
+import type { EmulatedRepository, EmulatorState } from './state';
+
+export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
+
+export interface EmulatedPull {
+  number: number;
+  headSha: string;
+  reviews: { by: string; state: ReviewState; commitId: string }[];
+}
+
+/** The review rules of a repository the emulator models (GitHub's defaults: a review required, stale approvals kept). */
+export interface ReviewRules {
+  reviewsRequired: boolean;
+  dismissStaleReviews: boolean;
+}
+
+export class Pulls {
+  private readonly pulls = new Map<string, EmulatedPull>();
+  private readonly rules = new Map<string, ReviewRules>();
+
+  constructor(private readonly state: EmulatorState) {}
+
+  /** The PR `number` of `repository` (`owner/name`), made with `headSha` when new. */
+  pull(repository: string, number: number, headSha?: string): EmulatedPull {
+    const key = `${repository.toLowerCase()}#${number}`;
+    let pull = this.pulls.get(key);
+    if (!pull) {
+      pull = { number, headSha: headSha ?? '', reviews: [] };
+      this.pulls.set(key, pull);
+    }
+    return pull;
+  }
+
+  /** A push to the PR's head branch: its head moves (the `synchronize` webhook follows). */
+  headMoved(repository: string, number: number, headSha: string): void {
+    this.pull(repository, number, headSha).headSha = headSha;
+  }
+
+  /** `login` reviews the PR (on `commitId`, by default its current head). */
+  review(repository: string, number: number, login: string, state: ReviewState, commitId?: string): void {
+    const pull = this.pull(repository, number);
+    pull.reviews.push({ by: login, state, commitId: commitId ?? pull.headSha });
+  }
+
+  setRules(repository: string, rules: Partial<ReviewRules>): void {
+    this.rules.set(repository.toLowerCase(), { ...this.rulesOf(repository), ...rules });
+  }
+
+  /** GitHub's `reviewDecision` on the PR now. */
+  reviewDecision(repo: EmulatedRepository, pull: EmulatedPull): 'APPROVED' | 'CHANGES_REQUESTED' | 'REVIEW_REQUIRED' | null {
+    const rules = this.rulesOf(`${repo.owner}/${repo.name}`);
+    if (!rules.reviewsRequired) return null;
+    const latest = new Map<string, ReviewState>();
+    for (const r of pull.reviews) {
+      if (r.state === 'COMMENTED' || !repo.collaborators.includes(r.by)) continue;
+      if (rules.dismissStaleReviews && r.commitId !== pull.headSha) continue;
+      latest.set(r.by, r.state);
+    }
+    const states = [...latest.values()];
+    if (states.includes('CHANGES_REQUESTED')) return 'CHANGES_REQUESTED';
+    return states.includes('APPROVED') ? 'APPROVED' : 'REVIEW_REQUIRED';
+  }
+
+  /** The PR of a repository `login` can see, or undefined (GitHub's NOT_FOUND). */
+  find(repo: EmulatedRepository, login: string, number: number): EmulatedPull | undefined {
+    if (!this.state.canSee(repo, login)) return undefined;
+    return this.pulls.get(`${repo.owner}/${repo.name}#${number}`.toLowerCase());
+  }
+
+  private rulesOf(repository: string): ReviewRules {
+    return this.rules.get(repository.toLowerCase()) ?? { reviewsRequired: true, dismissStaleReviews: false };
+  }
+}
