@@ -101,10 +101,16 @@ describe('GitHub webhooks from GitHub’s own example payloads (POST /webhooks/g
   );
 
   it(
-    'status (GitHub’s example, its context required) is recorded on the candidate as the example’s state says',
+    'status (GitHub’s example, its context required from commit statuses) is recorded on the candidate as the example’s state says',
     async () => {
       const status = example('status');
       const { repository, path, main, queue } = await suite.newQueue({ settings: { requiredChecks: [status.context] } });
+      // A CI that reports by commit status says so (`source: status`, docs/webhooks.md); a plain name counts check runs only.
+      await request(suite.app.getHttpServer())
+        .patch(`/merge-queues/${queue.id}/settings`)
+        .set(suite.owner.auth)
+        .send({ data: { requiredChecks: [{ name: status.context, source: 'status' }] } })
+        .expect(200);
       await mq.enqueue(queue.id, 2, commit(path, main, { 'pr-2.txt': 'two\n' }, 'PR 2'));
       const batch = await testingBatch(queue.id);
       const payload = pointedAt(status, repositoryOf(repository));
