@@ -1,6 +1,7 @@
 import type { NestExpressApplication, NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
+import type { Request } from 'express';
 import { requestIdMiddleware } from '@/common/logging/request-id.middleware';
 import { accessLogMiddleware, AppLogger } from '@/common/logging/request-logger';
 import { createValidationPipe } from '@/common/http/validation';
@@ -14,7 +15,7 @@ import { httpMetricsMiddleware } from '@/common/metrics/http-metrics';
 import { MetricsService } from '@/common/metrics/metrics.service';
 
 export const JSON_BODY_LIMIT = '1mb';
-/** Routes under this prefix get `req.rawBody` (the signed bytes). */
+/** Routes under this prefix get their body as raw bytes (a Buffer: the signed bytes), parsed by their service. */
 export const WEBHOOK_PATH_PREFIX = '/webhooks/';
 
 /**
@@ -47,15 +48,15 @@ export function configureApp(app: NestExpressApplication): void {
   // bodies are bounded (depth, keys, storable strings) before anything transforms or validates them.
   app.use(jsonOnlyMiddleware);
   const limits = { maxDepth: config.bodyMaxDepth, maxKeys: config.bodyMaxKeys };
+  // Webhook routes read their body as raw bytes, up to GitHub's 25 MB (WEBHOOK_BODY_MAX_BYTES): their
+  // signature is an HMAC of the body as sent, checked before the service parses it once under its own
+  // key limit (WEBHOOK_BODY_MAX_KEYS). The raw parser marks the body read, so the JSON parser below
+  // skips them, and so do BODY_MAX_KEYS and the 1 MB limit.
+  const isWebhook = (req: Request) => req.url.startsWith(WEBHOOK_PATH_PREFIX) && req.is(JSON_MEDIA_TYPES) !== false;
+  app.useBodyParser('raw', { limit: config.webhooks.bodyMaxBytes, type: isWebhook } as NestExpressBodyParserOptionsFor<'raw'>);
   // Nest's types leave out body-parser's `verify` because its rawBody option uses it; we don't use
   // rawBody, and verify is the one hook that runs between reading the body and JSON.parse.
-  // Webhook routes keep the exact bytes: their signature is an HMAC of the body as sent.
-  const verify = verifyJsonBody(limits);
-  const keepRawBody = (req: { url?: string; rawBody?: Buffer }, res: unknown, bytes: Buffer) => {
-    verify(req, res, bytes);
-    if (req.url?.startsWith(WEBHOOK_PATH_PREFIX)) req.rawBody = bytes;
-  };
-  const jsonOptions = { limit: JSON_BODY_LIMIT, type: JSON_MEDIA_TYPES, verify: keepRawBody };
+  const jsonOptions = { limit: JSON_BODY_LIMIT, type: JSON_MEDIA_TYPES, verify: verifyJsonBody(limits) };
   app.useBodyParser('json', jsonOptions as NestExpressBodyParserOptionsFor<'json'>);
   app.use(bodyRejectionHandler);
   app.use(bodyGuardMiddleware(limits));

@@ -153,7 +153,9 @@ describe('GitHub check sources and pushes to queued PRs (emulator, webhooks, in-
   it(
     'a commit status from a user with push access and a check run from another app change nothing; the bound app’s check run lands',
     async () => {
-      const { repository, path, main, queue } = await suite.newQueue();
+      const { repository, path, main, queue, source } = await suite.newQueue();
+      // Deliveries reach a queue by GitHub's id of the repository (the code source's foreignId), as GitHub sends it.
+      const { foreignId } = await prisma.codeSource.findUniqueOrThrow({ where: { id: source.id } });
       const set = await settings(queue.id, { requiredChecks: [{ name: 'ci', app: CI_APP.slug }] }).expect(200);
       expect(set.body.data.requiredChecks).toEqual([{ name: 'ci', source: 'checkRun', app: 'ci-app' }]);
       const head = commit(path, main, { 'pr-4.txt': 'four\n' }, 'PR 4');
@@ -167,7 +169,7 @@ describe('GitHub check sources and pushes to queued PRs (emulator, webhooks, in-
         state: 'success',
         target_url: 'https://attacker.example.test/',
         sender: { login },
-        repository: { id: 1, full_name: repository },
+        repository: { id: Number(foreignId), full_name: repository },
       });
       expect((await applied(status.id)).outcome).toMatch(/ci on [0-9a-f]{40} not counted: reported by a commit status/);
       const other = await emulator.checkRunCompleted(repository, candidate, 'ci', 'success', undefined, OTHER_APP);

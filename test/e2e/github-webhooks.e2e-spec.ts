@@ -372,7 +372,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'rotating the webhook secret: the new one verifies, the old one is refused; the secret is never returned again',
     async () => {
-      const { repository, path, main, queue } = await suite.newQueue();
+      const { repository, path, main, queue, source } = await suite.newQueue();
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       const head = commit(path, main, { 'pr-12.txt': 'twelve\n' }, 'PR 12');
       await mq.enqueue(queue.id, 12, head);
@@ -393,7 +393,9 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       // Another organization cannot rotate it (404), and unknown events are accepted and ignored.
       const other = await createTenant(app, 'gh-webhooks-other');
       await http().post(`/integrations/${integrationId}/webhook-secret`).set(other.auth).expect(404);
-      const ping = await emulator.deliver('ping', { zen: 'Keep it logically awesome.', repository: { full_name: repository } });
+      // Routed by GitHub's id of the repository (the code source's foreignId), as GitHub sends it.
+      const { foreignId } = await prisma.codeSource.findUniqueOrThrow({ where: { id: source.id } });
+      const ping = await emulator.deliver('ping', { zen: 'Keep it logically awesome.', repository: { id: Number(foreignId), full_name: repository } });
       expect(ping.status).toBe(202);
       expect((await applied(ping.id)).outcome).toBe('ignored: event ping is not acted on');
     },

@@ -131,10 +131,11 @@ describe('the git emulator against GitHub’s published descriptions', () => {
 
   /** Waits until the emulator's deliveries (sent in the background after ref moves) have all arrived. */
   async function settled(): Promise<void> {
-    for (let i = 0; i < 200; i++) {
+    let idle = 0;
+    for (let i = 0; i < 400 && idle < 4; i++) {
       const before = emulator.deliveries.length;
-      await new Promise((r) => setTimeout(r, 25));
-      if (emulator.deliveries.length === before && received.length >= emulator.deliveries.length) return;
+      await new Promise((r) => setTimeout(r, 50));
+      idle = emulator.deliveries.length === before && received.length >= emulator.deliveries.length ? idle + 1 : 0;
     }
   }
 

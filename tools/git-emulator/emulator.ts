@@ -163,8 +163,8 @@ export class GitProviderEmulator extends EmulatorState {
   }
 
   /** A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from outside). */
-  push(repository: string, ref: string, before: string, after: string, pusher = 'someone'): Promise<EmulatedDelivery> {
-    return this.webhooks.push(repository, ref, before, after, pusher);
+  push(repository: string, ref: string, before: string, after: string, pusher = 'someone', options: { commits?: number } = {}): Promise<EmulatedDelivery> {
+    return this.webhooks.push(repository, ref, before, after, pusher, options);
   }
 
   // ------------------------------------------------------------------ HTTP

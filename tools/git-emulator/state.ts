@@ -136,8 +136,11 @@ export class EmulatorState {
   /**
    * Where webhook deliveries go (the API's POST /webhooks/github) and the secret they are signed
    * with; unset, nothing is sent. `installationId` is put in every payload, as for a GitHub App.
+   * `appSecret`: the GitHub App's one webhook secret; a delivery about a repository whose owner has
+   * an installation then carries that installation's id and is signed with it, as GitHub sends an
+   * App's deliveries (others keep `secret`).
    */
-  webhook?: { url: string; secret: string; installationId?: number };
+  webhook?: { url: string; secret: string; installationId?: number; appSecret?: string };
   /** Every delivery sent, in order, with the answer (redeliver() sends one again). */
   readonly deliveries: EmulatedDelivery[] = [];
   /**
@@ -215,6 +218,21 @@ export class EmulatorState {
     };
     initBareRepository(path, repo.defaultBranch, repo.description ?? undefined);
     this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
+    return repo;
+  }
+
+  /**
+   * Renames a repository, or transfers it to `newOwner`: the same id and git data under the new
+   * `owner/name`; the old name is gone (GitHub's redirect of the old name is not emulated, so a
+   * client still using it gets a 404).
+   */
+  renameRepository(owner: string, name: string, newName: string, newOwner = owner): EmulatedRepository {
+    const repo = this.repos.get(`${owner}/${name}`.toLowerCase());
+    if (!repo) throw new Error(`no repository ${owner}/${name}`);
+    this.repos.delete(`${owner}/${name}`.toLowerCase());
+    repo.owner = newOwner;
+    repo.name = newName;
+    this.repos.set(`${newOwner}/${newName}`.toLowerCase(), repo);
     return repo;
   }
 

@@ -29,6 +29,8 @@ export class Webhooks {
   /** Hookshot's version in the User-Agent, hex as GitHub's. */
   private readonly hookshot = randomBytes(4).toString('hex').slice(0, 7);
   private readonly json: GithubJson;
+  /** The pushes refMoved sends, chained in order. */
+  private pushes: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly state: EmulatorState,
@@ -48,19 +50,18 @@ export class Webhooks {
   ): Promise<EmulatedDelivery> {
     const webhook = this.state.webhook;
     if (!webhook) throw new Error('the emulator has no webhook configured');
-    const full =
-      webhook.installationId !== undefined
-        ? { ...payload, installation: { id: webhook.installationId, node_id: node('Installation', webhook.installationId) } }
-        : payload;
+    const installationId = webhook.installationId ?? this.appInstallationOf(payload);
+    const full = installationId !== undefined ? { ...payload, installation: { id: installationId, node_id: node('Installation', installationId) } } : payload;
     const body = JSON.stringify(full);
+    const secret = options.secret ?? (webhook.appSecret !== undefined && installationId !== undefined ? webhook.appSecret : webhook.secret);
     const signed = options.signature === undefined;
-    const signature = signed ? signature256(body, options.secret ?? webhook.secret) : options.signature;
+    const signature = signed ? signature256(body, secret) : options.signature;
     return this.post({
       id: options.id ?? randomUUID(),
       event,
       body,
       signature: signature ?? '',
-      ...(signed && { signatureSha1: signatureSha1(body, options.secret ?? webhook.secret) }),
+      ...(signed && { signatureSha1: signatureSha1(body, secret) }),
       status: 0,
       response: '',
     });
@@ -261,16 +262,30 @@ export class Webhooks {
   /**
    * A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from
    * outside): the commits `before..after` (at most 2,048, each with its added, removed and modified
-   * files), `head_commit`, `created`/`deleted`/`forced`, as GitHub sends it.
+   * files), `head_commit`, `created`/`deleted`/`forced`, as GitHub sends it. `options.commits`: that
+   * many made-up entries instead (GitHub lists up to 2,048), each shaped as GitHub writes them, the
+   * last one `after` (a large push without building its history).
    */
-  async push(repository: string, ref: string, before: string, after: string, pusher = 'someone'): Promise<EmulatedDelivery> {
+  async push(
+    repository: string,
+    ref: string,
+    before: string,
+    after: string,
+    pusher = 'someone',
+    options: { commits?: number } = {},
+  ): Promise<EmulatedDelivery> {
     const { repo, json } = this.repoRef(repository, true);
     const zero = /^0+$/;
     const created = zero.test(before);
     const deleted = zero.test(after);
     const git = repo ? new BareRepository(repo.path) : undefined;
-    const shas = !git || deleted ? [] : created ? [after] : await git.revList(`${before}..${after}`).catch(() => [after]);
-    const commits = git ? (await Promise.all(shas.slice(-MAX_PUSH_COMMITS).map((sha) => this.pushCommit(git, repository, sha)))).filter((c) => c !== null) : [];
+    const shas = !git || deleted || options.commits !== undefined ? [] : created ? [after] : await git.revList(`${before}..${after}`).catch(() => [after]);
+    const commits =
+      options.commits !== undefined
+        ? Array.from({ length: options.commits }, (_, i) => this.pushedCommit(repository, i, i === (options.commits ?? 0) - 1 ? after : undefined))
+        : git
+          ? (await Promise.all(shas.slice(-MAX_PUSH_COMMITS).map((sha) => this.pushCommit(git, repository, sha)))).filter((c) => c !== null)
+          : [];
     const headCommit = deleted ? null : (commits.at(-1) ?? (git ? await this.pushCommit(git, repository, after) : null));
     const forced = !created && !deleted && !!git && !(await git.isAncestor(before, after).catch(() => true));
     const user = this.state.users.get(pusher);
@@ -289,6 +304,33 @@ export class Webhooks {
       commits,
       head_commit: headCommit,
     });
+  }
+
+  /** One made-up entry of a push's `commits`, of about the size GitHub sends (a short message, a few paths). */
+  private pushedCommit(repository: string, i: number, sha?: string): Record<string, unknown> {
+    const id = sha ?? createHmac('sha1', repository).update(String(i)).digest('hex');
+    const person = { name: 'Mona Octocat', email: 'mona@users.noreply.github.com', username: 'mona' };
+    return {
+      id,
+      tree_id: createHmac('sha1', 'tree').update(id).digest('hex'),
+      distinct: true,
+      message: `Change ${i}: adjust the handling of case ${i} in the service layer\n\nSigned-off-by: Mona Octocat <mona@users.noreply.github.com>`,
+      timestamp: new Date(Date.now() - (2_000 - i) * 60_000).toISOString(),
+      url: `https://github.com/${repository}/commit/${id}`,
+      author: person,
+      committer: person,
+      added: i % 5 === 0 ? [`src/modules/feature-${i}/handler-${i}.ts`] : [],
+      removed: [],
+      modified: [`src/modules/service/case-${i % 97}.ts`, `test/service/case-${i % 97}.spec.ts`],
+    };
+  }
+
+  /** With the App's secret configured: the installation on the owner of the payload's repository, if any. */
+  private appInstallationOf(payload: Record<string, unknown>): number | undefined {
+    if (this.state.webhook?.appSecret === undefined) return undefined;
+    const owner = String((payload.repository as { owner?: { login?: string } } | undefined)?.owner?.login ?? '').toLowerCase();
+    for (const installation of this.state.installations.values()) if (installation.account.toLowerCase() === owner) return installation.id;
+    return undefined;
   }
 
   /** A commit as push payloads list it. */
@@ -314,7 +356,10 @@ export class Webhooks {
   refMoved(repo: EmulatedRepository, ref: string, before: string, after: string, by: string): void {
     const repository = `${repo.owner}/${repo.name}`;
     this.state.refMoves.push({ repository, ref, sha: after, by });
-    if (this.state.webhook && ref.startsWith('refs/heads/') && before !== after) void this.push(repository, ref, before, after, by).catch(() => undefined);
+    if (!this.state.webhook || !ref.startsWith('refs/heads/') || before === after) return;
+    // One after the other, in the order the branches changed (building a push reads git first, so
+    // a deletion's would otherwise overtake the merge's before it).
+    this.pushes = this.pushes.then(() => this.push(repository, ref, before, after, by)).catch(() => undefined);
   }
 
   /** The payload's `repository` (a push's carries `created_at`/`pushed_at` as epoch seconds, as GitHub's does). */

@@ -195,18 +195,27 @@ describe(loadConfig.name, () => {
       loadConfig({
         ...valid,
         WEBHOOK_SWEEP_INTERVAL_MS: '5000',
-        WEBHOOK_DELIVERY_RETENTION_MS: String(7 * 86_400_000),
+        WEBHOOK_DELIVERY_RETENTION_MS: String(9 * 86_400_000),
         MERGE_QUEUE_EXECUTOR_SLICE_MS: '500',
         MERGE_QUEUE_EXECUTOR_RETRY_DELAY_MS: '10000',
       }),
     ).toMatchObject({
-      webhooks: { sweepIntervalMs: 5_000, deliveryRetentionMs: 7 * 86_400_000 },
+      webhooks: { sweepIntervalMs: 5_000, deliveryRetentionMs: 9 * 86_400_000 },
       mergeQueues: { executorSliceMs: 500, executorRetryDelayMs: 10_000 },
     });
-    // Shorter than GitHub's 3 days of redelivery, a redelivery could find its row gone and be applied twice.
-    expect(() => loadConfig({ ...valid, WEBHOOK_DELIVERY_RETENTION_MS: String(86_400_000) })).toThrow(
-      'Invalid configuration: WEBHOOK_DELIVERY_RETENTION_MS must not be less than 259200000',
+    // Not longer than the oldest delivery accepted (7 days on GitHub Enterprise Server), a replay could find its id gone and be applied twice.
+    expect(() => loadConfig({ ...valid, WEBHOOK_DELIVERY_RETENTION_MS: String(7 * 86_400_000) })).toThrow(
+      'Invalid configuration: WEBHOOK_DELIVERY_RETENTION_MS must not be less than 691200000',
     );
+    // The App's webhook secret, with the previous one during a rotation (current first); the previous alone is refused.
+    expect(loadConfig(valid).webhooks.appSecrets).toEqual([]);
+    expect(
+      loadConfig({ ...valid, GITHUB_APP_WEBHOOK_SECRET: 'new-app-secret-0123', GITHUB_APP_WEBHOOK_SECRET_PREVIOUS: 'old-app-secret-0123' }).webhooks.appSecrets,
+    ).toEqual(['new-app-secret-0123', 'old-app-secret-0123']);
+    expect(() => loadConfig({ ...valid, GITHUB_APP_WEBHOOK_SECRET_PREVIOUS: 'old-app-secret-0123' })).toThrow(
+      'Invalid configuration: GITHUB_APP_WEBHOOK_SECRET_PREVIOUS needs GITHUB_APP_WEBHOOK_SECRET',
+    );
+    expect(() => loadConfig({ ...valid, GITHUB_APP_WEBHOOK_SECRET: 'short' })).toThrow('GITHUB_APP_WEBHOOK_SECRET');
     expect(() => loadConfig({ ...valid, WEBHOOK_SWEEP_INTERVAL_MS: '10' })).toThrow(
       'Invalid configuration: WEBHOOK_SWEEP_INTERVAL_MS must not be less than 1000',
     );

@@ -210,7 +210,8 @@ export function bodyRejectionHandler(error: unknown, _req: Request, _res: Respon
  */
 export function bodyGuardMiddleware(limits: BodyLimits) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    const problem = req.body === undefined ? undefined : inspectJson(req.body, limits);
+    // Raw bytes (the webhook routes): their service checks them under its own limits before parsing.
+    const problem = req.body === undefined || Buffer.isBuffer(req.body) ? undefined : inspectJson(req.body, limits);
     next(problem ? bodyProblemToAppError(problem, limits) : undefined);
   };
 }

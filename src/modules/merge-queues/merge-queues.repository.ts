@@ -11,11 +11,23 @@ import { assembleState } from './engine/store/queue-state-loaders';
 import { QueueTransaction, storedEntryStatus } from './engine/store/queue-transaction';
 import { type QueueView, type QueueWithSource, readQueueView, renderQueue } from './engine/store/queue-view';
 import { MergeQueueErrors } from './merge-queues.errors';
-import type { MergeQueueEntryStatus, MergeQueueState } from './planner';
+import { FINAL_BATCH_STATUSES, type MergeQueueEntryStatus, type MergeQueueState } from './planner';
 
 /** The lists' keysets: queues and event trails, newest first. */
 export const QUEUES_ORDER = newestFirst<MergeQueue>('mergeQueues');
 export const EVENTS_ORDER = newestFirst<EventRow>('mergeQueueEvents');
+
+/**
+ * What a provider event concerns, so only those queues are locked: the queue of a base branch, the
+ * queue whose live batch has a candidate commit, the queues a PR is live in.
+ */
+export type QueueConcern = { baseRef: string } | { candidateSha: string } | { liveNumber: number };
+
+function concernWhere(concern: QueueConcern): Prisma.MergeQueueWhereInput {
+  if ('baseRef' in concern) return { baseRef: concern.baseRef };
+  if ('candidateSha' in concern) return { batches: { some: { headSha: concern.candidateSha, status: { notIn: [...FINAL_BATCH_STATUSES] } } } };
+  return { entries: { some: { number: concern.liveNumber, status: { in: [...LIVE_ENTRY_STATUSES] } } } };
+}
 
 /**
  * The merge queues' organization-scoped reads, and the create: every method takes the organization
@@ -73,18 +85,35 @@ export class MergeQueuesRepository {
     return this.prisma.codeSource.findFirst({ where: { id, organizationId } });
   }
 
-  /** The organization's queues on the given repository (`owner/name`) connected through `integrationId` (provider webhooks). */
-  queuesOfRepository(
+  /**
+   * The organization's queues of a repository connected through `integrationId` (provider webhooks):
+   * the first `maxConcerned` the event concerns (to be locked), then the others (noted, not locked).
+   */
+  async queuesOfRepository(
     organizationId: string,
     integrationId: string,
-    nameWithOwner: string,
-  ): Promise<{ id: string; baseRef: string; settings: unknown; policy: unknown }[]> {
-    return this.prisma.mergeQueue.findMany({
-      where: { organizationId, repository: { integrationId, nameWithOwner } },
-      select: { id: true, baseRef: true, settings: true, policy: true },
+    repositoryId: string,
+    concern: QueueConcern,
+    maxConcerned: number,
+  ): Promise<{ id: string; baseRef: string; settings: unknown; policy: unknown; concerned: boolean }[]> {
+    // By the provider's id of the repository (a code source's foreignId), which a rename keeps.
+    const where: Prisma.MergeQueueWhereInput = { organizationId, repository: { integrationId, foreignId: repositoryId } };
+    const select = { id: true, baseRef: true, settings: true, policy: true, createdAt: true } as const;
+    const concerned = await this.prisma.mergeQueue.findMany({
+      where: { ...where, ...concernWhere(concern) },
+      select,
+      orderBy: { createdAt: 'asc' },
+      take: maxConcerned,
+    });
+    const others = await this.prisma.mergeQueue.findMany({
+      where: { ...where, id: { notIn: concerned.map((q) => q.id) } },
+      select,
       orderBy: { createdAt: 'asc' },
       take: 100,
     });
+    return [...concerned.map((q) => ({ ...q, concerned: true })), ...others.map((q) => ({ ...q, concerned: false }))]
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+      .map(({ createdAt: _createdAt, ...q }) => q);
   }
 
   /** Another queue of the repository that has `baseRef` as its base ref or is moving to it (`except`: the queue asking). */

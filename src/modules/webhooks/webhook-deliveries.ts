@@ -2,9 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import type { Prisma } from '@/generated/prisma/client';
+import { isUniqueViolation } from '@/common/prisma/unique-violation';
+import { Prisma } from '@/generated/prisma/client';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import { MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/provider-events/provider-events';
+import { routingOf } from './github-delivery';
 import { parseGithubEvent } from './github-events';
 
 /**
@@ -37,8 +39,17 @@ export class WebhookDeliveries {
     const { organizationId, integrationId } = delivery;
     const event = parseGithubEvent(delivery.event, delivery.payload);
     const source = { provider: 'github' as const, deliveryId: delivery.deliveryId, event: `${delivery.event}${delivery.action ? `.${delivery.action}` : ''}` };
-    const target = (repository: string) => ({ organizationId, integrationId, repository, source });
+    // Queues are found by GitHub's id of the repository (a rename or transfer keeps it), never by its name.
+    const routing = routingOf(delivery.payload);
+    const repositoryId = routing.repositoryId ?? '';
+    const target = (repository: string) => ({ organizationId, integrationId, repository, repositoryId, source });
     let outcome: string;
+    if (event.kind !== 'ignored' && !event.kind.startsWith('installation') && routing.repositoryId === undefined) {
+      await this.done(delivery, 'ignored: the delivery names no repository id');
+      return 'ignored: the delivery names no repository id';
+    }
+    if (routing.repositoryId !== undefined && routing.repositoryName !== undefined)
+      await this.followRename(organizationId, integrationId, routing.repositoryId, routing.repositoryName, routing.repositoryUrl);
     switch (event.kind) {
       case 'ignored':
         outcome = `ignored: ${event.reason}`;
@@ -73,12 +84,35 @@ export class WebhookDeliveries {
         break;
       }
     }
-    await this.prisma.webhookDelivery.updateMany({
-      where: { id: delivery.id, organizationId },
-      data: { processedAt: new Date(), outcome: outcome.slice(0, 2000) },
-    });
+    await this.done(delivery, outcome);
     this.logger.log({ deliveryId: delivery.deliveryId, event: source.event, outcome }, 'webhook delivery applied');
     return outcome;
+  }
+
+  /** Marks the delivery applied with what it did, and drops its payload: the row stays as the id ledger. */
+  private async done(delivery: { id: string; organizationId: string }, outcome: string): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({
+      where: { id: delivery.id, organizationId: delivery.organizationId },
+      data: { processedAt: new Date(), outcome: outcome.slice(0, 2000), payload: Prisma.DbNull },
+    });
+  }
+
+  /**
+   * The repository was renamed or transferred (its id is the same, its name is not): the integration's
+   * code sources of it take the new name, so later provider calls use it. When the organization
+   * already has a code source of that name (the old one was since reused), the name is left as it is.
+   */
+  private async followRename(organizationId: string, integrationId: string, repositoryId: string, name: string, url?: string): Promise<void> {
+    try {
+      const { count } = await this.prisma.codeSource.updateMany({
+        where: { organizationId, integrationId, foreignId: repositoryId, provider: { in: ['GITHUB', 'GITHUB_ENTERPRISE'] }, nameWithOwner: { not: name } },
+        data: { nameWithOwner: name, ...(url !== undefined && { url }) },
+      });
+      if (count > 0) this.logger.log({ organizationId, integrationId, repositoryId, name }, 'code source renamed as GitHub names the repository now');
+    } catch (error) {
+      if (!isUniqueViolation(error, 'nameWithOwner')) throw error;
+      this.logger.warn({ organizationId, integrationId, repositoryId, name }, 'code source not renamed: the organization has another code source of that name');
+    }
   }
 
   /**

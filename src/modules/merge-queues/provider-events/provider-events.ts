@@ -4,7 +4,7 @@ import { keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
 import { MergeQueueGits } from '../engine/gits';
 import { batchRowId } from '../engine/ids';
 import { MergeQueueWriter } from '../engine/queue-writer';
-import { MergeQueuesRepository } from '../merge-queues.repository';
+import { MergeQueuesRepository, type QueueConcern } from '../merge-queues.repository';
 import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
 import { countCheck, policyOf, type QueuePolicy, type ReportedCheckSource } from '../policy/queue-policy';
 
@@ -19,15 +19,26 @@ export interface ProviderSource {
 }
 
 /**
- * Which queues a provider event concerns: the repository's (`owner/name`) in the organization,
- * connected through the integration the delivery was verified for; and where it came from.
+ * Which queues a provider event concerns: the repository's in the organization, connected through
+ * the integration the delivery was verified for, found by the provider's id of the repository
+ * (`repositoryId`, a code source's `foreignId`: a rename or transfer keeps it; `repository` is the
+ * name the delivery gives, for the record); and where it came from.
  */
 export interface ProviderEventTarget {
   organizationId: string;
   integrationId: string;
   repository: string;
+  repositoryId: string;
   source: ProviderSource;
 }
+
+/**
+ * The most queues one delivery locks and changes (each is one locked transaction on the shared
+ * worker). Only the queues an event concerns are locked, found first without a lock: a push, the
+ * queue of that base (at most two: one moving there); a check, the queue whose live batch has that
+ * candidate; a PR, the queues it is live in. Queues it does not concern get their note unlocked.
+ */
+export const MAX_QUEUES_PER_DELIVERY = 10;
 
 /** What one provider event did to one queue. */
 export interface ProviderEventResult {
@@ -86,17 +97,22 @@ export class MergeQueueProviderEvents {
           detail: { reason: `${PUSHED_REASON}${why}` },
         };
       },
-      { headSha, number },
+      { headSha, number, concerns: { liveNumber: number }, unconcerned: `#${number} is not in the queue` },
     );
   }
 
   /** A PR was closed (merged outside the queue or not): it leaves the queue. */
   prClosed(target: ProviderEventTarget, number: number): Promise<ProviderEventResult[]> {
-    return this.each(target, [number], (state) => {
-      const entry = liveEntry(state, number);
-      if (!entry) return { events: [], note: `#${number} is not in the queue` };
-      return { events: [{ type: 'remove', entryId: entry.id, at: Date.now() }], note: `#${number} was closed` };
-    });
+    return this.each(
+      target,
+      [number],
+      (state) => {
+        const entry = liveEntry(state, number);
+        if (!entry) return { events: [], note: `#${number} is not in the queue` };
+        return { events: [{ type: 'remove', entryId: entry.id, at: Date.now() }], note: `#${number} was closed` };
+      },
+      { concerns: { liveNumber: number }, unconcerned: `#${number} is not in the queue` },
+    );
   }
 
   /**
@@ -145,7 +161,7 @@ export class MergeQueueProviderEvents {
           detail: { from },
         };
       },
-      { checksUrl: check.url },
+      { checksUrl: check.url, concerns: { candidateSha: check.sha }, unconcerned: `${check.sha} is no live candidate` },
     );
   }
 
@@ -165,22 +181,27 @@ export class MergeQueueProviderEvents {
           return { events: [], note: 'a land is in flight; its compare-and-swap reads the base' };
         return { events: [{ type: 'baseMoved', baseSha: after, at: Date.now() }], note: `the base moved to ${after} from outside the queue` };
       },
-      { baseRef: branch },
+      { baseRef: branch, concerns: { baseRef: branch } },
     );
   }
 
   private async each(
-    { organizationId, integrationId, repository, source }: ProviderEventTarget,
+    { organizationId, integrationId, repositoryId, source }: ProviderEventTarget,
     numbers: readonly number[],
     decide: (
       state: MergeQueueState,
       facts: { policy: QueuePolicy; approval?: Approval },
     ) => { events: MergeQueueEvent[]; note: string; batchId?: string; entryId?: string; detail?: Record<string, unknown> },
-    options: { checksUrl?: string; baseRef?: string; headSha?: string; number?: number } = {},
+    options: { checksUrl?: string; baseRef?: string; headSha?: string; number?: number; concerns: QueueConcern; unconcerned?: string },
   ): Promise<ProviderEventResult[]> {
     const { checksUrl, baseRef, headSha, number } = options;
     const results: ProviderEventResult[] = [];
-    for (const queue of await this.repository.queuesOfRepository(organizationId, integrationId, repository)) {
+    const queues = await this.repository.queuesOfRepository(organizationId, integrationId, repositoryId, options.concerns, MAX_QUEUES_PER_DELIVERY);
+    for (const queue of queues) {
+      if (!queue.concerned) {
+        if (options.unconcerned !== undefined) results.push({ queueId: queue.id, applied: false, note: options.unconcerned });
+        continue;
+      }
       if (baseRef !== undefined && queue.baseRef !== baseRef) continue;
       const policy = policyOf(queue.policy);
       // Asked only for a PR the queue holds: a push to any other PR costs no provider call.
