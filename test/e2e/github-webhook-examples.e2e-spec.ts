@@ -45,8 +45,26 @@ function pointedAt(payload: Json, repository: { fullName: string; id: number }):
 }
 
 /**
+ * The example made today's: its own timestamp (the one docs/webhooks.md says a delivery is dated by;
+ * GitHub's examples are years old, and a delivery that old is refused as a replay) set to now.
+ */
+function fresh(event: string, payload: Json): Json {
+  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (event === 'pull_request') payload.pull_request.updated_at = now;
+  if (event === 'check_run') payload.check_run.completed_at = now;
+  if (event === 'check_suite') payload.check_suite.updated_at = now;
+  if (event === 'status') payload.updated_at = now;
+  if (event === 'push') payload.repository.pushed_at = Math.floor(Date.now() / 1000);
+  if (event === 'installation') {
+    payload.installation.updated_at = now;
+    if (payload.installation.suspended_at) payload.installation.suspended_at = now;
+  }
+  return payload;
+}
+
+/**
  * Real GitHub deliveries drive the queue: GitHub's example payloads, rewritten only in their
- * identifiers (repository, shas, PR number), signed with the integration's secret and posted to
+ * identifiers (repository, shas, PR number, installation id) and dated today (`fresh`), signed with the integration's secret and posted to
  * POST /webhooks/github; the queue does what docs/webhooks.md says each event means.
  */
 describe('GitHub webhooks from GitHub’s own example payloads (POST /webhooks/github, in-process worker)', () => {
@@ -78,7 +96,7 @@ describe('GitHub webhooks from GitHub’s own example payloads (POST /webhooks/g
 
   /** Sends `payload` as GitHub would (event header, signature) and waits until the worker applied it. */
   async function send(event: string, payload: Json) {
-    const delivery = await emulator.deliver(event, payload);
+    const delivery = await emulator.deliver(event, fresh(event, payload));
     expect(delivery.status).toBe(202);
     return applied(delivery.id);
   }
@@ -246,7 +264,7 @@ describe('GitHub webhooks from GitHub’s own example payloads (POST /webhooks/g
       const previous = emulator.webhook!;
       emulator.webhook = { url: previous.url, secret: integration.secret };
       try {
-        const delivery = await emulator.deliver('installation', payload);
+        const delivery = await emulator.deliver('installation', fresh('installation', payload));
         expect(delivery.status).toBe(202);
       } finally {
         emulator.webhook = previous;
