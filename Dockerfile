@@ -29,10 +29,15 @@ FROM ${NODE_IMAGE} AS runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*
+# The operator listeners default to loopback (METRICS_HOST, WORKER_HEALTH_HOST); in a container
+# loopback is the container's own, so Prometheus and the orchestrator's probes could not reach
+# them: the image listens on every interface of its network namespace. Never publish 9464/9465.
 ENV NODE_ENV=production \
     PORT=3000 \
     METRICS_PORT=9464 \
-    WORKER_HEALTH_PORT=9465
+    METRICS_HOST=0.0.0.0 \
+    WORKER_HEALTH_PORT=9465 \
+    WORKER_HEALTH_HOST=0.0.0.0
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules

@@ -21,9 +21,11 @@ async function main(): Promise<void> {
   applyServerTimeouts(app.getHttpServer(), config);
   // Prometheus scrapes a listener of its own: /metrics is never served on the public port.
   const metrics = app.get(MetricsService);
-  const ops = await OpsServer.start(config.metricsPort, {
-    '/metrics': async () => ({ status: 200, contentType: metrics.contentType, body: await metrics.scrape() }),
-  });
+  const ops = await OpsServer.start(
+    config.metricsPort,
+    { '/metrics': async () => ({ status: 200, contentType: metrics.contentType, body: await metrics.scrape() }) },
+    config.metricsHost,
+  );
   // SIGTERM: readiness turns 503, the server stops accepting and answers what is in flight, then
   // the application closes (BullMQ producers, Prisma, Redis), all within SHUTDOWN_GRACE_MS.
   stop = async () => {
@@ -34,7 +36,7 @@ async function main(): Promise<void> {
   await app.listen(config.port, '0.0.0.0');
   const address = app.getHttpServer().address() as { port: number };
   process.stdout.write(
-    `${JSON.stringify({ level: 30, msg: 'api listening', port: address.port, metricsPort: ops.port, docs: `http://localhost:${address.port}/docs` })}\n`,
+    `${JSON.stringify({ level: 30, msg: 'api listening', port: address.port, metricsHost: ops.host, metricsPort: ops.port, docs: `http://localhost:${address.port}/docs` })}\n`,
   );
 }
 

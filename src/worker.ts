@@ -5,7 +5,8 @@ import { AppLogger } from '@/common/logging/request-logger';
 import { loadConfigOrExit } from '@/common/config/app-config';
 import { ServerErrors } from '@/common/errors/common.errors';
 import { exitGracefullyOnSignals, lifecycle } from '@/common/lifecycle/graceful-shutdown';
-import { checkReadiness } from '@/common/lifecycle/readiness';
+import { checkReadiness, READINESS_CACHE_MS } from '@/common/lifecycle/readiness';
+import { sharedRead } from '@/common/lifecycle/shared-read';
 import { MetricsService } from '@/common/metrics/metrics.service';
 import { opsError, OpsServer } from '@/common/metrics/ops-server';
 import { PrismaService } from '@/common/prisma/prisma.service';
@@ -24,26 +25,32 @@ async function main(): Promise<void> {
   const metrics = app.get(MetricsService);
   const prisma = app.get(PrismaService);
   const redis = app.get(RedisService);
+  // One check per second however often it is probed (as the API's GET /health/ready).
+  const readiness = sharedRead(READINESS_CACHE_MS, () => checkReadiness(prisma, redis));
   // The worker has no public HTTP: an orchestrator probes this port, Prometheus scrapes it.
-  const ops = await OpsServer.start(config.workerHealthPort, {
-    '/health/live': async () => ({ status: 200, contentType: JSON_TYPE, body: JSON.stringify({ data: { status: 'ok' } }) }),
-    '/health/ready': async () => {
-      if (lifecycle.shuttingDown)
-        return { ...opsError(503, ServerErrors.SERVICE_UNAVAILABLE.code, 'Not ready: the worker is shutting down.'), headers: { 'Retry-After': '5' } };
-      const readiness = await checkReadiness(prisma, redis);
-      if (readiness.ready) return { status: 200, contentType: JSON_TYPE, body: JSON.stringify({ data: { status: 'ok', checks: readiness.checks } }) };
-      const down = Object.entries(readiness.checks)
-        .filter(([, c]) => c.status !== 'up')
-        .map(([name]) => name);
-      return {
-        ...opsError(503, ServerErrors.SERVICE_UNAVAILABLE.code, `Not ready: ${down.join(', ')} unavailable.`, {
-          details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(readiness.checks).map(([k, v]) => [k, v.status])) }],
-        }),
-        headers: { 'Retry-After': '5' },
-      };
+  const ops = await OpsServer.start(
+    config.workerHealthPort,
+    {
+      '/health/live': async () => ({ status: 200, contentType: JSON_TYPE, body: JSON.stringify({ data: { status: 'ok' } }) }),
+      '/health/ready': async () => {
+        if (lifecycle.shuttingDown)
+          return { ...opsError(503, ServerErrors.SERVICE_UNAVAILABLE.code, 'Not ready: the worker is shutting down.'), headers: { 'Retry-After': '5' } };
+        const { ready, checks } = await readiness();
+        if (ready) return { status: 200, contentType: JSON_TYPE, body: JSON.stringify({ data: { status: 'ok', checks } }) };
+        const down = Object.entries(checks)
+          .filter(([, c]) => c.status !== 'up')
+          .map(([name]) => name);
+        return {
+          ...opsError(503, ServerErrors.SERVICE_UNAVAILABLE.code, `Not ready: ${down.join(', ')} unavailable.`, {
+            details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v.status])) }],
+          }),
+          headers: { 'Retry-After': '5' },
+        };
+      },
+      '/metrics': async () => ({ status: 200, contentType: metrics.contentType, body: await metrics.scrape() }),
     },
-    '/metrics': async () => ({ status: 200, contentType: metrics.contentType, body: await metrics.scrape() }),
-  });
+    config.workerHealthHost,
+  );
   // SIGTERM: BullMQ workers stop taking jobs and wait for the active ones to finish, then the
   // application closes, within SHUTDOWN_GRACE_MS; past it the process exits, and a job it held is
   // taken over by another worker once its lock expires (BullMQ's stalled-job check).
@@ -60,7 +67,7 @@ async function main(): Promise<void> {
     await ops.close();
   };
   await app.init();
-  process.stdout.write(`${JSON.stringify({ level: 30, msg: 'worker started', healthPort: ops.port })}\n`);
+  process.stdout.write(`${JSON.stringify({ level: 30, msg: 'worker started', healthHost: ops.host, healthPort: ops.port })}\n`);
 }
 
 /** Stops taking jobs and waits for the active ones (a host whose worker never started has nothing to close). */

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { loadConfig } from '@/common/config/app-config';
+import { loadConfig, type AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import { DomainReverificationService } from '@/modules/domains/verification/domain-reverification.service';
 import { createTestApp } from '../support/app';
 import { TestDnsServer } from '../support/dns-server';
 import { createTenant, type TestTenant } from '../support/factories';
@@ -21,6 +22,8 @@ interface Domain {
 const PENDING_TTL_MS = 3_600_000;
 /** The built worker's TTL is the default (7 days): only rows made older than that on purpose are its to sweep. */
 const WORKER_TTL_MS = 7 * 86_400_000;
+/** DOMAIN_LAPSED_HOLD_MS of this suite's app: a LAPSED registration holds its apex this long after its record was first missed. */
+const LAPSED_HOLD_MS = 10 * 86_400_000;
 
 /** Issue 21 finding 8: an apex cannot be squatted by registering it and never verifying it. */
 describe('Managed domains: squatting', () => {
@@ -39,7 +42,10 @@ describe('Managed domains: squatting', () => {
     buildIfStale();
     dns = await TestDnsServer.start();
     const base = loadConfig();
-    const config = { ...base, domains: { ...base.domains, dnsServers: [dns.address], dnsTimeoutMs: 200, pendingTtlMs: PENDING_TTL_MS } };
+    const config = {
+      ...base,
+      domains: { ...base.domains, dnsServers: [dns.address], dnsTimeoutMs: 200, pendingTtlMs: PENDING_TTL_MS, lapsedHoldMs: LAPSED_HOLD_MS },
+    };
     app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
     prisma = app.get(PrismaService, { strict: false });
     [squatter, owner] = await Promise.all([createTenant(app, 'squatter'), createTenant(app, 'apex-owner')]);
@@ -135,4 +141,40 @@ describe('Managed domains: squatting', () => {
     // The log line of each sweep that deleted something (read after exit: the logger writes asynchronously).
     expect(worker.output).toMatch(/"msg":"expired PENDING domain registrations deleted"/);
   }, 120_000);
+
+  // Last: re-verification runs over every ACTIVE domain of the database, at the times given.
+  it('a LAPSED registration holds its apex for DOMAIN_LAPSED_HOLD_MS after its record was first missed, then the apex is free to its real DNS owner', async () => {
+    const reverification = app.get(DomainReverificationService, { strict: false });
+    const grace = app.get<AppConfig>(APP_CONFIG).domains.verificationGraceMs;
+    /** Verified by `tenant`, then its record gone from DNS and re-verification run at `missedAt` and past the grace period: LAPSED. */
+    const lapse = async (tenant: TestTenant, apex: string, missedAt: number): Promise<Domain> => {
+      const domain = (await register(tenant, apex).expect(201)).body.data as Domain;
+      dns.records.set(domain.verificationRecord.name, [domain.verificationRecord.value]);
+      expect((await verify(tenant, domain).expect(200)).body.data.status).toBe('ACTIVE');
+      dns.records.delete(domain.verificationRecord.name);
+      await reverification.reverifyActive(new Date(missedAt));
+      await reverification.reverifyActive(new Date(missedAt + grace + 1_000));
+      expect((await http().get(`/domains/${domain.id}`).set(tenant.auth).expect(200)).body.data.status).toBe('LAPSED');
+      return domain;
+    };
+    const [former, dnsOwner] = await Promise.all([createTenant(app, 'lapsed-holder'), createTenant(app, 'dns-owner')]);
+
+    // Lapsed recently (its record first missed within the hold): the apex is still held.
+    const recent = `recent.lapsed.${run}.example`;
+    await lapse(former, recent, Date.now() - grace - 60_000);
+    expect((await register(dnsOwner, recent).expect(409)).body.code).toBe('dpa:Domain:APEX_TAKEN');
+
+    // Lapsed longer ago than the hold: the apex is free; the first to verify wins.
+    const old = `old.lapsed.${run}.example`;
+    const lapsed = await lapse(former, old, Date.now() - LAPSED_HOLD_MS - grace - 3_600_000);
+    const claim = (await register(dnsOwner, old).expect(201)).body.data as Domain;
+    expect(claim.status).toBe('PENDING_VERIFICATION');
+    dns.records.set(claim.verificationRecord.name, [claim.verificationRecord.value]);
+    expect((await verify(dnsOwner, claim).expect(200)).body.data.status).toBe('ACTIVE');
+    expect(await status(former, old)).toMatchObject({ exists: true, owner: dnsOwner.organizationId, authorized: false });
+    // The former holder's registration stays LAPSED and cannot take the apex back while the new owner holds it.
+    dns.records.set(lapsed.verificationRecord.name, [claim.verificationRecord.value, lapsed.verificationRecord.value]);
+    expect((await verify(former, lapsed).expect(409)).body.code).toBe('dpa:Domain:APEX_TAKEN');
+    expect((await http().get(`/domains/${lapsed.id}`).set(former.auth).expect(200)).body.data.status).toBe('LAPSED');
+  });
 });

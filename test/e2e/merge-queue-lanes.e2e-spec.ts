@@ -9,7 +9,10 @@ import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
 import { MetricsService } from '@/common/metrics/metrics.service';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
+import { PathMatching } from '@/modules/merge-queues/changed-paths/path-matching';
 import { PathsAsks } from '@/modules/merge-queues/changed-paths/paths-asks';
+import { readQueueView, renderQueue } from '@/modules/merge-queues/engine/store/queue-view';
+import { KEPT_PATHS_LIMITS, PATH_MATCH_LIMITS } from '@/modules/merge-queues/planner';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
 import type { TestTenant } from '../support/factories';
 import type { GitProviderEmulator } from '../support/git';
@@ -24,6 +27,34 @@ const GROUPS = [
   { name: 'docs', paths: ['docs/', '*.md'] },
 ];
 const EVERY_LANE = ['api', 'web', 'docs'];
+
+/**
+ * The slowest path groups the limits allow (issue 41): 16 groups of 50 patterns, 1,000
+ * alternatives in all, each a star then up to 150 `?` in one segment, whose automaton grows with
+ * every character of a long segment of a and b (each state a set of thousands of positions).
+ */
+const WORST_GROUPS = Array.from({ length: 16 }, (_, g) => ({
+  name: `g${g}`,
+  paths: Array.from({ length: 50 }, (_, p) => `**/*${(g * 50 + p) % 4 === 0 ? '{a,b}' : p % 2 ? 'a' : 'b'}${'?'.repeat(150 - (p % 10))}*/**`),
+}));
+
+/** A commit on `parent` adding `paths` (one blob for all; directories shared as `paths` share them). */
+function commitMany(repo: string, parent: string, paths: readonly string[], message: string): string {
+  const index = join(mkdtempSync(join(tmpdir(), 'mq-index-')), 'index');
+  const env = { ...process.env, GIT_INDEX_FILE: index };
+  const run = (args: string[], input?: string) =>
+    execFileSync('git', ['--git-dir', repo, ...args], { env, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).trim();
+  run(['read-tree', parent]);
+  const blob = run(['hash-object', '-w', '--stdin'], 'x\n');
+  run(['update-index', '--index-info'], paths.map((path) => `100644 ${blob}\t${path}`).join('\n') + '\n');
+  return git(repo, 'commit-tree', run(['write-tree']), '-p', parent, '-m', message);
+}
+
+/** A segment of `length` characters a and b, from `seed` (the same on every run). */
+function abSegment(seed: number, length: number): string {
+  let x = seed;
+  return Array.from({ length }, () => ((x = (x * 1103515245 + 12345) & 0x7fffffff) & 0x100 ? 'a' : 'b')).join('');
+}
 
 /**
  * Lanes (issue 22, part 4): a queue's path groups, and each entry's lanes from the paths its PR
@@ -152,13 +183,25 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       .expect(200);
     expect(moved.body.data.lanes).toEqual(['api', 'web']);
     expect((await entryRow(seven.id)).changedPaths).toEqual(['apps/web/x.ts', 'services/api/main.ts']);
-    // New groups: the kept paths are matched again, without asking git.
+    // New groups: nothing is matched in the PATCH's transaction (issue 41): every live entry is in
+    // every lane until the worker matches its kept paths again, without asking git.
     const merged = [{ name: 'app', paths: ['services/**', 'apps/**'] }, GROUPS[2]];
-    await setGroups(queueId, merged);
-    expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['app'], 8: ['app', 'docs'] });
+    // The repository is gone: a provider call would fail, so the lanes below come from the kept paths.
+    execFileSync('mv', [path, `${path}.away`]);
+    const repatched = await setGroups(queueId, merged);
+    expect(repatched.body.data.entries.map((e: MqEntry) => [e.number, e.lanes, e.pathsStatus])).toEqual([
+      [7, ['app', 'docs'], 'pending'],
+      [8, ['app', 'docs'], 'pending'],
+    ]);
+    const rematched = await until('the worker matched the kept paths again', async () => {
+      const view = (await mq.get(queueId)).entries;
+      return view.every((e) => e.pathsStatus === 'listed') ? Object.fromEntries(view.map((e) => [e.number, e.lanes])) : undefined;
+    });
+    expect(rematched).toEqual({ 7: ['app'], 8: ['app', 'docs'] });
     // A removed entry is final: new groups leave it with the lanes it had.
     await http().delete(`/merge-queues/${queueId}/entries/${eight.id}`).set(owner.auth).expect(200);
     await setGroups(queueId, GROUPS);
+    await until('the worker matched PR 7 again', async () => (await mq.get(queueId)).entries.find((e) => e.number === 7)?.pathsStatus === 'listed');
     expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['api', 'web'], 8: ['app', 'docs'] });
     const view = (await mq.get(queueId)).entries;
     expect(view.find((e) => e.number === 7)?.pathsStatus).toBe('listed');
@@ -347,6 +390,12 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       [[{ name: 'api', paths: ['a'.repeat(201)] }], /pathGroups\.0\.paths/],
       [[{ name: 'api', paths: ['+(a*)'] }], /pathGroups\.0\.paths\.0 must not use extglobs/],
       [[{ name: 'api', paths: ['{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}'] }], /pathGroups\.0\.paths\.0 expands to more than 32 alternatives/],
+      [[{ name: 'api', paths: ['a/', '**/**/**/**/**/x'] }], /pathGroups\.0\.paths\.1 must hold at most 4 \*\* segments/],
+      [[{ name: 'api', paths: ['a/**/**/**/**/b/'] }], /pathGroups\.0\.paths\.0 must hold at most 4 \*\* segments \(a trailing \/ counts as one\)/],
+      [
+        Array.from({ length: 16 }, (_, g) => ({ name: `g${g}`, paths: Array.from({ length: 50 }, (_, p) => `${g}/${p}/{a,b}`) })),
+        /pathGroups expand to 1600 alternatives \(braces included\), more than the 1000 a queue may hold/,
+      ],
       ['services/', /pathGroups/],
       [null, /pathGroups/],
     ];
@@ -359,6 +408,119 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     }
     const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
     expect(chain.pathGroups).toEqual(GROUPS);
+  });
+
+  it('the worst allowed path groups and paths never stall the API: /health/live answers within 100 ms while they are matched, and past the deadline the PR is in every lane with the reason', async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: WORST_GROUPS });
+    // 3,000 paths (the most LOCAL_GIT lists) of 1,019 characters (under the 1,024 matched): three
+    // shared directories and a file of 254 characters each, of a and b.
+    const dirs = [1, 2, 3].map((i) => abSegment(i, 254)).join('/');
+    const paths = Array.from({ length: 3_000 }, (_, i) => `${dirs}/${abSegment(100 + i, 250)}-${String(i).padStart(4, '0')}`);
+    expect(Math.max(...paths.map((p) => p.length))).toBeLessThanOrEqual(PATH_MATCH_LIMITS.maxPathLength);
+    const head = commitMany(path, base, paths, 'PR 1: the worst paths');
+    // When the API matched (PathMatching.lanes, wrapped to note its start and end: it still runs).
+    const matching = app.get(PathMatching);
+    const spans: { from: number; to: number }[] = [];
+    const lanes = matching.lanes.bind(matching);
+    matching.lanes = async (...args) => {
+      const span = { from: Date.now(), to: Infinity };
+      spans.push(span);
+      try {
+        return await lanes(...args);
+      } finally {
+        span.to = Date.now();
+      }
+    };
+    const lives: { at: number; ms: number }[] = [];
+    let enqueued = false;
+    const poll = (async () => {
+      while (!enqueued) {
+        const at = Date.now();
+        await http().get('/health/live').expect(200);
+        lives.push({ at, ms: Date.now() - at });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    const started = Date.now();
+    let entry: MqEntry;
+    try {
+      entry = await mq.enqueue(queueId, 1, head);
+    } finally {
+      enqueued = true;
+      matching.lanes = lanes;
+      await poll;
+    }
+    const tookMs = Date.now() - started;
+    const [span] = spans;
+    const during = lives.filter((l) => l.at >= span.from && l.at + l.ms <= span.to);
+    const slowest = Math.max(...during.map((l) => l.ms));
+    console.log(
+      `worst allowed groups (${WORST_GROUPS.length} x ${WORST_GROUPS[0].paths.length} patterns, ${PATH_MATCH_LIMITS.maxQueueAlternatives} alternatives) and paths (${paths.length} of ${paths[0].length} characters): ` +
+        `enqueue ${tookMs} ms, matching ${span.to - span.from} ms (deadline ${matching.deadlineMs} ms); /health/live answered ${during.length} times while matching, in at most ${slowest} ms`,
+    );
+    // The deadline ended the match: every lane, with the reason.
+    expect(entry.lanes).toEqual(WORST_GROUPS.map((g) => g.name));
+    const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
+    expect(chain.waiting[0].lanesReason).toBe(`matching the changed paths took longer than ${matching.deadlineMs} ms: in every lane`);
+    expect(span.to - span.from).toBeGreaterThanOrEqual(matching.deadlineMs);
+    // The API answered all along, quickly, while matching ran.
+    expect(during.length).toBeGreaterThanOrEqual(5);
+    expect(slowest).toBeLessThan(100);
+    // Kept: how many paths, not the paths (3,000 are more than an entry keeps).
+    expect(await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id }, select: { changedPaths: true, pathsCount: true } })).toEqual({
+      changedPaths: null,
+      pathsCount: 3_000,
+    });
+  }, 120_000);
+
+  it('a path longer or deeper than the limits puts its PR in every lane with the reason, never a 500', async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
+    const deep = `services/api/${'d/'.repeat(PATH_MATCH_LIMITS.maxPathDepth)}x.ts`;
+    const long = `services/api/${'l'.repeat(210)}/${'m'.repeat(210)}/${'n'.repeat(210)}/${'o'.repeat(210)}/${'p'.repeat(210)}.ts`;
+    expect(long.length).toBeGreaterThan(PATH_MATCH_LIMITS.maxPathLength);
+    const deepPr = await mq.enqueue(queueId, 1, commitPaths(path, base, { [deep]: 'x\n' }, 'PR 1: deep'));
+    const longPr = await mq.enqueue(queueId, 2, commitPaths(path, base, { [long]: 'x\n', 'services/api/a.ts': 'a\n' }, 'PR 2: long'));
+    const fine = await mq.enqueue(queueId, 3, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 3'));
+    expect([deepPr.lanes, longPr.lanes, fine.lanes]).toEqual([EVERY_LANE, EVERY_LANE, ['api']]);
+    const reasons = Object.fromEntries(
+      ((await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data.waiting as { number: number; lanesReason?: string }[]).map(
+        (e) => [e.number, e.lanesReason],
+      ),
+    );
+    expect(reasons[1]).toMatch(/is 131 segments deep, more than the 128 matched: in every lane$/);
+    expect(reasons[2]).toMatch(new RegExp(`is ${long.length} characters long, more than the 1024 matched: in every lane$`));
+    expect(reasons[3]).toBeUndefined();
+  });
+
+  it('an entry keeps at most the documented number of paths (their count and lanes always), and views and writes that answer never read them', async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
+    const over = Array.from({ length: KEPT_PATHS_LIMITS.maxPaths + 1 }, (_, i) => `services/api/f-${i}.ts`);
+    const atLimit = over.slice(1);
+    const big = await mq.enqueue(queueId, 1, commitMany(path, base, over, 'PR 1: one path more than kept'));
+    const kept = await mq.enqueue(queueId, 2, commitMany(path, base, atLimit, 'PR 2: as many as kept'));
+    expect([big.lanes, big.pathsStatus, kept.lanes, kept.pathsStatus]).toEqual([['api'], 'listed', ['api'], 'listed']);
+    const rows = await prisma.mergeQueueEntry.findMany({ where: { queueId }, orderBy: { number: 'asc' }, select: { changedPaths: true, pathsCount: true } });
+    expect(rows.map((r) => [Array.isArray(r.changedPaths) ? r.changedPaths.length : null, r.pathsCount])).toEqual([
+      [null, KEPT_PATHS_LIMITS.maxPaths + 1],
+      [KEPT_PATHS_LIMITS.maxPaths, KEPT_PATHS_LIMITS.maxPaths],
+    ]);
+    // What views read (GET /merge-queues, GET /merge-queues/{id}) and what writes answer with: no paths.
+    const view = await readQueueView(prisma, owner.organizationId, queueId);
+    const listed = await renderQueue(prisma, view!.row);
+    for (const entry of [...view!.entries, ...listed.entries]) expect(entry).not.toHaveProperty('changedPaths');
+    const patched = await http()
+      .patch(`/merge-queues/${queueId}/entries/${kept.id}`)
+      .set(owner.auth)
+      .send({ data: { priority: 1 } })
+      .expect(200);
+    expect(patched.body.data.pathsStatus).toBe('listed');
+    // New groups: the entry that kept its paths is matched again from them; the other is listed again.
+    await setGroups(queueId, [{ name: 'all', paths: ['**'] }]);
+    const settled = await until('the worker matched both again', async () => {
+      const entries = (await mq.get(queueId)).entries;
+      return entries.every((e) => e.pathsStatus === 'listed') ? entries.map((e) => e.lanes) : undefined;
+    });
+    expect(settled).toEqual([['all'], ['all']]);
   });
 
   it('GitHub: the compare API gives the paths from the merge base; a PR of 300 files or more (a list GitHub cuts) is in every lane', async () => {
@@ -383,7 +545,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(cut.lanes).toEqual(['api', 'web', 'docs']);
     expect((await entryRow(cut.id)).changedPaths).toBeNull();
     expect([api.pathsStatus, justUnder.pathsStatus, cut.pathsStatus]).toEqual(['listed', 'listed', 'unlisted']);
-  });
+    // Two commits of 299 and 300 files through the emulator's git: slow on a loaded machine.
+  }, 90_000);
 
   it('GitHub: the worker asks the paths of entries queued before the groups, waiting out a rate limit without using up its attempts', async () => {
     const files = { 'api-main.ts': 'api\n', 'web-index.ts': 'web\n' };

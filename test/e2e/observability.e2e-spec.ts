@@ -132,6 +132,12 @@ describe('Observability and lifecycle of the built processes', () => {
       expect(samples(text, 'dpa_metrics_source_errors_total').size).toBe(0);
     }, 150_000);
 
+    it('listens on loopback only by default (METRICS_HOST): another local address is refused', async () => {
+      expect(api.output).toContain('"metricsHost":"127.0.0.1"');
+      const port = loggedPort(api, 'metricsPort');
+      await expect(fetch(`http://127.0.0.2:${port}/metrics`)).rejects.toThrow();
+    });
+
     it('has no /metrics on the public port: the 404 error body', async () => {
       const response = await fetch(`${api.base}/metrics`);
       expect(response.status).toBe(404);
@@ -190,6 +196,11 @@ describe('Observability and lifecycle of the built processes', () => {
       expect(samples(text, 'dpa_bullmq_jobs').has('dpa_bullmq_jobs{queue="usage-imports",state="failed"}')).toBe(true);
       // The worker serves no API: no HTTP request histogram samples.
       expect(samples(text, 'dpa_http_request_duration_seconds_count').size).toBe(0);
+    });
+
+    it('listens on loopback only by default (WORKER_HEALTH_HOST): another local address is refused', async () => {
+      expect(worker.output).toContain('"healthHost":"127.0.0.1"');
+      await expect(fetch(`http://127.0.0.2:${loggedPort(worker, 'healthPort')}/health/live`)).rejects.toThrow();
     });
 
     it('answers anything else with the error body', async () => {

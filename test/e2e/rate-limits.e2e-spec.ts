@@ -7,7 +7,9 @@ import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
 import { describeRateLimits } from '@/common/throttling/rate-limits';
 import { buildIfStale } from '@tools/workspace/build';
+import { ApiKeysService } from '@/modules/api-keys/api-keys.service';
 import { createTestApp } from '../support/app';
+import { createMember, createServiceAccount, createTenant } from '../support/factories';
 import { eventually, sleep } from '../support/eventually';
 import { bootstrapTenant, startApi } from '../support/processes';
 import { TcpProxy } from '../support/tcp-proxy';
@@ -250,6 +252,83 @@ describe('Failed authentication in one process', () => {
     }
   });
 
+  it('an organization has one budget, whatever number of members and service accounts send: creating more does not multiply it', async () => {
+    const prefix = freshPrefix();
+    const base = loadConfig();
+    const PER_ORGANIZATION = 10;
+    const config: AppConfig = {
+      ...base,
+      queuePrefix: prefix,
+      rateLimits: { ...base.rateLimits, perPrincipal: 1_000, perActor: 1_000, perOrganization: PER_ORGANIZATION },
+    };
+    const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    try {
+      const owner = await createTenant(app, 'org-budget');
+      // Four more identities of the same organization, each with a key (made without requests).
+      const senders = [owner];
+      for (const role of ['ADMIN', 'MEMBER', 'VIEWER'] as const) senders.push(await createMember(app, owner, role));
+      const account = await createServiceAccount(app, owner, { role: 'MEMBER' });
+      const accountKey = await app
+        .get(ApiKeysService, { strict: false })
+        .issue(
+          { organizationId: owner.organizationId, ownerId: account.id, ownerType: 'SERVICE_ACCOUNT', createdById: owner.memberId, name: 'sa' },
+          { system: 'test' },
+        );
+      senders.push({ ...owner, auth: { Authorization: `Bearer ${accountKey.token}` } });
+      const statuses: number[] = [];
+      let refused: request.Response | undefined;
+      for (let i = 0; i < PER_ORGANIZATION + senders.length; i++) {
+        const response = await request(app.getHttpServer())
+          .get('/projects')
+          .set(senders[i % senders.length].auth);
+        statuses.push(response.status);
+        if (response.status === 429) refused ??= response;
+      }
+      // Five identities, one budget of 10 between them (each of them has spent 2 or 3 of its own 1,000).
+      expect(statuses).toEqual([...Array(PER_ORGANIZATION).fill(200), ...Array(senders.length).fill(429)]);
+      expect(refused?.body).toMatchObject({ code: 'dpa:Request:RATE_LIMITED', metadata: { limit: 'organization' } });
+      expect(Number(refused?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // Another organization is served.
+      const other = await createTenant(app, 'org-budget-other');
+      await request(app.getHttpServer()).get('/projects').set(other.auth).expect(200);
+    } finally {
+      await app.close();
+      await deleteKeys(prefix);
+    }
+  });
+
+  it('IPv6 callers are counted per /64 and, beside that, per /48: the /64s of one network do not multiply its budget', async () => {
+    const prefix = freshPrefix();
+    const base = loadConfig();
+    const config: AppConfig = {
+      ...base,
+      trustProxy: 1,
+      queuePrefix: prefix,
+      rateLimits: { ...base.rateLimits, unauthenticatedPerAddress: 2, unauthenticatedPerNetwork: 5 },
+    };
+    const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
+    const from = (client: string) =>
+      request(app.getHttpServer())
+        .get('/projects')
+        .set('X-Forwarded-For', client)
+        .set('Authorization', `Bearer ${encodeApiKeyToken(randomBytes(32))}`);
+    try {
+      const statuses: number[] = [];
+      // One attempt from each of eight /64s of 2001:db8:1::/48.
+      for (let i = 1; i <= 8; i++) statuses.push((await from(`2001:db8:1:${i.toString(16)}::1`)).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+      const refused = await from('2001:db8:1:ff::7');
+      expect(refused.body).toMatchObject({ code: 'dpa:Request:RATE_LIMITED', metadata: { limit: 'network' } });
+      // Another /48, and IPv4 callers (per address only), are not affected.
+      expect((await from('2001:db8:2::1')).status).toBe(401);
+      for (const client of ['203.0.113.10', '203.0.113.11', '203.0.113.12', '203.0.113.13', '203.0.113.14', '203.0.113.15'])
+        expect([client, (await from(client)).status]).toEqual([client, 401]);
+    } finally {
+      await app.close();
+      await deleteKeys(prefix);
+    }
+  });
+
   it('describes the configured limits for the OpenAPI document', () => {
     const text = describeRateLimits({
       ...loadConfig(),
@@ -260,16 +339,20 @@ describe('Failed authentication in one process', () => {
         localPreCount: true,
         localPreCountFreshMs: 200,
         unauthenticatedPerAddress: 60,
+        unauthenticatedPerNetwork: 600,
+        perOrganization: 6000,
         keyCreation: 10,
         reports: 10,
         oauthCallback: 30,
         usageImport: 5,
         webhooks: 1200,
+        healthReady: 300,
       },
     });
     expect(text).toContain('600 requests per window');
     expect(text).toContain('all the keys of one member or service account together 900');
-    expect(text).toContain('60 per window per client address');
+    expect(text).toContain('60 per window per client address (IPv6: per /64), and 600 per IPv6 /48');
+    expect(text).toContain('all the members and service accounts of one organization together 6000');
     expect(text).toContain(
       '`keyCreation` (creating and rotating API keys and integration webhook secrets): 10 per 60 s per member or service account (all its keys together)',
     );
@@ -278,6 +361,7 @@ describe('Failed authentication in one process', () => {
     expect(text).toContain(
       '`webhooks` (provider webhook deliveries (POST /webhooks/github), instead of the unauthenticated budget): 1200 per 60 s per client address',
     );
+    expect(text).toContain('`healthReady` (readiness probes (GET /health/ready), instead of the unauthenticated budget): 300 per 60 s per client address');
     expect(text).toContain('Retry-After');
   });
 });
@@ -402,8 +486,9 @@ describe('The local pre-count (RATE_LIMIT_LOCAL_PRE_COUNT) across two API proces
     await sleep(300);
     const calls = watch.count();
     await watch.stop();
-    // Each authenticated request counts against two budgets (its key and its actor): 2 x FAR without the pre-count.
-    expect(calls).toBeLessThan(FAR);
+    // Each authenticated request counts against three budgets (its key, its actor and its organization):
+    // 3 x FAR without the pre-count; with it, less than half of that.
+    expect(calls).toBeLessThan((3 * FAR) / 2);
     // Every locally counted hit reached Redis (the flush adds them).
     expect(await redisCount(tenant.apiKeyId)).toBe(FAR);
 

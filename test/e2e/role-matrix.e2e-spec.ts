@@ -70,6 +70,64 @@ describe('Role x route matrix', () => {
     expect(routes.length).toBeGreaterThanOrEqual(20);
   }, 120_000);
 
+  /**
+   * Minting a token (POST /api-keys for someone else, or rotating their key) on top of the route's
+   * floor: apiKeys:manageOthers, an owner not above the caller, and for an ADMIN or OWNER member
+   * (a person) only an OWNER. Written out cell by cell: ✓ 201, · 403.
+   */
+  it('mints keys for others exactly where the rules say: members and service accounts of every role, by every role', async () => {
+    const EXPECTED: Record<Role, string> = {
+      //             members: VIEWER MEMBER ADMIN OWNER | service accounts: VIEWER MEMBER ADMIN OWNER
+      VIEWER: '···· ····',
+      MEMBER: '···· ····',
+      ADMIN: '✓✓·· ✓✓✓·',
+      OWNER: '✓✓✓✓ ✓✓✓✓',
+    };
+    const http = () => request(app.getHttpServer());
+    const targets: { what: string; id: string }[] = [];
+    for (const role of ROLE_ORDER) targets.push({ what: `${role} member`, id: (await createMember(app, owner, role)).memberId });
+    for (const role of ROLE_ORDER)
+      targets.push({
+        what: `${role} service account`,
+        id: (
+          await http()
+            .post('/service-accounts')
+            .set(owner.auth)
+            .send({ data: { name: `matrix ${role} ${Date.now()}`, role } })
+            .expect(201)
+        ).body.data.id as string,
+      });
+    const seen: Record<string, string> = {};
+    for (const role of ROLE_ORDER) {
+      const caller = callers.get(role) as TestTenant;
+      let cells = '';
+      for (const [i, target] of targets.entries()) {
+        if (i === ROLE_ORDER.length) cells += ' ';
+        const created = await http()
+          .post('/api-keys')
+          .set(caller.auth)
+          .send({ data: { name: `minted by ${role}`, ownerId: target.id } });
+        // Rotating the owner's own key (made by the OWNER) mints a token just the same.
+        const own = await http()
+          .post('/api-keys')
+          .set(owner.auth)
+          .send({ data: { name: 'to rotate', ownerId: target.id } })
+          .expect(201);
+        const rotated = await http().post(`/api-keys/${own.body.data.id}/rotate`).set(caller.auth);
+        for (const response of [created, rotated]) if (response.status === 403) expect(response.body.code).toBe('dpa:Auth:FORBIDDEN');
+        expect([role, target.what, created.status === 201, rotated.status === 201]).toEqual([
+          role,
+          target.what,
+          created.status !== 403,
+          rotated.status !== 403,
+        ]);
+        cells += created.status === 201 ? '✓' : '·';
+      }
+      seen[role] = cells;
+    }
+    expect(seen).toEqual(EXPECTED);
+  }, 120_000);
+
   it('lets a superadmin through a superadmin-only route, whatever the role', async () => {
     const superadmin = await createTenant(app, 'matrix-superadmin', { superadmin: true });
     const viewer = await createMember(app, superadmin, 'VIEWER');

@@ -193,6 +193,28 @@ describe('Security findings: what a tenant must not be able to do', () => {
       await http().delete(`/code-sources/${source.id}`).set(owner.auth).expect(204);
       await http().get(`/merge-queues/${queue.id}`).set(owner.auth).expect(404);
     });
+
+    it("checks the key's scopes too: a key scoped to codeSources:write gets the 409 even though its owner is an ADMIN", async () => {
+      const { source, queue } = await localQueue();
+      const admin = await createMember(app, owner, 'ADMIN');
+      const scoped = async (scopes: string[]) =>
+        (
+          await http()
+            .post('/api-keys')
+            .set(admin.auth)
+            .send({ data: { name: `scoped ${scopes.join(' ')}`, ownerId: admin.memberId, scopes } })
+            .expect(201)
+        ).body.data.token as string;
+      const sourcesOnly = { Authorization: `Bearer ${await scoped(['codeSources:read', 'codeSources:write'])}` };
+      const refused = await http().delete(`/code-sources/${source.id}`).set(sourcesOnly).expect(409);
+      expect(refused.body).toMatchObject({ code: 'dpa:CodeSource:HAS_MERGE_QUEUES', metadata: { id: source.id, mergeQueueIds: [queue.id] } });
+      expect(refused.body.message).toContain('scoped key');
+      await http().get(`/merge-queues/${queue.id}`).set(owner.auth).expect(200);
+      // Scoped to both: the queue goes with its code source.
+      const both = { Authorization: `Bearer ${await scoped(['codeSources:write', 'mergeQueues:operate'])}` };
+      await http().delete(`/code-sources/${source.id}`).set(both).expect(204);
+      await http().get(`/merge-queues/${queue.id}`).set(owner.auth).expect(404);
+    });
   });
 
   describe('bug: POST /integrations GITHUB when the provider does not resolve', () => {

@@ -12,6 +12,9 @@ process.env.RATE_LIMIT_UNAUTHENTICATED_PER_ADDRESS ??= '1000000';
 process.env.RATE_LIMIT_KEY_CREATION ??= '1000000';
 process.env.RATE_LIMIT_REPORTS ??= '1000000';
 process.env.RATE_LIMIT_OAUTH_CALLBACK ??= '1000000';
+process.env.RATE_LIMIT_HEALTH_READY ??= '1000000';
+process.env.RATE_LIMIT_PER_ORGANIZATION ??= '1000000';
+process.env.RATE_LIMIT_UNAUTHENTICATED_PER_IPV6_48 ??= '1000000';
 // A GitHub OAuth app as far as the API can tell without a provider: suites that talk to one point
 // GITHUB_API_URL / GITHUB_WEB_URL at the provider emulator (test/support/git.ts).
 process.env.GITHUB_CLIENT_ID ??= 'Iv1.testclient';
@@ -23,3 +26,5 @@ process.env.RATE_LIMIT_USAGE_IMPORT ??= '1000000';
 // Each process's metrics and worker health listeners on a free port: suites run processes side by side.
 process.env.METRICS_PORT ??= '0';
 process.env.WORKER_HEALTH_PORT ??= '0';
+// Suites that scrape twice expect the second scrape to read Postgres again; scrapes in flight are still shared.
+process.env.METRICS_SOURCE_CACHE_MS ??= '0';

@@ -21,3 +21,16 @@ export function assertMayManage(principal: Principal, target: { role: Role }, wh
     });
   }
 }
+
+/**
+ * Whether the caller may mint a token (create or rotate a key) that acts as `owner`, beyond the
+ * rules above (apiKeys:manageOthers, an owner not above the caller). A member's key acts as that
+ * person: its requests and audit entries are theirs. Among administrators that is impersonation, so
+ * only the member themself or an OWNER mints a token for a member who is an ADMIN or OWNER; an
+ * ADMIN mints for MEMBER and VIEWER members. Service accounts belong to the organization, not to a
+ * person (an ADMIN may create an ADMIN one anyway), so the role rule alone applies to them.
+ */
+export function mayMintTokenFor(caller: { actorId: string; role: Role }, owner: { id: string; type: 'MEMBERSHIP' | 'SERVICE_ACCOUNT'; role: Role }): boolean {
+  if (owner.id === caller.actorId || owner.type !== 'MEMBERSHIP') return true;
+  return !roleAtLeast(owner.role, 'ADMIN') || caller.role === 'OWNER';
+}

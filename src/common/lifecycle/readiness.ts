@@ -1,6 +1,9 @@
 import type { PrismaService } from '@/common/prisma/prisma.service';
 import type { RedisService } from '@/common/redis/redis.module';
 
+/** A readiness answer is reused this long by every probe of one process (the API's GET /health/ready and the worker's). */
+export const READINESS_CACHE_MS = 1_000;
+
 export interface Readiness {
   ready: boolean;
   checks: Record<'database' | 'redis', { status: 'up' | 'down' }>;

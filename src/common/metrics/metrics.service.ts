@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
 import {
   collectDefaultMetrics,
   Counter,
@@ -9,6 +9,9 @@ import {
   type HistogramConfiguration,
   Registry,
 } from 'prom-client';
+import type { AppConfig } from '@/common/config/app-config';
+import { APP_CONFIG } from '@/common/config/config.module';
+import { sharedRead } from '@/common/lifecycle/shared-read';
 
 /** Provider-call outcomes: a bounded set, whatever the provider answers. */
 export type ProviderCallOutcome = 'ok' | 'client_error' | 'rate_limited' | 'server_error' | 'transport_error';
@@ -114,7 +117,11 @@ export class MetricsService implements OnModuleDestroy {
     labelNames: ['source'] as const,
   });
 
-  constructor() {
+  /** METRICS_SOURCE_CACHE_MS: how long a scrape-time read of Postgres or Redis is reused. */
+  private readonly sourceCacheMs: number;
+
+  constructor(@Optional() @Inject(APP_CONFIG) config?: AppConfig) {
+    this.sourceCacheMs = config?.metricsSourceCacheMs ?? 5_000;
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -150,17 +157,21 @@ export class MetricsService implements OnModuleDestroy {
     });
   }
 
-  /** Reads a source's samples within its time limit; a failed or late read gives none and is counted. */
+  /**
+   * Reads a source's samples within its time limit; a failed or late read gives none and is counted.
+   * Scrapes arriving while a read is in flight share it, and its samples are reused for
+   * METRICS_SOURCE_CACHE_MS after it settles: a scrape storm costs one read per source per period.
+   */
   private sourceReader<L extends string>(options: SourceOptions<L>): () => Promise<SourceSample<L>[]> {
     const scrapeErrors = this.scrapeErrors;
-    return async () => {
+    return sharedRead(this.sourceCacheMs, async () => {
       try {
         return await withTimeout(options.read(), options.timeoutMs ?? 2_000);
       } catch {
         scrapeErrors.inc({ source: options.source });
         return [];
       }
-    };
+    });
   }
 
   /** Prometheus text exposition of everything this process knows. */

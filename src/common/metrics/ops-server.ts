@@ -19,6 +19,8 @@ export function opsError(status: number, code: string, message: string, extra: P
   return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) };
 }
 
+const MAX_CONNECTIONS = 64;
+
 /**
  * A small HTTP listener for operators, apart from the public API: the API's /metrics, the worker's
  * health and metrics. GET (and HEAD) only; anything else is the spec's 404/405 error body.
@@ -26,8 +28,11 @@ export function opsError(status: number, code: string, message: string, extra: P
 export class OpsServer {
   private constructor(private readonly server: Server) {}
 
-  static async start(port: number, routes: Record<string, OpsRoute>, host = '0.0.0.0'): Promise<OpsServer> {
+  /** Listens on `host` (METRICS_HOST / WORKER_HEALTH_HOST: loopback unless widened for a container). */
+  static async start(port: number, routes: Record<string, OpsRoute>, host: string): Promise<OpsServer> {
     const server = createServer((req, res) => void handle(routes, req, res));
+    // A few scrapers and probes, never a crowd: more sockets than this are refused at once.
+    server.maxConnections = MAX_CONNECTIONS;
     server.keepAliveTimeout = 5_000;
     server.headersTimeout = 10_000;
     server.requestTimeout = 30_000;
@@ -43,6 +48,10 @@ export class OpsServer {
 
   get port(): number {
     return (this.server.address() as AddressInfo).port;
+  }
+
+  get host(): string {
+    return (this.server.address() as AddressInfo).address;
   }
 
   close(): Promise<void> {

@@ -152,6 +152,20 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
           ? init.body
           : Buffer.from(await new Response(init.body).arrayBuffer());
     return new Promise<Response>((resolve, reject) => {
+      // Connection to the last byte of the body, however slowly it arrives (not an idle timeout): a
+      // provider that dribbles its answer is dropped at the same time as one that never answers.
+      const settle = () => {
+        clearTimeout(timer);
+        init.signal?.removeEventListener('abort', abort);
+      };
+      const fail = (error: unknown) => {
+        settle();
+        reject(error);
+      };
+      const drop = (error: Error) => {
+        fail(error);
+        req.destroy(error);
+      };
       const req = client.request(
         url,
         { method: init.method ?? 'GET', headers, agent: url.protocol === 'https:' ? agents.https : agents.http, lookup },
@@ -161,16 +175,15 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
           res.on('data', (chunk: Buffer) => {
             received += chunk.length;
             if (options.maxResponseBytes !== undefined && received > options.maxResponseBytes) {
-              clearTimeout(timer);
-              reject(new ResponseTooLargeError(`the provider answered more than ${options.maxResponseBytes} bytes`));
-              req.destroy();
+              chunks.length = 0;
+              drop(new ResponseTooLargeError(`the provider answered more than ${options.maxResponseBytes} bytes`));
               return;
             }
             chunks.push(chunk);
           });
-          res.on('error', reject);
+          res.on('error', fail);
           res.on('end', () => {
-            clearTimeout(timer);
+            settle();
             const responseHeaders = new Headers();
             for (const [key, value] of Object.entries(res.headers)) {
               if (Array.isArray(value)) value.forEach((v) => responseHeaders.append(key, v));
@@ -185,16 +198,11 @@ export function providerFetch(options: ProviderFetchOptions): typeof fetch {
           });
         },
       );
-      const timer = setTimeout(
-        () => req.destroy(new ProviderTimeoutError(`no complete answer from ${url.host} within ${options.timeoutMs} ms`)),
-        options.timeoutMs,
-      );
-      const abort = () => req.destroy(Object.assign(new Error('aborted'), { name: 'AbortError' }));
-      init.signal?.addEventListener('abort', abort, { once: true });
-      req.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
+      const timer = setTimeout(() => drop(new ProviderTimeoutError(`no complete answer from ${url.host} within ${options.timeoutMs} ms`)), options.timeoutMs);
+      const abort = () => drop(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+      if (init.signal?.aborted) abort();
+      else init.signal?.addEventListener('abort', abort, { once: true });
+      req.on('error', fail);
       req.end(body);
     });
   }) as typeof fetch;

@@ -81,6 +81,45 @@ describe('cloud metadata addresses with private hosts allowed', () => {
   });
 });
 
+describe('IPv6 spellings of the metadata address are judged as 169.254.169.254', () => {
+  it.each([
+    ['::a9fe:a9fe', 'IPv4-compatible'],
+    ['[::a9fe:a9fe]', 'IPv4-compatible, bracketed'],
+    ['0:0:0:0:0:0:a9fe:a9fe', 'IPv4-compatible, long form'],
+    ['::169.254.169.254', 'IPv4-compatible, dotted'],
+    ['::ffff:a9fe:a9fe', 'IPv4-mapped'],
+    ['::ffff:0:a9fe:a9fe', 'IPv4-translated (SIIT)'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64'],
+    ['64:ff9b::169.254.169.254', 'NAT64, dotted'],
+    ['64:ff9b:1::a9fe:a9fe', 'local-use NAT64 (RFC 8215)'],
+    ['2002:a9fe:a9fe::1', '6to4'],
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'Teredo (client address inverted)'],
+  ])('%s (%s) names the metadata address under every policy', (address) => {
+    for (const policy of [strict, onPremises]) {
+      const refusal = addressRefusal(address, policy);
+      expect([address, refusal]).toEqual([address, expect.stringContaining('169.254.169.254')]);
+      expect(refusal).toContain('link-local');
+    }
+  });
+
+  it('an IPv4-compatible address is judged as the IPv4 address: ::7f00:1 is loopback, ::a00:1 private, ::8c52:7003 public', () => {
+    expect(addressRefusal('::7f00:1', strict)).toContain('loopback');
+    expect(addressRefusal('::a00:1', strict)).toContain('private');
+    expect(addressRefusal('::a00:1', onPremises)).toBeUndefined();
+    expect(addressRefusal('::8c52:7003', strict)).toBeUndefined();
+    // :: and ::1 stay the IPv6 unspecified and loopback addresses.
+    expect(addressRefusal('::', onPremises)).toContain('unspecified');
+    expect(addressRefusal('::1', strict)).toContain('loopback');
+  });
+
+  it('refuses the metadata address as an IPv4-compatible URL host', () => {
+    for (const raw of ['http://[::a9fe:a9fe]', 'http://[::a9fe:a9fe]/latest/meta-data', 'https://[64:ff9b::a9fe:a9fe]']) {
+      const result = checkHostUrl(raw, onPremises);
+      expect([raw, result.ok, !result.ok && result.reason]).toEqual([raw, false, expect.stringContaining('169.254.169.254')]);
+    }
+  });
+});
+
 describe(checkHostUrl.name, () => {
   it.each([
     ['http://git.example.com', 'https'],

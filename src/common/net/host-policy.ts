@@ -43,8 +43,9 @@ export const METADATA_ADDRESSES: readonly { cidr: string; what: string }[] = [
 const METADATA_RANGES = METADATA_ADDRESSES.map(({ cidr, what }) => ({ range: ipaddr.parseCIDR(cidr), what }));
 
 /**
- * Why `address` may not be connected to under `policy`, or undefined when it may. IPv4-mapped IPv6
- * addresses are judged as the IPv4 address they carry; metadata addresses are refused in every form.
+ * Why `address` may not be connected to under `policy`, or undefined when it may. IPv6 addresses
+ * carrying an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo: see embeddedIPv4) are judged
+ * as that IPv4 address; metadata addresses are refused in every form.
  */
 export function addressRefusal(address: string, policy: HostPolicy): string | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
@@ -53,7 +54,16 @@ export function addressRefusal(address: string, policy: HostPolicy): string | un
   } catch {
     return `${address} is not an IP address`;
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const embedded = embeddedIPv4(parsed as ipaddr.IPv6);
+    if (embedded?.standsFor) parsed = embedded.ipv4;
+    else if (embedded) {
+      // A translation prefix (NAT64, 6to4, Teredo) reaches the IPv4 address it carries through a
+      // gateway: judged as that address first, then as the IPv6 range it is in.
+      const refusal = addressRefusal(embedded.ipv4.toString(), policy);
+      if (refusal) return `${parsed.toString()} carries ${embedded.ipv4.toString()} (${embedded.how}): ${refusal}`;
+    }
+  }
   for (const {
     range: [network, bits],
     what,
@@ -64,6 +74,27 @@ export function addressRefusal(address: string, policy: HostPolicy): string | un
   if (range === 'unicast') return undefined;
   if (policy.allowPrivateHosts && PRIVATE_RANGES.has(range)) return undefined;
   return `${parsed.toString()} is ${RANGE_REASONS[range] ?? `a special-purpose address (${range})`}`;
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, by every spelling that reaches it: IPv4-mapped
+ * (`::ffff:a9fe:a9fe`) and IPv4-compatible (`::a9fe:a9fe`, deprecated but still routed by some
+ * stacks to the IPv4 address) stand for the IPv4 address itself (`standsFor`); the SIIT form
+ * (`::ffff:0:a9fe:a9fe`), NAT64 (`64:ff9b::/96`, and RFC 8215's `64:ff9b:1::/48`), 6to4
+ * (`2002::/16`) and Teredo (`2001::/32`) carry it through a translator.
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): { ipv4: ipaddr.IPv4; standsFor: boolean; how: string } | undefined {
+  const p = address.parts;
+  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && p[5] === 0xffff) return { ipv4: v4(p[6], p[7]), standsFor: true, how: 'IPv4-mapped' };
+  // ::/96 but not :: (unspecified) or ::1 (loopback), which are IPv6 addresses of their own.
+  if (zeros(0, 6) && (p[6] !== 0 || p[7] > 1)) return { ipv4: v4(p[6], p[7]), standsFor: true, how: 'IPv4-compatible' };
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return { ipv4: v4(p[6], p[7]), standsFor: false, how: 'IPv4-translated (SIIT)' };
+  if (p[0] === 0x64 && p[1] === 0xff9b && (p[2] === 0 || p[2] === 1)) return { ipv4: v4(p[6], p[7]), standsFor: false, how: 'NAT64' };
+  if (p[0] === 0x2002) return { ipv4: v4(p[1], p[2]), standsFor: false, how: '6to4' };
+  if (p[0] === 0x2001 && p[1] === 0) return { ipv4: v4(~p[6] & 0xffff, ~p[7] & 0xffff), standsFor: false, how: 'Teredo' };
+  return undefined;
 }
 
 export type HostUrlCheck = { ok: true; url: URL; normalized: string; ipLiteral: boolean } | { ok: false; reason: string };

@@ -20,7 +20,7 @@ import type { Response } from 'express';
 import type { Principal } from '@/common/auth/principal';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
-import { AuthAttemptLimiter } from './auth-attempt-limiter';
+import { AuthAttemptLimiter, networkTracker } from './auth-attempt-limiter';
 import { FAIL_OPEN, RateLimitStore } from './rate-limit.store';
 import { RATE_LIMIT_NAMES, SKIP_RATE_LIMIT } from './rate-limit.decorators';
 import { budgetState, rateLimited, rateLimitHeaders, type BudgetState } from './rate-limit-headers';
@@ -143,7 +143,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     const record = await this.storageService.increment(generateKey(context, tracker, name), ttl, limit, blockDuration, name);
     if (record === FAIL_OPEN) return true;
     if (record.isBlocked) {
-      if (name === 'address') await this.attempts.markBlocked(tracker, record.timeToBlockExpire);
+      if (name === 'address' || name === 'network') await this.attempts.markBlocked(tracker, record.timeToBlockExpire);
       throw rateLimited(name, limit, this.config.rateLimits.windowMs, record.timeToBlockExpire);
     }
     const state = budgetState(limit, ttl, record);
@@ -154,7 +154,10 @@ export class RateLimitGuard extends ThrottlerGuard {
   private applies(name: RateLimitName, req: LimitedRequest, named: string[] | undefined): boolean {
     // A route whose named budget replaces the address budget (webhooks: a provider's few delivery
     // addresses must neither spend nor be blocked by the budget of unauthenticated callers).
-    if (name === 'address') return !req.principal && !named?.some((n) => isNamedRateLimit(n) && 'replacesAddressBudget' in NAMED_RATE_LIMITS[n]);
+    if (name === 'address' || name === 'network') {
+      const replaced = named?.some((n) => isNamedRateLimit(n) && 'replacesAddressBudget' in NAMED_RATE_LIMITS[n]);
+      return !req.principal && !replaced && (name === 'address' || networkTracker(req) !== undefined);
+    }
     if (!isNamedRateLimit(name)) return Boolean(req.principal);
     if (NAMED_RATE_LIMITS[name].per !== 'address' && !req.principal) return false;
     return named?.includes(name) === true;

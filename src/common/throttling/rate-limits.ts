@@ -6,10 +6,12 @@ import type { AppConfig } from '@/common/config/app-config';
 
 /**
  * Budgets every request may be counted against; the guard picks by whether a principal is known.
- * An authenticated request counts against its API key and against the key's actor (the member or
- * service account behind it), so minting more keys does not multiply what one actor may send.
+ * An authenticated request counts against its API key, the key's actor (the member or service
+ * account behind it) and its organization, so minting more keys does not multiply what one actor
+ * may send, nor creating members or service accounts what one organization may send. A request
+ * without a valid key counts against its client address (IPv6: its /64) and, for IPv6, its /48.
  */
-export const BASE_RATE_LIMITS = ['principal', 'actor', 'address'] as const;
+export const BASE_RATE_LIMITS = ['principal', 'actor', 'organization', 'address', 'network'] as const;
 
 /** Tighter budgets a route opts into with `@RateLimit(name)`, per actor (member or service account, whichever of its keys), organization or client address, on top of its base budget. */
 export const NAMED_RATE_LIMITS = {
@@ -35,6 +37,13 @@ export const NAMED_RATE_LIMITS = {
     limit: (config: AppConfig) => config.rateLimits.webhooks,
     replacesAddressBudget: true,
   },
+  // Public and probed often from a few addresses (a balancer's, a node's): a budget of its own, instead of the address budget.
+  healthReady: {
+    what: 'readiness probes (GET /health/ready), instead of the unauthenticated budget',
+    per: 'address',
+    limit: (config: AppConfig) => config.rateLimits.healthReady,
+    replacesAddressBudget: true,
+  },
 } as const;
 
 const PER_LABEL = {
@@ -54,7 +63,9 @@ export function isNamedRateLimit(name: string): name is NamedRateLimit {
 export function limitOf(name: RateLimitName, config: AppConfig): number {
   if (name === 'principal') return config.rateLimits.perPrincipal;
   if (name === 'actor') return config.rateLimits.perActor;
+  if (name === 'organization') return config.rateLimits.perOrganization;
   if (name === 'address') return config.rateLimits.unauthenticatedPerAddress;
+  if (name === 'network') return config.rateLimits.unauthenticatedPerNetwork;
   return NAMED_RATE_LIMITS[name].limit(config);
 }
 
@@ -63,7 +74,7 @@ export function rateLimitKey(prefix: string, tracker: string): string {
   return `${prefix}:rate-limit:${tracker}`;
 }
 
-/** Where an address that spent its unauthenticated budget is marked blocked, read before authenticating. */
+/** Where an address (or IPv6 /48) that spent its unauthenticated budget is marked blocked, read before authenticating. */
 export function addressBlockKey(prefix: string, tracker: string): string {
   return `${rateLimitKey(prefix, tracker)}:auth-blocked`;
 }
@@ -80,8 +91,8 @@ export function describeRateLimits(config: AppConfig): string {
     .join('; ');
   return [
     `**Rate limits.** Budgets are shared by every API process (counted in Redis) over fixed windows of ${window}.`,
-    `Each API key may make ${config.rateLimits.perPrincipal} requests per window, and all the keys of one member or service account together ${config.rateLimits.perActor}.`,
-    `Requests without a valid key (a missing, malformed, unknown, expired or revoked token, and public routes) count ${config.rateLimits.unauthenticatedPerAddress} per window per client address;`,
+    `Each API key may make ${config.rateLimits.perPrincipal} requests per window, and all the keys of one member or service account together ${config.rateLimits.perActor}, and all the members and service accounts of one organization together ${config.rateLimits.perOrganization}.`,
+    `Requests without a valid key (a missing, malformed, unknown, expired or revoked token, and public routes) count ${config.rateLimits.unauthenticatedPerAddress} per window per client address (IPv6: per /64), and ${config.rateLimits.unauthenticatedPerNetwork} per IPv6 /48;`,
     'an address over that budget cannot have a token looked up until its block ends (keys a process has already verified are still served), so a flood of bad tokens costs no database lookups.',
     `Named limits, on top: ${named}.`,
     'Over a budget the caller is refused for one window: `429` with the error body (`dpa:Request:RATE_LIMITED`) and `Retry-After` in seconds.',

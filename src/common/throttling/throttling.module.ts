@@ -4,7 +4,7 @@ import { ThrottlerModule, type ThrottlerOptions } from '@nestjs/throttler';
 import { APP_CONFIG } from '@/common/config/config.module';
 import type { AppConfig } from '@/common/config/app-config';
 import type { Principal } from '@/common/auth/principal';
-import { addressTracker, AuthAttemptLimiter } from './auth-attempt-limiter';
+import { addressTracker, AuthAttemptLimiter, networkTracker } from './auth-attempt-limiter';
 import { RateLimitGuard } from './rate-limit.guard';
 import { RateLimitStore } from './rate-limit.store';
 import { BASE_RATE_LIMITS, isNamedRateLimit, limitOf, NAMED_RATE_LIMITS, rateLimitKey, type RateLimitName } from './rate-limits';
@@ -28,7 +28,10 @@ function organizationTracker(req: { principal?: Principal }): string {
 
 function trackerOf(name: RateLimitName): (req: { principal?: Principal; ip?: string }) => string {
   if (name === 'address') return addressTracker;
+  // The guard counts this budget only for IPv6 callers (RateLimitGuard.applies).
+  if (name === 'network') return (req) => networkTracker(req) ?? addressTracker(req);
   if (name === 'actor') return actorTracker;
+  if (name === 'organization') return organizationTracker;
   if (!isNamedRateLimit(name)) return principalTracker;
   const per: string = NAMED_RATE_LIMITS[name].per;
   return per === 'address' ? addressTracker : per === 'organization' ? organizationTracker : per === 'actor' ? actorTracker : principalTracker;

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
 import { Permission } from '@/common/auth/permissions';
@@ -6,6 +6,7 @@ import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
+import { NoStore } from '@/common/http/no-store';
 import { RateLimit } from '@/common/throttling/rate-limit.decorators';
 import { ApiKeyErrors } from './api-keys.errors';
 import { ApiKeysService } from './api-keys.service';
@@ -19,12 +20,11 @@ export class ApiKeysController {
   @Post()
   @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
-  // The response carries the secret: no cache on the way may keep it.
-  @Header('Cache-Control', 'no-store')
+  @NoStore()
   @ApiOperation({
     summary: 'Create an API key',
     description:
-      "The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need `apiKeys:manageOthers` and an owner whose role is not above yours (and only a superadmin issues keys for another superadmin); a key cannot outlive the key that creates it. `scopes` limits the key to some permissions (each held by the owner's role, else 422); a scoped key may call only the routes needing one of them, never a superadmin-only route, and is kept scoped when rotated.",
+      "The response carries `token`, the secret, once (sent with `Cache-Control: no-store`). Keys for others need `apiKeys:manageOthers` and an owner whose role is not above yours; a key of an ADMIN or OWNER member is issued only by that member or an OWNER (its token acts as that person), and only a superadmin issues keys for another superadmin; a key cannot outlive the key that creates it. `scopes` limits the key to some permissions (each held by the owner's role, else 422); a scoped key may call only the routes needing one of them, never a superadmin-only route, and is kept scoped when rotated.",
   })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
   @ApiErrors(
@@ -63,11 +63,11 @@ export class ApiKeysController {
   @Post(':id/rotate')
   @RequirePermission(Permission.ApiKeysOwn)
   @RateLimit('keyCreation')
-  @Header('Cache-Control', 'no-store')
+  @NoStore()
   @ApiOperation({
     summary: 'Rotate an API key',
     description:
-      'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token. The key keeps its expiry, so a caller whose key expires earlier cannot rotate it (422); only a superadmin rotates the key of another superadmin. The key keeps its scopes; a scoped key may rotate only keys scoped within its own scopes (403).',
+      'Issues a new token for the same key (returned once, in `token`, with `Cache-Control: no-store`); the old token stops working at once in every API process. For a leaked token. The key keeps its expiry, so a caller whose key expires earlier cannot rotate it (422); only a superadmin rotates the key of another superadmin, and only the member or an OWNER rotates the key of an ADMIN or OWNER member. The key keeps its scopes; a scoped key may rotate only keys scoped within its own scopes (403).',
   })
   @ApiDataResponse(CreatedApiKeyDto, { status: 201 })
   @ApiErrors(ApiKeyErrors.NOT_FOUND, ApiKeyErrors.NOT_ROTATABLE, ApiKeyErrors.EXPIRY_AFTER_CREATOR, AuthErrors.FORBIDDEN)

@@ -6,6 +6,7 @@ import { hashToken } from '@/common/auth/api-key-hash';
 import { apiKeyTokenSuffix, encodeApiKeyToken } from '@/common/auth/api-key-token';
 import { hasPermission, Permission, principalMay, ROLE_ORDER } from '@/common/auth/permissions';
 import { roleAtLeast, type Principal, type Role } from '@/common/auth/principal';
+import { mayMintTokenFor } from '@/common/auth/role-rules';
 import { AppError } from '@/common/errors/app-error';
 import { AuthErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
@@ -266,14 +267,21 @@ export class ApiKeysService {
   /**
    * A token of a superadmin's key acts as a superadmin (every organization's reports, global module
    * definitions, internal error details), which no organization role grants: only a superadmin may
-   * mint one for another superadmin (by creating or rotating a key).
+   * mint one for another superadmin (by creating or rotating a key). A token of an ADMIN or OWNER
+   * member acts as that person: only they or an OWNER mint one (mayMintTokenFor).
    */
   private assertMayMintFor(principal: Principal, owner: KeyOwner): void {
-    if (owner.id === principal.actorId || !owner.isSuperadmin || principal.isSuperadmin) return;
-    throw new AppError(AuthErrors.FORBIDDEN, {
-      message: "Only a superadmin may issue or rotate a superadmin's key: its token would act as a superadmin.",
-      metadata: { permission: SUPERADMIN_PERMISSION, ownerIsSuperadmin: true },
-    });
+    if (owner.id === principal.actorId) return;
+    if (owner.isSuperadmin && !principal.isSuperadmin)
+      throw new AppError(AuthErrors.FORBIDDEN, {
+        message: "Only a superadmin may issue or rotate a superadmin's key: its token would act as a superadmin.",
+        metadata: { permission: SUPERADMIN_PERMISSION, ownerIsSuperadmin: true },
+      });
+    if (!mayMintTokenFor(principal, owner))
+      throw new AppError(AuthErrors.FORBIDDEN, {
+        message: `Only the member themself or an OWNER may issue or rotate a key of a member with the role ${owner.role}: its token would act as that person.`,
+        metadata: { permission: Permission.ApiKeysManageOthers, ownerRole: owner.role, ownerType: owner.type, callerRole: principal.role },
+      });
   }
 
   private assertMayManageKeysOf(principal: Principal, owner: KeyOwner): void {

@@ -71,7 +71,7 @@ export class CodeSourcesController {
   @ApiOperation({
     summary: 'Disconnect a code source',
     description:
-      'Its merge queues are deleted with it, so a code source with merge queues needs `mergeQueues:operate` (ADMIN); anyone else gets a 409 naming the queues.',
+      'Its merge queues are deleted with it, so a code source with merge queues needs `mergeQueues:operate` (ADMIN; a scoped key must hold it among its scopes too); anyone else gets a 409 naming the queues.',
   })
   @ApiNoContentResponse({ description: 'Disconnected' })
   @ApiErrors(CodeSourceErrors.NOT_FOUND, CodeSourceErrors.HAS_MERGE_QUEUES)

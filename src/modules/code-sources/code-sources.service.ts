@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { hasPermission, Permission, rolesHolding } from '@/common/auth/permissions';
+import { Permission, principalMay, rolesHolding } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
@@ -135,7 +135,7 @@ export class CodeSourcesService {
 
   /**
    * Disconnects a code source. Its merge queues go with it (cascade), so a code source with queues
-   * needs the permission to operate them (ADMIN): anyone else gets a 409 naming the queues. The row
+   * needs the permission to operate them (ADMIN, and among a scoped key's scopes): anyone else gets a 409 naming the queues. The row
    * is locked first, so a queue created meanwhile is seen (its insert holds the row's key lock).
    */
   async remove(principal: Principal, id: string): Promise<void> {
@@ -148,9 +148,10 @@ export class CodeSourcesService {
         orderBy: { id: 'asc' },
         take: 100,
       });
-      if (queues.length > 0 && !hasPermission(principal.role, Permission.MergeQueuesOperate)) {
+      // The key's scopes as well as its role: a key scoped to codeSources:write must not delete queues.
+      if (queues.length > 0 && !principalMay(principal, Permission.MergeQueuesOperate)) {
         throw new AppError(CodeSourceErrors.HAS_MERGE_QUEUES, {
-          message: `Merge queue${queues.length > 1 ? 's' : ''} ${queues.map((q) => `${q.id} (${q.baseRef})`).join(', ')} run${queues.length > 1 ? '' : 's'} on this code source; disconnecting it would delete ${queues.length > 1 ? 'them' : 'it'}, which needs ${Permission.MergeQueuesOperate} (${rolesHolding(Permission.MergeQueuesOperate).join(', ')}).`,
+          message: `Merge queue${queues.length > 1 ? 's' : ''} ${queues.map((q) => `${q.id} (${q.baseRef})`).join(', ')} run${queues.length > 1 ? '' : 's'} on this code source; disconnecting it would delete ${queues.length > 1 ? 'them' : 'it'}, which needs ${Permission.MergeQueuesOperate} (${rolesHolding(Permission.MergeQueuesOperate).join(', ')}${principal.scopes ? ', and a scoped key must hold it among its scopes' : ''}).`,
           metadata: { id, mergeQueueIds: queues.map((q) => q.id) },
         });
       }

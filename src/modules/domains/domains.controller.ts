@@ -46,7 +46,7 @@ export class DomainsController {
   @ApiOperation({
     summary: 'Register an apex',
     description:
-      "Registers the apex as PENDING_VERIFICATION and returns the TXT record to publish (`verificationRecord`); then call POST /domains/{id}/verify. An unverified registration holds nothing and reveals nothing: several organizations may each hold a PENDING claim on an apex and the first to verify wins; a claim unverified for DOMAIN_PENDING_TTL_MS expires. An apex verified by another organization (ACTIVE or LAPSED), or already registered by the caller's own organization, is a 409. Under an ACTIVE apex of another organization, only an organization it granted may register (403).",
+      "Registers the apex as PENDING_VERIFICATION and returns the TXT record to publish (`verificationRecord`); then call POST /domains/{id}/verify. An unverified registration holds nothing and reveals nothing: several organizations may each hold a PENDING claim on an apex and the first to verify wins; a claim unverified for DOMAIN_PENDING_TTL_MS expires. An apex verified by another organization (ACTIVE, or LAPSED for less than DOMAIN_LAPSED_HOLD_MS since its record was first missed), or already registered by the caller's own organization, is a 409. Under an ACTIVE apex of another organization, only an organization it granted may register (403).",
   })
   @ApiDataResponse(DomainDto, { status: 201 })
   @ApiErrors(DomainErrors.APEX_TAKEN, DomainErrors.NESTING_NOT_GRANTED)

@@ -50,7 +50,7 @@ export class DomainsService {
    * registration holds nothing and reveals nothing: other organizations may each hold a pending
    * claim on the same apex, and the first to verify wins. Refused when the caller's organization
    * already holds the apex (409 with its id), when another organization's registration was verified
-   * (ACTIVE or LAPSED: 409, its wildcard was public), or when the nearest ACTIVE apex above it
+   * (ACTIVE, or LAPSED for less than DOMAIN_LAPSED_HOLD_MS: 409, its wildcard was public), or when the nearest ACTIVE apex above it
    * belongs to another organization that has not granted the caller's (403). An expired PENDING
    * registration of the caller's is replaced.
    */
@@ -65,7 +65,7 @@ export class DomainsService {
         const own = holders.find((h) => h.organizationId === organizationId);
         if (own && this.expired(own)) await this.expire(tx, own.id, organizationId, apex);
         else if (own) throw this.taken(apex, own.id);
-        if (holders.some((h) => h.organizationId !== organizationId && h.status !== 'PENDING_VERIFICATION')) throw this.taken(apex);
+        if (await this.heldByAnother(tx, apex, organizationId)) throw this.taken(apex);
         const domain = await tx.managedDomain.create({
           data: { organizationId, apex, verificationToken: `dpa-verification=${randomBytes(24).toString('base64url')}` },
         });
@@ -100,6 +100,27 @@ export class DomainsService {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`managed-domain:${apex}`}, 0))`;
   }
 
+  /**
+   * Whether another organization's verified registration holds the apex: an ACTIVE one, or a LAPSED
+   * one whose record was first missed less than DOMAIN_LAPSED_HOLD_MS ago. PENDING claims hold nothing.
+   */
+  private async heldByAnother(client: Prisma.TransactionClient, apex: string, organizationId: string, now = Date.now()): Promise<boolean> {
+    const since = new Date(now - this.config.domains.lapsedHoldMs);
+    const holding = await client.managedDomain.count({
+      where: {
+        apex,
+        organizationId: { not: organizationId },
+        OR: [
+          { status: 'ACTIVE' },
+          { status: 'LAPSED', recordMissingSince: { gte: since } },
+          // A lapse always records when the record was first missed; a row without it counts from its last change.
+          { status: 'LAPSED', recordMissingSince: null, updatedAt: { gte: since } },
+        ],
+      },
+    });
+    return holding > 0;
+  }
+
   private expired(domain: Pick<ManagedDomain, 'status' | 'createdAt'>, now = Date.now()): boolean {
     return domain.status === 'PENDING_VERIFICATION' && now - domain.createdAt.getTime() > this.config.domains.pendingTtlMs;
   }
@@ -125,14 +146,8 @@ export class DomainsService {
         metadata: { id, apex: domain.apex },
       });
     }
-    // First to verify wins: once another organization's registration was verified, this claim cannot be (asked again under the lock below).
-    if (
-      domain.status === 'PENDING_VERIFICATION' &&
-      (await this.prisma.managedDomain.count({
-        where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } },
-      })) > 0
-    )
-      throw this.taken(domain.apex);
+    // First to verify wins: while another organization's verified registration holds the apex, this one cannot be verified (asked again under the lock below).
+    if (domain.status !== 'ACTIVE' && (await this.heldByAnother(this.prisma, domain.apex, organizationId))) throw this.taken(domain.apex);
     // An ACTIVE domain stays live whatever went live above it later; a new activation needs the right to nest.
     if (domain.status !== 'ACTIVE') await this.assertMayNest(this.prisma, domain.apex, organizationId);
     let check;
@@ -170,11 +185,7 @@ export class DomainsService {
       await this.lockApex(tx, domain.apex);
       const before = await this.repository.lock(tx, organizationId, id);
       // First to verify wins: another organization's verified registration holds the apex.
-      if (
-        before.status === 'PENDING_VERIFICATION' &&
-        (await tx.managedDomain.count({ where: { apex: domain.apex, organizationId: { not: organizationId }, status: { not: 'PENDING_VERIFICATION' } } })) > 0
-      )
-        throw this.taken(domain.apex);
+      if (before.status !== 'ACTIVE' && (await this.heldByAnother(tx, domain.apex, organizationId))) throw this.taken(domain.apex);
       await tx.managedDomain.updateMany({
         where: { id, organizationId },
         data: { status: 'ACTIVE', verifiedAt: now, lastCheckedAt: now, recordMissingSince: null },

@@ -73,12 +73,28 @@ export interface WorkflowJob {
   completedAt: string | null;
 }
 
-/** A repository's CI history, page by page, so that an import can checkpoint between pages. */
+/** What a CI usage call may be given: a signal that drops it (the import's deadline). */
+export interface CiUsageCall {
+  signal?: AbortSignal;
+}
+
+/**
+ * A repository's CI history, page by page, so that an import writes each page as it arrives and
+ * checkpoints between pages: nothing but the page being read is ever held.
+ */
 export interface CiUsageReader {
   /** One page of workflow runs, newest first (1-based pages); `hasMore` says whether another page follows. */
-  workflowRunsPage(nameWithOwner: string, page: number, perPage: number): Promise<{ runs: WorkflowRun[]; hasMore: boolean }>;
-  /** Every job of every attempt of a run. */
-  workflowRunJobs(nameWithOwner: string, runId: string): Promise<WorkflowJob[]>;
+  workflowRunsPage(nameWithOwner: string, page: number, perPage: number, call?: CiUsageCall): Promise<{ runs: WorkflowRun[]; hasMore: boolean }>;
+  /** One page of the jobs of every attempt of a run (1-based pages). */
+  workflowRunJobsPage(
+    nameWithOwner: string,
+    runId: string,
+    page: number,
+    perPage: number,
+    call?: CiUsageCall,
+  ): Promise<{ jobs: WorkflowJob[]; hasMore: boolean }>;
+  /** Response bytes this reader has read so far (the import's byte budget counts them). */
+  readonly bytesRead: number;
 }
 
 /** The provider's OAuth / app installation flow. */
@@ -111,4 +127,14 @@ export class ProviderFailure extends Error {
 export function providerFailureOf(error: unknown): ProviderFailure | undefined {
   if (error instanceof ProviderFailure) return error;
   return error instanceof AppError && error.options.cause instanceof ProviderFailure ? error.options.cause : undefined;
+}
+
+/**
+ * A page a usage import refuses: larger than it accepts, or holding more JSON values than it
+ * parses. Not transient: asking again would get the same page.
+ */
+export class PageRefusedFailure extends ProviderFailure {
+  constructor(reason: string) {
+    super('rejected', reason);
+  }
 }

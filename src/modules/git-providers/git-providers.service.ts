@@ -15,6 +15,14 @@ import { LocalGitClient } from './local-git.provider';
 import { LocalGitRunner } from './local-git.runner';
 import { classifyTransportFailure } from './provider-failures';
 
+/** Stricter limits for one client's calls (a usage import's pages). */
+export interface ClientLimits {
+  /** The largest response body; also the largest page of CI usage, refused past it. */
+  maxResponseBytes: number;
+  /** The most JSON values one page of CI usage may hold. */
+  maxJsonValues: number;
+}
+
 /** Where a provider account lives: the cloud provider, or a self-hosted server's URL. */
 export interface ProviderTarget {
   provider: ProviderKind;
@@ -35,6 +43,9 @@ export class GitProviders {
   private readonly serverFetch: typeof fetch;
   private readonly localGit: LocalGitClient;
   private app?: GitHubAppInstallations;
+  /** The fetches of clients with stricter limits, by the largest body they accept. */
+  private readonly limitedFetches = new Map<number, { cloud: typeof fetch; server: typeof fetch }>();
+  private readonly metrics?: MetricsService;
   /** The one runner of the `git` CLI on LOCAL_GIT repositories (code sources and merge queues). */
   readonly localGitRunner: LocalGitRunner;
 
@@ -42,22 +53,28 @@ export class GitProviders {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() metrics?: MetricsService,
   ) {
+    this.metrics = metrics;
     this.policy = { allowHttp: config.git.allowHttp, allowPrivateHosts: config.git.allowPrivateHosts };
     this.resolve = makeResolve(config.git.dnsServers, config.git.timeoutMs);
-    this.cloudFetch = providerFetch({ timeoutMs: config.git.timeoutMs, maxResponseBytes: config.git.maxResponseBytes });
-    this.serverFetch = providerFetch({
-      timeoutMs: config.git.timeoutMs,
-      maxResponseBytes: config.git.maxResponseBytes,
-      guard: { policy: this.policy, resolve: this.resolve },
-    });
-    // dpa_provider_calls_total / dpa_provider_rate_limit_remaining: the cloud fetch only talks to
-    // GitHub; a self-hosted server is GitLab when the path is GitLab's API, else GitHub Enterprise.
-    if (metrics) {
-      this.cloudFetch = meteredFetch(this.cloudFetch, () => 'GITHUB', metrics);
-      this.serverFetch = meteredFetch(this.serverFetch, (url) => (/\/api\/v4(\/|$)/.test(new URL(url).pathname) ? 'GITLAB' : 'GITHUB_ENTERPRISE'), metrics);
-    }
+    ({ cloud: this.cloudFetch, server: this.serverFetch } = this.fetches(config.git.maxResponseBytes));
     this.localGitRunner = new LocalGitRunner({ timeoutMs: config.git.localTimeoutMs });
     this.localGit = new LocalGitClient({ root: config.git.localRoot, runner: this.localGitRunner });
+  }
+
+  /**
+   * The cloud and self-hosted fetches with a body cap of `maxResponseBytes`. dpa_provider_calls_total
+   * and dpa_provider_rate_limit_remaining: the cloud fetch only talks to GitHub; a self-hosted server
+   * is GitLab when the path is GitLab's API, else GitHub Enterprise.
+   */
+  private fetches(maxResponseBytes: number): { cloud: typeof fetch; server: typeof fetch } {
+    const timeoutMs = this.config.git.timeoutMs;
+    let cloud = providerFetch({ timeoutMs, maxResponseBytes });
+    let server = providerFetch({ timeoutMs, maxResponseBytes, guard: { policy: this.policy, resolve: this.resolve } });
+    if (this.metrics) {
+      cloud = meteredFetch(cloud, () => 'GITHUB', this.metrics);
+      server = meteredFetch(server, (url) => (/\/api\/v4(\/|$)/.test(new URL(url).pathname) ? 'GITLAB' : 'GITHUB_ENTERPRISE'), this.metrics);
+    }
+    return { cloud, server };
   }
 
   /** The configured GitHub App (GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY) on github.com, or undefined. */
@@ -68,15 +85,18 @@ export class GitProviders {
     return this.app;
   }
 
-  /** A client for an account at `target` with `token` (LOCAL_GIT needs none). */
-  client(target: ProviderTarget, token?: string): GitProviderClient {
+  /**
+   * A client for an account at `target` with `token` (LOCAL_GIT needs none); with `limits`, its
+   * calls accept smaller answers (a usage import's pages).
+   */
+  client(target: ProviderTarget, token?: string, limits?: ClientLimits): GitProviderClient {
     switch (target.provider) {
       case 'LOCAL_GIT':
         return this.local();
       case 'GITHUB':
-        return new GitHubClient(this.githubCloud(), token ?? '');
+        return new GitHubClient(this.githubCloud(limits), token ?? '');
       case 'GITHUB_ENTERPRISE':
-        return new GitHubClient(this.githubServer(target.hostUrl), token ?? '');
+        return new GitHubClient(this.githubServer(target.hostUrl, limits), token ?? '');
       case 'GITLAB': {
         const hostUrl = this.serverUrl(target.hostUrl);
         return new GitLabClient({ hostUrl, token: token ?? '', fetch: sameOriginFetch(this.serverFetch, [hostUrl]) });
@@ -138,19 +158,38 @@ export class GitProviders {
   }
 
   /** Calls go to the configured API and web origins only (a `Link` elsewhere is refused). */
-  private githubCloud(): GitHubEndpoints {
+  private githubCloud(limits?: ClientLimits): GitHubEndpoints {
     const { apiUrl, webUrl } = this.config.git.github;
-    return { apiUrl, webUrl, fetch: sameOriginFetch(this.cloudFetch, [apiUrl, webUrl]), maxPages: this.config.git.maxPages };
+    const inner = limits ? this.limited(limits).cloud : this.cloudFetch;
+    return { apiUrl, webUrl, fetch: sameOriginFetch(inner, [apiUrl, webUrl]), maxPages: this.config.git.maxPages, usagePages: usagePages(limits) };
   }
 
   /** Through the guard, and to the server's own origin only. */
-  private githubServer(hostUrl: string | undefined): GitHubEndpoints {
+  private githubServer(hostUrl: string | undefined, limits?: ClientLimits): GitHubEndpoints {
     const base = this.serverUrl(hostUrl);
-    return { apiUrl: `${base}/api/v3`, webUrl: base, fetch: sameOriginFetch(this.serverFetch, [base]), maxPages: this.config.git.maxPages };
+    const inner = limits ? this.limited(limits).server : this.serverFetch;
+    return {
+      apiUrl: `${base}/api/v3`,
+      webUrl: base,
+      fetch: sameOriginFetch(inner, [base]),
+      maxPages: this.config.git.maxPages,
+      usagePages: usagePages(limits),
+    };
+  }
+
+  private limited(limits: ClientLimits): { cloud: typeof fetch; server: typeof fetch } {
+    const maxBytes = Math.min(limits.maxResponseBytes, this.config.git.maxResponseBytes);
+    let fetches = this.limitedFetches.get(maxBytes);
+    if (!fetches) this.limitedFetches.set(maxBytes, (fetches = this.fetches(maxBytes)));
+    return fetches;
   }
 
   private serverUrl(hostUrl: string | undefined): string {
     if (!hostUrl) throw new AppError(GitProviderErrors.REQUEST_REJECTED, { message: 'This provider needs a self-hosted git server (gitServerId).' });
     return hostUrl;
   }
+}
+
+function usagePages(limits: ClientLimits | undefined): GitHubEndpoints['usagePages'] {
+  return limits ? { maxBytes: limits.maxResponseBytes, maxValues: limits.maxJsonValues } : undefined;
 }

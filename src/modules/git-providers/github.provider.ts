@@ -1,6 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import {
   ProviderFailure,
+  type CiUsageCall,
   type CiUsageReader,
   type GitProviderAuthorization,
   type GitProviderClient,
@@ -11,6 +12,7 @@ import {
   type WorkflowRun,
 } from './git-provider.port';
 import { classifyHttpFailure, classifyTransportFailure } from './provider-failures';
+import { meteredPages } from './usage-pages';
 
 export interface GitHubEndpoints {
   /** REST API root: https://api.github.com, or https://<host>/api/v3 for GitHub Enterprise Server. */
@@ -20,6 +22,12 @@ export interface GitHubEndpoints {
   fetch: typeof fetch;
   /** The most pages a listing is followed through (GIT_PROVIDER_MAX_PAGES); more is a ProviderFailure. */
   maxPages?: number;
+  /**
+   * What a CI usage page may be (the fetch above already drops a body past `maxBytes`): larger,
+   * or holding more JSON values than `maxValues`, it is refused (PageRefusedFailure) before it is
+   * parsed. Unset: no check beyond the fetch's own cap.
+   */
+  usagePages?: { maxBytes: number; maxValues: number };
 }
 
 /** Every item of a paginated listing, or a ProviderFailure past `maxPages` pages (a provider may paginate forever). */
@@ -84,7 +92,7 @@ export class GitHubClient implements GitProviderClient {
   constructor(endpoints: GitHubEndpoints, token: string) {
     this.api = octokit(endpoints, token);
     this.maxPages = endpoints.maxPages ?? 100;
-    this.ciUsage = new GitHubActionsUsage(this.api, this.maxPages);
+    this.ciUsage = new GitHubActionsUsage(endpoints, token);
   }
 
   async currentAccount(): Promise<ProviderAccount> {
@@ -126,49 +134,78 @@ export class GitHubClient implements GitProviderClient {
   }
 }
 
-/** GitHub Actions: GET /repos/{owner}/{repo}/actions/runs and .../runs/{run_id}/jobs?filter=all. */
-class GitHubActionsUsage implements CiUsageReader {
-  constructor(
-    private readonly api: Octokit,
-    private readonly maxPages: number,
-  ) {}
+/** A provider's text, cut to what a column of the usage tables keeps (a page cannot make one row large). */
+const cut = (text: string, max = 200): string => (text.length > max ? text.slice(0, max) : text);
 
-  async workflowRunsPage(nameWithOwner: string, page: number, perPage: number): Promise<{ runs: WorkflowRun[]; hasMore: boolean }> {
+/**
+ * GitHub Actions: GET /repos/{owner}/{repo}/actions/runs and .../runs/{run_id}/jobs?filter=all,
+ * one page per call (the import writes each page before it asks for the next). Its own Octokit
+ * counts the bytes of every answer and refuses a page past `usagePages` before it is parsed.
+ */
+class GitHubActionsUsage implements CiUsageReader {
+  private readonly api: Octokit;
+  private readonly meter: { bytes: number };
+
+  constructor(endpoints: GitHubEndpoints, token: string) {
+    const metered = meteredPages(endpoints.fetch, endpoints.usagePages);
+    this.meter = metered.meter;
+    this.api = octokit({ ...endpoints, fetch: metered.fetch }, token);
+  }
+
+  get bytesRead(): number {
+    return this.meter.bytes;
+  }
+
+  async workflowRunsPage(nameWithOwner: string, page: number, perPage: number, options: CiUsageCall = {}): Promise<{ runs: WorkflowRun[]; hasMore: boolean }> {
     const [owner, repo] = nameWithOwner.split('/');
-    const { data, headers } = await call(() => this.api.rest.actions.listWorkflowRunsForRepo({ owner, repo, page, per_page: perPage }));
+    const { data, headers } = await call(() =>
+      this.api.rest.actions.listWorkflowRunsForRepo({ owner, repo, page, per_page: perPage, request: { signal: options.signal } }),
+    );
     const runs = data.workflow_runs.map((run) => ({
-      id: String(run.id),
-      workflowId: String(run.workflow_id),
-      workflowName: run.name ?? `workflow ${run.workflow_id}`,
-      event: run.event,
-      status: run.status ?? 'unknown',
-      conclusion: run.conclusion ?? null,
+      id: cut(String(run.id), 40),
+      workflowId: cut(String(run.workflow_id), 40),
+      workflowName: cut(run.name ?? `workflow ${run.workflow_id}`),
+      event: cut(run.event, 60),
+      status: cut(run.status ?? 'unknown', 40),
+      conclusion: run.conclusion ? cut(run.conclusion, 40) : null,
       runAttempt: run.run_attempt ?? 1,
-      createdAt: run.created_at,
-      runStartedAt: run.run_started_at ?? null,
-      updatedAt: run.updated_at,
+      createdAt: cut(run.created_at, 40),
+      runStartedAt: run.run_started_at ? cut(run.run_started_at, 40) : null,
+      updatedAt: cut(run.updated_at, 40),
     }));
     return { runs, hasMore: /rel="next"/.test(headers.link ?? '') };
   }
 
-  async workflowRunJobs(nameWithOwner: string, runId: string): Promise<WorkflowJob[]> {
+  async workflowRunJobsPage(
+    nameWithOwner: string,
+    runId: string,
+    page: number,
+    perPage: number,
+    options: CiUsageCall = {},
+  ): Promise<{ jobs: WorkflowJob[]; hasMore: boolean }> {
     const [owner, repo] = nameWithOwner.split('/');
-    const jobs = await call(() =>
-      collectPages(
-        this.api.paginate.iterator(this.api.rest.actions.listJobsForWorkflowRun, { owner, repo, run_id: Number(runId), filter: 'all', per_page: 100 }),
-        this.maxPages,
-      ),
+    const { data, headers } = await call(() =>
+      this.api.rest.actions.listJobsForWorkflowRun({
+        owner,
+        repo,
+        run_id: Number(runId),
+        filter: 'all',
+        page,
+        per_page: perPage,
+        request: { signal: options.signal },
+      }),
     );
-    return jobs.map((job) => ({
-      id: String(job.id),
-      runId: String(job.run_id),
-      name: job.name,
-      labels: job.labels,
-      runnerGroupName: job.runner_group_name ?? null,
-      conclusion: job.conclusion ?? null,
-      startedAt: job.started_at ?? null,
-      completedAt: job.completed_at ?? null,
+    const jobs = data.jobs.map((job) => ({
+      id: cut(String(job.id), 40),
+      runId: cut(String(job.run_id), 40),
+      name: cut(job.name),
+      labels: job.labels.slice(0, 20).map((label) => cut(label, 100)),
+      runnerGroupName: job.runner_group_name ? cut(job.runner_group_name) : null,
+      conclusion: job.conclusion ? cut(job.conclusion, 40) : null,
+      startedAt: job.started_at ? cut(job.started_at, 40) : null,
+      completedAt: job.completed_at ? cut(job.completed_at, 40) : null,
     }));
+    return { jobs, hasMore: /rel="next"/.test(headers.link ?? '') };
   }
 }
 

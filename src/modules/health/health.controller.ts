@@ -6,19 +6,24 @@ import { AppError } from '@/common/errors/app-error';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { DEPENDENCY_RETRY_AFTER_SECONDS } from '@/common/errors/dependency-errors';
 import { lifecycle } from '@/common/lifecycle/graceful-shutdown';
+import { READINESS_CACHE_MS } from '@/common/lifecycle/readiness';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
-import { SkipRateLimit } from '@/common/throttling/rate-limit.decorators';
+import { sharedRead } from '@/common/lifecycle/shared-read';
+import { RateLimit, SkipRateLimit } from '@/common/throttling/rate-limit.decorators';
 import { HealthErrors } from './health.errors';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
+type Readiness = { ready: true; checks: Record<string, unknown> } | { ready: false; checks: Record<string, { status: string }> };
+
 @ApiTags('health')
 @Public()
-// Probes come often from a few addresses (a balancer's, a node's): they must not spend or hit those addresses' budgets.
-@SkipRateLimit()
 @Controller('health')
 export class HealthController {
+  /** One check of Postgres and Redis per READINESS_CACHE_MS in this process, shared by every probe. */
+  private readonly readiness = sharedRead(READINESS_CACHE_MS, () => this.check());
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
@@ -27,6 +32,8 @@ export class HealthController {
   ) {}
 
   @Get('live')
+  // No I/O at all, and probed often from a few addresses (a balancer's, a node's): no budget.
+  @SkipRateLimit()
   @ApiOperation({ summary: 'Liveness: the process serves requests' })
   @ApiOkResponse({
     description: 'Alive',
@@ -42,7 +49,12 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck({ swaggerDocumentation: false })
-  @ApiOperation({ summary: 'Readiness: Postgres and Redis answer' })
+  // Its own per-address budget, instead of the unauthenticated one (RATE_LIMIT_HEALTH_READY).
+  @RateLimit('healthReady')
+  @ApiOperation({
+    summary: 'Readiness: Postgres and Redis answer',
+    description: `Public. The answer is shared by every probe of one API process for ${READINESS_CACHE_MS} ms, and probes count against a per-address budget of their own.`,
+  })
   @ApiOkResponse({
     description: 'Ready: every dependency answers',
     schema: {
@@ -77,6 +89,20 @@ export class HealthController {
         message: 'Not ready: the process is shutting down.',
         headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
       });
+    const readiness = await this.readiness();
+    if (readiness.ready) return { data: { status: 'ok', checks: readiness.checks } };
+    const down = Object.entries(readiness.checks)
+      .filter(([, v]) => v.status !== 'up')
+      .map(([k]) => k);
+    throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, {
+      message: `Not ready: ${down.join(', ')} unavailable.`,
+      details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(readiness.checks).map(([k, v]) => [k, v.status])) }],
+      headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
+    });
+  }
+
+  /** Postgres and Redis, each within CHECK_TIMEOUT_MS (an outcome, never a thrown error: it is shared by several requests). */
+  private async check(): Promise<Readiness> {
     try {
       const result = await this.health.check([
         () =>
@@ -90,18 +116,10 @@ export class HealthController {
             .attempt(() => this.redis.client.ping().then(() => undefined))
             .withTimeout(CHECK_TIMEOUT_MS),
       ]);
-      return { data: { status: result.status, checks: result.details } };
+      return { ready: true, checks: result.details };
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
-      const details = (error.getResponse() as { details?: Record<string, { status: string }> }).details ?? {};
-      const down = Object.entries(details)
-        .filter(([, v]) => v.status !== 'up')
-        .map(([k]) => k);
-      throw new AppError(HealthErrors.SERVICE_UNAVAILABLE, {
-        message: `Not ready: ${down.join(', ')} unavailable.`,
-        details: [{ title: 'Checks', render: 'object', object: Object.fromEntries(Object.entries(details).map(([k, v]) => [k, v.status])) }],
-        headers: { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
-      });
+      return { ready: false, checks: (error.getResponse() as { details?: Record<string, { status: string }> }).details ?? {} };
     }
   }
 }

@@ -6,6 +6,7 @@ import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { ApiDataResponse, ApiPageResponse } from '@/common/http/envelope';
+import { NoStore } from '@/common/http/no-store';
 import { PaginationQueryDto } from '@/common/pagination/pagination';
 import { RateLimit } from '@/common/throttling/rate-limit.decorators';
 import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
@@ -38,6 +39,7 @@ export class IntegrationsController {
 
   @Post()
   @RequirePermission(Permission.IntegrationsWrite)
+  @NoStore()
   @ApiOperation({
     summary: 'Connect a git provider account',
     description: `API_TOKEN: the token is checked with the provider first (a refused token is a 422 with the provider's reason; a provider down or too slow is a 502/503 and nothing is stored), then stored encrypted and never returned. OAUTH / APP_INSTALLATION (GitHub): the integration is created INITIATED and \`authorizeUrl\` is this API's GET /scm/authorize with a fresh single-use state (10 minutes): the member opens it in the browser that will authorize (it binds the flow to that browser with a cookie and sends it to the provider); GET /scm/callback completes it and records the connected account (\`externalAccountName\`). Status: ${STATUS_DESCRIPTION}`,
@@ -94,6 +96,7 @@ export class IntegrationsController {
   @HttpCode(200)
   @RequirePermission(Permission.IntegrationsWrite)
   @RateLimit('keyCreation')
+  @NoStore()
   @ApiOperation({
     summary: 'Rotate the webhook secret',
     description:

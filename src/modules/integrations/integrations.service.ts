@@ -13,7 +13,7 @@ import { AuditAction } from '@/modules/audit/audit-actions';
 import { AuditService } from '@/modules/audit/audit.service';
 import { ProviderFailure, type GitProviderClient, type ProviderKind } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
-import { GitProviders } from '@/modules/git-providers/git-providers.service';
+import { type ClientLimits, GitProviders } from '@/modules/git-providers/git-providers.service';
 import { CreatedIntegrationDto, CreateIntegrationDto, IntegrationDto, IntegrationWebhookSecretDto, toIntegrationDto } from './dto/integration.dto';
 import { IntegrationCredentials } from './integration-credentials';
 import { nextStatus, type IntegrationEvent } from './integration-status';
@@ -254,13 +254,13 @@ export class IntegrationsService {
     return app ? this.providers.client({ provider: 'GITHUB' }, await app.installationToken(integration.installationId as string)) : this.clientFor(integration);
   }
 
-  /** A provider client with the integration's credentials (refreshed if needed). */
-  async clientFor(integration: Integration): Promise<GitProviderClient> {
+  /** A provider client with the integration's credentials (refreshed if needed); `limits` as GitProviders.client takes them. */
+  async clientFor(integration: Integration, limits?: ClientLimits): Promise<GitProviderClient> {
     const hostUrl = integration.gitServerId
       ? (await this.prisma.gitServer.findFirst({ where: { id: integration.gitServerId, organizationId: integration.organizationId } }))?.hostUrl
       : undefined;
     const token = await this.call(() => this.credentials.accessToken(integration), 'in-use');
-    return this.providers.client({ provider: integration.provider, hostUrl }, token);
+    return this.providers.client({ provider: integration.provider, hostUrl }, token, limits);
   }
 
   /** Records that the provider refused the integration's credentials while in use. */

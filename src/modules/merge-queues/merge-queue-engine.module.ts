@@ -3,6 +3,7 @@ import { QueuesModule } from '@/common/queues/queues.module';
 import { AuditModule } from '@/modules/audit/audit.module';
 import { IntegrationAccessModule } from '@/modules/integrations/integration-access.module';
 import { MergeQueuePaths } from './changed-paths/changed-paths';
+import { PathMatching } from './changed-paths/path-matching';
 import { PathsAsks } from './changed-paths/paths-asks';
 import { MergeQueuePathsRepository } from './changed-paths/paths.repository';
 import { CommitStatusJobs } from './commit-statuses/commit-status-jobs';
@@ -29,6 +30,7 @@ const PROVIDERS = [
   CommitStatusJobs,
   MergeQueuePaths,
   MergeQueuePathsRepository,
+  PathMatching,
   PathsAsks,
   MergeQueueProviderEvents,
 ];

@@ -147,14 +147,14 @@ export class MergeQueuesRepository {
     return storedEntryStatus(this.prisma, organizationId, queueId, entryId);
   }
 
-  /** The lanes of these entries of the queue (those that have some), by entry id. */
-  async entryLanes(organizationId: string, queueId: string, entryIds: readonly string[]): Promise<Map<string, string[]>> {
+  /** The lanes of these entries of the queue (those that have some) and why they are every lane (null: matched), by entry id. */
+  async entryLanes(organizationId: string, queueId: string, entryIds: readonly string[]): Promise<Map<string, { lanes: string[]; reason: string | null }>> {
     if (entryIds.length === 0) return new Map();
     const rows = await this.prisma.mergeQueueEntry.findMany({
       where: { organizationId, queueId, id: { in: [...entryIds] } },
-      select: { id: true, lanes: true },
+      select: { id: true, lanes: true, lanesReason: true },
     });
-    return new Map(rows.filter((r) => Array.isArray(r.lanes)).map((r) => [r.id, r.lanes as string[]]));
+    return new Map(rows.filter((r) => Array.isArray(r.lanes)).map((r) => [r.id, { lanes: r.lanes as string[], reason: r.lanesReason }]));
   }
 
   /** The organization's queue as the API renders it, or a 404. */

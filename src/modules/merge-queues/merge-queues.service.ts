@@ -7,16 +7,16 @@ import { AppError } from '@/common/errors/app-error';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { decodeCursor, Page, PaginationQueryDto } from '@/common/pagination/pagination';
-import type { CodeSource, MergeQueueEntry as MergeQueueEntryRow, Prisma } from '@/generated/prisma/client';
+import type { CodeSource, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
-import { keepPaths, MergeQueuePaths } from './changed-paths/changed-paths';
+import { type AskedPaths, keepPaths, MergeQueuePaths } from './changed-paths/changed-paths';
 import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from './engine/gits';
 import { batchRowId } from './engine/ids';
 import { type LockedQueue, MergeQueueWriter } from './engine/queue-writer';
 import type { QueueTransaction } from './engine/store/queue-transaction';
-import type { QueueView } from './engine/store/queue-view';
+import type { EntryView, QueueView } from './engine/store/queue-view';
 import { EVENTS_ORDER, MergeQueuesRepository } from './merge-queues.repository';
 import {
   CreateMergeQueueDto,
@@ -38,7 +38,6 @@ import { MergeQueueErrors } from './merge-queues.errors';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
 import { bindingsOf, type CheckBinding, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
 import {
-  type ChangedPaths,
   checkedConfig,
   checkReportFit,
   createMergeQueueState,
@@ -379,9 +378,9 @@ export class MergeQueuesService {
     const groups = state.config.pathGroups ?? [];
     const lanes = groups.length
       ? await this.repository.entryLanes(principal.organizationId, id, [...inLine.map((e) => e.id), ...live.flatMap((b) => b.entryIds)])
-      : new Map<string, string[]>();
+      : new Map<string, { lanes: string[]; reason: string | null }>();
     const batchLanes = (entryIds: readonly string[]) => {
-      const touched = new Set(entryIds.flatMap((e) => lanes.get(e) ?? []));
+      const touched = new Set(entryIds.flatMap((e) => lanes.get(e)?.lanes ?? []));
       return groups.map((g) => g.name).filter((name) => touched.has(name));
     };
     const batches = live.map((b) => {
@@ -412,7 +411,8 @@ export class MergeQueuesService {
         ...(e.block !== null && { block: e.block }),
         enqueuedAt: iso(e.enqueuedAt),
         ...(estimates.has(e.id) && { estimatedMergeAt: iso(estimates.get(e.id) as number) }),
-        ...(lanes.has(e.id) && { lanes: lanes.get(e.id) }),
+        ...(lanes.has(e.id) && { lanes: lanes.get(e.id)!.lanes }),
+        ...(lanes.get(e.id)?.reason && { lanesReason: lanes.get(e.id)!.reason! }),
       }));
     return {
       id: row.id,
@@ -522,10 +522,12 @@ export class MergeQueuesService {
   }
 
   /**
-   * The paths `headSha` changes when the queue has path groups (MergeQueuePaths), asked before the
-   * queue's lock; undefined when it has none. A provider failure answers as everywhere (502, 503...).
+   * The paths `headSha` changes when the queue has path groups and their lanes (MergeQueuePaths),
+   * asked and matched before the queue's lock; undefined when it has none. A provider failure
+   * answers as everywhere (502, 503...); matching never fails or stalls (past its deadline the PR is
+   * in every lane).
    */
-  private async changedPaths(principal: Principal, id: string, headSha: string, entryId?: string): Promise<ChangedPaths | undefined> {
+  private async changedPaths(principal: Principal, id: string, headSha: string, entryId?: string): Promise<AskedPaths | undefined> {
     const queue = await this.repository.find(principal.organizationId, id);
     if (pathGroupsOf(queue).length === 0) return undefined;
     // A new head for an entry that is not live is refused as the lock would refuse it, without a provider call.
@@ -559,7 +561,7 @@ function render(view: QueueView): MergeQueueDto {
   return toMergeQueueDto(view.row, view.entries, view.batches);
 }
 
-function entryDto(row: MergeQueueEntryRow | null | undefined, entryId: string): MergeQueueEntryDto {
+function entryDto(row: EntryView | null | undefined, entryId: string): MergeQueueEntryDto {
   if (!row) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
   return toMergeQueueEntryDto(row);
 }

@@ -1,4 +1,4 @@
-import { incrementalSince, jobMinutes, retryAfterSeconds, runnerOs, runsToImport, INCREMENTAL_OVERLAP_MS } from './usage-rules';
+import { budgetExhausted, incrementalSince, jobMinutes, retryAfterSeconds, runnerOs, runsToImport, INCREMENTAL_OVERLAP_MS } from './usage-rules';
 
 const job = (labels: string[], startedAt: string | null, completedAt: string | null) => ({ labels, runnerGroupName: null, startedAt, completedAt });
 const run = (id: string, createdAt: string) => ({
@@ -45,5 +45,12 @@ describe('usage rules', () => {
     expect(retryAfterSeconds(now, 60, new Date(now + 30_000))).toBe(60);
     expect(retryAfterSeconds(now, 60, new Date(now + 90_500))).toBe(91);
     expect(retryAfterSeconds(now, 0, new Date(now - 5_000))).toBe(0);
+  });
+
+  it('stops an import at its deadline (time in workers) or past its byte budget', () => {
+    const caps = { deadlineMs: 60_000, maxBytes: 1_000 };
+    expect(budgetExhausted({ runningMs: 59_999, bytesRead: 1_000 }, caps)).toBeUndefined();
+    expect(budgetExhausted({ runningMs: 60_000, bytesRead: 0 }, caps)).toBe('DEADLINE_EXCEEDED');
+    expect(budgetExhausted({ runningMs: 0, bytesRead: 1_001 }, caps)).toBe('BYTES_LIMIT_REACHED');
   });
 });

@@ -8,8 +8,16 @@ import type { WorkflowJob, WorkflowRun } from '@/modules/git-providers/git-provi
 
 /** Workflow runs per provider page (GitHub's maximum): one page is one checkpoint. */
 export const RUNS_PER_PAGE = 100;
-/** Job lists fetched at once while importing one page of runs. */
+/** Jobs per provider page (GitHub's maximum). */
+export const JOBS_PER_PAGE = 100;
+/** Runs whose jobs one import fetches at once (each holding one page at a time, in a PageSlots slot). */
 export const JOB_FETCH_CONCURRENCY = 16;
+/**
+ * The most JSON values (objects, arrays and the members between commas) one page may hold: a real
+ * page of 100 runs or jobs has about 25,000. Counted before parsing, so a page's parsed size
+ * stays proportional to this, not to what a provider can pack into USAGE_IMPORT_MAX_PAGE_BYTES.
+ */
+export const MAX_JSON_VALUES_PER_PAGE = 250_000;
 /**
  * An incremental import re-reads runs created this long before the previous successful import
  * started: runs still in progress then may have gained jobs (re-runs) since.
@@ -76,4 +84,17 @@ export function importJobId(importId: string): string {
 
 export function codeSourceDeduplicationId(codeSourceId: string): string {
   return `usage-import-source-${codeSourceId}`;
+}
+
+/**
+ * Why an import that has spent `runningMs` in workers and read `bytesRead` from the provider must
+ * stop, or undefined while both are under their caps.
+ */
+export function budgetExhausted(
+  spent: { runningMs: number; bytesRead: number },
+  caps: { deadlineMs: number; maxBytes: number },
+): 'DEADLINE_EXCEEDED' | 'BYTES_LIMIT_REACHED' | undefined {
+  if (spent.runningMs >= caps.deadlineMs) return 'DEADLINE_EXCEEDED';
+  if (spent.bytesRead > caps.maxBytes) return 'BYTES_LIMIT_REACHED';
+  return undefined;
 }

@@ -5,6 +5,16 @@ import { Prisma, type CodeSource, type Integration, type UsageImport } from '@/g
 import type { WorkflowJob, WorkflowRun } from '@/modules/git-providers/git-provider.port';
 import { incrementalSince, jobMinutes, runnerOs } from './usage-rules';
 
+/** Time in a worker (ms) and provider bytes an import spent since it last wrote them. */
+export interface Spent {
+  ms: number;
+  bytes: number;
+}
+
+const NOTHING: Spent = { ms: 0, bytes: 0 };
+
+const increments = (spent: Spent) => ({ runningMs: { increment: Math.round(spent.ms) }, bytesRead: { increment: spent.bytes } });
+
 /** Providers whose code sources have CI usage to import (GitHub Actions). */
 export const USAGE_PROVIDERS = ['GITHUB', 'GITHUB_ENTERPRISE'] as const;
 
@@ -149,43 +159,124 @@ export class UsageRepository {
   }
 
   /**
-   * Writes one page of runs and their jobs with upserts keyed by the provider's ids, and moves the
-   * checkpoint past the page with the counts, in one transaction: a worker killed before it
-   * commits redoes the page, one killed after resumes at the next; nothing is counted twice.
+   * Starts a page of runs: upserts them keyed by the provider's ids and marks each as walked by
+   * this import from its first page of jobs, unless this import was already walking it (a resumed
+   * import goes on where it stopped). One transaction, with the time and bytes spent so far. The
+   * runs whose jobs are still to fetch, with the page to start from.
    */
-  async commitPage(input: {
+  async beginPage(input: {
     importId: string;
     organizationId: string;
     codeSourceId: string;
-    page: number;
     runs: WorkflowRun[];
-    jobs: WorkflowJob[];
-  }): Promise<UsageImport> {
-    const { organizationId, codeSourceId } = input;
+    spent: Spent;
+  }): Promise<{ id: string; nextJobsPage: number }[]> {
+    const { importId, organizationId, codeSourceId } = input;
     const runs = [...new Map(input.runs.map((run) => [run.id, run])).values()];
-    const byRun = new Map(runs.map((run) => [run.id, run]));
-    const jobs = [...new Map(input.jobs.filter((job) => byRun.has(job.runId)).map((job) => [job.id, job])).values()];
-    const statements: Prisma.PrismaPromise<unknown>[] = [];
-    if (runs.length > 0) {
-      statements.push(this.prisma.$executeRaw`
-        INSERT INTO "CiUsageRecord" ("organizationId", "codeSourceId", "externalRunId", "workflowId", "workflowName", "event", "status", "conclusion", "runAttempt", "runCreatedAt", "runStartedAt", "runUpdatedAt")
-        SELECT ${organizationId}, ${codeSourceId}, t.* FROM unnest(
+    const upsert =
+      runs.length === 0
+        ? undefined
+        : this.prisma.$queryRaw<{ id: string; nextJobsPage: number | null }[]>`
+        INSERT INTO "CiUsageRecord" ("organizationId", "codeSourceId", "externalRunId", "workflowId", "workflowName", "event", "status", "conclusion", "runAttempt", "runCreatedAt", "runStartedAt", "runUpdatedAt", "jobsImportId", "jobsNextPage")
+        SELECT ${organizationId}, ${codeSourceId}, t.*, ${importId}, 1 FROM unnest(
           ${runs.map((r) => r.id)}::text[], ${runs.map((r) => r.workflowId)}::text[], ${runs.map((r) => r.workflowName)}::text[], ${runs.map((r) => r.event)}::text[],
           ${runs.map((r) => r.status)}::text[], ${runs.map((r) => r.conclusion)}::text[], ${runs.map((r) => r.runAttempt)}::int[],
           ${runs.map((r) => r.createdAt)}::timestamp(3)[], ${runs.map((r) => r.runStartedAt)}::timestamp(3)[], ${runs.map((r) => r.updatedAt)}::timestamp(3)[]) AS t
         ON CONFLICT ("codeSourceId", "externalRunId") DO UPDATE SET
           "workflowId" = EXCLUDED."workflowId", "workflowName" = EXCLUDED."workflowName", "event" = EXCLUDED."event", "status" = EXCLUDED."status",
           "conclusion" = EXCLUDED."conclusion", "runAttempt" = EXCLUDED."runAttempt", "runCreatedAt" = EXCLUDED."runCreatedAt",
-          "runStartedAt" = EXCLUDED."runStartedAt", "runUpdatedAt" = EXCLUDED."runUpdatedAt", "importedAt" = CURRENT_TIMESTAMP`);
+          "runStartedAt" = EXCLUDED."runStartedAt", "runUpdatedAt" = EXCLUDED."runUpdatedAt", "importedAt" = CURRENT_TIMESTAMP,
+          "jobsNextPage" = CASE WHEN "CiUsageRecord"."jobsImportId" = EXCLUDED."jobsImportId" THEN "CiUsageRecord"."jobsNextPage" ELSE 1 END,
+          "jobsImportId" = EXCLUDED."jobsImportId"
+        RETURNING "externalRunId" AS "id", "jobsNextPage" AS "nextJobsPage"`;
+    const spent = this.spend(importId, organizationId, input.spent);
+    if (!upsert) {
+      await spent;
+      return [];
     }
+    const [pending] = await this.prisma.$transaction([upsert, spent]);
+    return pending.filter((row): row is { id: string; nextJobsPage: number } => row.nextJobsPage !== null);
+  }
+
+  /**
+   * Writes one page of a run's jobs (upserts keyed by the provider's ids) and moves the run's
+   * checkpoint past it (to null after its last page), with the count and the time and bytes
+   * spent, in one statement: a worker killed before it commits fetches the page again, one killed
+   * after goes on at the next; nothing is counted twice. Nothing is written when the run's
+   * checkpoint is not at `page` (another worker got there first).
+   */
+  async commitJobsPage(input: {
+    importId: string;
+    organizationId: string;
+    codeSourceId: string;
+    run: Pick<WorkflowRun, 'id' | 'workflowName' | 'createdAt'>;
+    page: number;
+    last: boolean;
+    jobs: WorkflowJob[];
+    spent: Spent;
+  }): Promise<void> {
+    const { importId, organizationId, codeSourceId, run, page } = input;
+    const jobs = [...new Map(input.jobs.filter((job) => job.runId === run.id).map((job) => [job.id, job])).values()];
+    const minutes = jobs.map((job) => jobMinutes(job));
+    await this.prisma.$executeRaw`
+      WITH progress AS (
+        UPDATE "CiUsageRecord" SET "jobsNextPage" = ${input.last ? null : page + 1}::int
+        WHERE "codeSourceId" = ${codeSourceId} AND "externalRunId" = ${run.id} AND "jobsImportId" = ${importId} AND "jobsNextPage" = ${page}
+        RETURNING 1
+      ), written AS (
+        INSERT INTO "CiJobUsage" ("organizationId", "codeSourceId", "externalJobId", "externalRunId", "workflowName", "runCreatedAt", "name", "runnerOs", "conclusion", "startedAt", "completedAt", "durationSeconds", "billableMinutes")
+        SELECT ${organizationId}, ${codeSourceId}, t.id, ${run.id}, ${run.workflowName}, ${run.createdAt}::timestamp(3), t.name, t.os::"CiRunnerOs", t.conclusion, t.started, t.completed, t.duration, t.billable FROM unnest(
+          ${jobs.map((j) => j.id)}::text[], ${jobs.map((j) => j.name)}::text[], ${jobs.map((j) => runnerOs(j))}::text[],
+          ${jobs.map((j) => j.conclusion)}::text[], ${jobs.map((j) => j.startedAt)}::timestamp(3)[], ${jobs.map((j) => j.completedAt)}::timestamp(3)[],
+          ${minutes.map((m) => m.durationSeconds)}::int[], ${minutes.map((m) => m.billableMinutes)}::int[]) AS t(id, name, os, conclusion, started, completed, duration, billable)
+        WHERE EXISTS (SELECT 1 FROM progress)
+        ON CONFLICT ("codeSourceId", "externalJobId") DO UPDATE SET
+          "externalRunId" = EXCLUDED."externalRunId", "workflowName" = EXCLUDED."workflowName", "runCreatedAt" = EXCLUDED."runCreatedAt", "name" = EXCLUDED."name",
+          "runnerOs" = EXCLUDED."runnerOs", "conclusion" = EXCLUDED."conclusion", "startedAt" = EXCLUDED."startedAt", "completedAt" = EXCLUDED."completedAt",
+          "durationSeconds" = EXCLUDED."durationSeconds", "billableMinutes" = EXCLUDED."billableMinutes"
+        RETURNING 1
+      )
+      UPDATE "UsageImport" SET
+        "jobsImported" = "jobsImported" + (SELECT count(*)::int FROM written),
+        "runningMs" = "runningMs" + ${Math.round(input.spent.ms)}, "bytesRead" = "bytesRead" + ${input.spent.bytes}, "updatedAt" = CURRENT_TIMESTAMP
+      WHERE "id" = ${importId} AND "organizationId" = ${organizationId}`;
+  }
+
+  /**
+   * Ends a page of runs whose jobs are all written: writes the jobs of the runs that had a single
+   * page of them (held back so that a page of ordinary runs is one transaction, not one per run;
+   * each run's checkpoint then goes to null with them) and moves the import's checkpoint past the
+   * page with the counts, in one transaction. A worker killed before it commits starts the page
+   * again, finding each run's jobs done or where they stopped.
+   */
+  async commitPage(input: {
+    importId: string;
+    organizationId: string;
+    codeSourceId: string;
+    page: number;
+    runs: number;
+    /** Runs with a single page of jobs, and that page. */
+    held: { run: Pick<WorkflowRun, 'id' | 'workflowName' | 'createdAt'>; jobs: WorkflowJob[] }[];
+    spent: Spent;
+  }): Promise<UsageImport> {
+    const { importId, organizationId, codeSourceId } = input;
+    const jobs = [
+      ...new Map(input.held.flatMap(({ run, jobs }) => jobs.filter((job) => job.runId === run.id).map((job) => [job.id, { job, run }] as const))).values(),
+    ];
+    const runIds = input.held.map(({ run }) => run.id);
+    const statements: Prisma.PrismaPromise<unknown>[] = [];
+    if (runIds.length > 0)
+      statements.push(this.prisma.$executeRaw`
+        UPDATE "CiUsageRecord" SET "jobsNextPage" = NULL
+        WHERE "codeSourceId" = ${codeSourceId} AND "externalRunId" = ANY(${runIds}::text[]) AND "jobsImportId" = ${importId}`);
     if (jobs.length > 0) {
-      const minutes = jobs.map((job) => jobMinutes(job));
+      const minutes = jobs.map(({ job }) => jobMinutes(job));
       statements.push(this.prisma.$executeRaw`
         INSERT INTO "CiJobUsage" ("organizationId", "codeSourceId", "externalJobId", "externalRunId", "workflowName", "runCreatedAt", "name", "runnerOs", "conclusion", "startedAt", "completedAt", "durationSeconds", "billableMinutes")
         SELECT ${organizationId}, ${codeSourceId}, t.id, t.run, t.workflow, t.created, t.name, t.os::"CiRunnerOs", t.conclusion, t.started, t.completed, t.duration, t.billable FROM unnest(
-          ${jobs.map((j) => j.id)}::text[], ${jobs.map((j) => j.runId)}::text[], ${jobs.map((j) => byRun.get(j.runId)?.workflowName ?? '')}::text[],
-          ${jobs.map((j) => byRun.get(j.runId)?.createdAt ?? null)}::timestamp(3)[], ${jobs.map((j) => j.name)}::text[], ${jobs.map((j) => runnerOs(j))}::text[],
-          ${jobs.map((j) => j.conclusion)}::text[], ${jobs.map((j) => j.startedAt)}::timestamp(3)[], ${jobs.map((j) => j.completedAt)}::timestamp(3)[],
+          ${jobs.map(({ job }) => job.id)}::text[], ${jobs.map(({ run }) => run.id)}::text[], ${jobs.map(({ run }) => run.workflowName)}::text[],
+          ${jobs.map(({ run }) => run.createdAt)}::timestamp(3)[], ${jobs.map(({ job }) => job.name)}::text[], ${jobs.map(({ job }) => runnerOs(job))}::text[],
+          ${jobs.map(({ job }) => job.conclusion)}::text[], ${jobs.map(({ job }) => job.startedAt)}::timestamp(3)[], ${jobs.map(({ job }) => job.completedAt)}::timestamp(3)[],
           ${minutes.map((m) => m.durationSeconds)}::int[], ${minutes.map((m) => m.billableMinutes)}::int[]) AS t(id, run, workflow, created, name, os, conclusion, started, completed, duration, billable)
         ON CONFLICT ("codeSourceId", "externalJobId") DO UPDATE SET
           "externalRunId" = EXCLUDED."externalRunId", "workflowName" = EXCLUDED."workflowName", "runCreatedAt" = EXCLUDED."runCreatedAt", "name" = EXCLUDED."name",
@@ -193,34 +284,61 @@ export class UsageRepository {
           "durationSeconds" = EXCLUDED."durationSeconds", "billableMinutes" = EXCLUDED."billableMinutes"`);
     }
     const checkpoint = this.prisma.usageImport.update({
-      where: { id: input.importId, organizationId },
+      where: { id: importId, organizationId },
       data: {
         nextPage: input.page + 1,
         pagesDone: { increment: 1 },
-        runsImported: { increment: runs.length },
+        runsImported: { increment: input.runs },
         jobsImported: { increment: jobs.length },
         rateLimitedUntil: null,
+        runningMs: { increment: Math.round(input.spent.ms) },
+        bytesRead: { increment: input.spent.bytes },
       },
     });
     const results = await this.prisma.$transaction([...statements, checkpoint]);
     return results[results.length - 1] as UsageImport;
   }
 
-  async rateLimited(importId: string, organizationId: string, until: Date, reason: string): Promise<void> {
-    await this.prisma.usageImport.updateMany({
+  private spend(importId: string, organizationId: string, spent: Spent) {
+    return this.prisma.usageImport.update({
       where: { id: importId, organizationId },
-      data: { status: 'QUEUED', rateLimitedUntil: until, lastError: `rate limited by the git provider until ${until.toISOString()}: ${reason}` },
+      data: { runningMs: { increment: Math.round(spent.ms) }, bytesRead: { increment: spent.bytes } },
     });
   }
 
-  async retrying(importId: string, organizationId: string, error: string): Promise<void> {
-    await this.prisma.usageImport.updateMany({ where: { id: importId, organizationId }, data: { status: 'QUEUED', lastError: error } });
-  }
-
-  async finish(importId: string, organizationId: string, outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; error: string }): Promise<void> {
+  async rateLimited(importId: string, organizationId: string, until: Date, reason: string, spent: Spent = NOTHING): Promise<void> {
     await this.prisma.usageImport.updateMany({
       where: { id: importId, organizationId },
-      data: { status: outcome.status, finishedAt: new Date(), rateLimitedUntil: null, ...(outcome.status === 'FAILED' ? { lastError: outcome.error } : {}) },
+      data: {
+        status: 'QUEUED',
+        rateLimitedUntil: until,
+        lastError: `rate limited by the git provider until ${until.toISOString()}: ${reason}`,
+        ...increments(spent),
+      },
+    });
+  }
+
+  async retrying(importId: string, organizationId: string, error: string, spent: Spent = NOTHING): Promise<void> {
+    await this.prisma.usageImport.updateMany({ where: { id: importId, organizationId }, data: { status: 'QUEUED', lastError: error, ...increments(spent) } });
+  }
+
+  /** Ends the import; `onlyIfRunning` leaves one another worker already ended alone. */
+  async finish(
+    importId: string,
+    organizationId: string,
+    outcome: { status: 'SUCCEEDED' } | { status: 'FAILED'; error: string },
+    spent: Spent = NOTHING,
+    onlyIfRunning = false,
+  ): Promise<void> {
+    await this.prisma.usageImport.updateMany({
+      where: { id: importId, organizationId, ...(onlyIfRunning ? { status: { in: ['QUEUED', 'RUNNING'] } } : {}) },
+      data: {
+        status: outcome.status,
+        finishedAt: new Date(),
+        rateLimitedUntil: null,
+        ...(outcome.status === 'FAILED' ? { lastError: outcome.error } : {}),
+        ...increments(spent),
+      },
     });
   }
 }

@@ -37,6 +37,13 @@ export const domainsConfig = feature(
       default: 7 * 86_400_000,
       doc: 'how long a domain registration may stay `PENDING_VERIFICATION` before it expires (verification is then a `422`; registering the apex again replaces it). Unverified registrations never hold an apex against other organizations (first to verify wins)',
     }),
+    DOMAIN_LAPSED_HOLD_MS: int({
+      min: 0,
+      max: 365 * 86_400_000,
+      default: 30 * 86_400_000,
+      doc: "how long a `LAPSED` registration keeps holding its apex against other organizations, counted from when its TXT record was first missed; past it the apex is free: another organization may register it and the first to verify wins (the lapsed registration's owner too, by verifying again). Without it a lapsed registration would keep an apex from its real DNS owner forever",
+      comment: 'a LAPSED registration holds its apex this long after its record was first missed; then the apex is free',
+    }),
     DOMAIN_PENDING_SWEEP_INTERVAL_MS: int({
       min: 1_000,
       max: 86_400_000,
@@ -58,6 +65,8 @@ export const domainsConfig = feature(
       verificationGraceMs: v.DOMAIN_VERIFICATION_GRACE_MS,
       /** How long a registration may stay PENDING_VERIFICATION; past it, it expires (cannot be verified, is replaced by a new registration). */
       pendingTtlMs: v.DOMAIN_PENDING_TTL_MS,
+      /** How long a LAPSED registration holds its apex against other organizations after its record was first missed. */
+      lapsedHoldMs: v.DOMAIN_LAPSED_HOLD_MS,
       /** How often a worker deletes PENDING registrations older than pendingTtlMs (the domains queue's job scheduler). */
       pendingSweepIntervalMs: v.DOMAIN_PENDING_SWEEP_INTERVAL_MS,
     },

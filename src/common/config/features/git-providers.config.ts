@@ -45,7 +45,7 @@ export const gitProvidersConfig = feature(
     GIT_SERVER_ALLOW_HTTP: flag({ default: false, doc: 'self-hosted git servers over plain http (on-premises)' }),
     GIT_SERVER_ALLOW_PRIVATE_HOSTS: flag({
       default: false,
-      doc: "self-hosted git servers on loopback, private, unique-local or CGNAT addresses; link-local, multicast and unspecified stay refused, and so do cloud metadata services in every form (IPv4-mapped IPv6 included): AWS `fd00:ec2::254`, GCP `fd20:ce::254`, Alibaba `100.100.100.200`, Azure `168.63.129.16`, Oracle `192.0.0.192`. URLs a provider hands back (`Link` pagination) must stay on the provider's own origin",
+      doc: "self-hosted git servers on loopback, private, unique-local or CGNAT addresses; link-local, multicast and unspecified stay refused, and so do cloud metadata services in every form (an IPv6 address carrying an IPv4 one, IPv4-mapped `::ffff:a9fe:a9fe`, IPv4-compatible `::a9fe:a9fe`, NAT64 `64:ff9b::a9fe:a9fe`, 6to4 or Teredo, is judged as that IPv4 address): AWS `fd00:ec2::254`, GCP `fd20:ce::254`, Alibaba `100.100.100.200`, Azure `168.63.129.16`, Oracle `192.0.0.192`. URLs a provider hands back (`Link` pagination) must stay on the provider's own origin",
     }),
     GIT_DNS_SERVERS: pattern(/^[0-9A-Fa-f.:\[\]]+(\s*,\s*[0-9A-Fa-f.:\[\]]+)*$/, 'must be comma-separated ip or ip:port', {
       shown: '(system resolver)',

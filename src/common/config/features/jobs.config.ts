@@ -51,10 +51,18 @@ export const jobsConfig = feature(
 );
 
 /**
+ * Stalls (its worker died or was blocked past the lock) after which a usage import is failed
+ * rather than resumed again: an import that kills its worker every time (out of memory on the same
+ * page) must not go round every worker a hundred times.
+ */
+export const USAGE_IMPORT_MAX_STALLS = 2;
+
+/**
  * Each queue's worker. `parallel` (WORKER_CONCURRENCY) for the queues whose jobs are independent;
  * one at a time where order matters (commit statuses: the newest revision wins in the process) or
  * the work is periodic. Resumable jobs (usage imports, merge-queue executors) are taken over
- * quickly when their worker dies (short lock, frequent stalled check) and never failed for stalling.
+ * quickly when their worker dies (short lock, frequent stalled check); merge-queue executors are never
+ * failed for stalling, usage imports after USAGE_IMPORT_MAX_STALLS stalls.
  */
 function workerSettings(parallel: number): Readonly<Record<QueueName, WorkerSettings>> {
   const resumable = { lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 100 };
@@ -62,7 +70,7 @@ function workerSettings(parallel: number): Readonly<Record<QueueName, WorkerSett
     [QueueName.Maintenance]: { concurrency: 1 },
     [QueueName.Domains]: { concurrency: 1 },
     [QueueName.MergeQueues]: { concurrency: parallel, ...resumable },
-    [QueueName.UsageImports]: { concurrency: parallel, ...resumable },
+    [QueueName.UsageImports]: { concurrency: parallel, ...resumable, maxStalledCount: USAGE_IMPORT_MAX_STALLS },
     [QueueName.Webhooks]: { concurrency: parallel },
     [QueueName.CommitStatuses]: { concurrency: 1 },
   };

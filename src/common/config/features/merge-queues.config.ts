@@ -81,6 +81,19 @@ export const mergeQueuesConfig = feature(
       doc: 'how often a worker looks for live entries of merge queues with path groups whose changed paths were never kept (the job that was to ask them lost with Redis, or out of attempts) and asks them; a queue whose job is on its way is left alone for two intervals, one whose job failed for five',
       comment: 'how often a worker asks the changed paths of entries whose job to ask them was lost (queues with path groups)',
     }),
+    MERGE_QUEUE_PATH_MATCH_DEADLINE_MS: int({
+      min: 1,
+      max: 600_000,
+      default: 2_000,
+      doc: 'how long matching one PR\'s changed paths against its queue\'s path groups may take (on a worker thread, counted from when it was asked): past it the PR is in every lane with the reason, never a stall (docs/merge-queue.md, "Lanes")',
+      comment: "How long matching one PR's changed paths to its queue's path groups may take; past it the PR is in every lane.",
+    }),
+    MERGE_QUEUE_PATH_MATCH_THREADS: int({
+      min: 1,
+      max: 16,
+      default: 2,
+      doc: 'worker threads of each process that match changed paths against path groups too large to match on the event loop (a PR of many long paths against many patterns)',
+    }),
   },
   (v) => ({
     mergeQueues: {
@@ -112,6 +125,10 @@ export const mergeQueuesConfig = feature(
       statusRepairIntervalMs: v.MERGE_QUEUE_STATUS_REPAIR_INTERVAL_MS,
       /** How often the worker looks for live entries of queues with path groups whose changed paths were never kept, and asks them. */
       pathsSweepIntervalMs: v.MERGE_QUEUE_PATHS_SWEEP_INTERVAL_MS,
+      /** How long matching one PR's changed paths may take (from when it was asked); past it the PR is in every lane. */
+      pathMatchDeadlineMs: v.MERGE_QUEUE_PATH_MATCH_DEADLINE_MS,
+      /** Worker threads per process for matches too large for the event loop. */
+      pathMatchThreads: v.MERGE_QUEUE_PATH_MATCH_THREADS,
     },
   }),
 );

@@ -1,4 +1,9 @@
-import { feature, int, oneOf } from '../variables';
+import { feature, int, oneOf, pattern } from '../variables';
+
+/** An IPv4 or IPv6 address to listen on (no host names: what a listener binds must not depend on DNS). */
+const LISTEN_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)$/;
+const listenAddress = (doc: string, comment: string) =>
+  pattern(LISTEN_ADDRESS, 'must be an IPv4 or IPv6 address to listen on, such as 127.0.0.1, ::1 or 0.0.0.0', { default: '127.0.0.1', doc, comment });
 
 export const processConfig = feature(
   'Process',
@@ -20,6 +25,16 @@ export const processConfig = feature(
       doc: "the API's Prometheus listener (`GET /metrics`, see [Metrics](observability.md#metrics)); a port of its own, never the public `PORT`. `0`: any free port (logged as `metricsPort` in the `api listening` line)",
       comment: "The API's Prometheus listener (GET /metrics), never the public port; 0 = any free port",
     }),
+    METRICS_HOST: listenAddress(
+      "the address the API's Prometheus listener binds. The default, loopback, keeps it off every network: a scrape needs no token. In a container set `0.0.0.0` (the image does) so that Prometheus can reach it over the container network, and keep the port unpublished (see [Deploy](deploy.md#deploy))",
+      "The API's metrics listener's address: loopback by default; 0.0.0.0 in a container (the image sets it)",
+    ),
+    METRICS_SOURCE_CACHE_MS: int({
+      min: 0,
+      max: 300_000,
+      default: 5_000,
+      doc: 'how long a process reuses what a scrape read from Postgres and Redis (queue depths, merge-queue and usage-import totals): concurrent scrapes share one read and later ones within this time reuse it, so a scrape storm costs one round of those queries per process per period. `0`: concurrent scrapes still share one read',
+    }),
     WORKER_HEALTH_PORT: int({
       min: 0,
       max: 65535,
@@ -27,6 +42,10 @@ export const processConfig = feature(
       doc: "the worker's listener for `GET /health/live`, `GET /health/ready` and `GET /metrics`. `0`: any free port (logged as `healthPort` in the `worker started` line)",
       comment: "The worker's /health/live, /health/ready and /metrics listener; 0 = any free port",
     }),
+    WORKER_HEALTH_HOST: listenAddress(
+      "the address the worker's health and metrics listener binds. Loopback by default; in a container set `0.0.0.0` (the image does) so that the orchestrator's probes and Prometheus reach it",
+      "The worker's health and metrics listener's address: loopback by default; 0.0.0.0 in a container (the image sets it)",
+    ),
     SHUTDOWN_GRACE_MS: int({
       min: 0,
       max: 600_000,
@@ -39,7 +58,11 @@ export const processConfig = feature(
     environment: v.NODE_ENV,
     logLevel: v.LOG_LEVEL,
     metricsPort: v.METRICS_PORT,
+    metricsHost: v.METRICS_HOST,
+    /** Scrape-time reads of Postgres and Redis are shared and reused this long (MetricsService.sourceReader). */
+    metricsSourceCacheMs: v.METRICS_SOURCE_CACHE_MS,
     workerHealthPort: v.WORKER_HEALTH_PORT,
+    workerHealthHost: v.WORKER_HEALTH_HOST,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
   }),
 );

@@ -59,7 +59,7 @@ export class DomainDto {
   @ApiProperty({
     enum: STATUSES,
     description:
-      '`PENDING_VERIFICATION` until the TXT record is seen by POST /domains/{id}/verify; `ACTIVE` while the wildcard is live and managed; `LAPSED` when periodic re-verification missed the record for longer than the grace period (verify again to reactivate).',
+      '`PENDING_VERIFICATION` until the TXT record is seen by POST /domains/{id}/verify; `ACTIVE` while the wildcard is live and managed; `LAPSED` when periodic re-verification missed the record for longer than the grace period (verify again to reactivate); it holds the apex against other organizations for DOMAIN_LAPSED_HOLD_MS after the record was first missed, then the apex is free.',
   })
   status: ManagedDomainStatus;
   @ApiProperty({ type: VerificationRecordDto, description: 'The TXT record that proves control of the apex' }) verificationRecord: VerificationRecordDto;

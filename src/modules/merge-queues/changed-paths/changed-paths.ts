@@ -2,15 +2,23 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import type { JobQueue } from '@/common/queues/job-handlers';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
-import type { MergeQueue, MergeQueueEntry } from '@/generated/prisma/client';
+import type { MergeQueue } from '@/generated/prisma/client';
 import { MergeQueueGits } from '../engine/gits';
 import type { MergeQueuesPayloads } from '../engine/jobs';
 import { MergeQueueOutboxRepository } from '../engine/store/outbox.repository';
 import type { QueueTransaction } from '../engine/store/queue-transaction';
-import type { QueueWithSource } from '../engine/store/queue-view';
-import { type ChangedPaths, type MergeQueueState, pathGroupsOf } from '../planner';
+import type { EntryView, QueueWithSource } from '../engine/store/queue-view';
+import { type ChangedPaths, type LanesVerdict, type MergeQueueState, type PathGroup, pathGroupsOf } from '../planner';
+import { PathMatching } from './path-matching';
 import { PathsAsks } from './paths-asks';
 import { MergeQueuePathsRepository } from './paths.repository';
+
+/** A PR's changed paths as the provider listed them, and its lanes under `groups` (matched outside the queue's lock). */
+export interface AskedPaths {
+  paths: ChangedPaths;
+  groups: PathGroup[];
+  verdict: LanesVerdict;
+}
 
 /** The `key` of the paths sweep's jobs (ask). */
 export const PATHS_SWEEP_KEY = 'sweep';
@@ -30,42 +38,68 @@ export class MergeQueuePaths {
     private readonly outbox: MergeQueueOutboxRepository,
     private readonly repository: MergeQueuePathsRepository,
     private readonly asks: PathsAsks,
+    private readonly matching: PathMatching,
     @InjectQueue(QueueName.MergeQueues) private readonly queue: JobQueue<MergeQueuesPayloads>,
   ) {}
 
-  /** The paths (null: not known), or undefined when the queue has no path groups (nothing asked). Provider failures propagate. */
-  async of(queue: QueueWithSource, headSha: string): Promise<ChangedPaths | undefined> {
-    if (pathGroupsOf(queue).length === 0) return undefined;
+  /**
+   * The paths (null: not known) and the lanes they touch under the queue's groups as read (matched
+   * by PathMatching: never a stall), or undefined when the queue has no path groups (nothing
+   * asked). Provider failures propagate.
+   */
+  async of(queue: QueueWithSource, headSha: string): Promise<AskedPaths | undefined> {
+    const groups = pathGroupsOf(queue);
+    if (groups.length === 0) return undefined;
+    const paths = await this.list(queue, headSha);
+    return { paths, groups, verdict: await this.matching.lanes(groups, paths) };
+  }
+
+  private async list(queue: QueueWithSource, headSha: string): Promise<ChangedPaths> {
     const git = await this.gits.forSource(queue.repository);
     const baseSha = (queue.plannerState as MergeQueueState | null)?.baseSha ?? (await git.readRef(queue.baseRef));
     return baseSha ? git.changedPaths(baseSha, headSha) : null;
   }
 
   /**
-   * The worker's job after path groups were set (MergeQueuesJob.AskPaths), and after an entry was
-   * queued without its paths asked: asks the paths of every live entry that has none kept for the
-   * head it is to be tested with, one after the other outside the queue's lock (reporting progress),
-   * then keeps them under it (MergeQueuePathsRepository.keepAskedPaths; "not known" is kept too, so a PR
-   * of 300 files or more is not asked again). A provider that fails stops the run with what it asked
-   * so far kept; BullMQ retries the job for the rest.
+   * The worker's job after path groups were set or changed (MergeQueuesJob.AskPaths), and after an
+   * entry was queued without its lanes matched: for every live entry whose lanes were not matched for
+   * the head it is to be tested with under the queue's groups, one after the other outside the
+   * queue's lock (reporting progress), takes the paths its row keeps for that head, or asks the
+   * provider when it keeps none (never asked, or more than an entry keeps), matches them
+   * (PathMatching: a deadline per entry), then keeps them under the lock
+   * (MergeQueuePathsRepository.keepAskedPaths: only while the queue still has these groups; "not
+   * known" is kept too, so a PR of 300 files or more is not asked again). A provider that fails
+   * stops the run with what it asked so far kept; BullMQ retries the job for the rest.
    */
   async fill(queueId: string, progress: (done: number, of: number) => Promise<void> = async () => {}): Promise<{ asked: number; kept: number }> {
     const queue = await this.outbox.queueForWorker(queueId);
-    if (!queue || pathGroupsOf(queue).length === 0) return { asked: 0, kept: 0 };
-    const entries = await this.repository.entriesWithoutPaths(queueId, MAX_ASKED_PER_RUN);
-    const asked: { id: string; head: string; paths: ChangedPaths }[] = [];
+    const groups = queue ? pathGroupsOf(queue) : [];
+    if (!queue || groups.length === 0) return { asked: 0, kept: 0 };
+    const entries = await this.repository.entriesWithoutLanes(queueId, MAX_ASKED_PER_RUN);
+    const asked: { id: string; head: string; paths: ChangedPaths; verdict: LanesVerdict }[] = [];
     let failure: unknown;
+    let listed = 0;
     for (const [i, entry] of entries.entries()) {
+      let paths: ChangedPaths;
       try {
-        asked.push({ id: entry.id, head: entry.head, paths: (await this.of(queue, entry.head)) ?? null });
+        if (entry.current && entry.pathsCount === null) paths = null;
+        else {
+          const kept = entry.current ? await this.repository.keptPaths(entry.id) : null;
+          if (kept) paths = kept;
+          else {
+            listed++;
+            paths = await this.list(queue, entry.head);
+          }
+        }
       } catch (error) {
         failure = error;
         break;
       }
+      asked.push({ id: entry.id, head: entry.head, paths, verdict: await this.matching.lanes(groups, paths) });
       await progress(i + 1, entries.length);
     }
-    const kept = asked.length ? await this.repository.keepAskedPaths(queueId, asked) : 0;
-    this.logger.log({ queueId, entries: entries.length, asked: asked.length, kept }, 'merge-queue changed paths asked');
+    const kept = asked.length ? await this.repository.keepAskedPaths(queueId, groups, asked) : 0;
+    this.logger.log({ queueId, entries: entries.length, asked: asked.length, listed, kept }, 'merge-queue changed paths asked');
     if (failure) throw failure;
     return { asked: asked.length, kept };
   }
@@ -102,19 +136,24 @@ export class MergeQueuePaths {
 const MAX_ASKED_PER_RUN = 5_000;
 
 /**
- * Under the queue's lock, an entry's paths (asked for `head`) and lanes under the path groups the
- * locked row holds. Undefined paths were not asked (the queue had no groups when read) or the asking
- * failed: with groups now, the entry is in every lane and the worker is to ask them (`askLater`).
+ * Under the queue's lock, an entry's paths (asked for `head`) and lanes. The lanes matched outside
+ * the lock count only if the locked row holds the groups they were matched under; otherwise (the
+ * groups changed meanwhile) the entry is in every lane and the worker matches them again
+ * (`askLater`). Undefined paths were not asked (the queue had no groups when read) or the asking
+ * failed: with groups now, the entry is in every lane and the worker is to ask them.
  */
 export async function keepPaths(
   q: QueueTransaction,
   row: MergeQueue,
   entryId: string,
   head: string,
-  paths: ChangedPaths | undefined,
-): Promise<{ entry?: MergeQueueEntry; askLater: boolean }> {
+  asked: AskedPaths | undefined,
+): Promise<{ entry?: EntryView; askLater: boolean }> {
   const groups = pathGroupsOf(row);
-  if (paths !== undefined) return { entry: await q.setEntryPaths(entryId, head, paths, groups), askLater: false };
+  if (asked !== undefined) {
+    const same = JSON.stringify(asked.groups) === JSON.stringify(groups);
+    return { entry: await q.setEntryPaths(entryId, head, asked.paths, groups, same ? asked.verdict : null), askLater: !same && groups.length > 0 };
+  }
   if (groups.length === 0) return { askLater: false };
-  return { entry: await q.setEntryPaths(entryId, null, null, groups), askLater: true };
+  return { entry: await q.setEntryPaths(entryId, null, null, groups, null), askLater: true };
 }

@@ -19,7 +19,8 @@ import {
 } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
-import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEntry, MergeQueueEvent } from '@/generated/prisma/client';
+import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEvent } from '@/generated/prisma/client';
+import type { EntryView } from '../engine/store/queue-view';
 import { ROW_ID } from '@/common/http/row-id';
 import {
   FINAL_ENTRY_STATUSES,
@@ -368,6 +369,11 @@ export class MergeQueueWaitingEntryDto {
   estimatedMergeAt?: string;
   @ApiPropertyOptional({ type: [String], description: "The lanes the PR's changed paths touch (absent when the queue has no path groups)" })
   lanes?: string[];
+  @ApiPropertyOptional({
+    description:
+      'Why the PR is in every lane when it is for want of knowing better, readable: a path in no group, a path longer or deeper than the limits matched, matching that took longer than its deadline, or a list of paths the provider cut short (docs/merge-queue.md, "Lanes"). Absent otherwise',
+  })
+  lanesReason?: string;
 }
 
 /** Why a queue stopped by itself (it is `paused` until resumed). */
@@ -405,7 +411,7 @@ export class MergeQueueChainDto {
   waiting: MergeQueueWaitingEntryDto[];
 }
 
-export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, entries: MergeQueueEntry[], batches: MergeQueueBatch[]): MergeQueueDto {
+export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, entries: EntryView[], batches: MergeQueueBatch[]): MergeQueueDto {
   return {
     id: row.id,
     organizationId: row.organizationId,
@@ -421,14 +427,17 @@ export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, en
   };
 }
 
-/** The same rule as the store's SQL (engine/store/entry-sql.ts): paths count only for the head the entry is to be tested with. */
-function pathsStatusOf(row: MergeQueueEntry): EntryPathsStatus {
+/**
+ * The same rule as the store's SQL (engine/store/entry-sql.ts): lanes count only when matched for
+ * the head the entry is to be tested with under the queue's current groups. Reads no path.
+ */
+function pathsStatusOf(row: EntryView): EntryPathsStatus {
   const wanted = (row.planner as { pendingHeadSha?: string } | null)?.pendingHeadSha ?? row.headSha;
-  if (row.pathsHead !== wanted) return 'pending';
-  return Array.isArray(row.changedPaths) ? 'listed' : 'unlisted';
+  if (row.lanesHead !== wanted) return 'pending';
+  return row.pathsCount !== null ? 'listed' : 'unlisted';
 }
 
-export function toMergeQueueEntryDto(row: MergeQueueEntry): MergeQueueEntryDto {
+export function toMergeQueueEntryDto(row: EntryView): MergeQueueEntryDto {
   const dto: MergeQueueEntryDto = {
     id: row.id,
     number: row.number,

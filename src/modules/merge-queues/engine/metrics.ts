@@ -57,7 +57,7 @@ export class MergeQueueMetrics implements OnModuleInit {
     });
     this.metrics.gaugeFromSource({
       name: 'dpa_merge_queue_entries_paths_pending',
-      help: 'PRs in merge queues with path groups whose changed paths are not kept for their head yet (in every lane until asked: a job on its way, or a lost one the paths sweep has not asked again); read from Postgres at scrape time',
+      help: 'PRs in merge queues with path groups whose lanes are not matched for their head under the current groups yet (in every lane until the worker matches them: a job on its way, or a lost one the paths sweep has not asked again); read from Postgres at scrape time',
       labelNames: [] as const,
       source: 'postgres',
       read: async () => {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppError } from '@/common/errors/app-error';
 import { failpointThrow } from '@/common/faults/failpoints';
 import { PrismaService } from '@/common/prisma/prisma.service';
-import type { MergeQueue, MergeQueueBatch as BatchRow, MergeQueueEntry as EntryRow } from '@/generated/prisma/client';
+import type { MergeQueue, MergeQueueBatch as BatchRow } from '@/generated/prisma/client';
 import { Prisma } from '@/generated/prisma/client';
 import { AuditService } from '@/modules/audit/audit.service';
 import { SHOWN_POSITIONS } from '../commit-statuses/commit-statuses';
@@ -26,7 +26,7 @@ import { nextWakeAt } from './wake';
 import { batchRow, documentOf, entryRow, eventDetail, rowKey, sameEntry, SEQ_PER_REVISION } from './store/queue-state-codec';
 import { assembleState, assembleWindow, type Window, withNamedEntries } from './store/queue-state-loaders';
 import { QueueTransaction } from './store/queue-transaction';
-import { type QueueView, readQueueView } from './store/queue-view';
+import { ENTRY_VIEW_OMIT, type EntryView, type QueueView, readQueueView } from './store/queue-view';
 
 /** A queue row with a planner state: as an event wrote them (`after`, the answer). */
 export interface AppliedQueue {
@@ -91,7 +91,7 @@ export interface Applied<T> {
   queue: AppliedQueue;
   outcome: ApplyOutcome;
   result: T;
-  entry?: EntryRow | null;
+  entry?: EntryView | null;
   batch?: BatchRow | null;
   view?: QueueView;
 }
@@ -140,7 +140,7 @@ export class MergeQueueWriter {
       const { state, operations, transitions } = reduced;
       const outcome: ApplyOutcome = { before, state, operations, transitions, changed: state !== before };
       let row = locked.row;
-      const written = { entries: new Map<string, EntryRow>(), batches: new Map<string, BatchRow>() };
+      const written = { entries: new Map<string, EntryView>(), batches: new Map<string, BatchRow>() };
       // A tick has seen every moment up to its time: those are done, the sweep waits for the next.
       const ticked = events.reduce<number | null>((t, e) => (e.type === 'tick' ? Math.max(t ?? e.at, e.at) : t), null);
       const wakeMs = nextWakeAt(state, ticked);
@@ -174,7 +174,7 @@ export class MergeQueueWriter {
       if (wanted?.entryId !== undefined) {
         out.entry =
           written.entries.get(wanted.entryId) ??
-          (await tx.mergeQueueEntry.findFirst({ where: { id: wanted.entryId, queueId: row.id, organizationId: row.organizationId } }));
+          (await tx.mergeQueueEntry.findFirst({ where: { id: wanted.entryId, queueId: row.id, organizationId: row.organizationId }, omit: ENTRY_VIEW_OMIT }));
       }
       // The batch is read again when a callback wrote to it (a checks URL).
       if (wanted?.batchId !== undefined)
@@ -212,7 +212,7 @@ export class MergeQueueWriter {
     tx: Prisma.TransactionClient,
     locked: LockedQueue,
     outcome: ApplyOutcome,
-    written: { entries: Map<string, EntryRow>; batches: Map<string, BatchRow> },
+    written: { entries: Map<string, EntryView>; batches: Map<string, BatchRow> },
     wakeAt: Date | null,
   ): Promise<MergeQueue> {
     const { row } = locked;
@@ -246,7 +246,12 @@ export class MergeQueueWriter {
       const create = { ...data, planner, ...(old === undefined && { plannerSeq: seqBase + added++ }) };
       written.entries.set(
         id,
-        await tx.mergeQueueEntry.upsert({ where: { id }, create, update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) } }),
+        await tx.mergeQueueEntry.upsert({
+          where: { id },
+          create,
+          update: { ...rest, planner, ...(old === undefined && { plannerSeq: create.plannerSeq }) },
+          omit: ENTRY_VIEW_OMIT,
+        }),
       );
     }
     // Dropped by the planner's history: out of the state, kept as rows.

@@ -16,7 +16,7 @@
 /** The most alternatives one pattern's braces may expand to. */
 export const MAX_BRACE_ALTERNATIVES = 32;
 
-type Token = { kind: 'char'; ch: string } | { kind: 'one' } | { kind: 'star' } | { kind: 'set'; negate: boolean; ranges: [string, string][] };
+export type Token = { kind: 'char'; ch: string } | { kind: 'one' } | { kind: 'star' } | { kind: 'set'; negate: boolean; ranges: [string, string][] };
 /** A compiled alternative: its segments, each `**` or the tokens of one segment. */
 type Segments = ('**' | Token[])[];
 
@@ -41,7 +41,7 @@ export function compileGlob(pattern: string): (path: string) => boolean {
 }
 
 /** `a{b,c{d,e}}f` -> `abf`, `acdf`, `acef`; a brace group without a top-level comma is literal. */
-function expandBraces(pattern: string): string[] {
+export function expandBraces(pattern: string): string[] {
   const open = pattern.indexOf('{');
   if (open === -1) {
     if (pattern.includes('}')) throw new Error('has a } without its {');
@@ -76,7 +76,7 @@ function compileAlternative(pattern: string): Segments {
   return pattern.split('/').map((segment) => (segment === '**' ? '**' : compileSegment(segment)));
 }
 
-function compileSegment(segment: string): Token[] {
+export function compileSegment(segment: string): Token[] {
   const tokens: Token[] = [];
   for (let i = 0; i < segment.length; i++) {
     const ch = segment[i];
@@ -116,7 +116,7 @@ function compileSet(segment: string, start: number): { token: Token; end: number
   return null;
 }
 
-function matchesOne(token: Token, ch: string): boolean {
+export function matchesOne(token: Token, ch: string): boolean {
   if (token.kind === 'char') return token.ch === ch;
   if (token.kind === 'one') return true;
   if (token.kind === 'set') return token.ranges.some(([from, to]) => ch >= from && ch <= to) !== token.negate;

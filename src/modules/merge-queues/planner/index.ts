@@ -7,7 +7,9 @@ export { checkReportFit, MAX_EARLY_CHECKS } from './checks';
 export { heavyThresholdMs } from './ci-weight';
 export {
   type ChangedPaths,
-  laneMatcher,
+  everyLane,
+  keptPaths,
+  KEPT_PATHS_LIMITS,
   MAX_GROUP_PATTERNS,
   MAX_PATH_GROUPS,
   MAX_PATTERN_LENGTH,
@@ -15,6 +17,18 @@ export {
   type PathGroup,
   pathGroupsOf,
 } from './lanes';
+export {
+  compiledSizeOf,
+  type CompiledPathGroups,
+  compilePathGroups,
+  lanesFor,
+  type LanesReason,
+  lanesReasonText,
+  type LanesVerdict,
+  matchWorkBound,
+  PATH_MATCH_LIMITS,
+  pathOverLimits,
+} from './path-matcher';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';

@@ -1,10 +1,12 @@
-import { compileGlob, globProblem } from './glob';
+import { globProblem } from './glob';
+import { alternativesOf, compilePathGroups, globstarsOf, type LanesReason, type LanesVerdict, lanesFor, PATH_MATCH_LIMITS } from './path-matcher';
 
 /*
  * Lanes (issue 22, part 4): a queue configured with path groups has one lane per group, and a PR
  * belongs to the lanes whose groups its changed paths touch. Pure: the paths come from the
- * provider (`git diff --name-only`, GitHub's compare API) and are matched here with glob.ts (no
- * regular expressions: a pattern cannot make matching backtrack for seconds).
+ * provider (`git diff --name-only`, GitHub's compare API) and are matched with the queue's groups
+ * compiled into one automaton (path-matcher.ts: no regular expressions, no backtracking; a path
+ * costs a bounded number of steps per character), under the shape limits checked here.
  * docs/merge-queue.md ("Lanes") states the rules.
  */
 
@@ -32,6 +34,26 @@ export const PATH_GROUP_NAME = /^[a-z0-9][a-z0-9._-]{0,39}$/;
  */
 export type ChangedPaths = readonly string[] | null;
 
+/**
+ * What an entry row keeps of its PR's changed paths (issue 41): the list when it holds at most
+ * `maxPaths` paths of at most `maxChars` characters together; beyond, only its lanes (and how many
+ * paths there were), and a change of path groups asks the provider again. Views never read them.
+ */
+export const KEPT_PATHS_LIMITS = { maxPaths: 1_000, maxChars: 100_000 } as const;
+
+/** The paths an entry row keeps (KEPT_PATHS_LIMITS), or null: none (not known, or too many to keep). */
+export function keptPaths(paths: ChangedPaths): readonly string[] | null {
+  if (paths === null || paths.length > KEPT_PATHS_LIMITS.maxPaths) return null;
+  let chars = 0;
+  for (const path of paths) if ((chars += path.length) > KEPT_PATHS_LIMITS.maxChars) return null;
+  return paths;
+}
+
+/** Every lane of the groups, for `reason`. */
+export function everyLane(groups: readonly PathGroup[], reason: LanesReason | null): LanesVerdict {
+  return { lanes: groups.map((g) => g.name), reason };
+}
+
 /** A queue's path groups as its stored settings hold them (the planner's config; none: the queue is one line). */
 export function pathGroupsOf(queue: { settings: unknown }): PathGroup[] {
   return (queue.settings as { pathGroups?: PathGroup[] } | null)?.pathGroups ?? [];
@@ -41,7 +63,8 @@ export function pathGroupsOf(queue: { settings: unknown }): PathGroup[] {
 export function checkedPathGroups(groups: readonly PathGroup[]): PathGroup[] {
   if (groups.length > MAX_PATH_GROUPS) throw new Error(`at most ${MAX_PATH_GROUPS} path groups`);
   const names = new Set<string>();
-  return groups.map((group, i) => {
+  let alternatives = 0;
+  const checked = groups.map((group, i) => {
     if (!PATH_GROUP_NAME.test(group.name)) throw new Error(`pathGroups.${i}.name must match ${PATH_GROUP_NAME.source}`);
     if (names.has(group.name)) throw new Error(`pathGroups.${i}.name "${group.name}" is used twice`);
     names.add(group.name);
@@ -50,9 +73,17 @@ export function checkedPathGroups(groups: readonly PathGroup[]): PathGroup[] {
     group.paths.forEach((pattern, j) => {
       const problem = patternProblem(pattern);
       if (problem) throw new Error(`pathGroups.${i}.paths.${j} ${problem}`);
+      if (globstarsOf(pattern) > PATH_MATCH_LIMITS.maxGlobstars)
+        throw new Error(`pathGroups.${i}.paths.${j} must hold at most ${PATH_MATCH_LIMITS.maxGlobstars} ** segments (a trailing / counts as one)`);
+      alternatives += alternativesOf(pattern);
     });
     return { name: group.name, paths: [...group.paths] };
   });
+  if (alternatives > PATH_MATCH_LIMITS.maxQueueAlternatives)
+    throw new Error(
+      `pathGroups expand to ${alternatives} alternatives (braces included), more than the ${PATH_MATCH_LIMITS.maxQueueAlternatives} a queue may hold`,
+    );
+  return checked;
 }
 
 /** Why `pattern` is not a usable repository-relative pattern, or null. */
@@ -66,25 +97,10 @@ function patternProblem(pattern: string): string | null {
   return globProblem(pattern);
 }
 
-/** One matcher per group, compiled once per call of `laneMatcher`. */
+/** The groups compiled once (path-matcher.ts); each call gives a PR's lanes. Unbounded in time: the engine bounds it (changed-paths/path-matching.ts). */
 export function laneMatcher(groups: readonly PathGroup[]): (paths: ChangedPaths) => string[] {
-  const matchers = groups.map((g) => {
-    const globs = g.paths.map(compileGlob);
-    return { name: g.name, test: (path: string) => globs.some((glob) => glob(path)) };
-  });
-  return (paths) => {
-    if (matchers.length === 0) return [];
-    // Not known: the PR may touch anything, so it is in every lane.
-    if (paths === null) return matchers.map((m) => m.name);
-    const hit = new Set<string>();
-    for (const path of paths) {
-      const owners = matchers.filter((m) => m.test(path));
-      // A change outside every group may affect every lane (a root build file, a shared library).
-      if (owners.length === 0) return matchers.map((m) => m.name);
-      for (const m of owners) hit.add(m.name);
-    }
-    return matchers.filter((m) => hit.has(m.name)).map((m) => m.name);
-  };
+  const compiled = compilePathGroups(groups);
+  return (paths) => lanesFor(compiled, paths)!.lanes;
 }
 
 /**

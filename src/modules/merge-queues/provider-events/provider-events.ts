@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
-import { keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
+import { type AskedPaths, keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
 import { MergeQueueGits } from '../engine/gits';
 import { batchRowId } from '../engine/ids';
 import { MergeQueueWriter } from '../engine/queue-writer';
 import { MergeQueuesRepository, type QueueConcern } from '../merge-queues.repository';
-import { type ChangedPaths, FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
+import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
 import { countCheck, policyOf, type QueuePolicy, type ReportedCheckSource } from '../policy/queue-policy';
 
 /** The reason a push removes a PR (its `block`; its commit status reads "Removed: <reason>"). */
@@ -268,7 +268,7 @@ export class MergeQueueProviderEvents {
    * integration, git) is 'failed': the PR is in every lane and the worker asks again (MergeQueuePaths.ask). The
    * head update itself never fails on a listing of paths.
    */
-  private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<ChangedPaths | undefined | 'failed'> {
+  private async pathsOf(organizationId: string, queueId: string, headSha: string): Promise<AskedPaths | undefined | 'failed'> {
     try {
       return await this.paths.of(await this.repository.find(organizationId, queueId), headSha);
     } catch (error) {

@@ -1,8 +1,9 @@
-import { type MergeQueueEntry as EntryRow, Prisma } from '@/generated/prisma/client';
+import { Prisma } from '@/generated/prisma/client';
 import type { AuditRecord, AuditService } from '@/modules/audit/audit.service';
-import { type ChangedPaths, laneMatcher, type MergeQueueEntryStatus, type PathGroup } from '../../planner';
+import { type ChangedPaths, keptPaths, lanesReasonText, type LanesVerdict, type MergeQueueEntryStatus, type PathGroup } from '../../planner';
 import type { Lease } from '../lease';
-import { LIVE_STATUSES_SQL, WANTED_HEAD_SQL } from './entry-sql';
+import { LIVE_STATUSES_SQL } from './entry-sql';
+import { ENTRY_VIEW_OMIT, type EntryView } from './queue-view';
 
 /** An entry's stored status (also one the planner's history has dropped), or null when the queue has no such entry. */
 export async function storedEntryStatus(
@@ -63,45 +64,48 @@ export class QueueTransaction {
   }
 
   /**
-   * Keeps the paths a PR changes on its entry row (null: not known), the head they were asked for
-   * (null: not asked), and the lanes they touch under the queue's path groups (planner/lanes.ts);
-   * returns the row as it now is.
+   * Keeps what is known of the paths a PR changes on its entry row: the head they were asked for
+   * (null: not asked), how many (null: not known), the list itself only within KEPT_PATHS_LIMITS,
+   * and the lanes matched outside the lock (`verdict`, for `head` under `groups`) with the reason
+   * when they are every lane. A null verdict (not matched for these groups) is every lane until the
+   * worker matches them. Returns the row as it now is, without its paths.
    */
-  async setEntryPaths(entryId: string, head: string | null, paths: ChangedPaths, groups: readonly PathGroup[]): Promise<EntryRow> {
+  async setEntryPaths(
+    entryId: string,
+    head: string | null,
+    paths: ChangedPaths,
+    groups: readonly PathGroup[],
+    verdict: LanesVerdict | null,
+  ): Promise<EntryView> {
+    const kept = keptPaths(paths);
     return this.tx.mergeQueueEntry.update({
       where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId },
       data: {
-        changedPaths: paths === null ? Prisma.DbNull : [...paths],
+        changedPaths: kept === null ? Prisma.DbNull : [...kept],
+        pathsCount: paths === null ? null : paths.length,
         pathsHead: head,
-        lanes: groups.length ? laneMatcher(groups)(paths) : Prisma.DbNull,
+        lanes: groups.length ? (verdict?.lanes ?? groups.map((g) => g.name)) : Prisma.DbNull,
+        lanesHead: groups.length && verdict ? head : null,
+        lanesReason: groups.length && verdict?.reason ? lanesReasonText(verdict.reason) : null,
       },
+      omit: ENTRY_VIEW_OMIT,
     });
   }
 
   /**
-   * The path groups changed: every live entry's lanes are worked out again from the paths its row
-   * keeps, when they were asked for the head it is to be tested with (WANTED_HEAD_SQL); otherwise
-   * it is in every lane until the worker asks them (MergeQueuePaths.fill). Without groups no entry
-   * of the queue has lanes, final ones included. One statement per distinct set of lanes.
+   * The path groups changed: every live entry is in every lane until the worker matches its kept
+   * paths again outside the lock (MergeQueuePaths.fill; asks the provider for those it kept none
+   * of). Nothing is matched here. Without groups no entry of the queue has lanes, final ones included.
    */
   async relane(groups: readonly PathGroup[]): Promise<void> {
+    const where = { queueId: this.queueId, organizationId: this.organizationId };
     if (groups.length === 0) {
-      await this.tx.mergeQueueEntry.updateMany({ where: { queueId: this.queueId, organizationId: this.organizationId }, data: { lanes: Prisma.DbNull } });
+      await this.tx.mergeQueueEntry.updateMany({ where, data: { lanes: Prisma.DbNull, lanesHead: null, lanesReason: null } });
       return;
     }
-    const lanesOf = laneMatcher(groups);
-    const bySet = new Map<string, string[]>();
-    const rows = await this.tx.$queryRaw<{ id: string; changedPaths: unknown; current: boolean }[]>(Prisma.sql`
-      SELECT "id", "changedPaths", "pathsHead" IS NOT DISTINCT FROM ${WANTED_HEAD_SQL} AS "current"
-        FROM "MergeQueueEntry"
+    await this.tx.$executeRaw(Prisma.sql`
+      UPDATE "MergeQueueEntry" SET "lanes" = ${JSON.stringify(groups.map((g) => g.name))}::jsonb, "lanesHead" = NULL, "lanesReason" = NULL
        WHERE "queueId" = ${this.queueId} AND "organizationId" = ${this.organizationId} AND "status" IN (${LIVE_STATUSES_SQL})`);
-    for (const row of rows) {
-      const key = JSON.stringify(lanesOf(row.current && Array.isArray(row.changedPaths) ? (row.changedPaths as string[]) : null));
-      bySet.set(key, [...(bySet.get(key) ?? []), row.id]);
-    }
-    for (const [lanes, ids] of bySet) {
-      await this.tx.mergeQueueEntry.updateMany({ where: { id: { in: ids }, queueId: this.queueId }, data: { lanes: JSON.parse(lanes) as string[] } });
-    }
   }
 
   async setChecksUrl(batchId: string, url: string): Promise<void> {
