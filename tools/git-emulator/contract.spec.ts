@@ -157,7 +157,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await client.repository('octo/widgets', { accountLogin: 'octo' });
     await client.userInstallationIds();
     const { runs } = await client.ciUsage.workflowRunsPage('octo/widgets', 1, 2);
-    await client.ciUsage.workflowRunJobs('octo/widgets', runs[0].id);
+    await client.ciUsage.workflowRunJobsPage('octo/widgets', runs[0].id, 1, 2);
     await client.repository('octo/missing', {}).catch(() => undefined);
     // Without push access the collaborator count is 0 (403, relied on).
     await new GitHubClient(endpoints(), stranger).repository('octo/widgets', {});
@@ -265,13 +265,14 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
         if (!exchange.headers.get(header)) problems.push(`${where}: no ${header}`);
     }
-    // Listings asked for a page of fewer items than they hold say so in Link: next, and the last page (5 runs by 2, 2 collaborators by 1).
+    // Listings asked for a page of fewer items than they hold say so in Link: next, and the last page (5 runs by 2, 2 collaborators by 1, 3 jobs by 2).
     const lastPageOf = (fragment: string) => {
       const link = exchanges.find((e) => e.url.includes(fragment) && e.status === 200)?.headers.get('link') ?? '';
       return { next: /rel="next"/.test(link), last: Number(link.match(/<([^>]+)>; rel="last"/)?.[1].match(/[?&]page=(\d+)/)?.[1]) };
     };
     expect(lastPageOf('/actions/runs?page=1&per_page=2')).toEqual({ next: true, last: 3 });
     expect(lastPageOf('/collaborators?per_page=1')).toEqual({ next: true, last: 2 });
+    expect(lastPageOf('/jobs?filter=all&page=1&per_page=2')).toEqual({ next: true, last: 2 });
     const inSource = restOperationsInSource(rest);
     const missing = inSource.filter((id) => !covered.has(id));
     const cases = [...covered.values()].reduce((n, s) => n + s.size, 0);
