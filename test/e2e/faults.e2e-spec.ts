@@ -11,6 +11,7 @@ import { ErrorBodyDto } from '@/common/errors/error-body';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { applyServerTimeouts } from '@/common/http/server-timeouts';
+import { READINESS_CACHE_MS } from '@/common/lifecycle/readiness';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import { RedisService } from '@/common/redis/redis.module';
 import { createTestApp, createTestWorker } from '../support/app';
@@ -79,6 +80,9 @@ async function recovered(label: string, check: () => Promise<void>, withinMs = 1
   timings.push(`${label}: recovered after ${await eventuallyPasses(label, check, { timeoutMs: withinMs })} ms`);
 }
 
+/** GET /health/ready reuses one answer per READINESS_CACHE_MS in a process: an outage shows once it has passed. */
+const pastReadinessCache = () => new Promise((resolve) => setTimeout(resolve, READINESS_CACHE_MS + 50));
+
 describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses and resumes', () => {
   let pgProxy: TcpProxy;
   let redisProxy: TcpProxy;
@@ -128,6 +132,7 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
     const tx = await timed('postgres paused: transaction', () => http().get('/fault-probe/transaction'));
     expectUnavailable(tx.response, 'postgres');
     expect(tx.ms).toBeLessThanOrEqual(DB_BOUND_MS);
+    await pastReadinessCache();
     const ready = await timed('postgres paused: GET /health/ready', () => http().get('/health/ready'));
     expect(ready.response.status).toBe(503);
     expect(ready.response.headers['retry-after']).toMatch(/^\d+$/);
@@ -137,7 +142,9 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
       await listProjects().expect(200);
     });
     await http().get('/fault-probe/transaction').expect(200);
-    await http().get('/health/ready').expect(200);
+    await recovered('postgres resumed: GET /health/ready', async () => {
+      await http().get('/health/ready').expect(200);
+    });
   });
 
   it('Postgres refusing connections: 503 with Retry-After, not 500, then recovery', async () => {
@@ -182,6 +189,7 @@ describe('Faults: Postgres and Redis behind a proxy that black-holes, refuses an
       expect(refused.status).toBe(401);
       expect(refused.body.code).toBe('dpa:Auth:TOKEN_REVOKED');
 
+      await pastReadinessCache();
       const ready = await timed(`redis ${mode}: GET /health/ready`, () => http().get('/health/ready'));
       expect(ready.response.status).toBe(503);
 

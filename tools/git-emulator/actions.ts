@@ -2,7 +2,8 @@
  * GitHub Actions: a repository's workflow runs and their jobs (GET actions/runs and
  * actions/runs/{id}/jobs), with the history tests seed through addWorkflowRuns.
  */
-import { iso, paginate, send, type Route, type RouteContext } from './http';
+import { GithubJson } from './github-json';
+import { fail, iso, paginate, type Route, type RouteContext, send } from './http';
 import type { EmulatedJob, EmulatedRepository, EmulatedRun, EmulatorState } from './state';
 
 export class Actions {
@@ -10,7 +11,17 @@ export class Actions {
     { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/actions\/runs(?:\/(\d+)\/jobs)?$/, auth: 'user', handle: (ctx, m) => this.runs(ctx, m) },
   ];
 
-  constructor(private readonly state: EmulatorState) {}
+  private readonly json: GithubJson;
+
+  constructor(private readonly state: EmulatorState) {
+    this.json = new GithubJson(state);
+  }
+
+  /** A `minimal-repository`: the full one without what only GET /repos/{o}/{r} carries. */
+  private minimalRepository(repo: EmulatedRepository): object {
+    const { network_count: _n, subscribers_count: _s, ...minimal } = this.json.repository(repo);
+    return minimal;
+  }
 
   /**
    * Adds `count` workflow runs of `jobsPerRun` jobs each to a repository, deterministic for a seed:
@@ -106,23 +117,26 @@ export class Actions {
     }
     if (this.state.knobs.actionsFailures > 0) {
       this.state.knobs.actionsFailures--;
-      return send(res, 502, { message: 'Server Error' });
+      return fail(res, 502, 'Server Error');
     }
     const repo = this.state.repository(match[1], match[2]);
-    if (!this.state.canSee(repo, login)) return send(res, 404, { message: 'Not Found' });
-    const owner = { login: repo.owner, id: this.state.users.get(repo.owner)?.id ?? 0, type: 'User' };
+    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
+    const owner = this.json.user(repo.owner);
     if (!match[3]) {
       const page = paginate(repo.runs, url, res);
-      return send(res, 200, { total_count: repo.runs.length, workflow_runs: page.map((run) => runJson(run, repo, owner, this.state.url)) });
+      return send(res, 200, {
+        total_count: repo.runs.length,
+        workflow_runs: page.map((run) => runJson(run, repo, owner, this.minimalRepository(repo), this.state.url)),
+      });
     }
     const run = repo.runs.find((r) => r.id === Number(match[3]));
-    if (!run) return send(res, 404, { message: 'Not Found' });
+    if (!run) return fail(res, 404, 'Not Found');
     const jobs = url.searchParams.get('filter') === 'all' ? run.jobs : run.jobs.filter((j) => j.runAttempt === run.runAttempt);
     return send(res, 200, { total_count: jobs.length, jobs: paginate(jobs, url, res).map((job) => jobJson(job, run, repo, this.state.url)) });
   }
 }
 
-function runJson(run: EmulatedRun, repo: EmulatedRepository, owner: object, base: string): object {
+function runJson(run: EmulatedRun, repo: EmulatedRepository, owner: object, minimal: object, base: string): object {
   return {
     id: run.id,
     name: run.name,
@@ -145,7 +159,16 @@ function runJson(run: EmulatedRun, repo: EmulatedRepository, owner: object, base
     run_started_at: run.runStartedAt,
     actor: owner,
     triggering_actor: owner,
-    repository: { id: repo.id, name: repo.name, full_name: `${repo.owner}/${repo.name}`, owner, private: repo.private },
+    logs_url: `${base}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}/logs`,
+    check_suite_url: `${base}/repos/${repo.owner}/${repo.name}/check-suites/${run.id + 1}`,
+    cancel_url: `${base}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}/cancel`,
+    rerun_url: `${base}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}/rerun`,
+    artifacts_url: `${base}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}/artifacts`,
+    workflow_url: `${base}/repos/${repo.owner}/${repo.name}/actions/workflows/${run.workflowId}`,
+    pull_requests: [],
+    head_commit: null,
+    repository: minimal,
+    head_repository: minimal,
   };
 }
 
@@ -173,6 +196,7 @@ function jobJson(job: EmulatedJob, run: EmulatedRun, repo: EmulatedRepository, b
     runner_name: selfHosted ? 'build-box-1' : 'GitHub Actions 1',
     runner_group_id: selfHosted ? 2 : 1,
     runner_group_name: selfHosted ? 'Default' : 'GitHub Actions',
+    check_run_url: `${base}/repos/${repo.owner}/${repo.name}/check-runs/${job.id}`,
     steps: [],
   };
 }

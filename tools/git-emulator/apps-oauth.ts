@@ -8,8 +8,9 @@
  */
 import { randomBytes, verify as verifySignature, type KeyObject } from 'node:crypto';
 import type http from 'node:http';
-import { paginate, parseForm, redirect, send, type Route, type RouteContext } from './http';
-import type { EmulatedInstallation, EmulatedMembership, EmulatedRepository, EmulatedUser, EmulatorState } from './state';
+import { fail, paginate, parseForm, redirect, type Route, type RouteContext, send } from './http';
+import { GithubJson, organizationId } from './github-json';
+import type { EmulatedInstallation, EmulatedMembership, EmulatedRepository, EmulatorState } from './state';
 
 export class AppsOAuth {
   readonly routes: Route[] = [
@@ -22,10 +23,11 @@ export class AppsOAuth {
     { method: 'GET', path: /^\/installation\/repositories$/, auth: 'user', handle: (ctx) => this.installationRepositories(ctx) },
   ];
 
-  constructor(
-    private readonly state: EmulatorState,
-    private readonly repositoryJson: (repo: EmulatedRepository) => object,
-  ) {}
+  private readonly json: GithubJson;
+
+  constructor(private readonly state: EmulatorState) {
+    this.json = new GithubJson(state);
+  }
 
   /** The user a request's `Authorization: token|bearer <token>` acts as, if the token is known. */
   authenticate(req: http.IncomingMessage): string | undefined {
@@ -108,34 +110,29 @@ export class AppsOAuth {
       }).toString();
       return redirect(res, target.toString());
     }
-    return send(res, 404, { message: 'Not Found' });
+    return fail(res, 404, 'Not Found');
   }
 
   /** GET /app/installations/{id} and POST /app/installations/{id}/access_tokens, with the app's JWT. */
   private appInstallation({ req, method, res }: RouteContext, match: RegExpMatchArray): void {
     const jwt = (req.headers.authorization ?? '').match(/^bearer (\S+)$/i)?.[1];
-    if (!jwt) return send(res, 401, { message: 'A JSON web token could not be decoded' });
-    if (this.state.app && !verifyAppJwt(jwt, this.state.app)) return send(res, 401, { message: "'Expiration time' claim ('exp') or signature is invalid" });
+    if (!jwt) return fail(res, 401, 'A JSON web token could not be decoded');
+    if (this.state.app && !verifyAppJwt(jwt, this.state.app)) return fail(res, 401, "'Expiration time' claim ('exp') or signature is invalid");
     const installation = this.state.installations.get(Number(match[1]));
-    if (!installation) return send(res, 404, { message: 'Not Found' });
+    if (!installation) return fail(res, 404, 'Not Found');
     if (match[2] && method === 'POST') return send(res, 201, this.issueInstallationToken(installation));
-    if (!match[2] && method === 'GET')
-      return send(res, 200, installationJson(installation, this.state.users.get(installation.account), this.state.url, this.state.appSlug));
-    return send(res, 404, { message: 'Not Found' });
+    if (!match[2] && method === 'GET') return send(res, 200, this.json.installation(installation));
+    return fail(res, 404, 'Not Found');
   }
 
   private user({ login, res }: RouteContext): void {
-    const user = this.state.users.get(login) as EmulatedUser;
-    return send(res, 200, { login: user.login, id: user.id, type: 'User', name: user.login });
+    return send(res, 200, this.json.publicUser(login));
   }
 
   private userInstallations({ login, url, res }: RouteContext): void {
     const mine = [...this.state.installations.values()].filter((i) => i.users.includes(login));
     const page = paginate(mine, url, res);
-    return send(res, 200, {
-      total_count: mine.length,
-      installations: page.map((i) => installationJson(i, this.state.users.get(i.account), this.state.url, this.state.appSlug)),
-    });
+    return send(res, 200, { total_count: mine.length, installations: page.map((i) => this.json.installation(i)) });
   }
 
   /** GET /user/memberships/orgs/{org}: the user's membership, a 404 when they have none (GitHub's `org-membership`). */
@@ -147,7 +144,6 @@ export class AppsOAuth {
         message: 'Not Found',
         documentation_url: 'https://docs.github.com/rest/orgs/members#get-an-organization-membership-for-the-authenticated-user',
       });
-    const user = this.state.users.get(login);
     const base = this.state.url;
     return send(res, 200, {
       url: `${base}/orgs/${org}/memberships/${login}`,
@@ -155,7 +151,7 @@ export class AppsOAuth {
       role: membership.role,
       organization_url: `${base}/orgs/${org}`,
       organization: organizationJson(org, base),
-      user: simpleUser(login, user?.id ?? 0, 'User', base),
+      user: this.json.user(login),
       permissions: { can_create_repository: membership.role === 'admin' },
     });
   }
@@ -172,7 +168,7 @@ export class AppsOAuth {
     return send(res, 200, {
       total_count: repositories.length,
       repository_selection: installation.repositories ? 'selected' : 'all',
-      repositories: page.map((repo) => this.repositoryJson(repo)),
+      repositories: page.map((repo) => this.json.repository(repo)),
     });
   }
 
@@ -185,7 +181,7 @@ export class AppsOAuth {
     return send(res, 200, {
       total_count: repositories.length,
       repository_selection: installation.repositories ? 'selected' : 'all',
-      repositories: page.map((repo) => this.repositoryJson(repo)),
+      repositories: page.map((repo) => this.json.repository(repo)),
     });
   }
 
@@ -214,64 +210,9 @@ export class AppsOAuth {
   }
 }
 
-function installationJson(installation: EmulatedInstallation, account: EmulatedUser | undefined, base: string, appSlug: string): object {
-  const targetId = account?.id ?? accountId(installation.account);
-  return {
-    id: installation.id,
-    account: simpleUser(installation.account, targetId, installation.accountType, base),
-    app_id: 1,
-    app_slug: appSlug,
-    target_id: targetId,
-    target_type: installation.accountType,
-    single_file_name: null,
-    repository_selection: installation.repositories ? 'selected' : 'all',
-    access_tokens_url: `${base}/app/installations/${installation.id}/access_tokens`,
-    repositories_url: `${base}/installation/repositories`,
-    html_url: `${base}/settings/installations/${installation.id}`,
-    events: ['pull_request', 'push', 'check_run', 'check_suite', 'status'],
-    permissions: { contents: 'write', metadata: 'read', pull_requests: 'read', checks: 'write', statuses: 'write' },
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-    suspended_by: null,
-    suspended_at: null,
-  };
-}
-
-/** GitHub's `simple-user` (a user's or an organization's account). */
-function simpleUser(login: string, id: number, type: string, base: string): object {
-  const url = `${base}/users/${login}`;
-  return {
-    login,
-    id,
-    node_id: Buffer.from(`${type}:${id}`).toString('base64'),
-    avatar_url: `${base}/avatars/${login}`,
-    gravatar_id: '',
-    url,
-    html_url: `${base}/${login}`,
-    followers_url: `${url}/followers`,
-    following_url: `${url}/following{/other_user}`,
-    gists_url: `${url}/gists{/gist_id}`,
-    starred_url: `${url}/starred{/owner}{/repo}`,
-    subscriptions_url: `${url}/subscriptions`,
-    organizations_url: `${url}/orgs`,
-    repos_url: `${url}/repos`,
-    events_url: `${url}/events{/privacy}`,
-    received_events_url: `${url}/received_events`,
-    type,
-    site_admin: false,
-  };
-}
-
-/** A stable id for an account the emulator has no user for (an organization). */
-function accountId(login: string): number {
-  let hash = 0;
-  for (const c of login.toLowerCase()) hash = (hash * 31 + c.charCodeAt(0)) % 1_000_000;
-  return 5_000_000 + hash;
-}
-
 /** GitHub's `organization-simple` for an organization login. */
 function organizationJson(org: string, base: string): object {
-  const id = accountId(org);
+  const id = organizationId(org);
   return {
     login: org,
     id,

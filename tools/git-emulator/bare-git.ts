@@ -20,6 +20,17 @@ export interface Signature {
   date: string;
 }
 
+/** A file a diff changed, as GitHub's compare lists it. */
+export interface ChangedFile {
+  filename: string;
+  status: string;
+  previous_filename?: string;
+  /** The blob at the newer side (zeros when removed). */
+  sha: string;
+  additions: number;
+  deletions: number;
+}
+
 export interface CommitInfo {
   sha: string;
   tree: string;
@@ -73,17 +84,51 @@ export class BareRepository {
     return code === 0 ? stdout : null;
   }
 
-  /** `git diff -M` from `from` to `to` as GitHub's compare lists files: filename, status, previous_filename on a rename. */
-  async changedFiles(from: string, to: string): Promise<{ filename: string; status: string; previous_filename?: string }[]> {
-    const fields = (await this.git(['diff', '--name-status', '-z', '-M', from, to])).stdout.split('\0');
-    const files: { filename: string; status: string; previous_filename?: string }[] = [];
-    for (let i = 0; i < fields.length - 1;) {
-      const code = fields[i++];
+  /** `git diff -M` from `from` to `to` as GitHub's compare lists files: filename, status, previous_filename on a rename, blob and line counts. */
+  async changedFiles(from: string, to: string): Promise<ChangedFile[]> {
+    const raw = (await this.git(['diff', '--raw', '--numstat', '-z', '-M', '--no-abbrev', from, to])).stdout.split('\0');
+    const files: ChangedFile[] = [];
+    let i = 0;
+    // --raw: ":mode mode old new STATUS\0path\0[path\0]" for each file, then --numstat: "add\tdel\tpath\0" (renames: "add\tdel\t\0old\0new\0").
+    while (i < raw.length && raw[i].startsWith(':')) {
+      const [, , , blob, code] = raw[i++].slice(1).split(' ');
       const status = DIFF_STATUS[code[0]] ?? 'changed';
       if (code[0] === 'R' || code[0] === 'C') {
-        files.push({ filename: fields[i + 1], status, previous_filename: fields[i] });
+        files.push({ filename: raw[i + 1], status, previous_filename: raw[i], sha: blob, additions: 0, deletions: 0 });
         i += 2;
-      } else files.push({ filename: fields[i++], status });
+      } else files.push({ filename: raw[i++], status, sha: blob, additions: 0, deletions: 0 });
+    }
+    for (const file of files) {
+      if (i >= raw.length) break;
+      const [add, del, path] = raw[i++].split('\t');
+      if (path === '') i += 2;
+      file.additions = Number(add) || 0;
+      file.deletions = Number(del) || 0;
+    }
+    return files;
+  }
+
+  /** The branches whose history contains `sha`, with their heads. */
+  async branchesContaining(sha: string): Promise<{ name: string; sha: string }[]> {
+    if (!SHA_PATTERN.test(sha)) return [];
+    const { code, stdout } = await this.git(['for-each-ref', '--contains', sha, '--format=%(refname:strip=2) %(objectname)', 'refs/heads'], [129, 128]);
+    if (code !== 0) return [];
+    return stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [name, head] = line.split(' ');
+        return { name, sha: head };
+      });
+  }
+
+  /** The files a commit added, removed and modified against its first parent (all added for a root commit), as push payloads list them. */
+  async commitFiles(sha: string): Promise<{ added: string[]; removed: string[]; modified: string[] }> {
+    const fields = (await this.git(['diff-tree', '--root', '--no-commit-id', '-r', '-z', '--name-status', '--no-renames', sha])).stdout.split('\0');
+    const files = { added: [] as string[], removed: [] as string[], modified: [] as string[] };
+    for (let i = 0; i < fields.length - 1; i += 2) {
+      const code = fields[i][0];
+      (code === 'A' ? files.added : code === 'D' ? files.removed : files.modified).push(fields[i + 1]);
     }
     return files;
   }

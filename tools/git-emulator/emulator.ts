@@ -26,8 +26,8 @@ import { Actions } from './actions';
 import { AppsOAuth } from './apps-oauth';
 import { Gitlab } from './gitlab';
 import { Graphql } from './graphql';
+import { fail, readBody, send, type Route, type RouteContext } from './http';
 import { Pulls, type ReviewRules, type ReviewState } from './pulls';
-import { readBody, send, type Route, type RouteContext } from './http';
 import { RestRepos } from './rest-repos';
 import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedMembership, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
@@ -38,7 +38,7 @@ export { signature256 } from './webhooks';
 export class GitProviderEmulator extends EmulatorState {
   private readonly pulls = new Pulls(this);
   private readonly webhooks = new Webhooks(this, this.pulls);
-  private readonly apps = new AppsOAuth(this, (repo) => this.restRepos.repositoryJson(repo));
+  private readonly apps = new AppsOAuth(this);
   private readonly actions = new Actions(this);
   private readonly restRepos = new RestRepos(this, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
@@ -223,15 +223,15 @@ export class GitProviderEmulator extends EmulatorState {
     let found = matching((a) => a !== 'user');
     if (!found) {
       const login = this.apps.authenticate(ctx.req);
-      if (!login) return send(ctx.res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
+      if (!login) return fail(ctx.res, 401, 'Bad credentials');
       ctx.login = login;
       found = matching((a) => a === 'user');
     }
-    if (!found) return send(ctx.res, 404, { message: 'Not Found' });
+    if (!found) return fail(ctx.res, 404, 'Not Found');
     try {
       await found.route.handle(ctx, found.match);
     } catch {
-      send(ctx.res, 500, { message: 'Server Error' });
+      fail(ctx.res, 500, 'Server Error');
     }
   }
 }

@@ -37,6 +37,11 @@ export function send(res: http.ServerResponse, status: number, body: unknown): v
   res.end(JSON.stringify(body));
 }
 
+/** A GitHub error answer: `message`, `documentation_url` (GitHub sends one with every error) and `status`, plus `extra` (`errors`...). */
+export function fail(res: http.ServerResponse, status: number, message: string, extra: Record<string, unknown> = {}): void {
+  send(res, status, { message, documentation_url: 'https://docs.github.com/rest', status: String(status), ...extra });
+}
+
 export function redirect(res: http.ServerResponse, location: string): void {
   res.writeHead(302, { location });
   res.end();
@@ -73,7 +78,7 @@ export function paginate<T>(items: T[], url: URL, res: http.ServerResponse): T[]
     const target = new URL(url.toString());
     target.searchParams.set('page', String(p));
     target.searchParams.set('per_page', String(size));
-    return `<${target.pathname}${target.search}>; rel="${rel}"`;
+    return `<${target.toString()}>; rel="${rel}"`;
   };
   const links: string[] = [];
   if (page > 1) links.push(link(page - 1, 'prev'), link(1, 'first'));
@@ -91,7 +96,7 @@ export function gitFailure(knobs: { gitFailures: number; gitFailureStatus?: numb
   knobs.gitFailures--;
   if (knobs.gitFailureRetryAfter !== undefined) res.setHeader('retry-after', knobs.gitFailureRetryAfter);
   const status = knobs.gitFailureStatus ?? 502;
-  send(res, status, { message: status === 503 ? 'Service Unavailable' : 'Server Error' });
+  fail(res, status, status === 503 ? 'Service Unavailable' : 'Server Error');
   return true;
 }
 
@@ -100,7 +105,7 @@ export function jsonBody(raw: string, res: http.ServerResponse): Record<string, 
   try {
     return JSON.parse(raw || '{}') as Record<string, unknown>;
   } catch {
-    send(res, 400, { message: 'Problems parsing JSON' });
+    fail(res, 400, 'Problems parsing JSON');
     return undefined;
   }
 }

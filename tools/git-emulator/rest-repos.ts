@@ -4,8 +4,9 @@
  * repository with the git CLI.
  */
 import type http from 'node:http';
-import { BareRepository, lastCommitDate, SHA_PATTERN, type CommitInfo } from './bare-git';
-import { gitFailure, jsonBody, paginate, send, type Route, type RouteContext } from './http';
+import { BareRepository, SHA_PATTERN, type ChangedFile, type CommitInfo } from './bare-git';
+import { GithubJson } from './github-json';
+import { fail, gitFailure, iso, jsonBody, paginate, type Route, type RouteContext, send } from './http';
 import type { EmulatedRepository, EmulatorState } from './state';
 import type { Webhooks } from './webhooks';
 
@@ -25,45 +26,48 @@ export class RestRepos {
     { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/, auth: 'user', handle: (ctx, m) => this.repository(ctx, m) },
   ];
 
+  private readonly json: GithubJson;
+
   constructor(
     private readonly state: EmulatorState,
     private readonly webhooks: Webhooks,
-  ) {}
+  ) {
+    this.json = new GithubJson(state);
+  }
 
   /** GET /repos/{owner}/{repo} and GET /repos/{owner}/{repo}/collaborators. */
   private repository({ login, url, res }: RouteContext, match: RegExpMatchArray): void {
     const repo = this.state.repository(match[1], match[2]);
     // Private repositories the user cannot see are a 404, as on GitHub.
-    if (!this.state.canSee(repo, login)) return send(res, 404, { message: 'Not Found' });
+    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
     if (match[3]) {
-      if (!repo.collaborators.includes(login)) return send(res, 403, { message: 'Must have push access to view repository collaborators.' });
+      if (!repo.collaborators.includes(login)) return fail(res, 403, 'Must have push access to view repository collaborators.');
       return send(
         res,
         200,
-        paginate(repo.collaborators, url, res).map((c) => ({ login: c, id: this.state.users.get(c)?.id ?? 0, type: 'User' })),
+        paginate(repo.collaborators, url, res).map((c) => this.json.collaborator(repo, c)),
       );
     }
-    return send(res, 200, this.repositoryJson(repo));
+    return send(res, 200, this.json.repository(repo));
   }
 
   /** POST /repos/{owner}/{repo}/statuses/{sha}. */
   private postStatus({ login, body: rawBody, res }: RouteContext, match: RegExpMatchArray): void {
     if (this.state.knobs.statusFailures > 0) {
       this.state.knobs.statusFailures--;
-      return send(res, 502, { message: 'Server Error' });
+      return fail(res, 502, 'Server Error');
     }
     const repo = this.state.repository(match[1], match[2]);
-    if (!this.state.canSee(repo, login)) return send(res, 404, { message: 'Not Found' });
-    if (!repo.collaborators.includes(login)) return send(res, 403, { message: 'Resource not accessible by integration' });
+    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
+    if (!repo.collaborators.includes(login)) return fail(res, 403, 'Resource not accessible by integration');
     const body = jsonBody(rawBody, res);
     if (!body) return;
     const state = body.state;
-    if (state !== 'pending' && state !== 'success' && state !== 'failure' && state !== 'error') return send(res, 422, { message: 'Validation Failed' });
+    if (state !== 'pending' && state !== 'success' && state !== 'failure' && state !== 'error') return fail(res, 422, 'Validation Failed');
     const context = typeof body.context === 'string' ? body.context : 'default';
     if (typeof body.description === 'string' && body.description.length > 140)
-      return send(res, 422, {
-        message: 'Validation Failed',
-        errors: [{ field: 'description', code: 'custom', message: 'description is too long (maximum is 140 characters)' }],
+      return fail(res, 422, 'Validation Failed', {
+        errors: [{ resource: 'Status', field: 'description', code: 'custom', message: 'description is too long (maximum is 140 characters)' }],
       });
     const status = {
       repository: `${repo.owner}/${repo.name}`,
@@ -75,13 +79,20 @@ export class RestRepos {
       ...(typeof body.target_url === 'string' && { targetUrl: body.target_url }),
     };
     this.state.statuses.push(status);
+    const id = this.state.nextId();
+    const now = iso(Date.now());
     return send(res, 201, {
-      id: this.state.nextId(),
+      url: `${this.state.url}/repos/${repo.owner}/${repo.name}/statuses/${match[3]}`,
+      avatar_url: null,
+      id,
+      node_id: Buffer.from(`StatusContext:${id}`).toString('base64'),
       state,
-      context,
       description: status.description ?? null,
       target_url: status.targetUrl ?? null,
-      creator: { login },
+      context,
+      created_at: now,
+      updated_at: now,
+      creator: this.json.user(login),
     });
   }
 
@@ -96,8 +107,8 @@ export class RestRepos {
   private async gitData({ login, method, body: rawBody, res }: RouteContext, match: RegExpMatchArray): Promise<void> {
     if (gitFailure(this.state.knobs, res)) return;
     const repo = this.state.repository(match[1], match[2]);
-    if (!this.state.canSee(repo, login)) return send(res, 404, { message: 'Not Found' });
-    if (method !== 'GET' && !repo.collaborators.includes(login)) return send(res, 403, { message: 'Resource not accessible by personal access token' });
+    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
+    if (method !== 'GET' && !repo.collaborators.includes(login)) return fail(res, 403, 'Resource not accessible by personal access token');
     const [kind, rest] = [match[3], match[4] === undefined ? undefined : decodeURIComponent(match[4])];
     let body: Record<string, unknown> = {};
     if (method === 'POST' || method === 'PATCH') {
@@ -109,44 +120,42 @@ export class RestRepos {
     const links = new GitLinks(this.state.url, repo);
     if (kind === 'git/ref' && method === 'GET' && rest) {
       const sha = await git.resolveRef(`refs/${rest}`);
-      return sha ? send(res, 200, await links.ref(git, `refs/${rest}`, sha)) : send(res, 404, { message: 'Not Found' });
+      return sha ? send(res, 200, await links.ref(git, `refs/${rest}`, sha)) : fail(res, 404, 'Not Found');
     }
     if (kind === 'git/refs' && method === 'POST' && rest === undefined) {
       const { ref, sha } = body;
-      if (typeof ref !== 'string' || !/^refs\/[^/]+\/.+/.test(ref) || !(await git.validRef(ref)))
-        return send(res, 422, { message: 'Reference name is invalid' });
-      if (typeof sha !== 'string' || !(await git.hasObject(sha))) return send(res, 422, { message: 'Object does not exist' });
-      if (!(await git.updateRef(ref, sha, ''))) return send(res, 422, { message: 'Reference already exists' });
+      if (typeof ref !== 'string' || !/^refs\/[^/]+\/.+/.test(ref) || !(await git.validRef(ref))) return fail(res, 422, 'Reference name is invalid');
+      if (typeof sha !== 'string' || !(await git.hasObject(sha))) return fail(res, 422, 'Object does not exist');
+      if (!(await git.updateRef(ref, sha, ''))) return fail(res, 422, 'Reference already exists');
       this.webhooks.refMoved(repo, ref, '0'.repeat(40), sha, login);
       res.setHeader('location', links.refUrl(ref));
       return send(res, 201, await links.ref(git, ref, sha));
     }
     if (kind === 'git/refs' && (method === 'PATCH' || method === 'DELETE') && rest) {
       const ref = `refs/${rest}`;
-      if (!(await git.validRef(ref))) return send(res, 422, { message: 'Reference does not exist' });
+      if (!(await git.validRef(ref))) return fail(res, 422, 'Reference does not exist');
       if (ref.startsWith('refs/heads/') && this.state.isProtected(`${repo.owner}/${repo.name}`, ref.slice('refs/heads/'.length))) {
-        return send(res, 422, {
-          message: `Protected branch update failed for ${ref}.`,
-          documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference',
-          status: '422',
-        });
+        return fail(res, 422, `Protected branch update failed for ${ref}.`, { documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference' });
       }
       for (let attempt = 0; attempt < 5; attempt++) {
         const current = await git.resolveRef(ref);
-        if (!current) return send(res, 422, { message: 'Reference does not exist' });
+        if (!current) return fail(res, 422, 'Reference does not exist');
         if (method === 'DELETE') {
-          if (await git.deleteRef(ref, current)) return send(res, 204, undefined);
+          if (await git.deleteRef(ref, current)) {
+            this.webhooks.refMoved(repo, ref, current, '0'.repeat(40), login);
+            return send(res, 204, undefined);
+          }
           continue;
         }
         const { sha, force } = body;
-        if (typeof sha !== 'string' || !(await git.hasObject(sha))) return send(res, 422, { message: 'Object does not exist' });
-        if (force !== true && !(await git.isAncestor(current, sha))) return send(res, 422, { message: 'Update is not a fast forward' });
+        if (typeof sha !== 'string' || !(await git.hasObject(sha))) return fail(res, 422, 'Object does not exist');
+        if (force !== true && !(await git.isAncestor(current, sha))) return fail(res, 422, 'Update is not a fast forward');
         if (await git.updateRef(ref, sha, current)) {
           this.webhooks.refMoved(repo, ref, current, sha, login);
           return send(res, 200, await links.ref(git, ref, sha));
         }
       }
-      return send(res, 409, { message: 'Reference update failed' });
+      return fail(res, 409, 'Reference update failed');
     }
     if (kind === 'git/commits' && method === 'POST' && rest === undefined) {
       const { message, tree, parents } = body;
@@ -157,38 +166,38 @@ export class RestRepos {
         !(await git.hasObject(tree)) ||
         (await git.objectType(tree)) !== 'tree'
       )
-        return send(res, 422, { message: 'Tree SHA does not exist' });
+        return fail(res, 422, 'Tree SHA does not exist');
       const list = Array.isArray(parents) ? parents : [];
       for (const p of list)
         if (typeof p !== 'string' || !SHA_PATTERN.test(p) || (await git.resolveCommitish(p)) === null)
-          return send(res, 422, { message: 'Parent SHA does not exist or is not a commit object' });
+          return fail(res, 422, 'Parent SHA does not exist or is not a commit object');
       const sha = await git.commitTree(tree, list as string[], message, this.identity(login));
       res.setHeader('location', `${links.api}/git/commits/${sha}`);
       return send(res, 201, links.gitCommit((await git.commit(sha))!));
     }
     if (kind === 'git/commits' && method === 'GET' && rest) {
       const commit = SHA_PATTERN.test(rest) ? await git.commit(rest) : null;
-      return commit ? send(res, 200, links.gitCommit(commit)) : send(res, 404, { message: 'Not Found' });
+      return commit ? send(res, 200, links.gitCommit(commit)) : fail(res, 404, 'Not Found');
     }
     if (kind === 'compare' && method === 'GET' && rest) return this.compare(git, links, rest, res);
-    if (kind === 'merges' && method === 'POST' && rest === undefined) return this.merge(git, links, login, body, res);
-    return send(res, 404, { message: 'Not Found' });
+    if (kind === 'merges' && method === 'POST' && rest === undefined) return this.merge(repo, git, links, login, body, res);
+    return fail(res, 404, 'Not Found');
   }
 
   /** GET /compare/{base}...{head}: where head stands relative to base (ahead, behind, identical, diverged). */
   private async compare(git: BareRepository, links: GitLinks, basehead: string, res: http.ServerResponse): Promise<void> {
     const parts = basehead.split('...');
-    if (parts.length !== 2) return send(res, 404, { message: 'Not Found' });
+    if (parts.length !== 2) return fail(res, 404, 'Not Found');
     const [base, head] = await Promise.all(parts.map((p) => git.resolveCommitish(p)));
-    if (!base || !head) return send(res, 404, { message: 'Not Found' });
+    if (!base || !head) return fail(res, 404, 'Not Found');
     const mergeBase = await git.mergeBase(base, head);
-    if (!mergeBase) return send(res, 404, { message: `No common ancestor between ${parts[0]} and ${parts[1]}.` });
+    if (!mergeBase) return fail(res, 404, `No common ancestor between ${parts[0]} and ${parts[1]}.`);
     const ahead = await git.revList(`${base}..${head}`);
     const behindBy = (await git.revList(`${head}..${base}`)).length;
     const status = ahead.length === 0 && behindBy === 0 ? 'identical' : behindBy === 0 ? 'ahead' : ahead.length === 0 ? 'behind' : 'diverged';
     const commits = await Promise.all(ahead.slice(-250).map(async (sha) => links.repoCommit((await git.commit(sha))!)));
     // The files head changes since the merge base, at most 300 (GitHub's own cap: a longer list is cut).
-    const files = (await git.changedFiles(mergeBase, head)).slice(0, COMPARE_FILES_CAP);
+    const files = (await git.changedFiles(mergeBase, head)).slice(0, COMPARE_FILES_CAP).map((f) => links.diffEntry(f, head));
     return send(res, 200, {
       url: `${links.api}/compare/${basehead}`,
       html_url: `${links.html}/compare/${basehead}`,
@@ -211,19 +220,26 @@ export class RestRepos {
    * authored by the user, or answers 204 when base already contains head. 409 on a conflict; 404
    * when base or head does not exist.
    */
-  private async merge(git: BareRepository, links: GitLinks, login: string, body: Record<string, unknown>, res: http.ServerResponse): Promise<void> {
+  private async merge(
+    repo: EmulatedRepository,
+    git: BareRepository,
+    links: GitLinks,
+    login: string,
+    body: Record<string, unknown>,
+    res: http.ServerResponse,
+  ): Promise<void> {
     const { base, head, commit_message: message } = body;
-    if (typeof base !== 'string' || typeof head !== 'string') return send(res, 422, { message: 'Invalid request.\n\n"base" and "head" are required.' });
+    if (typeof base !== 'string' || typeof head !== 'string') return fail(res, 422, 'Invalid request.\n\n"base" and "head" are required.');
     const baseRef = `refs/heads/${base}`;
-    if (!(await git.validRef(baseRef))) return send(res, 404, { message: 'Base does not exist' });
+    if (!(await git.validRef(baseRef))) return fail(res, 404, 'Base does not exist');
     const headSha = await git.resolveCommitish(head);
-    if (!headSha) return send(res, 404, { message: 'Head does not exist' });
+    if (!headSha) return fail(res, 404, 'Head does not exist');
     for (let attempt = 0; attempt < 5; attempt++) {
       const baseSha = await git.resolveRef(baseRef);
-      if (!baseSha) return send(res, 404, { message: 'Base does not exist' });
+      if (!baseSha) return fail(res, 404, 'Base does not exist');
       if (await git.isAncestor(headSha, baseSha)) return send(res, 204, undefined);
       const tree = await git.mergeTree(baseSha, headSha);
-      if (!tree) return send(res, 409, { message: 'Merge conflict' });
+      if (!tree) return fail(res, 409, 'Merge conflict');
       const merged = await git.commitTree(
         tree,
         [baseSha, headSha],
@@ -231,41 +247,16 @@ export class RestRepos {
         this.identity(login),
       );
       if (await git.updateRef(baseRef, merged, baseSha)) {
-        const user = this.state.users.get(login);
-        return send(res, 201, {
-          ...links.repoCommit((await git.commit(merged))!),
-          author: { login, id: user?.id ?? 0, type: 'User' },
-          committer: { login, id: user?.id ?? 0, type: 'User' },
-        });
+        this.webhooks.refMoved(repo, baseRef, baseSha, merged, login);
+        return send(res, 201, { ...links.repoCommit((await git.commit(merged))!), author: this.json.user(login), committer: this.json.user(login) });
       }
     }
-    return send(res, 409, { message: 'Reference update failed' });
+    return fail(res, 409, 'Reference update failed');
   }
 
   /** The git identity of commits the API writes for `login` (GitHub's noreply address). */
   private identity(login: string): { name: string; email: string } {
     return { name: login, email: `${this.state.users.get(login)?.id ?? 0}+${login}@users.noreply.emulator.test` };
-  }
-
-  /** GET /repos/{owner}/{repo}'s shape (also the items of the installation repository listings). */
-  repositoryJson(repo: EmulatedRepository): object {
-    const owner = this.state.users.get(repo.owner);
-    const pushedAt = lastCommitDate(repo.path);
-    return {
-      id: repo.id,
-      node_id: Buffer.from(`Repository:${repo.id}`).toString('base64'),
-      name: repo.name,
-      full_name: `${repo.owner}/${repo.name}`,
-      private: repo.private,
-      owner: { login: repo.owner, id: owner?.id ?? 0, type: 'User' },
-      html_url: `${this.state.url}/${repo.owner}/${repo.name}`,
-      description: repo.description,
-      default_branch: repo.defaultBranch,
-      visibility: repo.private ? 'private' : 'public',
-      created_at: pushedAt,
-      updated_at: pushedAt,
-      pushed_at: pushedAt,
-    };
   }
 }
 
@@ -301,6 +292,23 @@ export class GitLinks {
       tree: { sha: c.tree, url: `${this.api}/git/trees/${c.tree}` },
       parents: c.parents.map((p) => ({ sha: p, url: `${this.api}/git/commits/${p}`, html_url: `${this.html}/commit/${p}` })),
       verification: UNSIGNED,
+    };
+  }
+
+  /** A compare's file (`diff-entry`), with its blob at `head` and its line counts. */
+  diffEntry(f: ChangedFile, head: string): object {
+    const path = f.filename.split('/').map(encodeURIComponent).join('/');
+    return {
+      sha: f.sha,
+      filename: f.filename,
+      status: f.status,
+      additions: f.additions,
+      deletions: f.deletions,
+      changes: f.additions + f.deletions,
+      blob_url: `${this.html}/blob/${head}/${path}`,
+      raw_url: `${this.html}/raw/${head}/${path}`,
+      contents_url: `${this.api}/contents/${path}?ref=${head}`,
+      ...(f.previous_filename !== undefined && { previous_filename: f.previous_filename }),
     };
   }
 

@@ -35,6 +35,8 @@ export interface EmulatedDelivery {
   event: string;
   body: string;
   signature: string;
+  /** X-Hub-Signature (SHA-1), sent with the SHA-256 one when the emulator signed the delivery itself. */
+  signatureSha1?: string;
   status: number;
   response: string;
 }

@@ -2,20 +2,42 @@
  * Webhooks: building GitHub's deliveries (check_run, status, pull_request, push), signing them and
  * posting them to the configured URL, recorded for tests to read and redeliver.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { BareRepository } from './bare-git';
+import { EMULATOR_APP_ID, GithubJson } from './github-json';
+import { iso } from './http';
 import type { Pulls } from './pulls';
 import type { EmulatedDelivery, EmulatedRepository, EmulatorState } from './state';
+
+/** GitHub lists at most this many commits in a push payload. */
+const MAX_PUSH_COMMITS = 2048;
+const node = (kind: string, id: number | string) => Buffer.from(`${kind}:${id}`).toString('base64');
 
 /** GitHub's X-Hub-Signature-256 of a body. */
 export function signature256(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
+/** GitHub's legacy X-Hub-Signature (HMAC SHA-1), sent beside the SHA-256 one. */
+function signatureSha1(body: string, secret: string): string {
+  return `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
+}
+
 export class Webhooks {
+  /** The id of the emulator's one webhook (X-GitHub-Hook-ID). */
+  readonly hookId = 470_000_000 + randomBytes(2).readUInt16BE();
+  /** Hookshot's version in the User-Agent, hex as GitHub's. */
+  private readonly hookshot = randomBytes(4).toString('hex').slice(0, 7);
+  private readonly json: GithubJson;
+  /** The pushes refMoved sends, chained in order. */
+  private pushes: Promise<unknown> = Promise.resolve();
+
   constructor(
     private readonly state: EmulatorState,
     private readonly pulls?: Pulls,
-  ) {}
+  ) {
+    this.json = new GithubJson(state);
+  }
 
   /**
    * Sends a webhook delivery to `webhook.url`, signed with `webhook.secret` (or `options.secret`,
@@ -29,11 +51,20 @@ export class Webhooks {
     const webhook = this.state.webhook;
     if (!webhook) throw new Error('the emulator has no webhook configured');
     const installationId = webhook.installationId ?? this.appInstallationOf(payload);
-    const full = installationId !== undefined ? { ...payload, installation: { id: installationId } } : payload;
+    const full = installationId !== undefined ? { ...payload, installation: { id: installationId, node_id: node('Installation', installationId) } } : payload;
     const body = JSON.stringify(full);
     const secret = options.secret ?? (webhook.appSecret !== undefined && installationId !== undefined ? webhook.appSecret : webhook.secret);
-    const signature = options.signature === undefined ? signature256(body, secret) : options.signature;
-    return this.post({ id: options.id ?? randomUUID(), event, body, signature: signature ?? '', status: 0, response: '' });
+    const signed = options.signature === undefined;
+    const signature = signed ? signature256(body, secret) : options.signature;
+    return this.post({
+      id: options.id ?? randomUUID(),
+      event,
+      body,
+      signature: signature ?? '',
+      ...(signed && { signatureSha1: signatureSha1(body, secret) }),
+      status: 0,
+      response: '',
+    });
   }
 
   /** Sends a recorded delivery again, byte for byte with its id (GitHub's "Redeliver"). */
@@ -44,7 +75,7 @@ export class Webhooks {
   }
 
   /** CI finished on `sha`: a check run `name` completed with `conclusion`, announced by a `check_run` webhook. */
-  checkRunCompleted(
+  async checkRunCompleted(
     repository: string,
     sha: string,
     name: string,
@@ -52,71 +83,230 @@ export class Webhooks {
     detailsUrl?: string,
     app: { id: number; slug: string } = { id: 1, slug: 'ci' },
   ): Promise<EmulatedDelivery> {
+    const { repo, json } = this.repoRef(repository);
+    const id = this.state.nextId();
+    const now = iso(Date.now());
+    const appJson = this.json.app(app.slug, app.id);
+    const api = `${this.state.url}/repos/${repository}`;
     return this.deliver('check_run', {
       action: 'completed',
       check_run: {
-        id: this.state.nextId(),
-        name,
+        id,
+        node_id: node('CheckRun', id),
         head_sha: sha,
+        external_id: '',
+        url: `${api}/check-runs/${id}`,
+        html_url: `${this.state.url}/${repository}/runs/${id}`,
+        details_url: detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`,
         status: 'completed',
         conclusion,
-        details_url: detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`,
-        app,
+        started_at: now,
+        completed_at: now,
+        output: { title: null, summary: null, text: null, annotations_count: 0, annotations_url: `${api}/check-runs/${id}/annotations` },
+        name,
+        check_suite: {
+          id: id + 1,
+          node_id: node('CheckSuite', id + 1),
+          head_branch: null,
+          head_sha: sha,
+          status: 'completed',
+          conclusion,
+          url: `${api}/check-suites/${id + 1}`,
+          before: null,
+          after: sha,
+          pull_requests: [],
+          app: appJson,
+          created_at: now,
+          updated_at: now,
+        },
+        app: appJson,
+        pull_requests: [],
       },
-      repository: this.repoRef(repository),
+      repository: json,
+      sender: this.json.user(repo?.owner ?? repository.split('/')[0]),
     });
   }
 
   /** A commit status on `sha` (what a CI using the statuses API sends). */
-  commitStatus(repository: string, sha: string, context: string, state: 'success' | 'failure' | 'error' | 'pending'): Promise<EmulatedDelivery> {
-    return this.deliver('status', { sha, context, state, target_url: `https://ci.example.test/${sha.slice(0, 12)}`, repository: this.repoRef(repository) });
+  async commitStatus(repository: string, sha: string, context: string, state: 'success' | 'failure' | 'error' | 'pending'): Promise<EmulatedDelivery> {
+    const { repo, json } = this.repoRef(repository);
+    const now = iso(Date.now());
+    const id = this.state.nextId();
+    const info = repo ? await new BareRepository(repo.path).commit(sha).catch(() => null) : null;
+    const api = `${this.state.url}/repos/${repository}`;
+    const signature = { name: 'Emulator', email: 'emulator@example.com', date: now };
+    const branches = repo ? await new BareRepository(repo.path).branchesContaining(sha).catch(() => []) : [];
+    return this.deliver('status', {
+      id,
+      sha,
+      name: repository,
+      target_url: `https://ci.example.test/${sha.slice(0, 12)}`,
+      avatar_url: null,
+      context,
+      description: null,
+      state,
+      commit: {
+        sha,
+        node_id: node('Commit', sha),
+        commit: {
+          author: info?.author ?? signature,
+          committer: info?.committer ?? signature,
+          message: info?.message ?? '',
+          tree: { sha: info?.tree ?? sha, url: `${api}/git/trees/${info?.tree ?? sha}` },
+          url: `${api}/git/commits/${sha}`,
+          comment_count: 0,
+          verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
+        },
+        url: `${api}/commits/${sha}`,
+        html_url: `${this.state.url}/${repository}/commit/${sha}`,
+        comments_url: `${api}/commits/${sha}/comments`,
+        author: null,
+        committer: null,
+        parents: (info?.parents ?? []).map((p) => ({ sha: p, url: `${api}/commits/${p}`, html_url: `${this.state.url}/${repository}/commit/${p}` })),
+      },
+      branches: branches.slice(0, 10).map((b) => ({ name: b.name, commit: { sha: b.sha, url: `${api}/commits/${b.sha}` }, protected: false })),
+      created_at: now,
+      updated_at: now,
+      repository: json,
+      sender: this.json.user(repo?.owner ?? repository.split('/')[0]),
+    });
   }
 
-  /** A pull request event: `synchronize` (a new head was pushed) or `closed`. */
-  pullRequest(
+  /** A pull request event: `synchronize` (a new head was pushed; `beforeSha` the head before) or `closed`. */
+  async pullRequest(
     repository: string,
     action: 'synchronize' | 'closed' | 'opened',
-    pr: { number: number; headSha: string; baseRef: string; merged?: boolean },
+    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; beforeSha?: string },
   ): Promise<EmulatedDelivery> {
     // The PR's head as GraphQL reports it (reviewDecision, headRefOid) moves with the event.
     if (action !== 'closed') this.pulls?.headMoved(repository, pr.number, pr.headSha);
+    const { repo, json } = this.repoRef(repository);
+    const owner = repo?.owner ?? repository.split('/')[0];
+    const baseSha = (repo && (await new BareRepository(repo.path).resolveRef(`refs/heads/${pr.baseRef}`).catch(() => null))) ?? pr.headSha;
+    const now = iso(Date.now());
+    const api = `${this.state.url}/repos/${repository}`;
+    const html = `${this.state.url}/${repository}`;
+    const id = 100_000_000 + pr.number;
+    const closed = action === 'closed';
+    const merged = closed && (pr.merged ?? false);
+    const side = (ref: string, sha: string) => ({ label: `${owner}:${ref}`, ref, sha, user: this.json.user(owner), repo: json });
+    const link = (href: string) => ({ href });
     return this.deliver('pull_request', {
       action,
       number: pr.number,
+      ...(action === 'synchronize' && { before: pr.beforeSha ?? baseSha, after: pr.headSha }),
       pull_request: {
+        url: `${api}/pulls/${pr.number}`,
+        id,
+        node_id: node('PullRequest', id),
+        html_url: `${html}/pull/${pr.number}`,
+        diff_url: `${html}/pull/${pr.number}.diff`,
+        patch_url: `${html}/pull/${pr.number}.patch`,
+        issue_url: `${api}/issues/${pr.number}`,
         number: pr.number,
-        state: action === 'closed' ? 'closed' : 'open',
-        merged: pr.merged ?? false,
-        head: { sha: pr.headSha, ref: `pr-${pr.number}` },
-        base: { ref: pr.baseRef },
+        state: closed ? 'closed' : 'open',
+        locked: false,
+        title: `Pull request #${pr.number}`,
+        user: this.json.user(owner),
+        body: null,
+        created_at: now,
+        updated_at: now,
+        closed_at: closed ? now : null,
+        merged_at: merged ? now : null,
+        merge_commit_sha: null,
+        assignee: null,
+        assignees: [],
+        requested_reviewers: [],
+        requested_teams: [],
+        labels: [],
+        milestone: null,
+        draft: false,
+        commits_url: `${api}/pulls/${pr.number}/commits`,
+        review_comments_url: `${api}/pulls/${pr.number}/comments`,
+        review_comment_url: `${api}/pulls/comments{/number}`,
+        comments_url: `${api}/issues/${pr.number}/comments`,
+        statuses_url: `${api}/statuses/${pr.headSha}`,
+        head: side(`pr-${pr.number}`, pr.headSha),
+        base: side(pr.baseRef, baseSha),
+        _links: {
+          self: link(`${api}/pulls/${pr.number}`),
+          html: link(`${html}/pull/${pr.number}`),
+          issue: link(`${api}/issues/${pr.number}`),
+          comments: link(`${api}/issues/${pr.number}/comments`),
+          review_comments: link(`${api}/pulls/${pr.number}/comments`),
+          review_comment: link(`${api}/pulls/comments{/number}`),
+          commits: link(`${api}/pulls/${pr.number}/commits`),
+          statuses: link(`${api}/statuses/${pr.headSha}`),
+        },
+        author_association: 'OWNER',
+        auto_merge: null,
+        active_lock_reason: null,
+        merged,
+        mergeable: null,
+        rebaseable: null,
+        mergeable_state: 'unknown',
+        merged_by: merged ? this.json.user(owner) : null,
+        comments: 0,
+        review_comments: 0,
+        maintainer_can_modify: false,
+        commits: 1,
+        additions: 0,
+        deletions: 0,
+        changed_files: 0,
       },
-      repository: this.repoRef(repository),
+      repository: json,
+      sender: this.json.user(owner),
     });
   }
 
   /**
    * A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from
-   * outside). `commits`: that many entries in `commits` (GitHub lists up to 2,048), each shaped as
-   * GitHub writes them (id, tree, message, timestamp, url, author and committer, added, removed and
-   * modified paths), the last one also as `head_commit`.
+   * outside): the commits `before..after` (at most 2,048, each with its added, removed and modified
+   * files), `head_commit`, `created`/`deleted`/`forced`, as GitHub sends it. `options.commits`: that
+   * many made-up entries instead (GitHub lists up to 2,048), each shaped as GitHub writes them, the
+   * last one `after` (a large push without building its history).
    */
-  push(repository: string, ref: string, before: string, after: string, pusher = 'someone', options: { commits?: number } = {}): Promise<EmulatedDelivery> {
-    const commits = Array.from({ length: options.commits ?? 0 }, (_, i) =>
-      this.pushedCommit(repository, i, i === (options.commits ?? 0) - 1 ? after : undefined),
-    );
+  async push(
+    repository: string,
+    ref: string,
+    before: string,
+    after: string,
+    pusher = 'someone',
+    options: { commits?: number } = {},
+  ): Promise<EmulatedDelivery> {
+    const { repo, json } = this.repoRef(repository, true);
+    const zero = /^0+$/;
+    const created = zero.test(before);
+    const deleted = zero.test(after);
+    const git = repo ? new BareRepository(repo.path) : undefined;
+    const shas = !git || deleted || options.commits !== undefined ? [] : created ? [after] : await git.revList(`${before}..${after}`).catch(() => [after]);
+    const commits =
+      options.commits !== undefined
+        ? Array.from({ length: options.commits }, (_, i) => this.pushedCommit(repository, i, i === (options.commits ?? 0) - 1 ? after : undefined))
+        : git
+          ? (await Promise.all(shas.slice(-MAX_PUSH_COMMITS).map((sha) => this.pushCommit(git, repository, sha)))).filter((c) => c !== null)
+          : [];
+    const headCommit = deleted ? null : (commits.at(-1) ?? (git ? await this.pushCommit(git, repository, after) : null));
+    const forced = !created && !deleted && !!git && !(await git.isAncestor(before, after).catch(() => true));
+    const user = this.state.users.get(pusher);
     return this.deliver('push', {
       ref,
       before,
       after,
-      created: /^0+$/.test(before),
-      deleted: /^0+$/.test(after),
-      pusher: { name: pusher },
-      repository: this.repoRef(repository),
-      ...(commits.length > 0 && { commits, head_commit: commits[commits.length - 1] }),
+      repository: json,
+      pusher: { name: pusher, email: user ? `${user.id}+${pusher}@users.noreply.emulator.test` : null },
+      sender: this.json.user(pusher),
+      created,
+      deleted,
+      forced,
+      base_ref: null,
+      compare: `${this.state.url}/${repository}/compare/${created ? after.slice(0, 12) : before.slice(0, 12)}...${after.slice(0, 12)}`,
+      commits,
+      head_commit: headCommit,
     });
   }
 
-  /** One entry of a push's `commits`, of about the size GitHub sends (a short message, a few paths). */
+  /** One made-up entry of a push's `commits`, of about the size GitHub sends (a short message, a few paths). */
   private pushedCommit(repository: string, i: number, sha?: string): Record<string, unknown> {
     const id = sha ?? createHmac('sha1', repository).update(String(i)).digest('hex');
     const person = { name: 'Mona Octocat', email: 'mona@users.noreply.github.com', username: 'mona' };
@@ -143,32 +333,69 @@ export class Webhooks {
     return undefined;
   }
 
-  /** Records a ref the API moved and, as GitHub, sends a push event for every branch update, whoever made it (the queue's own lands too). */
+  /** A commit as push payloads list it. */
+  private async pushCommit(git: BareRepository, repository: string, sha: string): Promise<Record<string, unknown> | null> {
+    const info = await git.commit(sha).catch(() => null);
+    if (!info) return null;
+    const files = await git.commitFiles(sha).catch(() => ({ added: [], removed: [], modified: [] }));
+    const person = (p: { name: string; email: string; date: string }) => ({ name: p.name, email: p.email, date: p.date });
+    return {
+      id: info.sha,
+      tree_id: info.tree,
+      distinct: true,
+      message: info.message,
+      timestamp: info.committer.date,
+      url: `${this.state.url}/${repository}/commit/${info.sha}`,
+      author: person(info.author),
+      committer: person(info.committer),
+      ...files,
+    };
+  }
+
+  /** Records a ref the API moved and, as GitHub, sends a push event for every branch change, whoever made it (the queue's own lands too): created, moved or deleted. */
   refMoved(repo: EmulatedRepository, ref: string, before: string, after: string, by: string): void {
     const repository = `${repo.owner}/${repo.name}`;
     this.state.refMoves.push({ repository, ref, sha: after, by });
-    if (this.state.webhook && ref.startsWith('refs/heads/')) void this.push(repository, ref, before, after, by).catch(() => undefined);
+    if (!this.state.webhook || !ref.startsWith('refs/heads/') || before === after) return;
+    // One after the other, in the order the branches changed (building a push reads git first, so
+    // a deletion's would otherwise overtake the merge's before it).
+    this.pushes = this.pushes.then(() => this.push(repository, ref, before, after, by)).catch(() => undefined);
   }
 
-  private repoRef(repository: string): Record<string, unknown> {
+  /** The payload's `repository` (a push's carries `created_at`/`pushed_at` as epoch seconds, as GitHub's does). */
+  private repoRef(repository: string, push = false): { repo: EmulatedRepository | undefined; json: Record<string, unknown> } {
     const repo = this.state.repos.get(repository.toLowerCase());
+    if (!repo) {
+      const [owner, name] = repository.split('/');
+      return { repo, json: { id: 0, full_name: repository, name, owner: { login: owner } } };
+    }
+    const json = this.json.repository(repo);
+    if (!push) return { repo, json };
+    const seconds = (v: unknown) => Math.floor(Date.parse(String(v)) / 1000);
     return {
-      id: repo?.id ?? 0,
-      full_name: repo ? `${repo.owner}/${repo.name}` : repository,
-      name: repo?.name ?? repository.split('/')[1],
-      owner: { login: repo?.owner ?? repository.split('/')[0] },
+      repo,
+      json: { ...json, created_at: seconds(json.created_at), pushed_at: seconds(json.pushed_at), stargazers: 0, master_branch: repo.defaultBranch },
     };
   }
 
   private async post(delivery: EmulatedDelivery): Promise<EmulatedDelivery> {
     const target = this.state.webhook as { url: string };
+    // The hook's target: the app for an app's deliveries (they carry `installation`), else the repository's own hook.
+    const payload = JSON.parse(delivery.body) as { installation?: unknown; repository?: { id?: unknown } };
+    const hookTarget = payload.installation
+      ? ['integration', this.state.app?.appId ?? String(EMULATOR_APP_ID)]
+      : ['repository', String(payload.repository?.id ?? 0)];
     const headers: Record<string, string> = {
       'content-type': 'application/json',
-      'user-agent': 'GitHub-Hookshot/emulator',
+      'user-agent': `GitHub-Hookshot/${this.hookshot}`,
       'x-github-event': delivery.event,
       'x-github-delivery': delivery.id,
+      'x-github-hook-id': String(this.hookId),
+      'x-github-hook-installation-target-type': hookTarget[0],
+      'x-github-hook-installation-target-id': hookTarget[1],
     };
     if (delivery.signature) headers['x-hub-signature-256'] = delivery.signature;
+    if (delivery.signatureSha1) headers['x-hub-signature'] = delivery.signatureSha1;
     const res = await fetch(target.url, { method: 'POST', headers, body: delivery.body });
     delivery.status = res.status;
     delivery.response = await res.text();
