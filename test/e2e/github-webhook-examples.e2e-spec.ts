@@ -3,12 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
-import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import type { GitProviderEmulator } from '../support/git';
 import { commit, git, readFile } from '../support/git-repos';
 import type { MergeQueueClient, MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
-import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
+import { appInstallationIntegration, type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
 
 const TEST_TIMEOUT_MS = 90_000;
 
@@ -228,25 +227,7 @@ describe('GitHub webhooks from GitHub’s own example payloads (POST /webhooks/g
   /** An APP_INSTALLATION integration of the tenant as the install callback leaves it, with its webhook secret. */
   async function appIntegration() {
     const login = suite.github.login;
-    const installation = emulator.addInstallation(login, [login]);
-    const row = await prisma.integration.create({
-      data: {
-        organizationId: suite.owner.organizationId,
-        givenId: `app-${installation.id}`,
-        name: `GitHub App ${installation.id}`,
-        provider: 'GITHUB',
-        authMethod: 'APP_INSTALLATION',
-        status: 'ACTIVE',
-        externalAccountId: '1',
-        externalAccountName: login,
-        installationId: String(installation.id),
-        createdById: suite.owner.memberId,
-      },
-    });
-    await prisma.integration.update({
-      where: { id: row.id },
-      data: suite.app.get(IntegrationCredentials, { strict: false }).seal(row.id, { accessToken: emulator.issueToken(login) }),
-    });
+    const { installation, ...row } = await appInstallationIntegration(suite.app, emulator, suite.owner, login);
     const secret = (await request(suite.app.getHttpServer()).post(`/integrations/${row.id}/webhook-secret`).set(suite.owner.auth).expect(200)).body.data
       .webhookSecret as string;
     return { id: row.id, installationId: installation.id, secret };

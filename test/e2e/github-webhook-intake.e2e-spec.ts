@@ -10,7 +10,7 @@ import { signature256 } from '@tools/git-emulator/emulator';
 import { createTenant, type TestTenant } from '../support/factories';
 import type { GitProviderEmulator } from '../support/git';
 import { commit, git } from '../support/git-repos';
-import { type GithubQueueSuite, githubIntegration, githubQueueSuite } from '../support/github-queues';
+import { appInstallationIntegration, type GithubQueueSuite, githubIntegration, githubQueueSuite } from '../support/github-queues';
 import { MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
 
@@ -92,25 +92,7 @@ describe('GitHub webhook intake (one App for many organizations, real sizes, ren
     const tenant = await createTenant(app, label);
     const login = `${label}-${randomUUID().slice(0, 8)}`;
     emulator.addUser(login);
-    const installation = emulator.addInstallation(login, [login]);
-    const row = await prisma.integration.create({
-      data: {
-        organizationId: tenant.organizationId,
-        givenId: `app-${installation.id}`,
-        name: 'GitHub App',
-        provider: 'GITHUB',
-        authMethod: 'APP_INSTALLATION',
-        status: 'ACTIVE',
-        externalAccountId: '1',
-        externalAccountName: login,
-        installationId: String(installation.id),
-        createdById: tenant.memberId,
-      },
-    });
-    await prisma.integration.update({
-      where: { id: row.id },
-      data: app.get(IntegrationCredentials, { strict: false }).seal(row.id, { accessToken: emulator.issueToken(login) }),
-    });
+    const { installation, ...row } = await appInstallationIntegration(app, emulator, tenant, login);
     const queue = await queueOf(tenant, row.id, login);
     const mq = new MergeQueueClient(() => app.getHttpServer(), tenant.auth, prisma);
     return { tenant, login, installationId: installation.id, integrationId: row.id, mq, ...queue };

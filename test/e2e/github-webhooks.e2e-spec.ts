@@ -8,7 +8,6 @@ import { RedisService } from '@/common/redis/redis.module';
 import { CommitStatusBusy } from '@/modules/merge-queues/commit-statuses/commit-status-ledger';
 import { CommitStatusesProcessor } from '@/modules/merge-queues/commit-statuses.processor';
 import type { PrismaService } from '@/common/prisma/prisma.service';
-import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
 import { signature256 } from '@tools/git-emulator/emulator';
 import { createTenant, type TestTenant } from '../support/factories';
@@ -17,7 +16,7 @@ import type { GitProviderEmulator } from '../support/git';
 import { commit, git, readFile } from '../support/git-repos';
 import { finalEntries, type MergeQueueClient, type MqQueue } from '../support/merge-queue-client';
 import { until } from '../support/processes';
-import { type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
+import { appInstallationIntegration, type GithubQueueSuite, githubQueueSuite } from '../support/github-queues';
 
 /** Each case drives GitHub (the emulator), its webhooks and the worker through a few CI rounds. */
 const TEST_TIMEOUT_MS = 90_000;
@@ -405,26 +404,8 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
   it(
     'an app installation lands as the GitHub App: an installation token for a JWT the emulator verified moves the base, and posts the statuses',
     async () => {
-      const installation = emulator.addInstallation(login, [login]);
       // An APP_INSTALLATION integration as the install callback leaves it (the installer's user token sealed, the installation id).
-      const row = await prisma.integration.create({
-        data: {
-          organizationId: owner.organizationId,
-          givenId: `app-${installation.id}`,
-          name: 'GitHub App',
-          provider: 'GITHUB',
-          authMethod: 'APP_INSTALLATION',
-          status: 'ACTIVE',
-          externalAccountId: '1',
-          externalAccountName: login,
-          installationId: String(installation.id),
-          createdById: owner.memberId,
-        },
-      });
-      await prisma.integration.update({
-        where: { id: row.id },
-        data: app.get(IntegrationCredentials, { strict: false }).seal(row.id, { accessToken: emulator.issueToken(login) }),
-      });
+      const { installation, ...row } = await appInstallationIntegration(app, emulator, owner, login);
       const appSecret = (await http().post(`/integrations/${row.id}/webhook-secret`).set(owner.auth).expect(200)).body.data.webhookSecret as string;
       const name = `repo-${randomUUID().slice(0, 8)}`;
       const { path } = emulator.addRepository(login, name);

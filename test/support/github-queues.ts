@@ -5,6 +5,7 @@ import request from 'supertest';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { PrismaService } from '@/common/prisma/prisma.service';
+import { IntegrationCredentials } from '@/modules/integrations/integration-credentials';
 import { createTestApp, createTestWorker } from './app';
 import { createTenant } from './factories';
 import { GitProviderEmulator, gitTestConfig } from './git';
@@ -22,6 +23,39 @@ export async function githubIntegration(app: NestExpressApplication, emulator: G
     .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${login}`, token } })
     .expect(201);
   return { login, token, integrationId: integration.body.data.id as string, webhookSecret: integration.body.data.webhookSecret as string };
+}
+
+/**
+ * The tenant's APP_INSTALLATION integration of a new installation on `login`'s account, as the
+ * install callback leaves it (ACTIVE, the installer's user token sealed, the installation id).
+ */
+export async function appInstallationIntegration(
+  app: NestExpressApplication,
+  emulator: GitProviderEmulator,
+  tenant: { organizationId: string; memberId: string },
+  login: string,
+) {
+  const prisma = app.get(PrismaService);
+  const installation = emulator.addInstallation(login, [login]);
+  const row = await prisma.integration.create({
+    data: {
+      organizationId: tenant.organizationId,
+      givenId: `app-${installation.id}`,
+      name: `GitHub App ${installation.id}`,
+      provider: 'GITHUB',
+      authMethod: 'APP_INSTALLATION',
+      status: 'ACTIVE',
+      externalAccountId: '1',
+      externalAccountName: login,
+      installationId: String(installation.id),
+      createdById: tenant.memberId,
+    },
+  });
+  await prisma.integration.update({
+    where: { id: row.id },
+    data: app.get(IntegrationCredentials, { strict: false }).seal(row.id, { accessToken: emulator.issueToken(login) }),
+  });
+  return { id: row.id, installation };
 }
 
 export type GithubQueueOptions = {
