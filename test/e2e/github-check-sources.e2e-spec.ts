@@ -83,6 +83,11 @@ describe('GitHub check sources and pushes to queued PRs (emulator, webhooks, in-
         requiredChecks: [{ name: 'ci', source: 'checkRun' }],
         onHeadPush: 'remove',
         skippedPasses: false,
+        mergeMethod: 'merge',
+        enqueueLabel: null,
+        commentCommands: true,
+        requireApproval: true,
+        requiredChecksFrom: 'settings',
       });
       const oldHead = commit(path, main, { 'pr-1.txt': 'reviewed\n' }, 'PR 1, the reviewed head');
       await mq.enqueue(queue.id, 1, oldHead);
@@ -286,7 +291,34 @@ describe('GitHub check sources and pushes to queued PRs (emulator, webhooks, in-
       ],
       onHeadPush: 'remove',
       skippedPasses: false,
+      mergeMethod: 'merge',
+      enqueueLabel: null,
+      commentCommands: true,
+      requireApproval: true,
+      requiredChecksFrom: 'settings',
     });
+    // The GitHub adoption settings (issue 39): a label, comment commands, approval, the land method
+    // and where the checks come from; null turns the label off again, and each is named when wrong.
+    const adopted = await settings(queue.id, {
+      mergeMethod: 'squash',
+      enqueueLabel: 'ready to merge',
+      commentCommands: false,
+      requireApproval: false,
+    }).expect(200);
+    expect(adopted.body.data).toMatchObject({ mergeMethod: 'squash', enqueueLabel: 'ready to merge', commentCommands: false, requireApproval: false });
+    expect((await settings(queue.id, { enqueueLabel: null }).expect(200)).body.data).toMatchObject({ enqueueLabel: null, mergeMethod: 'squash' });
+    for (const [field, value] of [
+      ['mergeMethod', 'fast-forward'],
+      ['enqueueLabel', 'x'.repeat(51)],
+      ['enqueueLabel', 'a\nb'],
+      ['commentCommands', 'yes'],
+      ['requireApproval', null],
+      ['requiredChecksFrom', 'rulesets'],
+    ] as const) {
+      const refused = await settings(queue.id, { [field]: value }).expect(400);
+      expect(JSON.stringify(refused.body)).toContain(field);
+    }
+    await settings(queue.id, { mergeMethod: 'merge', commentCommands: true, requireApproval: true }).expect(200);
     // The queue's PATCH drops the source of a check it no longer requires.
     await http()
       .patch(`/merge-queues/${queue.id}`)

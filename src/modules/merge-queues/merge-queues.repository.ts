@@ -47,10 +47,10 @@ export class MergeQueuesRepository {
    */
   async create(
     actor: Principal,
-    data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState },
+    data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState; policy: Record<string, unknown> },
     limit: number,
   ): Promise<QueueView> {
-    const { organizationId, repositoryId, baseRef, state } = data;
+    const { organizationId, repositoryId, baseRef, state, policy } = data;
     return this.prisma.$transaction(async (tx) => {
       // The organization's row serializes creations, so two at once cannot both take the last place.
       await tx.$queryRaw`SELECT id FROM "Organization" WHERE id = ${organizationId} FOR UPDATE`;
@@ -70,6 +70,7 @@ export class MergeQueuesRepository {
           batchDepth: state.batchDepth,
           settings: state.config as unknown as Prisma.InputJsonObject,
           plannerState: documentOf(state),
+          policy: policy as Prisma.InputJsonObject,
         },
       });
       await new QueueTransaction(tx, this.audit, queue.id, organizationId).audit(actor, {

@@ -36,7 +36,7 @@ import {
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
-import { bindingsOf, type CheckBinding, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
+import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
 import {
   checkedConfig,
   checkReportFit,
@@ -111,7 +111,13 @@ export class MergeQueuesService {
       return render(
         await this.repository.create(
           principal,
-          { organizationId, repositoryId: source.id, baseRef: dto.baseRef, state },
+          {
+            organizationId,
+            repositoryId: source.id,
+            baseRef: dto.baseRef,
+            state,
+            policy: storedPolicy({ ...DEFAULT_POLICY, ...definedOf(dto.settings ?? {}) }, state.config.requiredChecks),
+          },
           this.config.mergeQueues.maxPerOrganization,
         ),
       );
@@ -241,6 +247,11 @@ export class MergeQueuesService {
           onHeadPush: dto.onHeadPush ?? before.onHeadPush,
           skippedPasses: dto.skippedPasses ?? before.skippedPasses,
           checkSources: bindings?.checkSources ?? before.checkSources,
+          mergeMethod: dto.mergeMethod ?? before.mergeMethod,
+          enqueueLabel: dto.enqueueLabel === undefined ? before.enqueueLabel : dto.enqueueLabel,
+          commentCommands: dto.commentCommands ?? before.commentCommands,
+          requireApproval: dto.requireApproval ?? before.requireApproval,
+          requiredChecksFrom: dto.requiredChecksFrom ?? before.requiredChecksFrom,
         };
         const stored = storedPolicy(policy, applied.state.config.requiredChecks);
         await q.setQueueFields({ settings: applied.state.config as unknown as Prisma.InputJsonObject, policy: stored as Prisma.InputJsonObject });
@@ -569,7 +580,16 @@ function entryDto(row: EntryView | null | undefined, entryId: string): MergeQueu
 }
 
 function settingsDto(requiredChecks: readonly string[], policy: QueuePolicy): MergeQueueSettingsDto {
-  return { requiredChecks: requiredCheckSettings(requiredChecks, policy), onHeadPush: policy.onHeadPush, skippedPasses: policy.skippedPasses };
+  return {
+    requiredChecks: requiredCheckSettings(requiredChecks, policy),
+    onHeadPush: policy.onHeadPush,
+    skippedPasses: policy.skippedPasses,
+    mergeMethod: policy.mergeMethod,
+    enqueueLabel: policy.enqueueLabel,
+    commentCommands: policy.commentCommands,
+    requireApproval: policy.requireApproval,
+    requiredChecksFrom: policy.requiredChecksFrom,
+  };
 }
 
 /** The settings of a create or update request as planner tunables (seconds become milliseconds). */
@@ -584,6 +604,11 @@ function plannerSettings(dto: Partial<CreateMergeQueueDto>): QueueSettings {
     ...(dto.pathGroups !== undefined && { pathGroups: dto.pathGroups.map((g) => ({ name: g.name, paths: g.paths })) }),
     ...(dto.checkTimeoutSeconds !== undefined && { checkTimeoutMs: dto.checkTimeoutSeconds * 1000 }),
   };
+}
+
+/** The properties of a partial settings body that were given (undefined ones keep the default). */
+function definedOf<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** `If-Match: 12` or `If-Match: "12"`; anything else is not a revision and is refused as stale. */

@@ -1,9 +1,19 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsString, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsString, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
-import { CHECK_SOURCE_KINDS, type CheckSourceKind, HEAD_PUSH_POLICIES, type HeadPushPolicy } from '../policy/queue-policy';
+import {
+  CHECK_SOURCE_KINDS,
+  type CheckSourceKind,
+  HEAD_PUSH_POLICIES,
+  type HeadPushPolicy,
+  LABEL_NAME,
+  MERGE_METHODS,
+  type MergeMethod,
+  REQUIRED_CHECKS_FROM,
+  type RequiredChecksFrom,
+} from '../policy/queue-policy';
 
 const CHECK_NAME = /^[\x21-\x7e][\x20-\x7e]{0,99}$/;
 /** A GitHub App's id (digits) or slug. */
@@ -46,6 +56,18 @@ const ON_HEAD_PUSH_DESCRIPTION =
 const SKIPPED_DESCRIPTION =
   'Count `skipped` and `neutral` check runs as passing, as GitHub does. Default false: the candidate waits for a real result until the check timeout, then fails "skipped on the candidate"';
 
+const MERGE_METHOD_DESCRIPTION =
+  'How a batch lands on the base, on every provider. `merge` (the default): one merge commit per PR, as today. `squash`: one commit per PR, its message as GitHub writes it ' +
+  "(the PR title and `(#N)`, then its commits' co-authors). `rebase`: the PR's commits replayed on the base. In every method the tree that lands is exactly the tree CI tested, PRs land in queue order, and the fence rules hold";
+const ENQUEUE_LABEL_DESCRIPTION =
+  'A label that enqueues a PR on a GitHub queue when someone with write permission adds it; removing it dequeues. null (the default): labels do nothing';
+const COMMENT_COMMANDS_DESCRIPTION = '`/queue` and `/dequeue` comments on a PR of a GitHub queue, accepted from someone with write permission (default true)';
+const REQUIRE_APPROVAL_DESCRIPTION =
+  "A PR enqueued from GitHub (label or comment) must have GitHub's review decision APPROVED on its head (default true). API enqueues are not affected";
+const REQUIRED_CHECKS_FROM_DESCRIPTION =
+  "Where the required checks come from. `settings` (the default): `requiredChecks` as set here. `branchProtection`: the base branch's protection rules and rulesets on GitHub " +
+  "(each check's name and the app GitHub expects to send it), read when set, refreshed on `branch_protection_rule` and `repository_ruleset` webhooks and on demand";
+
 /** A queue's own settings beyond the planner's tunables (which stay on PATCH /merge-queues/{id}). */
 export class MergeQueueSettingsDto {
   @ApiProperty({ type: [RequiredCheckSettingDto], description: 'The required checks and where each must come from' })
@@ -54,6 +76,16 @@ export class MergeQueueSettingsDto {
   onHeadPush: HeadPushPolicy;
   @ApiProperty({ description: SKIPPED_DESCRIPTION })
   skippedPasses: boolean;
+  @ApiProperty({ enum: MERGE_METHODS, description: MERGE_METHOD_DESCRIPTION })
+  mergeMethod: MergeMethod;
+  @ApiProperty({ type: String, nullable: true, description: ENQUEUE_LABEL_DESCRIPTION, example: 'ready to merge' })
+  enqueueLabel: string | null;
+  @ApiProperty({ description: COMMENT_COMMANDS_DESCRIPTION })
+  commentCommands: boolean;
+  @ApiProperty({ description: REQUIRE_APPROVAL_DESCRIPTION })
+  requireApproval: boolean;
+  @ApiProperty({ enum: REQUIRED_CHECKS_FROM, description: REQUIRED_CHECKS_FROM_DESCRIPTION })
+  requiredChecksFrom: RequiredChecksFrom;
 }
 
 export class UpdateMergeQueueSettingsDto {
@@ -79,6 +111,36 @@ export class UpdateMergeQueueSettingsDto {
   @IsOptionalNonNull()
   @IsBoolean()
   skippedPasses?: boolean;
+  @ApiPropertyOptional({ enum: MERGE_METHODS, default: 'merge', description: MERGE_METHOD_DESCRIPTION })
+  @IsOptionalNonNull()
+  @IsIn(MERGE_METHODS)
+  mergeMethod?: MergeMethod;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: LABEL_NAME.source,
+    maxLength: 50,
+    description: `${ENQUEUE_LABEL_DESCRIPTION}; null turns labels off`,
+  })
+  @ValidateIf((_, v) => v !== null && v !== undefined)
+  @IsString()
+  @Matches(LABEL_NAME, { message: 'must be a GitHub label name of 1 to 50 characters' })
+  enqueueLabel?: string | null;
+  @ApiPropertyOptional({ default: true, description: COMMENT_COMMANDS_DESCRIPTION })
+  @IsOptionalNonNull()
+  @IsBoolean()
+  commentCommands?: boolean;
+  @ApiPropertyOptional({ default: true, description: REQUIRE_APPROVAL_DESCRIPTION })
+  @IsOptionalNonNull()
+  @IsBoolean()
+  requireApproval?: boolean;
+  @ApiPropertyOptional({ enum: REQUIRED_CHECKS_FROM, default: 'settings', description: REQUIRED_CHECKS_FROM_DESCRIPTION })
+  @IsOptionalNonNull()
+  @IsIn(REQUIRED_CHECKS_FROM)
+  requiredChecksFrom?: RequiredChecksFrom;
 }
+
+/** The settings a queue may be created with (its required check names stay `requiredChecks` of the create body). */
+export class CreateMergeQueueSettingsDto extends OmitType(UpdateMergeQueueSettingsDto, ['requiredChecks'] as const) {}
 
 export class UpdateMergeQueueSettingsRequest extends RequestEnvelope(UpdateMergeQueueSettingsDto) {}

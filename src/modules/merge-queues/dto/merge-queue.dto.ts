@@ -36,6 +36,7 @@ import {
   type MergeQueueCheckState,
   PATH_GROUP_NAME,
 } from '../planner';
+import { CreateMergeQueueSettingsDto } from './merge-queue-settings.dto';
 
 const GIT_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 const REF_NAME = /^(?!.*\.\.)(?!.*\/\/)(?!\/)(?!.*\/$)(?!.*\.lock$)[A-Za-z0-9._\/-]{1,200}$/;
@@ -141,6 +142,15 @@ export class CreateMergeQueueDto {
   @ValidateNested({ each: true })
   @Type(() => PathGroupDto)
   pathGroups?: PathGroupDto[];
+  @ApiPropertyOptional({
+    type: () => CreateMergeQueueSettingsDto,
+    description:
+      "The queue's own settings (GET/PATCH /merge-queues/{id}/settings) to start with: mergeMethod, enqueueLabel, commentCommands, requireApproval, requiredChecksFrom, onHeadPush, skippedPasses",
+  })
+  @IsOptionalNonNull()
+  @ValidateNested()
+  @Type(() => CreateMergeQueueSettingsDto)
+  settings?: CreateMergeQueueSettingsDto;
 }
 
 export class CreateMergeQueueRequest extends RequestEnvelope(CreateMergeQueueDto) {}

@@ -57,13 +57,31 @@ describe('the stored policy and the settings resource', () => {
     expect(policyOf({})).toEqual(DEFAULT_POLICY);
     expect(policyOf(null)).toEqual(DEFAULT_POLICY);
     expect(policyOf({ onHeadPush: 'whatever', skippedPasses: 'yes', checkSources: { ci: { source: 'checkRun' }, x: 3 } })).toEqual(DEFAULT_POLICY);
+    expect(policyOf({ mergeMethod: 'fast-forward', enqueueLabel: 'a\nb', commentCommands: 'no', requireApproval: 0, requiredChecksFrom: 'rules' })).toEqual(
+      DEFAULT_POLICY,
+    );
     const p: QueuePolicy = {
+      ...DEFAULT_POLICY,
       onHeadPush: 'requeueIfApproved',
       skippedPasses: true,
       checkSources: { ci: { source: 'checkRun', app: 'ci-app' }, gone: { source: 'status' } },
+      mergeMethod: 'squash',
+      enqueueLabel: 'ready to merge',
+      commentCommands: false,
+      requireApproval: false,
+      requiredChecksFrom: 'branchProtection',
     };
     const stored = storedPolicy(p, ['ci', 'lint']);
-    expect(stored).toEqual({ onHeadPush: 'requeueIfApproved', skippedPasses: true, checkSources: { ci: { source: 'checkRun', app: 'ci-app' } } });
+    expect(stored).toEqual({
+      onHeadPush: 'requeueIfApproved',
+      skippedPasses: true,
+      checkSources: { ci: { source: 'checkRun', app: 'ci-app' } },
+      mergeMethod: 'squash',
+      enqueueLabel: 'ready to merge',
+      commentCommands: false,
+      requireApproval: false,
+      requiredChecksFrom: 'branchProtection',
+    });
     expect(policyOf(stored)).toEqual({ ...p, checkSources: { ci: { source: 'checkRun', app: 'ci-app' } } });
     expect(storedPolicy(DEFAULT_POLICY, ['ci'])).toEqual({});
   });

@@ -7,6 +7,16 @@
 export const HEAD_PUSH_POLICIES = ['remove', 'requeueIfApproved'] as const;
 export type HeadPushPolicy = (typeof HEAD_PUSH_POLICIES)[number];
 
+export const MERGE_METHODS = ['merge', 'squash', 'rebase'] as const;
+export type MergeMethod = (typeof MERGE_METHODS)[number];
+
+/** Where the queue's required checks come from: its own settings, or the base branch's protection rules and rulesets on GitHub. */
+export const REQUIRED_CHECKS_FROM = ['settings', 'branchProtection'] as const;
+export type RequiredChecksFrom = (typeof REQUIRED_CHECKS_FROM)[number];
+
+/** A GitHub label name: 1-50 characters, no control characters (GitHub's own limit is 50). */
+export const LABEL_NAME = /^[^\x00-\x1f\x7f]{1,50}$/;
+
 export const CHECK_SOURCE_KINDS = ['checkRun', 'status'] as const;
 export type CheckSourceKind = (typeof CHECK_SOURCE_KINDS)[number];
 
@@ -22,9 +32,28 @@ export interface QueuePolicy {
   skippedPasses: boolean;
   /** By required check name; a name without an entry counts check runs of any app. */
   checkSources: Record<string, CheckBinding>;
+  /** How a batch lands: a merge commit (today's default), one squashed commit per PR, or the PR's commits replayed. */
+  mergeMethod: MergeMethod;
+  /** A label that enqueues a PR on GitHub (removing it dequeues); null: labels do nothing. */
+  enqueueLabel: string | null;
+  /** `/queue` and `/dequeue` comments on a PR of a GitHub queue. */
+  commentCommands: boolean;
+  /** A PR enqueued from GitHub (label or comment) must have an APPROVED review decision. */
+  requireApproval: boolean;
+  /** Where the required checks come from. */
+  requiredChecksFrom: RequiredChecksFrom;
 }
 
-export const DEFAULT_POLICY: QueuePolicy = { onHeadPush: 'remove', skippedPasses: false, checkSources: {} };
+export const DEFAULT_POLICY: QueuePolicy = {
+  onHeadPush: 'remove',
+  skippedPasses: false,
+  checkSources: {},
+  mergeMethod: 'merge',
+  enqueueLabel: null,
+  commentCommands: true,
+  requireApproval: true,
+  requiredChecksFrom: 'settings',
+};
 
 /** A required check as the settings resource shows and takes it. */
 export interface RequiredCheckSetting {
@@ -45,7 +74,14 @@ export function policyOf(stored: unknown): QueuePolicy {
     if (binding?.source === 'status') checkSources[name] = { source: 'status' };
     else if (binding?.source === 'checkRun' && typeof binding.app === 'string' && binding.app) checkSources[name] = { source: 'checkRun', app: binding.app };
   }
-  return { onHeadPush, skippedPasses, checkSources };
+  const mergeMethod = MERGE_METHODS.includes(doc.mergeMethod as MergeMethod) ? (doc.mergeMethod as MergeMethod) : DEFAULT_POLICY.mergeMethod;
+  const enqueueLabel = typeof doc.enqueueLabel === 'string' && LABEL_NAME.test(doc.enqueueLabel) ? doc.enqueueLabel : null;
+  const commentCommands = doc.commentCommands !== false;
+  const requireApproval = doc.requireApproval !== false;
+  const requiredChecksFrom = REQUIRED_CHECKS_FROM.includes(doc.requiredChecksFrom as RequiredChecksFrom)
+    ? (doc.requiredChecksFrom as RequiredChecksFrom)
+    : DEFAULT_POLICY.requiredChecksFrom;
+  return { onHeadPush, skippedPasses, checkSources, mergeMethod, enqueueLabel, commentCommands, requireApproval, requiredChecksFrom };
 }
 
 /** The stored document of a policy: only what differs from the defaults, and bindings only for `requiredChecks`. */
@@ -55,6 +91,11 @@ export function storedPolicy(policy: QueuePolicy, requiredChecks: readonly strin
     ...(policy.onHeadPush !== DEFAULT_POLICY.onHeadPush && { onHeadPush: policy.onHeadPush }),
     ...(policy.skippedPasses && { skippedPasses: true }),
     ...(Object.keys(checkSources).length > 0 && { checkSources }),
+    ...(policy.mergeMethod !== DEFAULT_POLICY.mergeMethod && { mergeMethod: policy.mergeMethod }),
+    ...(policy.enqueueLabel !== null && { enqueueLabel: policy.enqueueLabel }),
+    ...(!policy.commentCommands && { commentCommands: false }),
+    ...(!policy.requireApproval && { requireApproval: false }),
+    ...(policy.requiredChecksFrom !== DEFAULT_POLICY.requiredChecksFrom && { requiredChecksFrom: policy.requiredChecksFrom }),
   };
 }
 
