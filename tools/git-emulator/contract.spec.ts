@@ -359,8 +359,9 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     const [owner, name] = ['octo', 'widgets'];
     const sha = git(emulator.addRepository(owner, 'hooks').path, 'rev-parse', 'main');
     await emulator.checkRunCompleted(`${owner}/${name}`, sha, 'ci/build', 'success');
+    await emulator.checkRun(`${owner}/${name}`, sha, 'ci', { output: { title: 'Running', summary: 'The demo CI is testing this commit' } });
     await emulator.commitStatus(`${owner}/${name}`, sha, 'ci/lint', 'failure');
-    await emulator.pullRequest(`${owner}/${name}`, 'opened', { number: 5, headSha: sha, baseRef: 'main' });
+    await emulator.pullRequest(`${owner}/${name}`, 'opened', { number: 5, headSha: sha, baseRef: 'main', title: 'Add a widget', headRef: 'add-widget' });
     await emulator.pullRequest(`${owner}/${name}`, 'synchronize', { number: 5, headSha: sha, baseRef: 'main' });
     await emulator.pullRequest(`${owner}/${name}`, 'closed', { number: 5, headSha: sha, baseRef: 'main', merged: true });
     await emulator.push(`${owner}/${name}`, 'refs/heads/feature', '0'.repeat(40), sha, 'octo');
@@ -410,6 +411,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     expect(problems).toEqual([]);
     expect([...counts.keys()].sort()).toEqual([
       'check-run-completed',
+      'check-run-created',
       'pull-request-closed',
       'pull-request-opened',
       'pull-request-synchronize',

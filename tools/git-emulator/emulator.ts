@@ -148,6 +148,14 @@ export class GitProviderEmulator extends EmulatorState {
     return this.webhooks.checkRunCompleted(repository, sha, name, conclusion, detailsUrl, app);
   }
 
+  /**
+   * A check run `name` on `sha`, announced by a `check_run` webhook: `created` in progress without
+   * `conclusion`, else `completed` (pass the started run's `id` and `startedAt` to complete it).
+   */
+  checkRun(repository: string, sha: string, name: string, run: Parameters<Webhooks['checkRun']>[3]): Promise<EmulatedDelivery> {
+    return this.webhooks.checkRun(repository, sha, name, run);
+  }
+
   /** `login` reviews PR `number` (on `commitId`, by default the PR's head as the last pull_request event set it). */
   review(repository: string, number: number, login: string, state: ReviewState, commitId?: string): void {
     this.pulls.review(repository, number, login, state, commitId);
@@ -167,7 +175,7 @@ export class GitProviderEmulator extends EmulatorState {
   pullRequest(
     repository: string,
     action: 'synchronize' | 'closed' | 'opened',
-    pr: { number: number; headSha: string; baseRef: string; merged?: boolean },
+    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; title?: string; headRef?: string },
   ): Promise<EmulatedDelivery> {
     return this.webhooks.pullRequest(repository, action, pr);
   }
