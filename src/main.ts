@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const early = loadConfigOrExit();
   // Listening for SIGTERM from the start: a signal during start-up exits 0 at once (nothing is in flight yet).
   let stop: () => Promise<void> = async () => undefined;
-  exitGracefullyOnSignals('api', early.shutdownGraceMs, () => stop());
+  exitGracefullyOnSignals('api', early.shutdownGraceMs, () => stop(), early);
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, bufferLogs: true });
   configureApp(app);
   const config = app.get<AppConfig>(APP_CONFIG);

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   // Listening for SIGTERM from the start: a signal during start-up exits 0 at once (nothing is in flight yet).
   let stop: () => Promise<void> = async () => undefined;
-  exitGracefullyOnSignals('worker', config.shutdownGraceMs, () => stop());
+  exitGracefullyOnSignals('worker', config.shutdownGraceMs, () => stop(), config);
   const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
   app.useLogger(app.get(AppLogger));
   const metrics = app.get(MetricsService);
