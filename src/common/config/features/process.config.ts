@@ -20,7 +20,7 @@ export const processConfig = feature(
     }),
     LOG_FORMAT: oneOf(['json', 'text'], {
       default: 'json',
-      doc: 'how the API and worker write their logs: `json`, one JSON line each (for a log collector); `text`, one readable line each (time, level, message, fields) written at once, for a terminal, where the processes' own `api listening`/`worker started` lines follow `LOG_LEVEL` too (as JSON they are always written). `npm start` sets `text` and `LOG_LEVEL=warn` unless they are set, so that a developer sees only warnings and errors',
+      doc: 'how the API and worker write their logs: `json`, one JSON line each (for a log collector); `text`, one readable line each (time, level, message, fields) written at once, for a terminal, where the `api listening` and `worker started` lines follow `LOG_LEVEL` too (as JSON they are always written). `npm start` sets `text` and `LOG_LEVEL=warn` unless they are set, so that a developer sees only warnings and errors',
       comment: 'json (one JSON line each) or text (readable lines, for a terminal; npm start sets it)',
     }),
     METRICS_PORT: int({
