@@ -17,6 +17,7 @@ import { provideServices, runOrExplain } from '@tools/workspace/services';
 import { seedDemo } from '../../prisma/seed';
 import { DemoCi } from './demo/demo-ci';
 import { watchDemo } from './demo/demo-progress';
+import { startProcessEnv } from './demo/process-env';
 import { queuePageLink, seedDemoQueue, type DemoQueue } from './demo/demo-queue';
 
 async function waitForReady(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
@@ -54,14 +55,11 @@ runOrExplain(async () => {
   provider.addInstallation('demo-user', ['demo-user']);
   provider.browserUser = 'demo-user';
   provider.callbackUrl = `http://localhost:${port}/scm/callback`;
-  // A demo on a laptop: the development credential key and LOCAL_GIT (an unset NODE_ENV means production).
-  const nodeEnv = process.env.NODE_ENV || 'development';
   const env = {
     ...process.env,
-    NODE_ENV: nodeEnv,
-    // Quiet in development: warnings and errors only, as readable lines, so the banner is the last
-    // thing printed. NODE_ENV=production keeps JSON logs at info, as in production.
-    ...(nodeEnv === 'development' && { LOG_LEVEL: process.env.LOG_LEVEL || 'warn', LOG_FORMAT: process.env.LOG_FORMAT || 'text' }),
+    // A demo on a laptop: the development credential key and LOCAL_GIT (an unset NODE_ENV means
+    // production), and quiet readable logs, so that the banner is the last thing printed.
+    ...startProcessEnv(process.env),
     DATABASE_URL: databaseUrl,
     REDIS_URL: services.redisUrl,
     PORT: port,
