@@ -43,7 +43,7 @@ export class GitProviderEmulator extends EmulatorState {
   private readonly apps = new AppsOAuth(this);
   private readonly actions = new Actions(this);
   private readonly restRepos = new RestRepos(this, this.webhooks);
-  private readonly restPulls = new RestPulls(this, this.pulls);
+  private readonly restPulls = new RestPulls(this, this.pulls, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
   /** Every GitHub route, in the order they are tried. */

@@ -4,13 +4,15 @@
  * /repos/{o}/{r}/pulls/{n} to close it and POST /repos/{o}/{r}/issues/{n}/comments to say where it
  * landed. Both need push access (a collaborator; else 403, as GitHub answers an integration
  * without pull-request or issue write permission); an unknown PR is a 404 (comments) and a 422
- * (update: GitHub's description declares no 404 there, its validation answers first).
+ * (update: GitHub's description declares no 404 there, its validation answers first). Closing an
+ * open PR sends the `pull_request` `closed` webhook (not merged), as GitHub does.
  */
 import { BareRepository } from './bare-git';
 import { GithubJson } from './github-json';
 import { fail, iso, jsonBody, type Route, type RouteContext, send } from './http';
 import type { Pulls } from './pulls';
 import type { EmulatorState } from './state';
+import type { Webhooks } from './webhooks';
 
 export class RestPulls {
   readonly routes: Route[] = [
@@ -23,6 +25,7 @@ export class RestPulls {
   constructor(
     private readonly state: EmulatorState,
     private readonly pulls: Pulls,
+    private readonly webhooks: Webhooks,
   ) {
     this.json = new GithubJson(state);
   }
@@ -40,8 +43,14 @@ export class RestPulls {
       return fail(res, 422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'invalid', field: 'state' }] });
     if (body.title !== undefined && (typeof body.title !== 'string' || !body.title.trim()))
       return fail(res, 422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'missing_field', field: 'title' }] });
+    const closing = body.state === 'closed' && pull.state === 'open';
     if (body.state) pull.state = body.state;
     if (typeof body.title === 'string') pull.title = body.title;
+    // GitHub announces the close (not merged) to the repository's webhooks, as for a close on its page.
+    if (closing && this.state.webhook)
+      void this.webhooks
+        .pullRequest(`${repo.owner}/${repo.name}`, 'closed', { number: pull.number, headSha: pull.headSha, baseRef: repo.defaultBranch, merged: false })
+        .catch(() => undefined);
     const baseSha = (await new BareRepository(repo.path).resolveRef(`refs/heads/${repo.defaultBranch}`).catch(() => null)) ?? pull.headSha;
     return send(
       res,
