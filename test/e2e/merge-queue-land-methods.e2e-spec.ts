@@ -144,6 +144,8 @@ describe('Merge queue land methods (squash, rebase) on LOCAL_GIT and GitHub, rea
           [2, 'merged'],
           [3, 'merged'],
         ]);
+        // One batch of the three: queue order within a candidate.
+        expect(q.batches.filter((b) => b.status === 'landed').map((b) => b.prNumbers)).toEqual([[1, 2, 3]]);
         const main = git(path, 'rev-parse', 'main');
         // The tested candidate is what landed: main IS it, so its tree is the tree CI tested.
         const tested = testedTip(q, main);
@@ -198,6 +200,7 @@ describe('Merge queue land methods (squash, rebase) on LOCAL_GIT and GitHub, rea
           { number: 3, head: c2, title: 'Three' },
         ]);
         expect(q.entries.every((e) => e.status === 'merged')).toBe(true);
+        expect(q.batches.filter((b) => b.status === 'landed').map((b) => b.prNumbers)).toEqual([[1, 2, 3]]);
         const main = git(path, 'rev-parse', 'main');
         expect(tree(path, main)).toBe(tree(path, testedTip(q, main)));
         const landed = landedCommits(path, base, main);
