@@ -15,25 +15,21 @@ import { DEMO_CI_BREAKS } from './demo-ci';
 export const DEMO_INTEGRATION_NAME = 'Demo GitHub (npm start)';
 
 /** The demo's pull requests, in the order they are enqueued; the third one breaks the build. */
-export const DEMO_PULL_REQUESTS: { branch: string; title: string; files: Record<string, string>; breaks?: boolean }[] = [
+export const DEMO_PULL_REQUESTS: { title: string; files: Record<string, string>; breaks?: boolean }[] = [
   {
-    branch: 'currency-symbol',
     title: 'Show prices with their currency symbol',
     files: { 'src/price.ts': "export const price = (cents: number, currency = '€') => `${currency}${(cents / 100).toFixed(2)}`;\n" },
   },
   {
-    branch: 'free-shipping',
     title: 'Free shipping from 50 €',
     files: { 'src/shipping.ts': 'export const shipping = (totalCents: number) => (totalCents >= 5000 ? 0 : 490);\n' },
   },
   {
-    branch: 'half-even-rounding',
     title: 'Round cart totals half-even',
     files: { 'src/cart.ts': `export const total = (items: number[]) => Math.round(items.reduce((a, b) => a + b, 0)); // ${DEMO_CI_BREAKS}\n` },
     breaks: true,
   },
   {
-    branch: 'checkout-docs',
     title: 'Document the checkout API',
     files: { 'docs/checkout.md': '# Checkout\n\nPOST /orders places an order.\n' },
   },
@@ -155,8 +151,10 @@ export async function seedDemoQueue(
   for (const [i, pr] of DEMO_PULL_REQUESTS.entries()) {
     const number = i + 1;
     const head = commitFiles(path, main, pr.files, pr.title);
-    git('update-ref', `refs/heads/${pr.branch}`, head);
-    await provider.pullRequest(fullName, 'opened', { number, headSha: head, baseRef: options.repository.defaultBranch, title: pr.title, headRef: pr.branch });
+    // The emulator names a PR's head branch pr-<number> (its webhooks say so).
+    git('update-ref', `refs/heads/pr-${number}`, head);
+    provider.pull(fullName, number, head).title = pr.title;
+    await provider.pullRequest(fullName, 'opened', { number, headSha: head, baseRef: options.repository.defaultBranch });
     provider.review(fullName, number, options.reviewer, 'APPROVED', head);
     titles.set(number, pr.title);
     if (pr.breaks) failing = number;
