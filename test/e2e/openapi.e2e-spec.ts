@@ -211,7 +211,16 @@ describe('OpenAPI document and Swagger UI', () => {
         403: [AuthErrors.FORBIDDEN],
         404: [MergeQueueErrors.NOT_FOUND],
         409: [MergeQueueErrors.REVISION_MISMATCH],
-        422: [MergeQueueErrors.INVALID_SETTINGS],
+        422: [MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.CHECKS_FROM_GITHUB, MergeQueueErrors.NO_CHECKS_ON_GITHUB],
+      },
+    ],
+    [
+      'post /merge-queues/{id}/settings/required-checks/refresh',
+      {
+        403: [AuthErrors.FORBIDDEN],
+        404: [MergeQueueErrors.NOT_FOUND],
+        409: undefined,
+        422: [MergeQueueErrors.CHECKS_NOT_FROM_GITHUB, MergeQueueErrors.NO_CHECKS_ON_GITHUB],
       },
     ],
     ['delete /api-keys/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ApiKeyErrors.NOT_FOUND] }],

@@ -222,7 +222,11 @@ export class BranchRules {
     });
   }
 
-  private async rulesetEvent(repo: EmulatedRepository, ruleset: EmulatedRuleset, action: 'created' | 'edited' | 'deleted'): Promise<EmulatedDelivery | undefined> {
+  private async rulesetEvent(
+    repo: EmulatedRepository,
+    ruleset: EmulatedRuleset,
+    action: 'created' | 'edited' | 'deleted',
+  ): Promise<EmulatedDelivery | undefined> {
     if (!this.state.webhook) return undefined;
     const api = `${this.state.url}/repos/${repo.owner}/${repo.name}`;
     return this.webhooks.deliver('repository_ruleset', {

@@ -233,8 +233,17 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     expect(await rules.requirements('main')).toEqual({ protection: null, rules: [] });
     await emulator.setBranchProtection('octo/widgets', 'main', [{ context: 'build' }]);
     await emulator.setBranchProtection('octo/widgets', 'main', [{ context: 'build', appId: 15368 }, { context: 'lint' }]);
-    const { ruleset } = await emulator.setRuleset('octo/widgets', { name: 'checks', include: ['~DEFAULT_BRANCH'], checks: [{ context: 'e2e', integrationId: 42 }] });
-    await emulator.setRuleset('octo/widgets', { id: ruleset.id, name: 'checks', include: ['refs/heads/main'], checks: [{ context: 'e2e', integrationId: 42 }, { context: 'docs' }] });
+    const { ruleset } = await emulator.setRuleset('octo/widgets', {
+      name: 'checks',
+      include: ['~DEFAULT_BRANCH'],
+      checks: [{ context: 'e2e', integrationId: 42 }],
+    });
+    await emulator.setRuleset('octo/widgets', {
+      id: ruleset.id,
+      name: 'checks',
+      include: ['refs/heads/main'],
+      checks: [{ context: 'e2e', integrationId: 42 }, { context: 'docs' }],
+    });
     expect(await rules.requirements('main')).toEqual({
       protection: {
         enforcement_level: 'non_admins',

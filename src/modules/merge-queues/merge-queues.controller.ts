@@ -54,7 +54,7 @@ export class MergeQueuesController {
     summary: 'Create a merge queue',
     description:
       "One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source's integration, whose token needs write access to the repository's contents); GITLAB is refused with a 422. " +
-      "With `settings.requiredChecksFrom: branchProtection` (GitHub only) `requiredChecks` is omitted: the checks GitHub requires on the base branch (its protection rule and rulesets) are read now, a 422 when it requires none.",
+      'With `settings.requiredChecksFrom: branchProtection` (GitHub only) `requiredChecks` is omitted: the checks GitHub requires on the base branch (its protection rule and rulesets) are read now, a 422 when it requires none.',
   })
   @ApiDataResponse(MergeQueueDto, { status: 201 })
   @ApiErrors(

@@ -105,7 +105,10 @@ export class MergeQueuesService {
         details: [invalidFields([`data.baseRef: ${dto.baseRef} is not a branch of the repository`])],
       });
     // requiredChecksFrom: branchProtection reads the checks GitHub requires on the base branch now.
-    const fromGithub = dto.settings?.requiredChecksFrom === 'branchProtection' ? await this.githubChecksAt(source, dto.baseRef, 'data.settings.requiredChecksFrom', dto.requiredChecks) : undefined;
+    const fromGithub =
+      dto.settings?.requiredChecksFrom === 'branchProtection'
+        ? await this.githubChecksAt(source, dto.baseRef, 'data.settings.requiredChecksFrom', dto.requiredChecks)
+        : undefined;
     const github = fromGithub && bindingsFromGithub(fromGithub);
     let state;
     try {
@@ -656,7 +659,9 @@ function entryDto(row: EntryView | null | undefined, entryId: string): MergeQueu
 /** A 422 naming `field`: the required checks come from GitHub and are not set by hand. */
 function checksFromGithub(field: string): AppError {
   return new AppError(MergeQueueErrors.CHECKS_FROM_GITHUB, {
-    details: [invalidFields([`${field}: the required checks come from GitHub (requiredChecksFrom: branchProtection); set requiredChecksFrom: settings to set them`])],
+    details: [
+      invalidFields([`${field}: the required checks come from GitHub (requiredChecksFrom: branchProtection); set requiredChecksFrom: settings to set them`]),
+    ],
   });
 }
 

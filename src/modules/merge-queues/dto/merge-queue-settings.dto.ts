@@ -29,11 +29,17 @@ export const CHECK_ORIGIN_KINDS = ['branchProtection', 'ruleset'] as const;
 
 /** Where GitHub requires a check (requiredChecksFrom: branchProtection). */
 export class RequiredCheckOriginDto {
-  @ApiProperty({ enum: CHECK_ORIGIN_KINDS, description: "`branchProtection`: the base branch's protection rule. `ruleset`: a ruleset that applies to the base branch" })
+  @ApiProperty({
+    enum: CHECK_ORIGIN_KINDS,
+    description: "`branchProtection`: the base branch's protection rule. `ruleset`: a ruleset that applies to the base branch",
+  })
   kind: (typeof CHECK_ORIGIN_KINDS)[number];
   @ApiPropertyOptional({ type: 'integer', description: "The ruleset's id on GitHub (kind `ruleset`)", example: 42 })
   rulesetId?: number;
-  @ApiPropertyOptional({ description: 'Where the ruleset is defined: the repository (`owner/name`) or the organization (kind `ruleset`)', example: 'octo/widgets' })
+  @ApiPropertyOptional({
+    description: 'Where the ruleset is defined: the repository (`owner/name`) or the organization (kind `ruleset`)',
+    example: 'octo/widgets',
+  })
   rulesetSource?: string;
 }
 
@@ -63,7 +69,10 @@ export class RequiredChecksReadFailureDto {
 export class RequiredChecksReadDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'When GitHub last answered with the checks shown' })
   readAt?: string;
-  @ApiPropertyOptional({ type: RequiredChecksReadFailureDto, description: 'The last read that failed, when newer than `readAt`; the checks shown are the last known ones' })
+  @ApiPropertyOptional({
+    type: RequiredChecksReadFailureDto,
+    description: 'The last read that failed, when newer than `readAt`; the checks shown are the last known ones',
+  })
   failed?: RequiredChecksReadFailureDto;
 }
 

@@ -87,8 +87,9 @@ export class CreateMergeQueueDto {
     example: ['ci'],
   })
   // Required unless the checks come from GitHub (the service refuses it given then).
-  @ValidateIf((o: { settings?: { requiredChecksFrom?: unknown }; requiredChecks?: unknown }) =>
-    o.settings?.requiredChecksFrom !== 'branchProtection' || o.requiredChecks !== undefined,
+  @ValidateIf(
+    (o: { settings?: { requiredChecksFrom?: unknown }; requiredChecks?: unknown }) =>
+      o.settings?.requiredChecksFrom !== 'branchProtection' || o.requiredChecks !== undefined,
   )
   @IsArray()
   @ArrayMinSize(1)

@@ -12,7 +12,14 @@ const rulesetRule = (rulesetId: number, checks: { context: string; integration_i
 describe(requiredChecksFromGithub.name, () => {
   it('takes each protection check with its app, and legacy contexts as any source', () => {
     const { checks, skipped } = requiredChecksFromGithub(
-      { enforcement_level: 'non_admins', contexts: ['build', 'lint', 'legacy'], checks: [{ context: 'build', app_id: 15368 }, { context: 'lint', app_id: null }] },
+      {
+        enforcement_level: 'non_admins',
+        contexts: ['build', 'lint', 'legacy'],
+        checks: [
+          { context: 'build', app_id: 15368 },
+          { context: 'lint', app_id: null },
+        ],
+      },
       [],
     );
     expect(checks).toEqual([
@@ -45,7 +52,11 @@ describe(requiredChecksFromGithub.name, () => {
       {
         name: 'ci',
         app: '15368',
-        from: [{ kind: 'branchProtection' }, { kind: 'ruleset', rulesetId: 3, rulesetSource: 'octo/widgets' }, { kind: 'ruleset', rulesetId: 4, rulesetSource: 'octo/widgets' }],
+        from: [
+          { kind: 'branchProtection' },
+          { kind: 'ruleset', rulesetId: 3, rulesetSource: 'octo/widgets' },
+          { kind: 'ruleset', rulesetId: 4, rulesetSource: 'octo/widgets' },
+        ],
       },
     ]);
   });

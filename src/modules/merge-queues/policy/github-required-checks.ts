@@ -76,7 +76,11 @@ export function requiredChecksFromGithub(
   }
   for (const rule of rules) {
     if (rule.type !== 'required_status_checks' || typeof rule.ruleset_id !== 'number') continue;
-    const origin: CheckOrigin = { kind: 'ruleset', rulesetId: rule.ruleset_id, ...(rule.ruleset_source !== undefined && { rulesetSource: rule.ruleset_source }) };
+    const origin: CheckOrigin = {
+      kind: 'ruleset',
+      rulesetId: rule.ruleset_id,
+      ...(rule.ruleset_source !== undefined && { rulesetSource: rule.ruleset_source }),
+    };
     for (const check of rule.parameters?.required_status_checks ?? []) add(check.context, check.integration_id, origin);
   }
   return { checks: [...byName.values()], skipped };
@@ -114,7 +118,9 @@ export function requiredChecksReadOf(stored: unknown): RequiredChecksRead | null
     const check = c as { name?: unknown; app?: unknown; from?: unknown };
     if (typeof check.name !== 'string') continue;
     const from = (Array.isArray(check.from) ? check.from : []).filter(
-      (o): o is CheckOrigin => (o as CheckOrigin)?.kind === 'branchProtection' || ((o as CheckOrigin)?.kind === 'ruleset' && typeof (o as { rulesetId?: unknown }).rulesetId === 'number'),
+      (o): o is CheckOrigin =>
+        (o as CheckOrigin)?.kind === 'branchProtection' ||
+        ((o as CheckOrigin)?.kind === 'ruleset' && typeof (o as { rulesetId?: unknown }).rulesetId === 'number'),
     );
     checks.push({ name: check.name, ...(typeof check.app === 'string' && { app: check.app }), from });
   }
