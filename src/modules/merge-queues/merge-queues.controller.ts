@@ -43,6 +43,14 @@ const PROVIDER_LOOKUP_ERRORS = [
   ...PROVIDER_CALL_ERRORS,
 ];
 
+/** Reading GitHub's required checks (requiredChecksFrom: branchProtection): the code source's integration and GitHub's answers. */
+const GITHUB_CHECKS_READ_ERRORS = [
+  CodeSourceErrors.INTEGRATION_NOT_FOUND,
+  GitProviderErrors.INTEGRATION_NEEDS_ATTENTION,
+  GitProviderErrors.REPOSITORY_NOT_FOUND,
+  ...PROVIDER_CALL_ERRORS,
+];
+
 @ApiTags('merge-queues')
 @Controller('merge-queues')
 export class MergeQueuesController {
@@ -125,7 +133,8 @@ export class MergeQueuesController {
     summary: "A merge queue's own settings",
     description:
       'The required checks with where each must come from (`source`, `app`), what a push to a queued PR does (`onHeadPush`) and whether skipped or neutral checks pass (`skippedPasses`). ' +
-      "The planner's tunables (batch bounds, parallelism, timeouts, path groups) are on the queue itself (PATCH /merge-queues/{id}).",
+      "The planner's tunables (batch bounds, parallelism, timeouts, path groups) are on the queue itself (PATCH /merge-queues/{id}). " +
+      'With `requiredChecksFrom: branchProtection` each required check lists the GitHub rules that require it (`from`: the protection rule, rulesets), and `requiredChecksRead` says when GitHub was last read and the last read that failed.',
   })
   @ApiDataResponse(MergeQueueSettingsDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND)
@@ -149,7 +158,7 @@ export class MergeQueuesController {
     MergeQueueErrors.REVISION_MISMATCH,
     MergeQueueErrors.CHECKS_FROM_GITHUB,
     MergeQueueErrors.NO_CHECKS_ON_GITHUB,
-    ...PROVIDER_LOOKUP_ERRORS,
+    ...GITHUB_CHECKS_READ_ERRORS,
   )
   async updateSettings(
     @CurrentPrincipal() principal: Principal,
@@ -172,7 +181,7 @@ export class MergeQueuesController {
       'A queue whose checks come from its settings is a 422.',
   })
   @ApiDataResponse(MergeQueueSettingsDto)
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.CHECKS_NOT_FROM_GITHUB, MergeQueueErrors.NO_CHECKS_ON_GITHUB, ...PROVIDER_LOOKUP_ERRORS)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.CHECKS_NOT_FROM_GITHUB, MergeQueueErrors.NO_CHECKS_ON_GITHUB, ...GITHUB_CHECKS_READ_ERRORS)
   async refreshRequiredChecks(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return { data: await this.queues.refreshRequiredChecks(principal, id) };
   }
