@@ -244,9 +244,9 @@ describe('Required checks from GitHub branch protection and rulesets (emulator, 
   );
 
   it(
-    'refuses what cannot be: GitHub requiring no check (422 naming the field), checks by hand beside branchProtection, and requiredChecks missing otherwise',
+    'refuses what cannot be (GitHub requiring no check, checks by hand beside branchProtection, requiredChecks missing otherwise); switching by PATCH settings and moving baseRef read GitHub’s checks',
     async () => {
-      const { repository, codeSourceId } = await newRepository();
+      const { repository, path, main, codeSourceId } = await newRepository();
       const none = await createQueue(codeSourceId).expect(422);
       expect(none.body).toMatchObject({ code: 'dpa:MergeQueue:NO_CHECKS_ON_GITHUB', requestId: expect.any(String) });
       expect(JSON.stringify(none.body.details)).toContain('data.settings.requiredChecksFrom');
@@ -290,6 +290,15 @@ describe('Required checks from GitHub branch protection and rulesets (emulator, 
         expect(res.body.code).toBe('dpa:MergeQueue:CHECKS_FROM_GITHUB');
         expect(JSON.stringify(res.body.details)).toContain('data.requiredChecks');
       }
+      // Moved to another branch (PATCH baseRef), it requires what GitHub requires there.
+      git(path, 'update-ref', 'refs/heads/next', main);
+      await quietly(() => emulator.setBranchProtection(repository, 'next', [{ context: 'deploy' }]));
+      await http()
+        .patch(`/merge-queues/${queue.id}`)
+        .set(owner.auth)
+        .send({ data: { baseRef: 'next' } })
+        .expect(200);
+      expect(await names(queue.id)).toEqual(['deploy']);
       // Back to settings: the checks are the queue's own again, set by hand.
       const back = await http()
         .patch(`/merge-queues/${queue.id}/settings`)

@@ -212,6 +212,11 @@ export class MergeQueuesService {
       });
       // Entries without kept paths (queued before the groups) get theirs asked by the worker.
       if (dto.pathGroups?.length) await this.paths.ask(id, view!.row.revision.toString());
+      // Checks from GitHub follow the queue to its new branch (a read that fails keeps them, and says so in the events).
+      if (newRef !== undefined && policyOf(view!.row.policy).requiredChecksFrom === 'branchProtection') {
+        const refreshed = await this.githubChecks.refresh(principal.organizationId, id, { kind: 'api', actor: principal.actorId });
+        if (refreshed.changed) return render(await this.repository.findView(principal.organizationId, id));
+      }
       return render(view!);
     } catch (error) {
       if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef')))
