@@ -17,7 +17,8 @@
  * - actions.ts: GitHub Actions workflow runs and jobs;
  * - apps-oauth.ts: /user, app installations and their tokens, the web OAuth flow;
  * - webhooks.ts: building, signing and posting webhook deliveries;
- * - pulls.ts: pull requests' heads and reviews, and GitHub's review decision from them;
+ * - pulls.ts: pull requests' heads, titles, state, comments and reviews, and GitHub's review decision from them;
+ * - rest-pulls.ts: REST updates of a pull request (closing it) and comments on it;
  * - branch-rules.ts: branch protection rules and rulesets (a branch's required checks), and their webhooks;
  * - gitlab.ts: GitLab's v4 API.
  */
@@ -29,7 +30,8 @@ import { BranchRules, type EmulatedRuleset, type ProtectionCheck, type RulesetCh
 import { Gitlab } from './gitlab';
 import { Graphql } from './graphql';
 import { fail, readBody, send, type Route, type RouteContext } from './http';
-import { Pulls, type ReviewRules, type ReviewState } from './pulls';
+import { type EmulatedPull, Pulls, type ReviewRules, type ReviewState } from './pulls';
+import { RestPulls } from './rest-pulls';
 import { RestRepos } from './rest-repos';
 import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedMembership, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
@@ -43,6 +45,7 @@ export class GitProviderEmulator extends EmulatorState {
   private readonly apps = new AppsOAuth(this);
   private readonly actions = new Actions(this);
   private readonly restRepos = new RestRepos(this, this.webhooks);
+  private readonly restPulls = new RestPulls(this, this.pulls, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
   private readonly branchRules = new BranchRules(this, this.webhooks);
@@ -58,6 +61,7 @@ export class GitProviderEmulator extends EmulatorState {
     ...this.actions.routes,
     ...this.branchRules.routes,
     ...this.restRepos.routes,
+    ...this.restPulls.routes,
     ...this.graphql.routes,
   ];
 
@@ -155,6 +159,14 @@ export class GitProviderEmulator extends EmulatorState {
   /** `login` reviews PR `number` (on `commitId`, by default the PR's head as the last pull_request event set it). */
   review(repository: string, number: number, login: string, state: ReviewState, commitId?: string): void {
     this.pulls.review(repository, number, login, state, commitId);
+  }
+
+  /**
+   * PR `number` of `repository` as the emulator keeps it (made, open, when new): its head, title,
+   * state and comments; a test sets the title a PR was opened with and reads what was done to it.
+   */
+  pull(repository: string, number: number, headSha?: string): EmulatedPull {
+    return this.pulls.pull(repository, number, headSha);
   }
 
   /** The repository's review rules (GitHub's defaults: a review required, stale approvals kept on a push). */

@@ -17,6 +17,10 @@ export interface EmulatedPull {
   number: number;
   headSha: string;
   reviews: { by: string; state: ReviewState; commitId: string }[];
+  title: string;
+  state: 'open' | 'closed';
+  /** The comments on the PR (its issue), oldest first. */
+  comments: { id: number; by: string; body: string; at: string }[];
 }
 
 /** The review rules of a repository the emulator models (GitHub's defaults: a review required, stale approvals kept). */
@@ -36,10 +40,15 @@ export class Pulls {
     const key = `${repository.toLowerCase()}#${number}`;
     let pull = this.pulls.get(key);
     if (!pull) {
-      pull = { number, headSha: headSha ?? '', reviews: [] };
+      pull = { number, headSha: headSha ?? '', reviews: [], title: `Pull request #${number}`, state: 'open', comments: [] };
       this.pulls.set(key, pull);
     }
     return pull;
+  }
+
+  /** The PR's title, or undefined when the emulator has no such PR. */
+  titleOf(repository: string, number: number): string | undefined {
+    return this.pulls.get(`${repository.toLowerCase()}#${number}`)?.title;
   }
 
   /** A push to the PR's head branch: its head moves (the `synchronize` webhook follows). */
