@@ -13,6 +13,8 @@ import { buildOpenApiDocument } from '@/common/swagger/swagger';
 import { ApiKeyErrors } from '@/modules/api-keys/api-keys.errors';
 import { Permission } from '@/common/auth/permissions';
 import { MergeQueueErrors } from '@/modules/merge-queues/merge-queues.errors';
+import { GitProviderErrors } from '@/modules/git-providers/git-providers.errors';
+import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
 import { ExecutionEnvironmentErrors } from '@/modules/execution-environments/execution-environments.errors';
 import { ProjectErrors } from '@/modules/projects/projects.errors';
 import { ServiceAccountErrors } from '@/modules/service-accounts/service-accounts.errors';
@@ -209,9 +211,34 @@ describe('OpenAPI document and Swagger UI', () => {
       'patch /merge-queues/{id}/settings',
       {
         403: [AuthErrors.FORBIDDEN],
-        404: [MergeQueueErrors.NOT_FOUND],
+        // GitHub no longer knowing the repository, when requiredChecksFrom: branchProtection reads it.
+        404: [MergeQueueErrors.NOT_FOUND, GitProviderErrors.REPOSITORY_NOT_FOUND],
         409: [MergeQueueErrors.REVISION_MISMATCH],
-        422: [MergeQueueErrors.INVALID_SETTINGS],
+        422: [
+          MergeQueueErrors.INVALID_SETTINGS,
+          MergeQueueErrors.CHECKS_FROM_GITHUB,
+          MergeQueueErrors.NO_CHECKS_ON_GITHUB,
+          CodeSourceErrors.INTEGRATION_NOT_FOUND,
+          GitProviderErrors.REQUEST_REJECTED,
+          GitProviderErrors.HOST_REFUSED,
+          GitProviderErrors.HOST_UNRESOLVED,
+        ],
+      },
+    ],
+    [
+      'post /merge-queues/{id}/settings/required-checks/refresh',
+      {
+        403: [AuthErrors.FORBIDDEN],
+        404: [MergeQueueErrors.NOT_FOUND, GitProviderErrors.REPOSITORY_NOT_FOUND],
+        409: undefined,
+        422: [
+          MergeQueueErrors.CHECKS_NOT_FROM_GITHUB,
+          MergeQueueErrors.NO_CHECKS_ON_GITHUB,
+          CodeSourceErrors.INTEGRATION_NOT_FOUND,
+          GitProviderErrors.REQUEST_REJECTED,
+          GitProviderErrors.HOST_REFUSED,
+          GitProviderErrors.HOST_UNRESOLVED,
+        ],
       },
     ],
     ['delete /api-keys/{id}', { 403: [AuthErrors.FORBIDDEN], 404: [ApiKeyErrors.NOT_FOUND] }],

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { execute, GraphQLError, Kind, parse, validate, type FieldNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import { commit, git } from '@test/support/git-repos';
 import { GitHubAppInstallations } from '@/modules/git-providers/github-app';
+import { GitHubBranchRules } from '@/modules/git-providers/github-branch-rules';
 import { GitHubClient } from '@/modules/git-providers/github.provider';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
 import { GitProviderEmulator } from './emulator';
@@ -247,6 +248,47 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     emulator.review('octo/widgets', 7, 'dev', 'APPROVED');
     expect(await mq.reviewDecision(7)).toEqual({ decision: 'APPROVED', headSha: a });
     expect(await mq.reviewDecision(999)).toBeNull();
+
+    // What GitHub requires on a branch (a queue with requiredChecksFrom: branchProtection): the
+    // protection rule through the branch (read access), the rulesets' rules; each change a webhook.
+    const rules = new GitHubBranchRules(client.api, 'octo/widgets');
+    expect(await rules.requirements('main')).toEqual({ protection: null, rules: [] });
+    await emulator.setBranchProtection('octo/widgets', 'main', [{ context: 'build' }]);
+    await emulator.setBranchProtection('octo/widgets', 'main', [{ context: 'build', appId: 15368 }, { context: 'lint' }]);
+    const { ruleset } = await emulator.setRuleset('octo/widgets', {
+      name: 'checks',
+      include: ['~DEFAULT_BRANCH'],
+      checks: [{ context: 'e2e', integrationId: 42 }],
+    });
+    await emulator.setRuleset('octo/widgets', {
+      id: ruleset.id,
+      name: 'checks',
+      include: ['refs/heads/main'],
+      checks: [{ context: 'e2e', integrationId: 42 }, { context: 'docs' }],
+    });
+    expect(await rules.requirements('main')).toEqual({
+      protection: {
+        enforcement_level: 'non_admins',
+        contexts: ['build', 'lint'],
+        checks: [
+          { context: 'build', app_id: 15368 },
+          { context: 'lint', app_id: null },
+        ],
+      },
+      rules: [
+        {
+          type: 'required_status_checks',
+          parameters: { strict_required_status_checks_policy: false, required_status_checks: [{ context: 'e2e', integration_id: 42 }, { context: 'docs' }] },
+          ruleset_source_type: 'Repository',
+          ruleset_source: 'octo/widgets',
+          ruleset_id: ruleset.id,
+        },
+      ],
+    });
+    await expect(rules.requirements('no-such-branch')).rejects.toMatchObject({ kind: 'not_found' });
+    await emulator.removeBranchProtection('octo/widgets', 'main');
+    await emulator.deleteRuleset('octo/widgets', ruleset.id);
+    expect(await rules.requirements('main')).toEqual({ protection: null, rules: [] });
     await settled();
   }
 
@@ -328,6 +370,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       ['repos/compare-commits-with-basehead', 404],
       ['repos/merge', 204],
       ['repos/merge', 409],
+      ['repos/get-branch', 404],
       ['pulls/update', 200],
       ['issues/create-comment', 201],
       ['issues/create-comment', 404],
@@ -435,12 +478,18 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     );
     expect(problems).toEqual([]);
     expect([...counts.keys()].sort()).toEqual([
+      'branch-protection-rule-created',
+      'branch-protection-rule-deleted',
+      'branch-protection-rule-edited',
       'check-run-completed',
       'check-run-created',
       'pull-request-closed',
       'pull-request-opened',
       'pull-request-synchronize',
       'push',
+      'repository-ruleset-created',
+      'repository-ruleset-deleted',
+      'repository-ruleset-edited',
       'status',
     ]);
   });

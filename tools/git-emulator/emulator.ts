@@ -19,12 +19,14 @@
  * - webhooks.ts: building, signing and posting webhook deliveries;
  * - pulls.ts: pull requests' heads, titles, state, comments and reviews, and GitHub's review decision from them;
  * - rest-pulls.ts: REST updates of a pull request (closing it) and comments on it;
+ * - branch-rules.ts: branch protection rules and rulesets (a branch's required checks), and their webhooks;
  * - gitlab.ts: GitLab's v4 API.
  */
 import http from 'node:http';
 import { rmSync } from 'node:fs';
 import { Actions } from './actions';
 import { AppsOAuth } from './apps-oauth';
+import { BranchRules, type EmulatedRuleset, type ProtectionCheck, type RulesetCheck } from './branch-rules';
 import { Gitlab } from './gitlab';
 import { Graphql } from './graphql';
 import { fail, readBody, send, type Route, type RouteContext } from './http';
@@ -46,6 +48,7 @@ export class GitProviderEmulator extends EmulatorState {
   private readonly restPulls = new RestPulls(this, this.pulls, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
+  private readonly branchRules = new BranchRules(this, this.webhooks);
   /** Every GitHub route, in the order they are tried. */
   private readonly routes: Route[] = [
     {
@@ -56,6 +59,7 @@ export class GitProviderEmulator extends EmulatorState {
     },
     ...this.apps.routes,
     ...this.actions.routes,
+    ...this.branchRules.routes,
     ...this.restRepos.routes,
     ...this.restPulls.routes,
     ...this.graphql.routes,
@@ -195,6 +199,38 @@ export class GitProviderEmulator extends EmulatorState {
   /** A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from outside). */
   push(repository: string, ref: string, before: string, after: string, pusher = 'someone', options: { commits?: number } = {}): Promise<EmulatedDelivery> {
     return this.webhooks.push(repository, ref, before, after, pusher, options);
+  }
+
+  // ------------------------------------------------------------------ branch protection and rulesets
+
+  /**
+   * The protection rule of `branch` requires `checks` (each with the GitHub App expected to send it,
+   * or none: any source); sends `branch_protection_rule` created or edited.
+   */
+  setBranchProtection(repository: string, branch: string, checks: ProtectionCheck[]): Promise<EmulatedDelivery | undefined> {
+    return this.branchRules.setProtection(repository, branch, checks);
+  }
+
+  /** Deletes the protection rule of `branch`; sends `branch_protection_rule` deleted. */
+  removeBranchProtection(repository: string, branch: string): Promise<EmulatedDelivery | undefined> {
+    return this.branchRules.removeProtection(repository, branch);
+  }
+
+  /**
+   * Creates a repository ruleset requiring `checks` on the branches `include` names
+   * (`refs/heads/main`, `~DEFAULT_BRANCH`, `~ALL`), or replaces ruleset `id`; sends
+   * `repository_ruleset` created or edited.
+   */
+  setRuleset(
+    repository: string,
+    ruleset: { id?: number; name: string; include: string[]; checks: RulesetCheck[]; enforcement?: EmulatedRuleset['enforcement'] },
+  ): Promise<{ ruleset: EmulatedRuleset; delivery?: EmulatedDelivery }> {
+    return this.branchRules.setRuleset(repository, ruleset);
+  }
+
+  /** Deletes ruleset `id`; sends `repository_ruleset` deleted. */
+  deleteRuleset(repository: string, id: number): Promise<EmulatedDelivery | undefined> {
+    return this.branchRules.deleteRuleset(repository, id);
   }
 
   // ------------------------------------------------------------------ HTTP

@@ -43,6 +43,14 @@ const PROVIDER_LOOKUP_ERRORS = [
   ...PROVIDER_CALL_ERRORS,
 ];
 
+/** Reading GitHub's required checks (requiredChecksFrom: branchProtection): the code source's integration and GitHub's answers. */
+const GITHUB_CHECKS_READ_ERRORS = [
+  CodeSourceErrors.INTEGRATION_NOT_FOUND,
+  GitProviderErrors.INTEGRATION_NEEDS_ATTENTION,
+  GitProviderErrors.REPOSITORY_NOT_FOUND,
+  ...PROVIDER_CALL_ERRORS,
+];
+
 @ApiTags('merge-queues')
 @Controller('merge-queues')
 export class MergeQueuesController {
@@ -53,7 +61,8 @@ export class MergeQueuesController {
   @ApiOperation({
     summary: 'Create a merge queue',
     description:
-      "One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source's integration, whose token needs write access to the repository's contents); GITLAB is refused with a 422.",
+      "One queue per repository and base ref. The base ref must exist in the code source. LOCAL_GIT, GITHUB and GITHUB_ENTERPRISE code sources are supported (GitHub through the code source's integration, whose token needs write access to the repository's contents); GITLAB is refused with a 422. " +
+      'With `settings.requiredChecksFrom: branchProtection` (GitHub only) `requiredChecks` is omitted: the checks GitHub requires on the base branch (its protection rule and rulesets) are read now, a 422 when it requires none.',
   })
   @ApiDataResponse(MergeQueueDto, { status: 201 })
   @ApiErrors(
@@ -63,6 +72,8 @@ export class MergeQueuesController {
     MergeQueueErrors.INVALID_SETTINGS,
     MergeQueueErrors.ALREADY_EXISTS,
     MergeQueueErrors.QUEUE_LIMIT_REACHED,
+    MergeQueueErrors.NO_CHECKS_ON_GITHUB,
+    MergeQueueErrors.CHECKS_FROM_GITHUB,
     CodeSourceErrors.NOT_IN_INSTALLATION,
     ...PROVIDER_LOOKUP_ERRORS,
   )
@@ -104,6 +115,7 @@ export class MergeQueuesController {
     MergeQueueErrors.INVALID_SETTINGS,
     MergeQueueErrors.ALREADY_EXISTS,
     MergeQueueErrors.REVISION_MISMATCH,
+    MergeQueueErrors.CHECKS_FROM_GITHUB,
     ...PROVIDER_LOOKUP_ERRORS,
   )
   async update(
@@ -121,7 +133,8 @@ export class MergeQueuesController {
     summary: "A merge queue's own settings",
     description:
       'The required checks with where each must come from (`source`, `app`), what a push to a queued PR does (`onHeadPush`) and whether skipped or neutral checks pass (`skippedPasses`). ' +
-      "The planner's tunables (batch bounds, parallelism, timeouts, path groups) are on the queue itself (PATCH /merge-queues/{id}).",
+      "The planner's tunables (batch bounds, parallelism, timeouts, path groups) are on the queue itself (PATCH /merge-queues/{id}). " +
+      'With `requiredChecksFrom: branchProtection` each required check lists the GitHub rules that require it (`from`: the protection rule, rulesets), and `requiredChecksRead` says when GitHub was last read and the last read that failed.',
   })
   @ApiDataResponse(MergeQueueSettingsDto)
   @ApiErrors(MergeQueueErrors.NOT_FOUND)
@@ -139,7 +152,14 @@ export class MergeQueuesController {
       'On a queue whose CI reports by commit status, set `{name, source: "status"}`: until then its statuses do not count, the candidate fails at the check timeout with the reason, and each status not counted is in the events.',
   })
   @ApiDataResponse(MergeQueueSettingsDto)
-  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.INVALID_SETTINGS, MergeQueueErrors.REVISION_MISMATCH)
+  @ApiErrors(
+    MergeQueueErrors.NOT_FOUND,
+    MergeQueueErrors.INVALID_SETTINGS,
+    MergeQueueErrors.REVISION_MISMATCH,
+    MergeQueueErrors.CHECKS_FROM_GITHUB,
+    MergeQueueErrors.NO_CHECKS_ON_GITHUB,
+    ...GITHUB_CHECKS_READ_ERRORS,
+  )
   async updateSettings(
     @CurrentPrincipal() principal: Principal,
     @Param('id') id: string,
@@ -147,6 +167,23 @@ export class MergeQueuesController {
     @Headers('if-match') ifMatch?: string,
   ) {
     return { data: await this.queues.updateSettings(principal, id, body.data, ifMatch) };
+  }
+
+  @Post(':id/settings/required-checks/refresh')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueuesOperate)
+  @ApiOperation({
+    summary: 'Read the checks GitHub requires again',
+    description:
+      'For a queue with `requiredChecksFrom: branchProtection`: reads the checks GitHub requires on the base branch (its protection rule and the rulesets that apply to it) now, as the `branch_protection_rule` and `repository_ruleset` webhooks do, ' +
+      'and answers with the settings. New names go through the planner as a PATCH of `requiredChecks` does (batches not already landing are withdrawn). ' +
+      "A read that fails keeps the last known checks, is recorded in the events and in the settings' `requiredChecksRead.failed`, and answers as the provider failed (502, 503, 424...); GitHub requiring no check keeps them too and is a 422. " +
+      'A queue whose checks come from its settings is a 422.',
+  })
+  @ApiDataResponse(MergeQueueSettingsDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.CHECKS_NOT_FROM_GITHUB, MergeQueueErrors.NO_CHECKS_ON_GITHUB, ...GITHUB_CHECKS_READ_ERRORS)
+  async refreshRequiredChecks(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return { data: await this.queues.refreshRequiredChecks(principal, id) };
   }
 
   @Get(':id/chain')

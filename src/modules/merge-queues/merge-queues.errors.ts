@@ -21,4 +21,13 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   QUEUE_LIMIT_REACHED: [422, 'The organization has as many merge queues as this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).'],
   CHECK_NOT_REQUIRED: [422, "The check is not one of the queue's required checks."],
   CHECK_SOURCE_BOUND: [422, "The check is bound to a GitHub App in the queue's settings: only that app's check runs count for it."],
+  NO_CHECKS_ON_GITHUB: [
+    422,
+    "GitHub requires no check on the queue's base branch (neither its protection rule nor a ruleset): require one on GitHub, or give requiredChecks with requiredChecksFrom: settings.",
+  ],
+  CHECKS_FROM_GITHUB: [
+    422,
+    "The queue's required checks come from GitHub (requiredChecksFrom: branchProtection); set requiredChecksFrom: settings to set them by hand.",
+  ],
+  CHECKS_NOT_FROM_GITHUB: [422, "The queue's required checks come from its settings, not from GitHub (requiredChecksFrom: settings)."],
 });

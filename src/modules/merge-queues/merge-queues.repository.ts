@@ -47,10 +47,17 @@ export class MergeQueuesRepository {
    */
   async create(
     actor: Principal,
-    data: { organizationId: string; repositoryId: string; baseRef: string; state: MergeQueueState; policy: Record<string, unknown> },
+    data: {
+      organizationId: string;
+      repositoryId: string;
+      baseRef: string;
+      state: MergeQueueState;
+      policy: Record<string, unknown>;
+      requiredChecksRead?: Record<string, unknown>;
+    },
     limit: number,
   ): Promise<QueueView> {
-    const { organizationId, repositoryId, baseRef, state, policy } = data;
+    const { organizationId, repositoryId, baseRef, state, policy, requiredChecksRead } = data;
     return this.prisma.$transaction(async (tx) => {
       // The organization's row serializes creations, so two at once cannot both take the last place.
       await tx.$queryRaw`SELECT id FROM "Organization" WHERE id = ${organizationId} FOR UPDATE`;
@@ -71,6 +78,7 @@ export class MergeQueuesRepository {
           settings: state.config as unknown as Prisma.InputJsonObject,
           plannerState: documentOf(state),
           policy: policy as Prisma.InputJsonObject,
+          ...(requiredChecksRead !== undefined && { requiredChecksRead: requiredChecksRead as Prisma.InputJsonObject }),
         },
       });
       await new QueueTransaction(tx, this.audit, queue.id, organizationId).audit(actor, {
@@ -115,6 +123,25 @@ export class MergeQueuesRepository {
     return [...concerned.map((q) => ({ ...q, concerned: true })), ...others.map((q) => ({ ...q, concerned: false }))]
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
       .map(({ createdAt: _createdAt, ...q }) => q);
+  }
+
+  /**
+   * The organization's queues whose required checks come from branch protection, of one repository
+   * connected through `integrationId` (GitHub's id of it), or of every repository of the integration
+   * when none is named (an organization ruleset), oldest first.
+   */
+  async branchProtectionQueues(organizationId: string, integrationId: string, repositoryId: string | undefined, atMost: number): Promise<string[]> {
+    const rows = await this.prisma.mergeQueue.findMany({
+      where: {
+        organizationId,
+        repository: { integrationId, ...(repositoryId !== undefined && { foreignId: repositoryId }) },
+        policy: { path: ['requiredChecksFrom'], equals: 'branchProtection' },
+      },
+      select: { id: true },
+      orderBy: { createdAt: 'asc' },
+      take: atMost,
+    });
+    return rows.map((r) => r.id);
   }
 
   /** Another queue of the repository that has `baseRef` as its base ref or is moving to it (`except`: the queue asking). */

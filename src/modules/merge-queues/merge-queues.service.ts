@@ -36,7 +36,9 @@ import {
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
+import { bindingsFromGithub, type GithubRequiredCheck, requiredChecksReadOf } from './policy/github-required-checks';
 import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
+import { type RefreshResult, RequiredChecksFromGithub } from './required-checks/required-checks-from-github';
 import {
   checkedConfig,
   checkReportFit,
@@ -72,6 +74,7 @@ export class MergeQueuesService {
     private readonly writer: MergeQueueWriter,
     private readonly gits: MergeQueueGits,
     private readonly paths: MergeQueuePaths,
+    private readonly githubChecks: RequiredChecksFromGithub,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -101,9 +104,15 @@ export class MergeQueuesService {
         metadata: { baseRef: dto.baseRef },
         details: [invalidFields([`data.baseRef: ${dto.baseRef} is not a branch of the repository`])],
       });
+    // requiredChecksFrom: branchProtection reads the checks GitHub requires on the base branch now.
+    const fromGithub =
+      dto.settings?.requiredChecksFrom === 'branchProtection'
+        ? await this.githubChecksAt(source, dto.baseRef, 'data.settings.requiredChecksFrom', dto.requiredChecks)
+        : undefined;
+    const github = fromGithub && bindingsFromGithub(fromGithub);
     let state;
     try {
-      state = createMergeQueueState({ baseSha, config: plannerSettings(dto) });
+      state = createMergeQueueState({ baseSha, config: plannerSettings({ ...dto, ...(github && { requiredChecks: github.names }) }) });
     } catch (error) {
       throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data: ${(error as Error).message}`])] });
     }
@@ -116,7 +125,11 @@ export class MergeQueuesService {
             repositoryId: source.id,
             baseRef: dto.baseRef,
             state,
-            policy: storedPolicy({ ...DEFAULT_POLICY, ...definedOf(dto.settings ?? {}) }, state.config.requiredChecks),
+            policy: storedPolicy(
+              { ...DEFAULT_POLICY, ...definedOf(dto.settings ?? {}), ...(github && { checkSources: github.checkSources }) },
+              state.config.requiredChecks,
+            ),
+            ...(fromGithub && { requiredChecksRead: { ...RequiredChecksFromGithub.readDocument(fromGithub, new Date()) } }),
           },
           this.config.mergeQueues.maxPerOrganization,
         ),
@@ -166,6 +179,7 @@ export class MergeQueuesService {
           if (expected !== undefined && row.revision.toString() !== expected) {
             throw new AppError(MergeQueueErrors.REVISION_MISMATCH, { metadata: { expected, revision: row.revision.toString() } });
           }
+          if (dto.requiredChecks !== undefined && policyOf(row.policy).requiredChecksFrom === 'branchProtection') throw checksFromGithub('data.requiredChecks');
           try {
             checkedConfig({ ...state.config, ...settings });
           } catch (error) {
@@ -198,6 +212,11 @@ export class MergeQueuesService {
       });
       // Entries without kept paths (queued before the groups) get theirs asked by the worker.
       if (dto.pathGroups?.length) await this.paths.ask(id, view!.row.revision.toString());
+      // Checks from GitHub follow the queue to its new branch (a read that fails keeps them, and says so in the events).
+      if (newRef !== undefined && policyOf(view!.row.policy).requiredChecksFrom === 'branchProtection') {
+        const refreshed = await this.githubChecks.refresh(principal.organizationId, id, { kind: 'api', actor: principal.actorId });
+        if (refreshed.changed) return render(await this.repository.findView(principal.organizationId, id));
+      }
       return render(view!);
     } catch (error) {
       if (newRef !== undefined && (isUniqueViolation(error, 'baseRef') || isUniqueViolation(error, 'pendingBaseRef')))
@@ -209,7 +228,54 @@ export class MergeQueuesService {
   /** The queue's own settings: its required checks with their sources, onHeadPush, skippedPasses. */
   async settings(principal: Principal, id: string): Promise<MergeQueueSettingsDto> {
     const row = await this.repository.find(principal.organizationId, id);
-    return settingsDto((row.settings as { requiredChecks: string[] }).requiredChecks, policyOf(row.policy));
+    return settingsDto((row.settings as { requiredChecks: string[] }).requiredChecks, policyOf(row.policy), row.requiredChecksRead);
+  }
+
+  /**
+   * Reads the checks GitHub requires on the queue's base branch again and applies them
+   * (RequiredChecksFromGithub.refresh): a queue whose checks come from its settings is a 422; a
+   * read that fails keeps the last known checks, is recorded in the events and the settings, and
+   * answers as a provider failure does (502, 503...); GitHub requiring nothing is a 422.
+   */
+  async refreshRequiredChecks(principal: Principal, id: string): Promise<MergeQueueSettingsDto> {
+    const row = await this.repository.find(principal.organizationId, id);
+    if (policyOf(row.policy).requiredChecksFrom !== 'branchProtection')
+      throw new AppError(MergeQueueErrors.CHECKS_NOT_FROM_GITHUB, { metadata: { id, requiredChecksFrom: policyOf(row.policy).requiredChecksFrom } });
+    const result: RefreshResult = await this.githubChecks.refresh(principal.organizationId, id, { kind: 'api', actor: principal.actorId });
+    if (!result.read) {
+      const failure = result.failure;
+      if (failure instanceof AppError) throw failure;
+      if (failure instanceof ProviderFailure) throw providerError(failure, 'in-use');
+      throw new AppError(MergeQueueErrors.NO_CHECKS_ON_GITHUB, { message: result.note, metadata: { id, baseRef: row.baseRef } });
+    }
+    return this.settings(principal, id);
+  }
+
+  /**
+   * The checks GitHub requires on `branch` (creating a queue, or setting requiredChecksFrom:
+   * branchProtection): a 422 naming `field` for a code source not on GitHub, for checks given by
+   * hand beside it, and when GitHub requires none; a provider failure answers as everywhere.
+   */
+  private async githubChecksAt(source: CodeSource, branch: string, field: string, handSet?: unknown): Promise<GithubRequiredCheck[]> {
+    if (handSet !== undefined) throw checksFromGithub(field.replace(/settings\.requiredChecksFrom$|requiredChecksFrom$/, 'requiredChecks'));
+    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE')
+      throw new AppError(MergeQueueErrors.INVALID_SETTINGS, {
+        message: 'Only a GitHub queue can take its required checks from branch protection.',
+        details: [invalidFields([`${field}: branchProtection needs a GitHub code source (this one is ${source.provider})`])],
+      });
+    let checks: GithubRequiredCheck[];
+    try {
+      ({ checks } = await this.githubChecks.read(source, branch));
+    } catch (error) {
+      if (error instanceof ProviderFailure) throw providerError(error, 'in-use');
+      throw error;
+    }
+    if (checks.length === 0)
+      throw new AppError(MergeQueueErrors.NO_CHECKS_ON_GITHUB, {
+        metadata: { baseRef: branch },
+        details: [invalidFields([`${field}: GitHub requires no check on ${branch} (neither its protection rule nor a ruleset)`])],
+      });
+    return checks;
   }
 
   /**
@@ -226,6 +292,14 @@ export class MergeQueuesService {
     } catch (error) {
       throw new AppError(MergeQueueErrors.INVALID_SETTINGS, { details: [invalidFields([`data.${(error as Error).message}`])] });
     }
+    // Setting requiredChecksFrom: branchProtection reads GitHub's checks now (before the lock), and they replace the queue's.
+    let fromGithub: GithubRequiredCheck[] | undefined;
+    if (dto.requiredChecksFrom === 'branchProtection') {
+      const queue = await this.repository.find(principal.organizationId, id);
+      fromGithub = await this.githubChecksAt(queue.repository, queue.pendingBaseRef ?? queue.baseRef, 'data.requiredChecksFrom', dto.requiredChecks);
+      bindings = bindingsFromGithub(fromGithub);
+    }
+    const readAt = new Date();
     const { result } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -233,6 +307,9 @@ export class MergeQueuesService {
         if (expected !== undefined && row.revision.toString() !== expected) {
           throw new AppError(MergeQueueErrors.REVISION_MISMATCH, { metadata: { expected, revision: row.revision.toString() } });
         }
+        // Checks by hand while they come from GitHub (and the request does not change that).
+        if (dto.requiredChecks !== undefined && dto.requiredChecksFrom === undefined && policyOf(row.policy).requiredChecksFrom === 'branchProtection')
+          throw checksFromGithub('data.requiredChecks');
         if (!bindings || JSON.stringify(bindings.names) === JSON.stringify(state.config.requiredChecks)) return [];
         try {
           checkedConfig({ ...state.config, requiredChecks: bindings.names });
@@ -254,8 +331,13 @@ export class MergeQueuesService {
           requiredChecksFrom: dto.requiredChecksFrom ?? before.requiredChecksFrom,
         };
         const stored = storedPolicy(policy, applied.state.config.requiredChecks);
-        await q.setQueueFields({ settings: applied.state.config as unknown as Prisma.InputJsonObject, policy: stored as Prisma.InputJsonObject });
-        const shown = settingsDto(applied.state.config.requiredChecks, policyOf(stored));
+        const read = fromGithub ? RequiredChecksFromGithub.readDocument(fromGithub, readAt) : queue.row.requiredChecksRead;
+        await q.setQueueFields({
+          settings: applied.state.config as unknown as Prisma.InputJsonObject,
+          policy: stored as Prisma.InputJsonObject,
+          ...(fromGithub && { requiredChecksRead: read as unknown as Prisma.InputJsonObject }),
+        });
+        const shown = settingsDto(applied.state.config.requiredChecks, policyOf(stored), read);
         if (applied.changed || JSON.stringify(stored) !== JSON.stringify(storedPolicy(before, applied.before.config.requiredChecks))) {
           await q.audit(principal, {
             action: AuditAction.MergeQueueUpdated,
@@ -579,9 +661,22 @@ function entryDto(row: EntryView | null | undefined, entryId: string): MergeQueu
   return toMergeQueueEntryDto(row);
 }
 
-function settingsDto(requiredChecks: readonly string[], policy: QueuePolicy): MergeQueueSettingsDto {
+/** A 422 naming `field`: the required checks come from GitHub and are not set by hand. */
+function checksFromGithub(field: string): AppError {
+  return new AppError(MergeQueueErrors.CHECKS_FROM_GITHUB, {
+    details: [
+      invalidFields([`${field}: the required checks come from GitHub (requiredChecksFrom: branchProtection); set requiredChecksFrom: settings to set them`]),
+    ],
+  });
+}
+
+/** The settings resource; with branchProtection each check says which GitHub rules require it, and when GitHub was last read. */
+function settingsDto(requiredChecks: readonly string[], policy: QueuePolicy, storedRead?: unknown): MergeQueueSettingsDto {
+  const read = policy.requiredChecksFrom === 'branchProtection' ? requiredChecksReadOf(storedRead) : null;
+  const origins = new Map((read?.checks ?? []).map((c) => [c.name, c.from]));
   return {
-    requiredChecks: requiredCheckSettings(requiredChecks, policy),
+    requiredChecks: requiredCheckSettings(requiredChecks, policy).map((c) => (read ? { ...c, from: origins.get(c.name) ?? [] } : c)),
+    ...(read && { requiredChecksRead: { ...(read.readAt !== undefined && { readAt: read.readAt }), ...(read.failed && { failed: read.failed }) } }),
     onHeadPush: policy.onHeadPush,
     skippedPasses: policy.skippedPasses,
     mergeMethod: policy.mergeMethod,

@@ -21,6 +21,8 @@ describe('github-delivery', () => {
     expect(eventTimeOf('status', { updated_at: at })).toBe(ms);
     expect(eventTimeOf('push', { repository: { pushed_at: ms / 1000 } })).toBe(ms);
     expect(eventTimeOf('installation', { installation: { updated_at: '2026-11-01T00:00:00Z', suspended_at: at } })).toBe(ms);
+    expect(eventTimeOf('branch_protection_rule', { rule: { updated_at: at } })).toBe(ms);
+    expect(eventTimeOf('repository_ruleset', { repository_ruleset: { updated_at: at } })).toBe(ms);
     expect(eventTimeOf('ping', { hook: { updated_at: at } })).toBeUndefined();
     expect(eventTimeOf('pull_request', { pull_request: { updated_at: 'yesterday' } })).toBeUndefined();
   });

@@ -66,6 +66,8 @@ function timeOf(v: unknown): number | undefined {
  * | status         | `updated_at`                                   |
  * | push           | `repository.pushed_at` (epoch seconds)         |
  * | installation   | `installation.updated_at` / `suspended_at`, the later |
+ * | branch_protection_rule | `rule.updated_at`                      |
+ * | repository_ruleset | `repository_ruleset.updated_at`            |
  *
  * Undefined for other events (ignored, nothing to replay) and when the field is absent: GitHub always
  * sends it, so a delivery without it was never one of GitHub's and cannot be a captured one replayed.
@@ -90,6 +92,10 @@ export function eventTimeOf(event: string, payload: unknown): number | undefined
       const times = [timeOf(installation?.updated_at), timeOf(installation?.suspended_at)].filter((t): t is number => t !== undefined);
       return times.length > 0 ? Math.max(...times) : undefined;
     }
+    case 'branch_protection_rule':
+      return timeOf(obj(p?.rule)?.updated_at);
+    case 'repository_ruleset':
+      return timeOf(obj(p?.repository_ruleset)?.updated_at);
     default:
       return undefined;
   }

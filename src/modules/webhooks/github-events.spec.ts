@@ -110,4 +110,30 @@ describe(parseGithubEvent.name, () => {
     });
     expect(parseGithubEvent('installation', { action: 'unsuspend', installation: { id: 12 } }).kind).toBe('ignored');
   });
+
+  it('reads changes of branch protection and rulesets (GitHub’s branch_protection_rule examples) as a change of the required checks', () => {
+    const protection = examples.find((e) => e.name === 'branch_protection_rule')?.examples ?? [];
+    expect(protection.length).toBeGreaterThan(0);
+    for (const payload of protection) {
+      const action = (payload as { action: string }).action;
+      expect(parseGithubEvent('branch_protection_rule', payload)).toEqual({
+        kind: 'requiredChecksChanged',
+        repository: (payload as { repository: { full_name: string } }).repository.full_name,
+        reason: `branch protection rule ${(payload as { rule: { name: string } }).rule.name} ${action}`,
+      });
+    }
+    expect(parseGithubEvent('repository_ruleset', { action: 'edited', repository_ruleset: { id: 42 }, repository })).toEqual({
+      kind: 'requiredChecksChanged',
+      repository: 'acme/api',
+      reason: 'ruleset 42 edited',
+    });
+    // An organization's ruleset names no repository.
+    expect(parseGithubEvent('repository_ruleset', { action: 'deleted', repository_ruleset: { id: 7 } })).toEqual({
+      kind: 'requiredChecksChanged',
+      reason: 'ruleset 7 deleted',
+    });
+    expect(parseGithubEvent('branch_protection_configuration', { action: 'disabled', repository })).toMatchObject({ kind: 'requiredChecksChanged' });
+    expect(parseGithubEvent('branch_protection_rule', { action: 'edited', rule: { name: 'main' } }).kind).toBe('ignored');
+    expect(parseGithubEvent('repository_ruleset', { action: 'archived', repository_ruleset: { id: 1 }, repository }).kind).toBe('ignored');
+  });
 });

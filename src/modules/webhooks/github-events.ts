@@ -12,6 +12,14 @@
  * | push                          | a branch, not deleted                  | push (base may have moved)  |
  * | installation `deleted`        |                                        | installation gone (REVOKED) |
  * | installation `suspend`        |                                        | installation suspended      |
+ * | branch_protection_rule        | created / edited / deleted             | requiredChecksChanged       |
+ * | branch_protection_configuration | enabled / disabled                   | requiredChecksChanged       |
+ * | repository_ruleset            | created / edited / deleted             | requiredChecksChanged       |
+ *
+ * A `requiredChecksChanged` re-reads GitHub's required checks for every queue of the repository
+ * whose checks come from branch protection (the payload's rule is not trusted for the checks: its
+ * branch pattern and a ruleset's conditions are GitHub's to match). An organization ruleset's
+ * delivery names no repository: every such queue of the integration is read again.
  *
  * A `check` carries where it came from (`source`: a check run or suite with its app's id and slug,
  * or a commit status) and whether GitHub's conclusion was `skipped` or `neutral` (`state` is then
@@ -26,6 +34,7 @@ export type GithubEvent =
   | { kind: 'push'; repository: string; branch: string; after: string }
   | { kind: 'installationGone'; installationId: string; reason: string }
   | { kind: 'installationSuspended'; installationId: string; reason: string }
+  | { kind: 'requiredChecksChanged'; repository?: string; reason: string }
   | { kind: 'ignored'; reason: string };
 
 /** Conclusions GitHub counts as passing a required check. */
@@ -142,6 +151,21 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
       if (action === 'deleted') return { kind: 'installationGone', installationId, reason: `the GitHub App installation ${installationId} was deleted` };
       if (action === 'suspend') return { kind: 'installationSuspended', installationId, reason: `the GitHub App installation ${installationId} was suspended` };
       return ignored(`installation ${action ?? '(no action)'} is not acted on`);
+    }
+    case 'branch_protection_rule':
+    case 'branch_protection_configuration':
+    case 'repository_ruleset': {
+      const acted = event === 'branch_protection_configuration' ? ['enabled', 'disabled'] : ['created', 'edited', 'deleted'];
+      if (!action || !acted.includes(action)) return ignored(`${event} ${action ?? '(no action)'} is not acted on`);
+      // A branch protection rule always belongs to a repository; a ruleset may be the organization's.
+      if (!repository && event !== 'repository_ruleset') return ignored(`${event} without repository`);
+      const what =
+        event === 'repository_ruleset'
+          ? `ruleset ${String(obj(p.repository_ruleset)?.id ?? '?')} ${action}`
+          : event === 'branch_protection_rule'
+            ? `branch protection rule ${str(obj(p.rule)?.name) ?? '?'} ${action}`
+            : `branch protection ${action}`;
+      return { kind: 'requiredChecksChanged', ...(repository && { repository }), reason: what };
     }
     default:
       return ignored(`event ${event} is not acted on`);

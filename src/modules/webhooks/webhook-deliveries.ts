@@ -5,7 +5,8 @@ import { PrismaService } from '@/common/prisma/prisma.service';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { Prisma } from '@/generated/prisma/client';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
-import { MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/provider-events/provider-events';
+import { MAX_QUEUES_PER_DELIVERY, MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/provider-events/provider-events';
+import { RequiredChecksFromGithub } from '@/modules/merge-queues/required-checks/required-checks-from-github';
 import { routingOf } from './github-delivery';
 import { parseGithubEvent } from './github-events';
 
@@ -30,6 +31,7 @@ export class WebhookDeliveries {
     private readonly prisma: PrismaService,
     private readonly queues: MergeQueueProviderEvents,
     private readonly integrations: IntegrationsService,
+    private readonly requiredChecks: RequiredChecksFromGithub,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -44,7 +46,9 @@ export class WebhookDeliveries {
     const repositoryId = routing.repositoryId ?? '';
     const target = (repository: string) => ({ organizationId, integrationId, repository, repositoryId, source });
     let outcome: string;
-    if (event.kind !== 'ignored' && !event.kind.startsWith('installation') && routing.repositoryId === undefined) {
+    // An organization ruleset's delivery names no repository: every queue of the integration is concerned.
+    const repositoryless = event.kind === 'requiredChecksChanged' && event.repository === undefined;
+    if (event.kind !== 'ignored' && !event.kind.startsWith('installation') && !repositoryless && routing.repositoryId === undefined) {
       await this.done(delivery, 'ignored: the delivery names no repository id');
       return 'ignored: the delivery names no repository id';
     }
@@ -66,6 +70,18 @@ export class WebhookDeliveries {
       case 'push':
         outcome = summary(await this.queues.basePushed(target(event.repository), event.branch, event.after));
         break;
+      case 'requiredChecksChanged': {
+        const results = await this.requiredChecks.refreshRepository(
+          { organizationId, integrationId, ...(!repositoryless && { repositoryId }) },
+          { kind: 'webhook', deliveryId: delivery.deliveryId, event: source.event },
+          MAX_QUEUES_PER_DELIVERY,
+        );
+        outcome =
+          results.length === 0
+            ? `ignored: ${event.reason}; no merge queue takes its checks from branch protection`
+            : `${event.reason}: ${results.map((r) => `${r.queueId}: ${r.changed ? 'applied' : 'unchanged'} (${r.note})`).join('; ')}`;
+        break;
+      }
       case 'installationGone':
       case 'installationSuspended': {
         const integration = await this.integrations.find(organizationId, integrationId);

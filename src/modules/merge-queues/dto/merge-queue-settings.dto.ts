@@ -25,6 +25,24 @@ const SOURCE_DESCRIPTION =
   'A result from another source is recorded in the events and changes nothing; `POST .../checks` reports count for every check except one bound to an app.';
 const APP_DESCRIPTION = 'The GitHub App whose check runs alone count: its id (digits) or slug (e.g. `github-actions`). Only with `source: checkRun`';
 
+export const CHECK_ORIGIN_KINDS = ['branchProtection', 'ruleset'] as const;
+
+/** Where GitHub requires a check (requiredChecksFrom: branchProtection). */
+export class RequiredCheckOriginDto {
+  @ApiProperty({
+    enum: CHECK_ORIGIN_KINDS,
+    description: "`branchProtection`: the base branch's protection rule. `ruleset`: a ruleset that applies to the base branch",
+  })
+  kind: (typeof CHECK_ORIGIN_KINDS)[number];
+  @ApiPropertyOptional({ type: 'integer', description: "The ruleset's id on GitHub (kind `ruleset`)", example: 42 })
+  rulesetId?: number;
+  @ApiPropertyOptional({
+    description: 'Where the ruleset is defined: the repository (`owner/name`) or the organization (kind `ruleset`)',
+    example: 'octo/widgets',
+  })
+  rulesetSource?: string;
+}
+
 export class RequiredCheckSettingDto {
   @ApiProperty({ description: 'The check name, as CI reports it', pattern: CHECK_NAME.source, maxLength: 100, example: 'ci' })
   name: string;
@@ -32,6 +50,30 @@ export class RequiredCheckSettingDto {
   source: CheckSourceKind;
   @ApiPropertyOptional({ description: APP_DESCRIPTION, pattern: APP.source, example: 'github-actions' })
   app?: string;
+  @ApiPropertyOptional({
+    type: [RequiredCheckOriginDto],
+    description: 'With `requiredChecksFrom: branchProtection`: every GitHub rule that requires the check (its protection rule, rulesets). Absent otherwise',
+  })
+  from?: RequiredCheckOriginDto[];
+}
+
+/** A read of GitHub's required checks that failed (the last known checks are kept). */
+export class RequiredChecksReadFailureDto {
+  @ApiProperty({ format: 'date-time' })
+  at: string;
+  @ApiProperty({ description: 'Why: GitHub could not be read, or it requires no check on the branch' })
+  reason: string;
+}
+
+/** When the queue last read GitHub's required checks (requiredChecksFrom: branchProtection). */
+export class RequiredChecksReadDto {
+  @ApiPropertyOptional({ format: 'date-time', description: 'When GitHub last answered with the checks shown' })
+  readAt?: string;
+  @ApiPropertyOptional({
+    type: RequiredChecksReadFailureDto,
+    description: 'The last read that failed, when newer than `readAt`; the checks shown are the last known ones',
+  })
+  failed?: RequiredChecksReadFailureDto;
 }
 
 export class RequiredCheckInputDto {
@@ -66,7 +108,9 @@ const REQUIRE_APPROVAL_DESCRIPTION =
   "A PR enqueued from GitHub (label or comment) must have GitHub's review decision APPROVED on its head (default true). API enqueues are not affected";
 const REQUIRED_CHECKS_FROM_DESCRIPTION =
   "Where the required checks come from. `settings` (the default): `requiredChecks` as set here. `branchProtection`: the base branch's protection rules and rulesets on GitHub " +
-  "(each check's name and the app GitHub expects to send it), read when set, refreshed on `branch_protection_rule` and `repository_ruleset` webhooks and on demand";
+  "(each check's name and the app GitHub expects to send it), read when set, refreshed on `branch_protection_rule`, `repository_ruleset` and `branch_protection_configuration` webhooks and on demand " +
+  '(POST /merge-queues/{id}/settings/required-checks/refresh). A check GitHub binds to an app counts only check runs of that app; one it does not counts check runs of any app, never commit statuses. ' +
+  'Setting it reads GitHub at once: a 422 (`dpa:MergeQueue:NO_CHECKS_ON_GITHUB`) when GitHub requires no check on the base branch. GitHub queues only';
 
 /** A queue's own settings beyond the planner's tunables (which stay on PATCH /merge-queues/{id}). */
 export class MergeQueueSettingsDto {
@@ -86,6 +130,11 @@ export class MergeQueueSettingsDto {
   requireApproval: boolean;
   @ApiProperty({ enum: REQUIRED_CHECKS_FROM, description: REQUIRED_CHECKS_FROM_DESCRIPTION })
   requiredChecksFrom: RequiredChecksFrom;
+  @ApiPropertyOptional({
+    type: RequiredChecksReadDto,
+    description: 'With `requiredChecksFrom: branchProtection`: when GitHub was last read, and the last read that failed. Absent otherwise',
+  })
+  requiredChecksRead?: RequiredChecksReadDto;
 }
 
 export class UpdateMergeQueueSettingsDto {
@@ -94,7 +143,8 @@ export class UpdateMergeQueueSettingsDto {
     minItems: 1,
     maxItems: 20,
     description:
-      'Replaces the required checks and their sources (names distinct). New names withdraw the batches not already landing, as `requiredChecks` on PATCH /merge-queues/{id}',
+      'Replaces the required checks and their sources (names distinct). New names withdraw the batches not already landing, as `requiredChecks` on PATCH /merge-queues/{id}. ' +
+      'Refused (422 `dpa:MergeQueue:CHECKS_FROM_GITHUB`) while the checks come from GitHub (`requiredChecksFrom: branchProtection`, set now or before)',
   })
   @IsOptionalNonNull()
   @IsArray()

@@ -15,6 +15,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
@@ -76,20 +77,27 @@ export class CreateMergeQueueDto {
   @IsString()
   @Matches(REF_NAME, { message: 'must be a git branch name' })
   baseRef: string;
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: [String],
     minItems: 1,
     maxItems: 20,
-    description: 'Checks that must all report `success` on a candidate before it lands',
+    description:
+      'Checks that must all report `success` on a candidate before it lands. Required, except with `settings.requiredChecksFrom: branchProtection`, ' +
+      "where the checks are read from GitHub (the base branch's protection rule and rulesets) and this field is refused",
     example: ['ci'],
   })
+  // Required unless the checks come from GitHub (the service refuses it given then).
+  @ValidateIf(
+    (o: { settings?: { requiredChecksFrom?: unknown }; requiredChecks?: unknown }) =>
+      o.settings?.requiredChecksFrom !== 'branchProtection' || o.requiredChecks !== undefined,
+  )
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(20)
   @ArrayUnique()
   @IsString({ each: true })
   @Matches(CHECK_NAME, { each: true, message: 'each must be a printable check name of at most 100 characters' })
-  requiredChecks: string[];
+  requiredChecks?: string[];
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64, default: 1 }) @IsOptionalNonNull() @IsInt() @Min(1) @Max(64) minBatch?: number;
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64, default: 16, description: 'At least minBatch' })
   @IsOptionalNonNull()

@@ -5,6 +5,7 @@ import type { CodeSource } from '@/generated/prisma/client';
 import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { GitProviders } from '@/modules/git-providers/git-providers.service';
+import { GitHubBranchRules } from '@/modules/git-providers/github-branch-rules';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
 import { GitHubClient } from '@/modules/git-providers/github.provider';
 import { LocalMergeQueueGit, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
@@ -58,5 +59,18 @@ export class MergeQueueGits {
       });
     if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
     return new GitHubMergeQueueGit(client.api, source.nameWithOwner);
+  }
+
+  /** What GitHub requires on the code source's branches (protection and rulesets); null for a code source that is not on GitHub. */
+  async branchRules(source: CodeSource): Promise<GitHubBranchRules | null> {
+    if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') return null;
+    const client = await this.integrations.clientForSource(source);
+    if (!client)
+      throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, {
+        message: 'The code source has lost its integration; connect it again.',
+        metadata: { codeSourceId: source.id },
+      });
+    if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
+    return new GitHubBranchRules(client.api, source.nameWithOwner);
   }
 }

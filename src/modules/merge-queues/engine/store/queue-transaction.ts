@@ -57,6 +57,7 @@ export class QueueTransaction {
   async setQueueFields(data: {
     settings?: Prisma.InputJsonObject;
     policy?: Prisma.InputJsonObject;
+    requiredChecksRead?: Prisma.InputJsonObject;
     baseRef?: string;
     pendingBaseRef?: string | null;
   }): Promise<void> {
