@@ -16,6 +16,8 @@ import { MergeQueueScheduler } from './engine/scheduler';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueProviderEvents } from './provider-events/provider-events';
+import { MergeQueueViewLinksRepository } from './view-links/view-links.repository';
+import { MergeQueueViewLinks } from './view-links/view-links.service';
 
 /** Every provider, and what both processes use of the merge queues (the module exports them all). */
 const PROVIDERS = [
@@ -33,12 +35,14 @@ const PROVIDERS = [
   PathMatching,
   PathsAsks,
   MergeQueueProviderEvents,
+  MergeQueueViewLinksRepository,
+  MergeQueueViewLinks,
 ];
 
 /**
  * What both processes need of the merge queues: the writer and what follows its commits, the
  * repositories (the API's organization-scoped reads, the worker's outbox, the changed paths'), the
- * git seam, the executor and its scheduler, changed paths and provider events. The API module adds
+ * git seam, the executor and its scheduler, changed paths, provider events and the page's view links. The API module adds
  * the controller and service; the worker module adds the processors.
  */
 @Module({

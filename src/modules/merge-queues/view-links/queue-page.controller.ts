@@ -1,0 +1,49 @@
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsInt, Max, Min } from 'class-validator';
+import type { Response } from 'express';
+import { Public } from '@/common/auth/auth.decorators';
+import { IsOptionalNonNull } from '@/common/http/optional';
+import { QUEUE_PAGE_HEADERS } from './queue-page';
+import { QueuePageService } from './queue-page.service';
+
+export class QueuePageQueryDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 2147483647,
+    description: 'The pull request to point at: its place, state, ETA and why it is blocked or failed',
+  })
+  @IsOptionalNonNull()
+  // Plain decimal digits only, as `limit` (Number() would take '0x10' or '1e1').
+  @Transform(({ value }) => (typeof value === 'string' && /^[0-9]{1,10}$/.test(value) ? Number(value) : value))
+  @IsInt({ message: 'must be a pull request number' })
+  @Min(1)
+  @Max(2147483647)
+  pr?: number;
+}
+
+const PAGE = { 'text/html': { schema: { type: 'string' } } };
+
+@ApiTags('merge-queues')
+@Controller('view/merge-queues')
+export class QueuePageController {
+  constructor(private readonly page: QueuePageService) {}
+
+  @Get(':id/:token')
+  @Public()
+  @ApiProduces('text/html')
+  @ApiOperation({
+    summary: "The merge queue's page (HTML, for a person's browser)",
+    description:
+      "What the Details link of every commit status the queue posts opens; no bearer token, the view link's token is in the path. Server-rendered HTML, no script: the chain as `queue show` draws it, the batches in flight and the PRs waiting as tables, the last landings, and with `?pr=N` that PR's place, state, expected merge time and why it is blocked or failed. " +
+      'A token that was changed, has expired, was revoked or belongs to another queue gets the same 404 page, which shows nothing of the queue. Not cached (`Cache-Control: no-store`), no referrer sent (`Referrer-Policy: no-referrer`), the token never written to the logs. See docs/merge-queues-api.md, "The queue page".',
+  })
+  @ApiResponse({ status: 200, description: 'The page', content: PAGE })
+  @ApiResponse({ status: 404, description: 'The not-found page: the same for every link that does not open, naming nothing of the queue', content: PAGE })
+  async show(@Param('id') id: string, @Param('token') token: string, @Query() query: QueuePageQueryDto, @Res() res: Response): Promise<void> {
+    const { status, html } = await this.page.render(id, token, query.pr);
+    res.status(status).set(QUEUE_PAGE_HEADERS).send(html);
+  }
+}
