@@ -4,7 +4,9 @@ import { Transform } from 'class-transformer';
 import { IsInt, Max, Min } from 'class-validator';
 import type { Response } from 'express';
 import { Public } from '@/common/auth/auth.decorators';
+import { ApiErrors } from '@/common/errors/api-error-responses';
 import { IsOptionalNonNull } from '@/common/http/optional';
+import { MergeQueueErrors } from '../merge-queues.errors';
 import { QUEUE_PAGE_HEADERS } from './queue-page';
 import { QueuePageService } from './queue-page.service';
 
@@ -41,7 +43,12 @@ export class QueuePageController {
       'A token that was changed, has expired, was revoked or belongs to another queue gets the same 404 page, which shows nothing of the queue. Not cached (`Cache-Control: no-store`), no referrer sent (`Referrer-Policy: no-referrer`), the token never written to the logs. See docs/merge-queues-api.md, "The queue page".',
   })
   @ApiResponse({ status: 200, description: 'The page', content: PAGE })
-  @ApiResponse({ status: 404, description: 'The not-found page: the same for every link that does not open, naming nothing of the queue', content: PAGE })
+  @ApiResponse({
+    status: 404,
+    description: 'The not-found page (HTML): the same for every link that does not open, naming nothing of the queue',
+    content: PAGE,
+  })
+  @ApiErrors(MergeQueueErrors.VIEW_LINK_NOT_FOUND)
   async show(@Param('id') id: string, @Param('token') token: string, @Query() query: QueuePageQueryDto, @Res() res: Response): Promise<void> {
     const { status, html } = await this.page.render(id, token, query.pr);
     res.status(status).set(QUEUE_PAGE_HEADERS).send(html);

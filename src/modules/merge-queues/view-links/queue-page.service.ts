@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { AppError } from '@/common/errors/app-error';
 import { batchRowId } from '../engine/ids';
+import { MergeQueueErrors } from '../merge-queues.errors';
 import { MergeQueuesRepository } from '../merge-queues.repository';
 import { MergeQueuesService } from '../merge-queues.service';
 import { type PageBatch, type PageEntry, renderNotFoundPage, renderQueuePage } from './queue-page';
@@ -23,11 +25,19 @@ export class QueuePageService {
     const opened = await this.links.open(queueId, token);
     if (!opened) return { status: 404, html: renderNotFoundPage() };
     const { organizationId } = opened;
-    const [picture, view, state] = await Promise.all([
-      this.queues.chainOf(organizationId, queueId),
-      this.repository.findView(organizationId, queueId),
-      this.repository.plannerState(organizationId, queueId),
-    ]);
+    let read;
+    try {
+      read = await Promise.all([
+        this.queues.chainOf(organizationId, queueId),
+        this.repository.findView(organizationId, queueId),
+        this.repository.plannerState(organizationId, queueId),
+      ]);
+    } catch (error) {
+      // The queue was deleted since the link was checked: the same page as any link that does not open.
+      if (error instanceof AppError && error.entry === MergeQueueErrors.NOT_FOUND) return { status: 404, html: renderNotFoundPage() };
+      throw error;
+    }
+    const [picture, view, state] = read;
     const reasons = new Map((state?.batches ?? []).filter((b) => b.failureReason).map((b) => [batchRowId(queueId, b.id), b.failureReason as string]));
     const entries: PageEntry[] = view.entries.map((x) => ({
       number: x.number,

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
@@ -32,11 +32,13 @@ export class MergeQueueViewLinkDto {
 }
 
 export class CreatedMergeQueueViewLinkDto extends MergeQueueViewLinkDto {
+  // `x-secret`: the property carries a secret its name does not say (test/e2e/secret-responses.e2e-spec.ts).
   @ApiProperty({
+    'x-secret': true,
     format: 'uri',
     description:
       'The page, with its token: shown once, never stored (it cannot be read again; make another). Anyone holding it sees the queue until it expires or is revoked. Add `?pr=N` to point at a PR',
-  })
+  } as ApiPropertyOptions)
   url: string;
 }
 
