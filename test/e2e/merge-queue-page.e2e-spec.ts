@@ -145,10 +145,17 @@ describe('The merge queue page behind its commit statuses (GitHub emulator, in-p
       `/view/merge-queues/${queueId}/dpqv_nothing`,
     ];
     for (const url of refused) {
-      const res = await http().get(url).expect(404);
-      expect(res.text).toBe(renderNotFoundPage());
-      expect(res.headers['cache-control']).toBe('no-store');
-      expect(res.text).not.toContain(repository.split('/')[1]);
+      // A browser gets the plain page, any other client the error body: neither names the queue.
+      const page = await http().get(url).set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8').expect(404);
+      expect(page.text).toBe(renderNotFoundPage());
+      expect(page.headers['cache-control']).toBe('no-store');
+      const body = await http().get(url).expect(404);
+      expect(body.body).toEqual({
+        code: 'dpa:MergeQueue:VIEW_LINK_NOT_FOUND',
+        message: 'The merge queue view link does not exist.',
+        requestId: expect.any(String),
+      });
+      for (const res of [page, body]) expect(res.text).not.toContain(repository.split('/')[1]);
     }
   });
 

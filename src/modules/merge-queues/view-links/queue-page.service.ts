@@ -4,13 +4,13 @@ import { batchRowId } from '../engine/ids';
 import { MergeQueueErrors } from '../merge-queues.errors';
 import { MergeQueuesRepository } from '../merge-queues.repository';
 import { MergeQueuesService } from '../merge-queues.service';
-import { type PageBatch, type PageEntry, renderNotFoundPage, renderQueuePage } from './queue-page';
+import { type PageBatch, type PageEntry, renderQueuePage } from './queue-page';
 import { MergeQueueViewLinks } from './view-links.service';
 
 /**
  * The queue's page behind a view link: the queue as its organization's members see it through the
  * API (the chain, entries, recent batches), read with the organization the link belongs to, and
- * rendered as HTML. A link that does not open gives the one not-found page.
+ * rendered as HTML. A link that does not open gives nothing.
  */
 @Injectable()
 export class QueuePageService {
@@ -20,10 +20,10 @@ export class QueuePageService {
     private readonly repository: MergeQueuesRepository,
   ) {}
 
-  /** The page (status 200) or the not-found page (404), the same for every link that does not open. */
-  async render(queueId: string, token: string, pr: number | undefined): Promise<{ status: 200 | 404; html: string }> {
+  /** The page, or null for every link that does not open (each the same null). */
+  async render(queueId: string, token: string, pr: number | undefined): Promise<string | null> {
     const opened = await this.links.open(queueId, token);
-    if (!opened) return { status: 404, html: renderNotFoundPage() };
+    if (!opened) return null;
     const { organizationId } = opened;
     let read;
     try {
@@ -34,7 +34,7 @@ export class QueuePageService {
       ]);
     } catch (error) {
       // The queue was deleted since the link was checked: the same page as any link that does not open.
-      if (error instanceof AppError && error.entry === MergeQueueErrors.NOT_FOUND) return { status: 404, html: renderNotFoundPage() };
+      if (error instanceof AppError && error.entry === MergeQueueErrors.NOT_FOUND) return null;
       throw error;
     }
     const [picture, view, state] = read;
@@ -56,6 +56,6 @@ export class QueuePageService {
       ...(b.checksUrl !== null && { checksUrl: b.checksUrl }),
       ...(reasons.has(b.id) && { failureReason: reasons.get(b.id) }),
     }));
-    return { status: 200, html: renderQueuePage({ picture, entries, batches, ...(pr !== undefined && { pr }) }) };
+    return renderQueuePage({ picture, entries, batches, ...(pr !== undefined && { pr }) });
   }
 }

@@ -3,7 +3,7 @@ import { fromModel, newestFirst, type Page, paginate, type PaginationQueryDto } 
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueViewLink } from '@/generated/prisma/client';
 
-const VIEW_LINKS_ORDER = newestFirst<MergeQueueViewLink>('mergeQueueViewLinks');
+export const VIEW_LINKS_ORDER = newestFirst<MergeQueueViewLink>('mergeQueueViewLinks');
 
 /** Every statement on merge queue view links; each takes the organization id, but `live`, which the token itself scopes. */
 @Injectable()

@@ -4,12 +4,12 @@ import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
 import { ROW_ID } from '@/common/http/row-id';
-import type { Page, PaginationQueryDto } from '@/common/pagination/pagination';
+import { decodeCursor, type Page, type PaginationQueryDto } from '@/common/pagination/pagination';
 import type { MergeQueueViewLink } from '@/generated/prisma/client';
 import { MergeQueueErrors } from '../merge-queues.errors';
 import { type CreatedMergeQueueViewLinkDto, type CreateMergeQueueViewLinkDto, type MergeQueueViewLinkDto, toMergeQueueViewLinkDto } from './view-link.dto';
 import { signViewLink, verifyViewLink, viewLinkKey } from './view-link-token';
-import { MergeQueueViewLinksRepository } from './view-links.repository';
+import { MergeQueueViewLinksRepository, VIEW_LINKS_ORDER } from './view-links.repository';
 
 const DAY_MS = 86_400_000;
 /** Live links made with POST per queue; one more is a 422. */
@@ -64,6 +64,8 @@ export class MergeQueueViewLinks {
   }
 
   async list(principal: Principal, queueId: string, query: PaginationQueryDto): Promise<Page<MergeQueueViewLinkDto>> {
+    // A bad cursor is a 400 whether or not the queue exists (as on every list).
+    if (query.cursor !== undefined) decodeCursor(VIEW_LINKS_ORDER, query.cursor);
     await this.queueOf(principal.organizationId, queueId);
     return (await this.links.list(principal.organizationId, queueId, query, toMergeQueueViewLinkDto)) as Page<MergeQueueViewLinkDto>;
   }
