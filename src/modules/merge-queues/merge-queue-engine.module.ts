@@ -42,8 +42,9 @@ const PROVIDERS = [
 /**
  * What both processes need of the merge queues: the writer and what follows its commits, the
  * repositories (the API's organization-scoped reads, the worker's outbox, the changed paths'), the
- * git seam, the executor and its scheduler, changed paths, provider events and the page's view links. The API module adds
- * the controller and service; the worker module adds the processors.
+ * git seam, the executor and its scheduler, changed paths, provider events and the page's view
+ * links (the worker's statuses carry one). The API module adds the controllers and services; the
+ * worker module adds the processors.
  */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],

@@ -1,31 +1,13 @@
 import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsInt, Max, Min } from 'class-validator';
+import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '@/common/auth/auth.decorators';
 import { ApiErrors } from '@/common/errors/api-error-responses';
 import { AppError } from '@/common/errors/app-error';
-import { IsOptionalNonNull } from '@/common/http/optional';
 import { MergeQueueErrors } from '../merge-queues.errors';
 import { QUEUE_PAGE_HEADERS, renderNotFoundPage } from './queue-page';
 import { QueuePageService } from './queue-page.service';
-
-export class QueuePageQueryDto {
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    maximum: 2147483647,
-    description: 'The pull request to point at: its place, state, ETA and why it is blocked or failed',
-  })
-  @IsOptionalNonNull()
-  // Plain decimal digits only, as `limit` (Number() would take '0x10' or '1e1').
-  @Transform(({ value }) => (typeof value === 'string' && /^[0-9]{1,10}$/.test(value) ? Number(value) : value))
-  @IsInt({ message: 'must be a pull request number' })
-  @Min(1)
-  @Max(2147483647)
-  pr?: number;
-}
+import { QueuePageQueryDto } from './view-link.dto';
 
 const PAGE = { 'text/html': { schema: { type: 'string' } } };
 

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsInt, Max, Min } from 'class-validator';
 import { RequestEnvelope } from '@/common/http/envelope';
 import { IsOptionalNonNull } from '@/common/http/optional';
@@ -52,4 +53,20 @@ export function toMergeQueueViewLinkDto(row: MergeQueueViewLink): MergeQueueView
     ...(row.createdBy !== null && { createdBy: row.createdBy }),
     createdAt: row.createdAt.toISOString(),
   };
+}
+
+export class QueuePageQueryDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 2147483647,
+    description: 'The pull request to point at: its place, state, ETA and why it is blocked or failed',
+  })
+  @IsOptionalNonNull()
+  // Plain decimal digits only, as `limit` (Number() would take '0x10' or '1e1').
+  @Transform(({ value }) => (typeof value === 'string' && /^[0-9]{1,10}$/.test(value) ? Number(value) : value))
+  @IsInt({ message: 'must be a pull request number' })
+  @Min(1)
+  @Max(2147483647)
+  pr?: number;
 }
