@@ -160,7 +160,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
         expect(emulator.statuses.filter((x) => x.sha === sha).every((x) => x.by === login)).toBe(true);
       }
       const merged = emulator.statuses.filter((x) => heads.includes(x.sha) && x.state === 'success');
-      expect(merged.every((x) => x.targetUrl?.startsWith('http://api.test/merge-queues/'))).toBe(true);
+      expect(merged.every((x) => x.targetUrl?.startsWith(`http://api.test/view/merge-queues/${queue.id}/dpqv_`))).toBe(true);
       // Every landed candidate shows it landed.
       for (const b of q.batches.filter((x) => x.status === 'landed')) await statusesUntil(b.headSha as string, /^success: Landed #/);
     },
@@ -179,10 +179,13 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       const q = await ciByWebhooks(queue.id, repository, path, (x) => finalEntries(x) && x.entries.length === 1);
       expect(q.entries[0].status).toBe('failed');
       expect(git(path, 'rev-parse', 'main')).toBe(main);
-      // The PR shows why, linking the CI run that failed.
+      // The PR shows why, linking the queue's page at the PR, which links the CI run that failed.
       const seen = await statusesUntil(head, /^failure: Failed: /);
       expect(seen[seen.length - 1]).toMatch(/ci/);
-      expect(emulator.statuses.filter((x) => x.sha === head && x.state === 'failure').at(-1)?.targetUrl).toMatch(/^https:\/\/ci\.example\.test\//);
+      const link = new URL(emulator.statuses.filter((x) => x.sha === head && x.state === 'failure').at(-1)?.targetUrl ?? '');
+      expect(link.search).toBe('?pr=4');
+      const page = await http().get(`${link.pathname}${link.search}`).expect(200);
+      expect(page.text).toMatch(/<dt>CI run<\/dt><dd><a href="https:&#47;&#47;ci.example.test&#47;/);
     },
     TEST_TIMEOUT_MS,
   );

@@ -35,6 +35,11 @@ describe(redactUrl.name, () => {
     ['percent-encoded', `/projects?filter=${encodeEveryCharacter(token)}`, '/projects?filter=[redacted]'],
     ['OAuth code and state', '/oauth/callback?code=abc&state=def', '/oauth/callback?code=[redacted]&state=[redacted]'],
     ['nothing secret', '/projects?limit=5&cursor=abc%2F', '/projects?limit=5&cursor=abc%2F'],
+    [
+      'a merge queue view-link token (the queue page)',
+      `/view/merge-queues/q/dpqv_${randomBytes(16).toString('hex')}_1795000000_${randomBytes(32).toString('base64url')}?pr=5`,
+      '/view/merge-queues/q/[redacted]?pr=5',
+    ],
     ...PROVIDER_TOKENS.map(
       ([what, providerToken]) =>
         [

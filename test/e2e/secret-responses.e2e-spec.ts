@@ -1,16 +1,21 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { createTenant, type TestTenant } from '../support/factories';
+import { PrismaService } from '@/common/prisma/prisma.service';
 import { createGitTestApp, GitProviderEmulator } from '../support/git';
+import { createBareRepo, createLocalCodeSource } from '../support/git-repos';
 
-type Schema = { $ref?: string; properties?: Record<string, Schema>; allOf?: Schema[]; items?: Schema };
+type Schema = { $ref?: string; properties?: Record<string, Schema>; allOf?: Schema[]; items?: Schema; 'x-secret'?: boolean };
 type Document = {
   paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: Schema }> }> }>>;
   components: { schemas: Record<string, Schema> };
 };
 
-/** A property that holds a secret a client must not let a cache keep: a token, a secret, a single-use authorization URL. */
-const SECRET_PROPERTY = /(token|secret)$|^authorizeUrl$/i;
+/**
+ * A property that holds a secret a client must not let a cache keep: a token, a secret, a single-use
+ * authorization URL, or one marked `x-secret` (a view link's `url`, which holds its token).
+ */
+const SECRET_PROPERTY = /(token|secret)$|^authorizeUrl$|^x-secret:/i;
 
 /** The property names of a response schema, through `$ref`, `allOf` and the `{data}` envelope. */
 function propertyNames(schema: Schema | undefined, doc: Document, seen = new Set<string>()): string[] {
@@ -20,7 +25,10 @@ function propertyNames(schema: Schema | undefined, doc: Document, seen = new Set
     seen.add(schema.$ref);
     return propertyNames(doc.components.schemas[schema.$ref.split('/').pop() as string], doc, seen);
   }
-  const own = Object.entries(schema.properties ?? {}).flatMap(([name, value]) => [name, ...propertyNames(value, doc, seen)]);
+  const own = Object.entries(schema.properties ?? {}).flatMap(([name, value]) => [
+    value['x-secret'] ? `x-secret:${name}` : name,
+    ...propertyNames(value, doc, seen),
+  ]);
   return [...own, ...(schema.allOf ?? []).flatMap((s) => propertyNames(s, doc, seen)), ...propertyNames(schema.items, doc, seen)];
 }
 
@@ -56,6 +64,17 @@ describe('Responses carrying a secret are never stored by a cache (Cache-Control
     await emulator?.stop();
   });
 
+  /** A merge queue of the tenant on a LOCAL_GIT repository. */
+  const createLocalQueue = async () => {
+    const source = await createLocalCodeSource(app.get(PrismaService, { strict: false }), tenant.organizationId, createBareRepo().path);
+    const queue = await http()
+      .post('/merge-queues')
+      .set(tenant.auth)
+      .send({ data: { codeSourceId: source.id, baseRef: 'main', requiredChecks: ['ci'] } })
+      .expect(201);
+    return queue.body.data.id as string;
+  };
+
   const expectNoStore = (response: request.Response, what: string) =>
     expect([what, response.headers['cache-control'], response.headers.pragma]).toEqual([what, 'no-store', 'no-cache']);
 
@@ -81,6 +100,10 @@ describe('Responses carrying a secret are never stored by a cache (Cache-Control
         .set(tenant.auth)
         .send({ data: { provider: 'GITHUB', authMethod: 'API_TOKEN', name: `gh ${Date.now()}`, token: githubToken } })
         .expect(201),
+    'POST /merge-queues/{id}/view-links': async () => {
+      const queue = await createLocalQueue();
+      return http().post(`/merge-queues/${queue}/view-links`).set(tenant.auth).send({ data: {} }).expect(201);
+    },
     'POST /integrations/{id}/webhook-secret': async () => {
       const created = await http()
         .post('/integrations')
@@ -100,7 +123,7 @@ describe('Responses carrying a secret are never stored by a cache (Cache-Control
     const response = await CALLS[route]();
     const body = JSON.stringify(response.body.data);
     // The response does carry a secret.
-    expect(body).toMatch(/"(token|webhookSecret)":"[^"]{20,}"/);
+    expect(body).toMatch(/"(token|webhookSecret)":"[^"]{20,}"|"url":"[^"]+\/dpqv_[^"]{20,}"/);
     expectNoStore(response, route);
   });
 

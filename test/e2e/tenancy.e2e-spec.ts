@@ -104,6 +104,7 @@ function bodyFor(method: string, path: string, ids: Record<string, string>): obj
   if (method === 'patch' && path === '/merge-queues/:id') return { data: { maxParallel: 2 } };
   if (method === 'post' && path.endsWith('/confirm')) return { data: { externalAccountName: 'hijack', confirmationCode: 'AAAA-BBBB' } };
   if (method === 'patch' && path === '/merge-queues/:id/settings') return { data: { skippedPasses: true } };
+  if (method === 'post' && path.endsWith('/view-links')) return { data: {} };
   if (method === 'post' && path.endsWith('/checks')) return { data: { name: 'ci', state: 'success', sha: ids['/merge-queues/head'] } };
   return { data: { name: 'hijacked' } };
 }

@@ -1,6 +1,7 @@
 /** `npm test`: services, a fresh migrated test database, type-check, lint (code and imports) and format check, then every Jest suite. */
 import { spawnSync } from 'node:child_process';
 import { migrate } from '@/common/prisma/migration-runner';
+import { ensureChromium } from '@tools/workspace/browser';
 import { buildIfStale } from '@tools/workspace/build';
 import { ensureDatabase } from '@tools/workspace/databases';
 import { ROOT } from '@tools/workspace/root';
@@ -20,7 +21,7 @@ runOrExplain(async () => {
     process.stdout.write(`› test database ${TEST_DATABASE}: ${migrated.applied.length} migrations applied\n`);
     const redis = new URL(services.redisUrl);
     redis.pathname = `/${TEST_REDIS_DB}`;
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       NODE_ENV: 'test',
       DATABASE_URL: databaseUrl,
@@ -28,6 +29,10 @@ runOrExplain(async () => {
       QUEUE_PREFIX: process.env.DPA_TEST_QUEUE_PREFIX ?? 'dpa-test',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     };
+    // The browser tests skip, printing why, where chromium cannot be had.
+    const chromium = ensureChromium((line) => process.stdout.write(`› ${line}\n`));
+    if ('executablePath' in chromium) env.DPA_TEST_CHROMIUM = chromium.executablePath;
+    else env.DPA_TEST_CHROMIUM_SKIP = chromium.skipReason;
     process.stdout.write('› type-checking…\n');
     const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.check.json'], { cwd: ROOT, env, stdio: 'inherit' });
     if (typecheck.status !== 0) throw new Error('type-check failed');

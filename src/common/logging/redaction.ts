@@ -11,9 +11,15 @@ const SECRET_PARAMETERS = /([?&;](?:access_token|api_key|apikey|token|authorizat
  */
 const PROVIDER_TOKEN_SHAPE = /(?:gh[pousr]_[A-Za-z0-9_]{20,255}|github_pat_[A-Za-z0-9_]{20,255}|glpat-[A-Za-z0-9_.-]{20,255})/g;
 
-/** Removes anything shaped like one of our API tokens, or a git provider's, from a text. */
+/**
+ * Merge queue view-link tokens (`dpqv_…`, merge-queues/view-links/view-link-token.ts), valid or
+ * not: they sit in the page's URL path, which the access log writes.
+ */
+export const VIEW_LINK_TOKEN_SHAPE = /dpqv_[A-Za-z0-9_-]{1,200}/g;
+
+/** Removes anything shaped like one of our API or view-link tokens, or a git provider's, from a text. */
 export function redactTokens(text: string): string {
-  return text.replace(API_KEY_TOKEN_SHAPE, REDACTED).replace(PROVIDER_TOKEN_SHAPE, REDACTED);
+  return text.replace(API_KEY_TOKEN_SHAPE, REDACTED).replace(PROVIDER_TOKEN_SHAPE, REDACTED).replace(VIEW_LINK_TOKEN_SHAPE, REDACTED);
 }
 
 /** A URL fit for logs: tokens anywhere (path, any parameter, percent-encoded or not) and credential parameters removed. */

@@ -5,11 +5,9 @@
  * it shows. Pure: no Nest, no I/O.
  */
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;', '=': '&#61;', '/': '&#47;' };
+import { escapeHtml } from '@/common/http/html';
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"'`=/]/g, (c) => ESCAPES[c]);
-}
+export { escapeHtml };
 
 /** Headers of the page: HTML, not sniffed, not cached, no scripts, styles, frames or referrer. */
 export const ERROR_PAGE_HEADERS = {

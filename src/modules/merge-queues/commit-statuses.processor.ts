@@ -15,9 +15,9 @@ import { type CloseLandedJob, CommitStatusJobs, type CommitStatusesPayloads, typ
 import { CommitStatusLedger, CommitStatusRepairs } from './commit-statuses/commit-status-ledger';
 import { currentStatus } from './commit-statuses/commit-statuses';
 import { MergeQueueGits } from './engine/gits';
-import { batchRowId } from './engine/ids';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
+import { MergeQueueViewLinks } from './view-links/view-links.service';
 
 const isCommitStatusesJob = jobNamed<CommitStatusesPayloads>();
 
@@ -31,7 +31,8 @@ const REFUSALS: readonly string[] = ['unauthorized', 'forbidden', 'not_found', '
  * credentials. A failed post is retried by BullMQ with exponential backoff; one decided at an older
  * revision than the last posted for the same commit is skipped, and posts for one commit take turns
  * across every worker process (CommitStatusLedger, in Redis), so a retry that comes late never turns
- * a PR's status back. The link is the CI run when CI reported one, otherwise the queue.
+ * a PR's status back. Every status links to the queue's page (its status view link, at the PR for
+ * a PR's status), which shows the PR's place and links the CI run.
  */
 @Processor(QueueName.CommitStatuses)
 export class CommitStatusesProcessor extends JobProcessor<CommitStatusesPayloads> {
@@ -49,6 +50,7 @@ export class CommitStatusesProcessor extends JobProcessor<CommitStatusesPayloads
     private readonly outbox: MergeQueueOutboxRepository,
     private readonly gits: MergeQueueGits,
     private readonly jobs: CommitStatusJobs,
+    private readonly viewLinks: MergeQueueViewLinks,
     redis: RedisService,
     @InjectQueue(QueueName.CommitStatuses) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -167,11 +169,7 @@ export class CommitStatusesProcessor extends JobProcessor<CommitStatusesPayloads
     if (!queue) return 'queue gone';
     const git = await this.gits.forSource(queue.repository);
     if (!(git instanceof GitHubMergeQueueGit)) return 'not on GitHub';
-    let targetUrl = `${this.config.git.publicUrl}/merge-queues/${queueId}`;
-    if (status.ciBatchId) {
-      const [batch] = await this.repository.batches(queue.organizationId, queueId, [batchRowId(queueId, status.ciBatchId)]);
-      if (batch?.checksUrl) targetUrl = batch.checksUrl;
-    }
+    const targetUrl = await this.viewLinks.statusLink(queue.organizationId, queueId, status.subject.kind === 'entry' ? status.subject.number : undefined);
     await git.createCommitStatus(status.sha, { state: status.state, context: `merge-queue/${queue.baseRef}`, description: status.description, targetUrl });
     return `${status.state}: ${status.description}`;
   }

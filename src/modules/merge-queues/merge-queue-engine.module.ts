@@ -17,6 +17,8 @@ import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueProviderEvents } from './provider-events/provider-events';
 import { RequiredChecksFromGithub } from './required-checks/required-checks-from-github';
+import { MergeQueueViewLinksRepository } from './view-links/view-links.repository';
+import { MergeQueueViewLinks } from './view-links/view-links.service';
 
 /** Every provider, and what both processes use of the merge queues (the module exports them all). */
 const PROVIDERS = [
@@ -35,13 +37,16 @@ const PROVIDERS = [
   PathsAsks,
   MergeQueueProviderEvents,
   RequiredChecksFromGithub,
+  MergeQueueViewLinksRepository,
+  MergeQueueViewLinks,
 ];
 
 /**
  * What both processes need of the merge queues: the writer and what follows its commits, the
  * repositories (the API's organization-scoped reads, the worker's outbox, the changed paths'), the
- * git seam, the executor and its scheduler, changed paths and provider events. The API module adds
- * the controller and service; the worker module adds the processors.
+ * git seam, the executor and its scheduler, changed paths, provider events and the page's view
+ * links (the worker's statuses carry one). The API module adds the controllers and services; the
+ * worker module adds the processors.
  */
 @Module({
   imports: [AuditModule, QueuesModule, IntegrationAccessModule],

@@ -4,6 +4,7 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   NOT_FOUND: [404, 'The merge queue does not exist.'],
   ENTRY_NOT_FOUND: [404, 'The merge queue entry does not exist.'],
   BATCH_NOT_FOUND: [404, 'The merge queue batch does not exist.'],
+  VIEW_LINK_NOT_FOUND: [404, 'The merge queue view link does not exist.'],
   ALREADY_EXISTS: [409, 'The repository already has a merge queue for this base ref.'],
   ENTRY_EXISTS: [409, 'This pull request is already in the queue.'],
   REVISION_MISMATCH: [409, 'The merge queue has changed since the revision given in If-Match.'],
@@ -19,6 +20,8 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   ENTRY_FINAL: [422, 'The merge queue entry is merged, removed or failed.'],
   ENTRY_LIMIT_REACHED: [422, 'The merge queue holds as many live entries as this server allows (MERGE_QUEUE_MAX_LIVE_ENTRIES).'],
   QUEUE_LIMIT_REACHED: [422, 'The organization has as many merge queues as this server allows (MERGE_QUEUE_MAX_PER_ORGANIZATION).'],
+  VIEW_LINK_TOO_LONG: [422, 'A view link may not work longer than this server allows (MERGE_QUEUE_VIEW_LINK_TTL_DAYS).'],
+  VIEW_LINK_LIMIT_REACHED: [422, 'The merge queue has as many live view links as allowed (100); revoke some first.'],
   CHECK_NOT_REQUIRED: [422, "The check is not one of the queue's required checks."],
   CHECK_SOURCE_BOUND: [422, "The check is bound to a GitHub App in the queue's settings: only that app's check runs count for it."],
   NO_CHECKS_ON_GITHUB: [

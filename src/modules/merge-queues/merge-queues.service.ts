@@ -451,9 +451,14 @@ export class MergeQueuesService {
   }
 
   /** The chain in landing order and the waiting entries, with the planner's estimates (what `cli queue show` draws). */
-  async chain(principal: Principal, id: string): Promise<MergeQueueChainDto> {
-    const row = await this.repository.find(principal.organizationId, id);
-    const state = await this.repository.plannerState(principal.organizationId, id);
+  chain(principal: Principal, id: string): Promise<MergeQueueChainDto> {
+    return this.chainOf(principal.organizationId, id);
+  }
+
+  /** The chain of the organization's queue, for a caller that is no principal (the queue's page, opened by a view link). */
+  async chainOf(organizationId: string, id: string): Promise<MergeQueueChainDto> {
+    const row = await this.repository.find(organizationId, id);
+    const state = await this.repository.plannerState(organizationId, id);
     if (!state) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id } });
     const now = Date.now();
     const estimates = new Map(estimateMergeTimes(state, now).map((e) => [e.entryId, e.estimatedMergeAt]));
@@ -461,7 +466,7 @@ export class MergeQueuesService {
     const rows = new Map(
       (
         await this.repository.batches(
-          principal.organizationId,
+          organizationId,
           id,
           live.map((b) => batchRowId(id, b.id)),
         )
@@ -472,7 +477,7 @@ export class MergeQueuesService {
     // With path groups: each waiting PR's lanes, and each batch's (those of its PRs, in the groups' order).
     const groups = state.config.pathGroups ?? [];
     const lanes = groups.length
-      ? await this.repository.entryLanes(principal.organizationId, id, [...inLine.map((e) => e.id), ...live.flatMap((b) => b.entryIds)])
+      ? await this.repository.entryLanes(organizationId, id, [...inLine.map((e) => e.id), ...live.flatMap((b) => b.entryIds)])
       : new Map<string, { lanes: string[]; reason: string | null }>();
     const batchLanes = (entryIds: readonly string[]) => {
       const touched = new Set(entryIds.flatMap((e) => lanes.get(e)?.lanes ?? []));

@@ -94,6 +94,13 @@ export const mergeQueuesConfig = feature(
       default: 2,
       doc: 'worker threads of each process that match changed paths against path groups too large to match on the event loop (a PR of many long paths against many patterns)',
     }),
+    MERGE_QUEUE_VIEW_LINK_TTL_DAYS: int({
+      min: 1,
+      max: 365,
+      default: 30,
+      doc: 'how long a merge queue\'s view link (the page behind its commit statuses, `GET /view/merge-queues/{id}/{token}`) works: the link the statuses carry is renewed once less than half of it is left, and POST /merge-queues/{id}/view-links makes links of at most this long. Tokens are signed with a key derived from `CREDENTIALS_KEYS` (the first signs, every one verifies), never stored (docs/merge-queues-api.md, "The queue page")',
+      comment: "How long a queue's page link (behind its commit statuses) works; renewed at half.",
+    }),
   },
   (v) => ({
     mergeQueues: {
@@ -129,6 +136,8 @@ export const mergeQueuesConfig = feature(
       pathMatchDeadlineMs: v.MERGE_QUEUE_PATH_MATCH_DEADLINE_MS,
       /** Worker threads per process for matches too large for the event loop. */
       pathMatchThreads: v.MERGE_QUEUE_PATH_MATCH_THREADS,
+      /** How long a view link works (the status link is renewed at half of it), in days. */
+      viewLinkTtlDays: v.MERGE_QUEUE_VIEW_LINK_TTL_DAYS,
     },
   }),
 );

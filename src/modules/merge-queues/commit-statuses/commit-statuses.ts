@@ -31,8 +31,6 @@ export interface CommitStatus {
   sha: string;
   state: CommitState;
   description: string;
-  /** The batch whose CI run the status links (its checks URL, when CI reported one); absent: the poster links the queue. */
-  ciBatchId?: string;
   subject: { kind: 'entry'; number: number } | { kind: 'candidate'; batchId: string };
 }
 
@@ -105,7 +103,7 @@ export interface FrontOfLine {
 function rendered(state: MergeQueueState, e: EntryState, front: FrontOfLine): CommitStatus | undefined {
   const subject = { kind: 'entry' as const, number: e.number };
   const batch = e.batchId ? state.batches.find((b) => b.id === e.batchId) : undefined;
-  const base = { sha: e.headSha, subject, ...(batch && { ciBatchId: batch.id }) };
+  const base = { sha: e.headSha, subject };
   switch (e.status) {
     case 'queued': {
       const position = front.positions.get(e.id);
@@ -139,7 +137,6 @@ function rendered(state: MergeQueueState, e: EntryState, front: FrontOfLine): Co
         subject,
         state: 'failure',
         description: clip(`Failed: ${failed?.failureReason ?? 'a required check failed'}`),
-        ...(failed && { ciBatchId: failed.id }),
       };
     }
     case 'blocked':
@@ -153,11 +150,10 @@ function candidateStatus(b: BatchState): CommitStatus | undefined {
   const sha = b.candidateSha as string;
   const subject = { kind: 'candidate' as const, batchId: b.id };
   const prs = b.prNumbers.map((n) => `#${n}`).join(', ');
-  const link = { ciBatchId: b.id };
-  if (b.status === 'testing') return { sha, subject, state: 'pending', description: clip(`Merge queue candidate for ${prs}`), ...link };
-  if (b.status === 'landed') return { sha, subject, state: 'success', description: clip(`Landed ${prs}`), ...link };
-  if (b.status === 'failed') return { sha, subject, state: 'failure', description: clip(`Failed: ${b.failureReason ?? 'a required check failed'}`), ...link };
-  if (b.status === 'withdrawn') return { sha, subject, state: 'error', description: clip(`Withdrawn: ${b.failureReason ?? 'the queue changed'}`), ...link };
+  if (b.status === 'testing') return { sha, subject, state: 'pending', description: clip(`Merge queue candidate for ${prs}`) };
+  if (b.status === 'landed') return { sha, subject, state: 'success', description: clip(`Landed ${prs}`) };
+  if (b.status === 'failed') return { sha, subject, state: 'failure', description: clip(`Failed: ${b.failureReason ?? 'a required check failed'}`) };
+  if (b.status === 'withdrawn') return { sha, subject, state: 'error', description: clip(`Withdrawn: ${b.failureReason ?? 'the queue changed'}`) };
   return undefined;
 }
 
