@@ -15,6 +15,7 @@ import { type CloseLandedJob, CommitStatusJobs, type CommitStatusesPayloads, typ
 import { CommitStatusLedger, CommitStatusRepairs } from './commit-statuses/commit-status-ledger';
 import { currentStatus } from './commit-statuses/commit-statuses';
 import { MergeQueueGits } from './engine/gits';
+import { batchRowId } from './engine/ids';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueViewLinks } from './view-links/view-links.service';
