@@ -225,6 +225,9 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     emulator.review('octo/widgets', 7, 'dev', 'APPROVED');
     expect(await mq.reviewDecision(7)).toEqual({ decision: 'APPROVED', headSha: a });
     expect(await mq.reviewDecision(999)).toBeNull();
+    // A PR's title (REST pulls.get), and a PR that does not exist (404).
+    expect(await mq.pullRequestTitle(7)).toBe('Pull request #7');
+    expect(await mq.pullRequestTitle(999)).toBeNull();
     await settled();
   }
 
@@ -306,6 +309,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       ['repos/compare-commits-with-basehead', 404],
       ['repos/merge', 204],
       ['repos/merge', 409],
+      ['pulls/get', 404],
     ];
     expect(expected.filter(([id, status]) => !covered.get(id)?.has(status))).toEqual([]);
   });
@@ -362,6 +366,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await emulator.commitStatus(`${owner}/${name}`, sha, 'ci/lint', 'failure');
     await emulator.pullRequest(`${owner}/${name}`, 'opened', { number: 5, headSha: sha, baseRef: 'main' });
     await emulator.pullRequest(`${owner}/${name}`, 'synchronize', { number: 5, headSha: sha, baseRef: 'main' });
+    await emulator.pullRequest(`${owner}/${name}`, 'edited', { number: 5, headSha: sha, baseRef: 'main', title: 'Fix the widget' });
     await emulator.pullRequest(`${owner}/${name}`, 'closed', { number: 5, headSha: sha, baseRef: 'main', merged: true });
     await emulator.push(`${owner}/${name}`, 'refs/heads/feature', '0'.repeat(40), sha, 'octo');
     // A repository webhook (no app): the hook belongs to the repository.
@@ -411,6 +416,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     expect([...counts.keys()].sort()).toEqual([
       'check-run-completed',
       'pull-request-closed',
+      'pull-request-edited',
       'pull-request-opened',
       'pull-request-synchronize',
       'push',

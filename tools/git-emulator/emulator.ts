@@ -17,7 +17,7 @@
  * - actions.ts: GitHub Actions workflow runs and jobs;
  * - apps-oauth.ts: /user, app installations and their tokens, the web OAuth flow;
  * - webhooks.ts: building, signing and posting webhook deliveries;
- * - pulls.ts: pull requests' heads and reviews, and GitHub's review decision from them;
+ * - pulls.ts: pull requests' heads, titles and reviews, and GitHub's review decision from them;
  * - gitlab.ts: GitLab's v4 API.
  */
 import http from 'node:http';
@@ -40,7 +40,7 @@ export class GitProviderEmulator extends EmulatorState {
   private readonly webhooks = new Webhooks(this, this.pulls);
   private readonly apps = new AppsOAuth(this);
   private readonly actions = new Actions(this);
-  private readonly restRepos = new RestRepos(this, this.webhooks);
+  private readonly restRepos = new RestRepos(this, this.webhooks, this.pulls);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
   /** Every GitHub route, in the order they are tried. */
@@ -163,11 +163,14 @@ export class GitProviderEmulator extends EmulatorState {
     return this.webhooks.commitStatus(repository, sha, context, state);
   }
 
-  /** A pull request event: `synchronize` (a new head was pushed) or `closed`. */
+  /**
+   * A pull request event: `opened`, `synchronize` (a new head was pushed), `edited` or `closed`;
+   * `title` sets the PR's title (an `edited` with a new title says what it was before).
+   */
   pullRequest(
     repository: string,
-    action: 'synchronize' | 'closed' | 'opened',
-    pr: { number: number; headSha: string; baseRef: string; merged?: boolean },
+    action: 'synchronize' | 'closed' | 'opened' | 'edited',
+    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; title?: string },
   ): Promise<EmulatedDelivery> {
     return this.webhooks.pullRequest(repository, action, pr);
   }

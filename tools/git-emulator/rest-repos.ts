@@ -1,13 +1,14 @@
 /**
  * GitHub's REST API for repositories and their git data: GET /repos/{o}/{r} and its collaborators,
  * POST statuses, the git database (refs, commits), compare and merges, served from the bare
- * repository with the git CLI.
+ * repository with the git CLI; and GET /repos/{o}/{r}/pulls/{n}, a PR as pulls.ts tracks it.
  */
 import type http from 'node:http';
 import { BareRepository, SHA_PATTERN, type ChangedFile, type CommitInfo } from './bare-git';
 import { GithubJson } from './github-json';
 import { fail, gitFailure, iso, jsonBody, paginate, type Route, type RouteContext, send } from './http';
 import type { EmulatedRepository, EmulatorState } from './state';
+import type { Pulls } from './pulls';
 import type { Webhooks } from './webhooks';
 
 /** GitHub's compare lists at most this many files. */
@@ -24,6 +25,7 @@ export class RestRepos {
       handle: (ctx, m) => this.gitData(ctx, m),
     },
     { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/, auth: 'user', handle: (ctx, m) => this.repository(ctx, m) },
+    { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, auth: 'user', handle: (ctx, m) => this.pull(ctx, m) },
   ];
 
   private readonly json: GithubJson;
@@ -31,8 +33,19 @@ export class RestRepos {
   constructor(
     private readonly state: EmulatorState,
     private readonly webhooks: Webhooks,
+    private readonly pulls: Pulls,
   ) {
     this.json = new GithubJson(state);
+  }
+
+  /** GET /repos/{owner}/{repo}/pulls/{pull_number}: a PR a `pull_request` webhook or a review made; 404 for any other, as GitHub answers an unknown PR. */
+  private async pull({ login, res }: RouteContext, match: RegExpMatchArray): Promise<void> {
+    const repo = this.state.repository(match[1], match[2]);
+    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
+    const pull = this.pulls.find(repo, login, Number(match[3]));
+    if (!pull) return fail(res, 404, 'Not Found');
+    const baseSha = (await new BareRepository(repo.path).resolveRef(`refs/heads/${pull.baseRef}`).catch(() => null)) ?? pull.headSha;
+    return send(res, 200, this.json.pullRequest(`${repo.owner}/${repo.name}`, this.json.repository(repo), repo.owner, { ...pull, baseSha }));
   }
 
   /** GET /repos/{owner}/{repo} and GET /repos/{owner}/{repo}/collaborators. */

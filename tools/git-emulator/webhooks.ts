@@ -172,88 +172,46 @@ export class Webhooks {
     });
   }
 
-  /** A pull request event: `synchronize` (a new head was pushed; `beforeSha` the head before) or `closed`. */
+  /**
+   * A pull request event: `opened`, `synchronize` (a new head was pushed; `beforeSha` the head
+   * before), `edited` (`title`: the new title; `changes.title.from` the one before) or `closed`.
+   * The PR (pulls.ts) follows it: its head, base, title and state, as GET .../pulls/{n} serves them.
+   */
   async pullRequest(
     repository: string,
-    action: 'synchronize' | 'closed' | 'opened',
-    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; beforeSha?: string },
+    action: 'synchronize' | 'closed' | 'opened' | 'edited',
+    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; beforeSha?: string; title?: string },
   ): Promise<EmulatedDelivery> {
+    const before = this.pulls?.known(repository, pr.number);
+    const previousTitle = before?.title ?? `Pull request #${pr.number}`;
+    const title = pr.title ?? previousTitle;
     // The PR's head as GraphQL reports it (reviewDecision, headRefOid) moves with the event.
-    if (action !== 'closed') this.pulls?.headMoved(repository, pr.number, pr.headSha);
+    const pull = this.pulls?.track(repository, pr.number, {
+      ...(action !== 'closed' && { headSha: pr.headSha }),
+      baseRef: pr.baseRef,
+      title,
+      ...(action === 'closed' && { state: 'closed' as const, merged: pr.merged ?? false }),
+    });
     const { repo, json } = this.repoRef(repository);
     const owner = repo?.owner ?? repository.split('/')[0];
     const baseSha = (repo && (await new BareRepository(repo.path).resolveRef(`refs/heads/${pr.baseRef}`).catch(() => null))) ?? pr.headSha;
     const now = iso(Date.now());
-    const api = `${this.state.url}/repos/${repository}`;
-    const html = `${this.state.url}/${repository}`;
-    const id = 100_000_000 + pr.number;
-    const closed = action === 'closed';
-    const merged = closed && (pr.merged ?? false);
-    const side = (ref: string, sha: string) => ({ label: `${owner}:${ref}`, ref, sha, user: this.json.user(owner), repo: json });
-    const link = (href: string) => ({ href });
     return this.deliver('pull_request', {
       action,
       number: pr.number,
       ...(action === 'synchronize' && { before: pr.beforeSha ?? baseSha, after: pr.headSha }),
-      pull_request: {
-        url: `${api}/pulls/${pr.number}`,
-        id,
-        node_id: node('PullRequest', id),
-        html_url: `${html}/pull/${pr.number}`,
-        diff_url: `${html}/pull/${pr.number}.diff`,
-        patch_url: `${html}/pull/${pr.number}.patch`,
-        issue_url: `${api}/issues/${pr.number}`,
+      ...(action === 'edited' && { changes: title !== previousTitle ? { title: { from: previousTitle } } : {} }),
+      pull_request: this.json.pullRequest(repository, json, owner, {
         number: pr.number,
-        state: closed ? 'closed' : 'open',
-        locked: false,
-        title: `Pull request #${pr.number}`,
-        user: this.json.user(owner),
-        body: null,
-        created_at: now,
-        updated_at: now,
-        closed_at: closed ? now : null,
-        merged_at: merged ? now : null,
-        merge_commit_sha: null,
-        assignee: null,
-        assignees: [],
-        requested_reviewers: [],
-        requested_teams: [],
-        labels: [],
-        milestone: null,
-        draft: false,
-        commits_url: `${api}/pulls/${pr.number}/commits`,
-        review_comments_url: `${api}/pulls/${pr.number}/comments`,
-        review_comment_url: `${api}/pulls/comments{/number}`,
-        comments_url: `${api}/issues/${pr.number}/comments`,
-        statuses_url: `${api}/statuses/${pr.headSha}`,
-        head: side(`pr-${pr.number}`, pr.headSha),
-        base: side(pr.baseRef, baseSha),
-        _links: {
-          self: link(`${api}/pulls/${pr.number}`),
-          html: link(`${html}/pull/${pr.number}`),
-          issue: link(`${api}/issues/${pr.number}`),
-          comments: link(`${api}/issues/${pr.number}/comments`),
-          review_comments: link(`${api}/pulls/${pr.number}/comments`),
-          review_comment: link(`${api}/pulls/comments{/number}`),
-          commits: link(`${api}/pulls/${pr.number}/commits`),
-          statuses: link(`${api}/statuses/${pr.headSha}`),
-        },
-        author_association: 'OWNER',
-        auto_merge: null,
-        active_lock_reason: null,
-        merged,
-        mergeable: null,
-        rebaseable: null,
-        mergeable_state: 'unknown',
-        merged_by: merged ? this.json.user(owner) : null,
-        comments: 0,
-        review_comments: 0,
-        maintainer_can_modify: false,
-        commits: 1,
-        additions: 0,
-        deletions: 0,
-        changed_files: 0,
-      },
+        title,
+        headSha: pr.headSha,
+        baseRef: pr.baseRef,
+        baseSha,
+        state: action === 'closed' ? 'closed' : 'open',
+        merged: action === 'closed' && (pr.merged ?? false),
+        createdAt: pull?.createdAt ?? now,
+        updatedAt: now,
+      }),
       repository: json,
       sender: this.json.user(owner),
     });
