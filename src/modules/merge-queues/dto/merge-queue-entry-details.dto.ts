@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import type { MergeQueueBatch } from '@/generated/prisma/client';
 import type { EntryView } from '../engine/store/queue-view';
 import { FINAL_ENTRY_STATUSES } from '../planner';
@@ -50,11 +50,12 @@ export interface EntryLanesView {
  * what that closed object does not carry (how it came, its title's source, its lanes, its batch, the
  * events that concern it).
  */
+@ApiExtraModels(MergeQueueEntryOriginDto, MergeQueueBatchDto)
 export class MergeQueueEntryDetailsDto {
   @ApiProperty({ type: MergeQueueEntryDto, description: "The spec's MergeQueueEntry, exactly as GET /merge-queues/{id} lists it" })
   entry: MergeQueueEntryDto;
   @ApiProperty({
-    type: MergeQueueEntryOriginDto,
+    allOf: [{ $ref: getSchemaPath(MergeQueueEntryOriginDto) }],
     nullable: true,
     description: 'How the entry came and who asked; null for entries added before this was recorded',
   })
@@ -80,7 +81,7 @@ export class MergeQueueEntryDetailsDto {
   pathsCount?: number;
   @ApiPropertyOptional({ description: 'The head commit the changed paths were listed for; absent when they were never asked' }) pathsHead?: string;
   @ApiProperty({
-    type: MergeQueueBatchDto,
+    allOf: [{ $ref: getSchemaPath(MergeQueueBatchDto) }],
     nullable: true,
     description: 'The batch the entry is in (as GET /merge-queues/{id} lists batches); null when it is in none',
   })
