@@ -1,4 +1,4 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { MergeQueueBatch } from '@/generated/prisma/client';
 import type { EntryView } from '../engine/store/queue-view';
 import { FINAL_ENTRY_STATUSES } from '../planner';
@@ -50,12 +50,11 @@ export interface EntryLanesView {
  * what that closed object does not carry (how it came, its title's source, its lanes, its batch, the
  * events that concern it).
  */
-@ApiExtraModels(MergeQueueEntryOriginDto, MergeQueueBatchDto)
 export class MergeQueueEntryDetailsDto {
   @ApiProperty({ type: MergeQueueEntryDto, description: "The spec's MergeQueueEntry, exactly as GET /merge-queues/{id} lists it" })
   entry: MergeQueueEntryDto;
   @ApiProperty({
-    allOf: [{ $ref: getSchemaPath(MergeQueueEntryOriginDto) }],
+    type: MergeQueueEntryOriginDto,
     nullable: true,
     description: 'How the entry came and who asked; null for entries added before this was recorded',
   })
@@ -81,7 +80,7 @@ export class MergeQueueEntryDetailsDto {
   pathsCount?: number;
   @ApiPropertyOptional({ description: 'The head commit the changed paths were listed for; absent when they were never asked' }) pathsHead?: string;
   @ApiProperty({
-    allOf: [{ $ref: getSchemaPath(MergeQueueBatchDto) }],
+    type: MergeQueueBatchDto,
     nullable: true,
     description: 'The batch the entry is in (as GET /merge-queues/{id} lists batches); null when it is in none',
   })
@@ -115,16 +114,20 @@ export function entryLanesOf(row: Pick<EntryView, 'lanes' | 'lanesReason' | 'sta
   };
 }
 
+function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
+  return (values as readonly unknown[]).includes(value);
+}
+
 /** The stored origin as shown, or null when there is none (or it is not one this version knows). */
 function originOf(value: unknown): MergeQueueEntryOriginDto | null {
   const o = value as { via?: unknown; actor?: unknown; actorKind?: unknown } | null;
   if (!o || typeof o !== 'object') return null;
-  if (!ENTRY_ORIGIN_VIAS.includes(o.via as never) || typeof o.actor !== 'string' || !ENTRY_ORIGIN_ACTOR_KINDS.includes(o.actorKind as never)) return null;
-  return { via: o.via as string, actor: o.actor, actorKind: o.actorKind as string };
+  if (!isOneOf(ENTRY_ORIGIN_VIAS, o.via) || typeof o.actor !== 'string' || !isOneOf(ENTRY_ORIGIN_ACTOR_KINDS, o.actorKind)) return null;
+  return { via: o.via, actor: o.actor, actorKind: o.actorKind };
 }
 
 export function toMergeQueueEntryDetailsDto(row: EntryView, batch: MergeQueueBatch | null, events: MergeQueueEventDto[]): MergeQueueEntryDetailsDto {
-  const titleSource = row.title === null ? null : ENTRY_TITLE_SOURCES.includes(row.titleSource as never) ? (row.titleSource as EntryTitleSource) : 'request';
+  const titleSource = row.title === null ? null : isOneOf(ENTRY_TITLE_SOURCES, row.titleSource) ? row.titleSource : 'request';
   return {
     entry: toMergeQueueEntryDto(row),
     origin: originOf(row.origin),
