@@ -17,7 +17,8 @@
  * - actions.ts: GitHub Actions workflow runs and jobs;
  * - apps-oauth.ts: /user, app installations and their tokens, the web OAuth flow;
  * - webhooks.ts: building, signing and posting webhook deliveries;
- * - pulls.ts: pull requests' heads, titles and reviews, and GitHub's review decision from them;
+ * - pulls.ts: pull requests' heads, titles, state, comments and reviews, and GitHub's review decision from them;
+ * - rest-pulls.ts: REST reads and updates of a pull request (its title; closing it) and comments on it;
  * - gitlab.ts: GitLab's v4 API.
  */
 import http from 'node:http';
@@ -27,7 +28,8 @@ import { AppsOAuth } from './apps-oauth';
 import { Gitlab } from './gitlab';
 import { Graphql } from './graphql';
 import { fail, readBody, send, type Route, type RouteContext } from './http';
-import { Pulls, type ReviewRules, type ReviewState } from './pulls';
+import { type EmulatedPull, Pulls, type ReviewRules, type ReviewState } from './pulls';
+import { RestPulls } from './rest-pulls';
 import { RestRepos } from './rest-repos';
 import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedMembership, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
@@ -40,7 +42,8 @@ export class GitProviderEmulator extends EmulatorState {
   private readonly webhooks = new Webhooks(this, this.pulls);
   private readonly apps = new AppsOAuth(this);
   private readonly actions = new Actions(this);
-  private readonly restRepos = new RestRepos(this, this.webhooks, this.pulls);
+  private readonly restRepos = new RestRepos(this, this.webhooks);
+  private readonly restPulls = new RestPulls(this, this.pulls, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
   /** Every GitHub route, in the order they are tried. */
@@ -54,6 +57,7 @@ export class GitProviderEmulator extends EmulatorState {
     ...this.apps.routes,
     ...this.actions.routes,
     ...this.restRepos.routes,
+    ...this.restPulls.routes,
     ...this.graphql.routes,
   ];
 
@@ -151,6 +155,14 @@ export class GitProviderEmulator extends EmulatorState {
   /** `login` reviews PR `number` (on `commitId`, by default the PR's head as the last pull_request event set it). */
   review(repository: string, number: number, login: string, state: ReviewState, commitId?: string): void {
     this.pulls.review(repository, number, login, state, commitId);
+  }
+
+  /**
+   * PR `number` of `repository` as the emulator keeps it (made, open, when new): its head, title,
+   * state and comments; a test sets the title a PR was opened with and reads what was done to it.
+   */
+  pull(repository: string, number: number, headSha?: string): EmulatedPull {
+    return this.pulls.pull(repository, number, headSha);
   }
 
   /** The repository's review rules (GitHub's defaults: a review required, stale approvals kept on a push). */

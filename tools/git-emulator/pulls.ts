@@ -1,8 +1,7 @@
 /**
- * Pull requests: each PR's head, base, title and state (set by the `pull_request` webhooks the
- * emulator sends), served by REST's GET /repos/{owner}/{repo}/pulls/{pull_number}; the reviews given
- * on it, and GitHub's `reviewDecision` from them, served by GraphQL's
- * `repository { pullRequest(number) { reviewDecision headRefOid } }`.
+ * Pull requests as far as their reviews go: each PR's head (set by the `pull_request` webhooks the
+ * emulator sends) and the reviews given on it, and GitHub's `reviewDecision` from them, served by
+ * GraphQL's `repository { pullRequest(number) { reviewDecision headRefOid } }`.
  *
  * The review rule modelled is branch protection's "require a pull request review before merging":
  * the latest review of each collaborator counts; any CHANGES_REQUESTED is CHANGES_REQUESTED, else an
@@ -10,7 +9,6 @@
  * "Dismiss stale pull request approvals when new commits are pushed"), only reviews of the current
  * head count. Without a review rule (`reviewsRequired: false`) the decision is null, as on GitHub.
  */
-import { iso } from './http';
 import type { EmulatedRepository, EmulatorState } from './state';
 
 export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
@@ -18,13 +16,11 @@ export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
 export interface EmulatedPull {
   number: number;
   headSha: string;
-  baseRef: string;
+  reviews: { by: string; state: ReviewState; commitId: string }[];
   title: string;
   state: 'open' | 'closed';
-  merged: boolean;
-  createdAt: string;
-  updatedAt: string;
-  reviews: { by: string; state: ReviewState; commitId: string }[];
+  /** The comments on the PR (its issue), oldest first. */
+  comments: { id: number; by: string; body: string; at: string }[];
 }
 
 /** The review rules of a repository the emulator models (GitHub's defaults: a review required, stale approvals kept). */
@@ -44,34 +40,15 @@ export class Pulls {
     const key = `${repository.toLowerCase()}#${number}`;
     let pull = this.pulls.get(key);
     if (!pull) {
-      const now = iso(Date.now());
-      pull = {
-        number,
-        headSha: headSha ?? '',
-        baseRef: 'main',
-        title: `Pull request #${number}`,
-        state: 'open',
-        merged: false,
-        createdAt: now,
-        updatedAt: now,
-        reviews: [],
-      };
+      pull = { number, headSha: headSha ?? '', reviews: [], title: `Pull request #${number}`, state: 'open', comments: [] };
       this.pulls.set(key, pull);
     }
     return pull;
   }
 
-  /** The PR if a webhook or review made it, else undefined. */
-  known(repository: string, number: number): EmulatedPull | undefined {
-    return this.pulls.get(`${repository.toLowerCase()}#${number}`);
-  }
-
-  /** A `pull_request` event happened: the PR takes what it says (its head, base, title, state). */
-  track(repository: string, number: number, facts: Partial<Pick<EmulatedPull, 'headSha' | 'baseRef' | 'title' | 'state' | 'merged'>>): EmulatedPull {
-    const pull = this.pull(repository, number, facts.headSha);
-    Object.assign(pull, Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined)));
-    pull.updatedAt = iso(Date.now());
-    return pull;
+  /** The PR's title, or undefined when the emulator has no such PR. */
+  titleOf(repository: string, number: number): string | undefined {
+    return this.pulls.get(`${repository.toLowerCase()}#${number}`)?.title;
   }
 
   /** A push to the PR's head branch: its head moves (the `synchronize` webhook follows). */

@@ -1,14 +1,13 @@
 /**
  * GitHub's REST API for repositories and their git data: GET /repos/{o}/{r} and its collaborators,
  * POST statuses, the git database (refs, commits), compare and merges, served from the bare
- * repository with the git CLI; and GET /repos/{o}/{r}/pulls/{n}, a PR as pulls.ts tracks it.
+ * repository with the git CLI.
  */
 import type http from 'node:http';
 import { BareRepository, SHA_PATTERN, type ChangedFile, type CommitInfo } from './bare-git';
 import { GithubJson } from './github-json';
 import { fail, gitFailure, iso, jsonBody, paginate, type Route, type RouteContext, send } from './http';
 import type { EmulatedRepository, EmulatorState } from './state';
-import type { Pulls } from './pulls';
 import type { Webhooks } from './webhooks';
 
 /** GitHub's compare lists at most this many files. */
@@ -25,7 +24,6 @@ export class RestRepos {
       handle: (ctx, m) => this.gitData(ctx, m),
     },
     { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)(\/collaborators)?$/, auth: 'user', handle: (ctx, m) => this.repository(ctx, m) },
-    { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, auth: 'user', handle: (ctx, m) => this.pull(ctx, m) },
   ];
 
   private readonly json: GithubJson;
@@ -33,19 +31,8 @@ export class RestRepos {
   constructor(
     private readonly state: EmulatorState,
     private readonly webhooks: Webhooks,
-    private readonly pulls: Pulls,
   ) {
     this.json = new GithubJson(state);
-  }
-
-  /** GET /repos/{owner}/{repo}/pulls/{pull_number}: a PR a `pull_request` webhook or a review made; 404 for any other, as GitHub answers an unknown PR. */
-  private async pull({ login, res }: RouteContext, match: RegExpMatchArray): Promise<void> {
-    const repo = this.state.repository(match[1], match[2]);
-    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
-    const pull = this.pulls.find(repo, login, Number(match[3]));
-    if (!pull) return fail(res, 404, 'Not Found');
-    const baseSha = (await new BareRepository(repo.path).resolveRef(`refs/heads/${pull.baseRef}`).catch(() => null)) ?? pull.headSha;
-    return send(res, 200, this.json.pullRequest(`${repo.owner}/${repo.name}`, this.json.repository(repo), repo.owner, { ...pull, baseSha }));
   }
 
   /** GET /repos/{owner}/{repo} and GET /repos/{owner}/{repo}/collaborators. */
@@ -184,7 +171,11 @@ export class RestRepos {
       for (const p of list)
         if (typeof p !== 'string' || !SHA_PATTERN.test(p) || (await git.resolveCommitish(p)) === null)
           return fail(res, 422, 'Parent SHA does not exist or is not a commit object');
-      const sha = await git.commitTree(tree, list as string[], message, this.identity(login));
+      // GitHub: the author defaults to the token's user, the committer to the author.
+      const author = body.author === undefined ? this.identity(login) : gitPerson(body.author);
+      const committer = body.committer === undefined ? author : gitPerson(body.committer);
+      if (!author || !committer) return fail(res, 422, 'Invalid request.\n\nauthor and committer need a name and an email.');
+      const sha = await git.commitTree(tree, list as string[], message, author, committer);
       res.setHeader('location', `${links.api}/git/commits/${sha}`);
       return send(res, 201, links.gitCommit((await git.commit(sha))!));
     }
@@ -271,6 +262,14 @@ export class RestRepos {
   private identity(login: string): { name: string; email: string } {
     return { name: login, email: `${this.state.users.get(login)?.id ?? 0}+${login}@users.noreply.emulator.test` };
   }
+}
+
+/** POST /git/commits' `author` or `committer`: a name and an email, and a date (ISO 8601) when given; null when malformed. */
+function gitPerson(value: unknown): { name: string; email: string; date?: string } | null {
+  const p = value as { name?: unknown; email?: unknown; date?: unknown } | null;
+  if (!p || typeof p !== 'object' || typeof p.name !== 'string' || typeof p.email !== 'string') return null;
+  if (p.date !== undefined && (typeof p.date !== 'string' || Number.isNaN(Date.parse(p.date)))) return null;
+  return { name: p.name, email: p.email, ...(typeof p.date === 'string' && { date: p.date }) };
 }
 
 /** The URLs and JSON shapes GitHub gives refs and commits of one repository. */
