@@ -8,6 +8,7 @@ import { migrate } from '@/common/prisma/migration-runner';
 import { PrismaModule } from '@/common/prisma/prisma.module';
 import { RedisModule } from '@/common/redis/redis.module';
 import { OrganizationsModule } from '@/modules/organizations/organizations.module';
+import { drawEntry, type EntryPicture } from '@/modules/merge-queues/picture/entry-picture';
 import { drawQueue, type QueuePicture } from '@/modules/merge-queues/picture/queue-picture';
 import { OrganizationsService } from '@/modules/organizations/organizations.service';
 
@@ -30,6 +31,9 @@ Commands:
       Draw a merge queue: the chain of batches in landing order (PRs, status, checks, age, expected
       landing) and the entries waiting with their ETA. Talks to the API: the token is read from
       DPA_TOKEN (never an argument), the URL from --url or DPA_API_URL (default http://127.0.0.1:3000).
+  queue entry <mergeQueueId> <entryId> [--url <api url>] [--json]
+      One entry of a merge queue: the PR, its title and where it came from (the request or GitHub),
+      how it came and who asked, its lanes, its batch and its newest events. Token and URL as above.
 `;
 
 function option(args: string[], name: string): string | undefined {
@@ -92,32 +96,38 @@ async function run(argv: string[]): Promise<number> {
   return 64;
 }
 
-/** `queue show <id>`: asks the API for the queue's chain and draws it. */
+/** `queue show <id>`: asks the API for the queue's chain and draws it; `queue entry <id> <entryId>`: one entry's details. */
 async function queueCommand(args: string[]): Promise<number> {
-  const [action, id] = args;
-  if (action !== 'show' || !id || id.startsWith('--')) {
-    process.stderr.write('usage: queue show <mergeQueueId> [--url <api url>] [--json]\n');
+  const [action, id, entryId] = args;
+  const usage = 'usage: queue show <mergeQueueId> | queue entry <mergeQueueId> <entryId> [--url <api url>] [--json]\n';
+  if ((action !== 'show' && action !== 'entry') || !id || id.startsWith('--') || (action === 'entry' && (!entryId || entryId.startsWith('--')))) {
+    process.stderr.write(usage);
     return 64;
   }
   const token = process.env.DPA_TOKEN;
   if (!token) {
-    process.stderr.write('queue show needs an API key in DPA_TOKEN\n');
+    process.stderr.write(`queue ${action} needs an API key in DPA_TOKEN\n`);
     return 64;
   }
   const base = (option(args, '--url') ?? process.env.DPA_API_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  const response = await fetch(`${base}/merge-queues/${encodeURIComponent(id)}/chain`, {
+  const path =
+    action === 'show'
+      ? `/merge-queues/${encodeURIComponent(id)}/chain`
+      : `/merge-queues/${encodeURIComponent(id)}/entries/${encodeURIComponent(entryId)}/details`;
+  const response = await fetch(`${base}${path}`, {
     headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
     signal: AbortSignal.timeout(30_000),
   });
   // Success is {data}; an error is the error body itself ({code, message, requestId, ...}).
-  const body = (await response.json().catch(() => null)) as { data?: QueuePicture; code?: string; message?: string; requestId?: string } | null;
+  const body = (await response.json().catch(() => null)) as { data?: QueuePicture | EntryPicture; code?: string; message?: string; requestId?: string } | null;
   if (!response.ok || !body?.data) {
     process.stderr.write(
       `${response.status} ${body?.code ?? ''} ${body?.message ?? response.statusText}${body?.requestId ? ` (request ${body.requestId})` : ''}\n`,
     );
     return 1;
   }
-  process.stdout.write(args.includes('--json') ? `${JSON.stringify(body.data, null, 2)}\n` : drawQueue(body.data));
+  if (args.includes('--json')) process.stdout.write(`${JSON.stringify(body.data, null, 2)}\n`);
+  else process.stdout.write(action === 'show' ? drawQueue(body.data as QueuePicture) : drawEntry(body.data as EntryPicture));
   return 0;
 }
 

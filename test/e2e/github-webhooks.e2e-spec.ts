@@ -249,7 +249,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       });
       await http().post(`/merge-queues/${queue.id}/pause`).set(owner.auth).expect(200);
       const entry = await mq.enqueue(queue.id, 12, commit(path, main, { 'api-main.ts': 'api 12\n' }, 'PR 12'));
-      expect(entry.lanes).toEqual(['api']);
+      expect((await mq.details(queue.id, entry.id)).lanes).toEqual(['api']);
       const moved = commit(path, main, { 'web-main.ts': 'web 12\n' }, 'PR 12, pushed again');
       await requeueApproved(queue.id, repository, 12, [moved]);
       const sync = await emulator.pullRequest(repository, 'synchronize', { number: 12, headSha: moved, baseRef: 'main' });
@@ -257,6 +257,7 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       await applied(sync.id);
       const row = await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id }, select: { headSha: true, changedPaths: true, lanes: true } });
       expect(row).toEqual({ headSha: moved, changedPaths: ['web-main.ts'], lanes: ['web'] });
+      expect((await mq.details(queue.id, entry.id)).lanes).toEqual(['web']);
     },
     TEST_TIMEOUT_MS,
   );

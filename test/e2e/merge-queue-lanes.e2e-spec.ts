@@ -105,7 +105,10 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
   const setGroups = (queueId: string, pathGroups: unknown) =>
     http().patch(`/merge-queues/${queueId}`).set(owner.auth).send({ data: { pathGroups } }).expect(200);
   const entryRow = (id: string) => prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id }, select: { changedPaths: true, lanes: true } });
-  const lanesById = async (queueId: string) => new Map((await mq.get(queueId)).entries.map((e) => [e.number, e.lanes]));
+  /** Each entry's lanes by PR number, from its details (the spec's MergeQueueEntry carries none). */
+  const lanesById = async (queueId: string) => new Map([...(await mq.detailsByNumber(queueId))].map(([n, d]) => [n, d.lanes]));
+  /** Each entry's `pathsStatus` by PR number, from its details. */
+  const pathsStatusById = async (queueId: string) => new Map([...(await mq.detailsByNumber(queueId))].map(([n, d]) => [n, d.pathsStatus]));
   const jobs = () => suite.worker.get<BullQueue>(getQueueToken(QueueName.MergeQueues), { strict: false });
   const isAskJob = (job: Job | undefined, queueId: string) => job?.name === MergeQueuesJob.AskPaths && (job.data as { queueId: string }).queueId === queueId;
   /** The queue's jobs asking changed paths that are not done (running, waiting, or delayed for a retry). */
@@ -116,12 +119,21 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
    * the BullMQ queue is paused meanwhile, so no worker takes it first. The PATCH answer, and how many jobs were lost.
    */
   async function setGroupsLosingTheJob(queueId: string, groups: unknown) {
-    await jobs().pause();
-    try {
+    return beforeTheWorker(async () => {
       const patched = await setGroups(queueId, groups);
       const lost = await askJobs(queueId);
       for (const job of lost) await job.remove();
-      return { patched, lost: lost.length };
+      return { patched, lost: lost.length, left: await mq.detailsByNumber(queueId) };
+    });
+  }
+  /**
+   * Runs `run` while no worker takes a merge-queue job (the BullMQ queue paused): what a request
+   * left, read before the jobs it scheduled change it.
+   */
+  async function beforeTheWorker<T>(run: () => Promise<T>): Promise<T> {
+    await jobs().pause();
+    try {
+      return await run();
     } finally {
       await jobs().resume();
     }
@@ -145,21 +157,29 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       6: 'f'.repeat(40),
     };
     const entries = new Map<number, MqEntry>();
-    for (const [n, head] of Object.entries(prs)) entries.set(Number(n), await mq.enqueue(queueId, Number(n), head));
+    const atPost = new Map<number, string[] | undefined>();
+    for (const [n, head] of Object.entries(prs)) {
+      const entry = await mq.enqueue(queueId, Number(n), head);
+      entries.set(Number(n), entry);
+      atPost.set(Number(n), (await mq.details(queueId, entry.id)).lanes);
+    }
     const expected = { 1: ['api'], 2: ['api', 'web'], 3: EVERY_LANE, 4: ['api', 'docs'], 5: EVERY_LANE, 6: EVERY_LANE };
-    // The answer to the POST and the queue's view agree.
-    expect(Object.fromEntries([...entries].map(([n, e]) => [n, e.lanes]))).toEqual(expected);
+    // The POST answers with the spec's entry (no lanes); its details right after it and the details of every entry now agree.
+    for (const entry of entries.values()) expect(Object.keys(entry).filter((k) => k === 'lanes' || k === 'pathsStatus')).toEqual([]);
+    expect(Object.fromEntries(atPost)).toEqual(expected);
     expect(Object.fromEntries(await lanesById(queueId))).toEqual(expected);
     expect(await entryRow(entries.get(1)!.id)).toEqual({ changedPaths: ['services/api/main.ts'], lanes: ['api'] });
     expect((await entryRow(entries.get(4)!.id)).changedPaths).toEqual(['docs/guide.md', 'services/api/guide.md']);
     expect(await entryRow(entries.get(6)!.id)).toEqual({ changedPaths: null, lanes: EVERY_LANE });
     // Why each is in its lanes: listed paths, or (#6) paths the repository could not list.
     const statuses = { 1: 'listed', 2: 'listed', 3: 'listed', 4: 'listed', 5: 'listed', 6: 'unlisted' };
-    expect(Object.fromEntries((await mq.get(queueId)).entries.map((e) => [e.number, e.pathsStatus]))).toEqual(statuses);
-    // The chain (what `queue show` draws) has the groups and each waiting PR's lanes.
+    expect(Object.fromEntries(await pathsStatusById(queueId))).toEqual(statuses);
+    // The chain (what `queue show` draws) has the groups and each waiting PR's lanes and where they come from.
     const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
     expect(chain.pathGroups).toEqual(GROUPS);
-    expect(Object.fromEntries((chain.waiting as { number: number; lanes: string[] }[]).map((e) => [e.number, e.lanes]))).toEqual(expected);
+    const waiting = chain.waiting as { number: number; lanes: string[]; pathsStatus: string }[];
+    expect(Object.fromEntries(waiting.map((e) => [e.number, e.lanes]))).toEqual(expected);
+    expect(Object.fromEntries(waiting.map((e) => [e.number, e.pathsStatus]))).toEqual(statuses);
   });
 
   it('changing the path groups works every live entry out again from its kept paths; a new head is asked again; no groups, no lanes', async () => {
@@ -168,44 +188,54 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const seven = await mq.enqueue(queueId, 7, apiHead);
     expect(seven).not.toHaveProperty('lanes');
     expect(seven).not.toHaveProperty('pathsStatus');
+    const noGroups = await mq.details(queueId, seven.id);
+    expect(noGroups).not.toHaveProperty('lanes');
+    expect(noGroups).not.toHaveProperty('pathsStatus');
     expect(await entryRow(seven.id)).toEqual({ changedPaths: null, lanes: null });
-    // Groups added after PR 7 was queued: the PATCH answers with it in every lane (its paths were
-    // never asked; the worker asks them afterwards, see the next case).
-    const patched = await setGroups(queueId, GROUPS);
-    expect(patched.body.data.entries.find((e: MqEntry) => e.number === 7).lanes).toEqual(EVERY_LANE);
+    // Groups added after PR 7 was queued: the PATCH leaves it in every lane (its paths were never
+    // asked; the worker asks them afterwards, see the next case).
+    const patched = await beforeTheWorker(async () => {
+      await setGroups(queueId, GROUPS);
+      return mq.details(queueId, seven.id);
+    });
+    expect(patched.lanes).toEqual(EVERY_LANE);
     const eight = await mq.enqueue(queueId, 8, commitPaths(path, base, { 'apps/web/a.ts': 'a\n', 'README.md': 'b\n' }, 'PR 8'));
-    expect(eight.lanes).toEqual(['web', 'docs']);
+    expect((await mq.details(queueId, eight.id)).lanes).toEqual(['web', 'docs']);
     // A new head: its paths are asked at once, and PR 7 is in the lanes of what it now changes.
     const moved = await http()
       .patch(`/merge-queues/${queueId}/entries/${seven.id}`)
       .set(owner.auth)
       .send({ data: { headSha: commitPaths(path, apiHead, { 'apps/web/x.ts': 'x\n' }, 'PR 7, second push') } })
       .expect(200);
-    expect(moved.body.data.lanes).toEqual(['api', 'web']);
+    expect(moved.body.data).not.toHaveProperty('lanes');
+    expect((await mq.details(queueId, seven.id)).lanes).toEqual(['api', 'web']);
     expect((await entryRow(seven.id)).changedPaths).toEqual(['apps/web/x.ts', 'services/api/main.ts']);
     // New groups: nothing is matched in the PATCH's transaction (issue 41): every live entry is in
     // every lane until the worker matches its kept paths again, without asking git.
     const merged = [{ name: 'app', paths: ['services/**', 'apps/**'] }, GROUPS[2]];
     // The repository is gone: a provider call would fail, so the lanes below come from the kept paths.
     execFileSync('mv', [path, `${path}.away`]);
-    const repatched = await setGroups(queueId, merged);
-    expect(repatched.body.data.entries.map((e: MqEntry) => [e.number, e.lanes, e.pathsStatus])).toEqual([
+    const repatched = await beforeTheWorker(async () => {
+      await setGroups(queueId, merged);
+      return mq.detailsByNumber(queueId);
+    });
+    expect([...repatched].map(([n, d]) => [n, d.lanes, d.pathsStatus])).toEqual([
       [7, ['app', 'docs'], 'pending'],
       [8, ['app', 'docs'], 'pending'],
     ]);
     const rematched = await until('the worker matched the kept paths again', async () => {
-      const view = (await mq.get(queueId)).entries;
-      return view.every((e) => e.pathsStatus === 'listed') ? Object.fromEntries(view.map((e) => [e.number, e.lanes])) : undefined;
+      const view = [...(await mq.detailsByNumber(queueId))];
+      return view.every(([, d]) => d.pathsStatus === 'listed') ? Object.fromEntries(view.map(([n, d]) => [n, d.lanes])) : undefined;
     });
     expect(rematched).toEqual({ 7: ['app'], 8: ['app', 'docs'] });
     // A removed entry is final: new groups leave it with the lanes it had.
     await http().delete(`/merge-queues/${queueId}/entries/${eight.id}`).set(owner.auth).expect(200);
     await setGroups(queueId, GROUPS);
-    await until('the worker matched PR 7 again', async () => (await mq.get(queueId)).entries.find((e) => e.number === 7)?.pathsStatus === 'listed');
+    await until('the worker matched PR 7 again', async () => (await mq.details(queueId, seven.id)).pathsStatus === 'listed');
     expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 7: ['api', 'web'], 8: ['app', 'docs'] });
-    const view = (await mq.get(queueId)).entries;
-    expect(view.find((e) => e.number === 7)?.pathsStatus).toBe('listed');
-    expect(view.find((e) => e.number === 8)).not.toHaveProperty('pathsStatus');
+    const view = await mq.detailsByNumber(queueId);
+    expect(view.get(7)?.pathsStatus).toBe('listed');
+    expect(view.get(8)).not.toHaveProperty('pathsStatus');
     // No groups: no entry has lanes, final ones included.
     await setGroups(queueId, []);
     const after = await lanesById(queueId);
@@ -220,10 +250,17 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     await http().post(`/merge-queues/${queueId}/resume`).set(owner.auth).expect(200);
     const batch = await until('a batch of both PRs', async () => {
       const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
-      return (chain.batches as { prNumbers: number[]; lanes?: string[] }[]).find((b) => b.prNumbers.length === 2);
+      return (chain.batches as { prNumbers: number[]; lanes?: string[]; entries: { number: number; lanes?: string[]; pathsStatus?: string }[] }[]).find(
+        (b) => b.prNumbers.length === 2,
+      );
     });
     // In the groups' order, not the PRs'.
     expect(batch.lanes).toEqual(['api', 'docs']);
+    // And each of its entries with its own lanes and where they come from.
+    expect(batch.entries.map((e) => [e.number, e.lanes, e.pathsStatus])).toEqual([
+      [1, ['api'], 'listed'],
+      [2, ['docs'], 'listed'],
+    ]);
   });
 
   it('path groups set on a queue that holds entries: the worker asks the paths of those queued before, and their lanes follow', async () => {
@@ -251,8 +288,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     await mq.enqueue(queueId, 2, commitPaths(path, base, { 'apps/web/b.ts': 'b\n' }, 'PR 2'));
     await mq.enqueue(without.queueId, 1, commitPaths(without.path, without.base, { 'docs/c.md': 'c\n' }, 'PR 1'));
     // The PATCH's job is lost (as if Redis lost it): taken off the BullMQ queue before a worker runs it.
-    const { patched, lost } = await setGroupsLosingTheJob(queueId, GROUPS);
-    expect(patched.body.data.entries.map((e: MqEntry) => [e.lanes, e.pathsStatus])).toEqual([
+    const { left, lost } = await setGroupsLosingTheJob(queueId, GROUPS);
+    expect([...left.values()].map((d) => [d.lanes, d.pathsStatus])).toEqual([
       [EVERY_LANE, 'pending'],
       [EVERY_LANE, 'pending'],
     ]);
@@ -279,7 +316,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       return lanes[1]?.length === 1 && lanes[2]?.length === 1 ? lanes : undefined;
     });
     expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
-    expect((await mq.get(queueId)).entries.map((e) => e.pathsStatus)).toEqual(['listed', 'listed']);
+    expect([...(await pathsStatusById(queueId)).values()]).toEqual(['listed', 'listed']);
     expect(await pending()).toBe(before - 2);
     // The job that asked everything dropped the queue's claim (taken when the sweep scheduled it).
     await until('the claim dropped', async () => !(await suite.worker.get(PathsAsks).claimed()).has(queueId));
@@ -330,7 +367,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
   it('paths kept for an older head are never used: groups removed, the head moved, groups back: every lane until the worker asks the new head', async () => {
     const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
     const entry = await mq.enqueue(queueId, 9, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 9'));
-    expect(entry.lanes).toEqual(['api']);
+    expect((await mq.details(queueId, entry.id)).lanes).toEqual(['api']);
     await setGroups(queueId, []);
     // Without groups a new head asks nothing: the row still keeps the old head's paths.
     const webHead = commitPaths(path, base, { 'apps/web/b.ts': 'b\n' }, 'PR 9, pushed again');
@@ -339,8 +376,11 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       .set(owner.auth)
       .send({ data: { headSha: webHead } })
       .expect(200);
-    const back = await setGroups(queueId, GROUPS);
-    expect(back.body.data.entries.find((e: MqEntry) => e.number === 9).lanes).toEqual(EVERY_LANE);
+    const back = await beforeTheWorker(async () => {
+      await setGroups(queueId, GROUPS);
+      return mq.details(queueId, entry.id);
+    });
+    expect(back.lanes).toEqual(EVERY_LANE);
     const settled = await until('the worker asked the new head', async () => {
       const lanes = (await lanesById(queueId)).get(9);
       return lanes?.length === 1 ? lanes : undefined;
@@ -459,7 +499,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
         `enqueue ${tookMs} ms, matching ${span.to - span.from} ms (deadline ${matching.deadlineMs} ms); /health/live answered ${during.length} times while matching, in at most ${slowest} ms`,
     );
     // The deadline ended the match: every lane, with the reason.
-    expect(entry.lanes).toEqual(WORST_GROUPS.map((g) => g.name));
+    expect((await mq.details(queueId, entry.id)).lanes).toEqual(WORST_GROUPS.map((g) => g.name));
     const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
     expect(chain.waiting[0].lanesReason).toBe(`matching the changed paths took longer than ${matching.deadlineMs} ms: in every lane`);
     expect(span.to - span.from).toBeGreaterThanOrEqual(matching.deadlineMs);
@@ -481,7 +521,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const deepPr = await mq.enqueue(queueId, 1, commitPaths(path, base, { [deep]: 'x\n' }, 'PR 1: deep'));
     const longPr = await mq.enqueue(queueId, 2, commitPaths(path, base, { [long]: 'x\n', 'services/api/a.ts': 'a\n' }, 'PR 2: long'));
     const fine = await mq.enqueue(queueId, 3, commitPaths(path, base, { 'services/api/a.ts': 'a\n' }, 'PR 3'));
-    expect([deepPr.lanes, longPr.lanes, fine.lanes]).toEqual([EVERY_LANE, EVERY_LANE, ['api']]);
+    const lanesOf = async (e: MqEntry) => (await mq.details(queueId, e.id)).lanes;
+    expect([await lanesOf(deepPr), await lanesOf(longPr), await lanesOf(fine)]).toEqual([EVERY_LANE, EVERY_LANE, ['api']]);
     const reasons = Object.fromEntries(
       ((await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data.waiting as { number: number; lanesReason?: string }[]).map(
         (e) => [e.number, e.lanesReason],
@@ -498,7 +539,9 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const atLimit = over.slice(1);
     const big = await mq.enqueue(queueId, 1, commitMany(path, base, over, 'PR 1: one path more than kept'));
     const kept = await mq.enqueue(queueId, 2, commitMany(path, base, atLimit, 'PR 2: as many as kept'));
-    expect([big.lanes, big.pathsStatus, kept.lanes, kept.pathsStatus]).toEqual([['api'], 'listed', ['api'], 'listed']);
+    const [bigDetails, keptDetails] = [await mq.details(queueId, big.id), await mq.details(queueId, kept.id)];
+    expect([bigDetails.lanes, bigDetails.pathsStatus, keptDetails.lanes, keptDetails.pathsStatus]).toEqual([['api'], 'listed', ['api'], 'listed']);
+    expect([bigDetails.pathsCount, keptDetails.pathsCount]).toEqual([KEPT_PATHS_LIMITS.maxPaths + 1, KEPT_PATHS_LIMITS.maxPaths]);
     const rows = await prisma.mergeQueueEntry.findMany({ where: { queueId }, orderBy: { number: 'asc' }, select: { changedPaths: true, pathsCount: true } });
     expect(rows.map((r) => [Array.isArray(r.changedPaths) ? r.changedPaths.length : null, r.pathsCount])).toEqual([
       [null, KEPT_PATHS_LIMITS.maxPaths + 1],
@@ -513,11 +556,12 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       .set(owner.auth)
       .send({ data: { priority: 1 } })
       .expect(200);
-    expect(patched.body.data.pathsStatus).toBe('listed');
+    expect(patched.body.data).not.toHaveProperty('pathsStatus');
+    expect((await mq.details(queueId, kept.id)).pathsStatus).toBe('listed');
     // New groups: the entry that kept its paths is matched again from them; the other is listed again.
     await setGroups(queueId, [{ name: 'all', paths: ['**'] }]);
     const settled = await until('the worker matched both again', async () => {
-      const entries = (await mq.get(queueId)).entries;
+      const entries = [...(await mq.detailsByNumber(queueId)).values()];
       return entries.every((e) => e.pathsStatus === 'listed') ? entries.map((e) => e.lanes) : undefined;
     });
     expect(settled).toEqual([['all'], ['all']]);
@@ -535,16 +579,17 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     // main moves on in the docs after the PRs branched: not their change.
     git(path, 'update-ref', 'refs/heads/main', commit(path, main, { 'README.md': 'hello 2\n' }, 'docs move on'));
     const api = await mq.enqueue(queue.id, 1, commit(path, main, { 'api-main.ts': 'api 1\n', 'api-new.ts': 'n\n' }, 'PR 1'));
-    expect(api.lanes).toEqual(['api']);
+    expect((await mq.details(queue.id, api.id)).lanes).toEqual(['api']);
     expect((await entryRow(api.id)).changedPaths).toEqual(['api-main.ts', 'api-new.ts']);
     const many = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`web-page-${String(i).padStart(3, '0')}.ts`, `${i}\n`]));
     const justUnder = await mq.enqueue(queue.id, 2, commit(path, main, many(299), 'PR 2'));
-    expect(justUnder.lanes).toEqual(['web']);
+    expect((await mq.details(queue.id, justUnder.id)).lanes).toEqual(['web']);
     expect((await entryRow(justUnder.id)).changedPaths).toHaveLength(299);
     const cut = await mq.enqueue(queue.id, 3, commit(path, main, many(300), 'PR 3'));
-    expect(cut.lanes).toEqual(['api', 'web', 'docs']);
+    expect((await mq.details(queue.id, cut.id)).lanes).toEqual(['api', 'web', 'docs']);
     expect((await entryRow(cut.id)).changedPaths).toBeNull();
-    expect([api.pathsStatus, justUnder.pathsStatus, cut.pathsStatus]).toEqual(['listed', 'listed', 'unlisted']);
+    const statusOf = async (e: MqEntry) => (await mq.details(queue.id, e.id)).pathsStatus;
+    expect([await statusOf(api), await statusOf(justUnder), await statusOf(cut)]).toEqual(['listed', 'listed', 'unlisted']);
     // Two commits of 299 and 300 files through the emulator's git: slow on a loaded machine.
   }, 90_000);
 
@@ -594,6 +639,6 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     }
     expect((await mq.get(queue.id)).entries).toHaveLength(0);
     const entry = await mq.enqueue(queue.id, 1, head);
-    expect(entry.lanes).toEqual(EVERY_LANE);
+    expect((await mq.details(queue.id, entry.id)).lanes).toEqual(EVERY_LANE);
   });
 });

@@ -151,6 +151,14 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
     expect(cli.stdout).toMatch(/^[├└]─● +[0-9a-f]{8} +chain +testing +#\d/m);
     expect(cli.stdout).toMatch(/^waiting \(\d+\)$/m);
     expect(cli.stdout).not.toContain(owner.token);
+    // One entry: the PR, its batch and its events.
+    const testing = (await getQueue(api1.base, queues[0].queueId)).entries.find((e) => e.status === 'testing');
+    expect(testing).toBeDefined();
+    const entry = await runCli(['queue', 'entry', queues[0].queueId, testing!.id, '--url', api2.base], { ...process.env, DPA_TOKEN: owner.token }, 30_000);
+    expect(entry.status).toBe(0);
+    expect(entry.stdout).toMatch(new RegExp(`^#${testing!.number}  `));
+    expect(entry.stdout).toMatch(/^events \(newest first\)$/m);
+    expect(entry.stdout).toMatch(/^ {2}[0-9-]{10} [0-9:]{8} {2}enqueue$/m);
     const refused = await runCli(['queue', 'show', randomUUID(), '--url', api2.base], { ...process.env, DPA_TOKEN: owner.token }, 30_000);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('404 dpa:MergeQueue:NOT_FOUND');

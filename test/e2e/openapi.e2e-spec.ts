@@ -95,6 +95,23 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(schemas.PageMetaDto.required?.sort()).toEqual(['limit', 'totalCount']);
   });
 
+  it("keeps the spec's closed merge-queue objects to the spec's fields (anything more lives in the queue's own resources)", () => {
+    // delivery-platform-api.md, "MergeQueue": unknown extra properties are not allowed on these.
+    const spec: Record<string, string[]> = {
+      MergeQueueDto: ['id', 'organizationId', 'repositoryId', 'repository', 'baseRef', 'revision', 'status', 'batchDepth', 'updatedAt', 'entries', 'batches'],
+      MergeQueueBatchDto: ['id', 'position', 'prNumbers', 'status', 'requiredChecks', 'checksUrl', 'headSha', 'operation'],
+      MergeQueueEntryDto: ['id', 'number', 'headSha', 'url', 'status', 'position', 'priority', 'setAside', 'batchId', 'block', 'title'],
+      MergeQueueOperationDto: ['kind', 'outcome'],
+      MergeQueueCheckDto: ['name', 'state'],
+    };
+    const schemas = document.components.schemas;
+    for (const [name, fields] of Object.entries(spec)) {
+      expect({ name, fields: Object.keys(schemas[name]?.properties ?? {}).sort() }).toEqual({ name, fields: [...fields].sort() });
+      // Closed: the response validation of every e2e test refuses a property the document does not list.
+      expect({ name, additionalProperties: schemas[name]?.additionalProperties }).toEqual({ name, additionalProperties: false });
+    }
+  });
+
   it('declares a server, and every tag it uses with a description', () => {
     expect(document.servers?.length).toBeGreaterThan(0);
     const used = new Set(operations(document).flatMap(([, operation]) => operation.tags ?? []));

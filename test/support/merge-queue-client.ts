@@ -17,8 +17,24 @@ export interface MqEntry {
   headSha: string;
   status: string;
   block?: string;
+  title?: string;
+  batchId?: string;
+}
+/** An entry's details (GET /merge-queues/{id}/entries/{entryId}/details): the spec's entry and what it does not carry. */
+export interface MqEntryDetails {
+  entry: MqEntry;
+  origin: { via: string; actor: string; actorKind: string } | null;
+  title: string | null;
+  titleSource: 'request' | 'github' | null;
   lanes?: string[];
   pathsStatus?: string;
+  lanesReason?: string;
+  pathsCount?: number;
+  pathsHead?: string;
+  batch: MqBatch | null;
+  enqueuedAt: string;
+  updatedAt: string;
+  events: { type: string; detail: Record<string, unknown>; transitions: { subject: string; id: string; from: string; to: string }[] }[];
 }
 export interface MqQueue {
   id: string;
@@ -50,6 +66,17 @@ export class MergeQueueClient {
 
   async get(id: string): Promise<MqQueue> {
     return (await request(this.target()).get(`/merge-queues/${id}`).set(this.auth).expect(200)).body.data as MqQueue;
+  }
+
+  /** The entry's details (its lanes and where they come from, its origin, its title's source, its events). */
+  async details(queueId: string, entryId: string): Promise<MqEntryDetails> {
+    return (await request(this.target()).get(`/merge-queues/${queueId}/entries/${entryId}/details`).set(this.auth).expect(200)).body.data as MqEntryDetails;
+  }
+
+  /** Every entry the queue lists with its details, by PR number. */
+  async detailsByNumber(queueId: string): Promise<Map<number, MqEntryDetails>> {
+    const entries = (await this.get(queueId)).entries;
+    return new Map(await Promise.all(entries.map(async (e) => [e.number, await this.details(queueId, e.id)] as const)));
   }
 
   async enqueue(queueId: string, number: number, headSha: string, extra: Record<string, unknown> = {}): Promise<MqEntry> {

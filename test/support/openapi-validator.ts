@@ -55,7 +55,8 @@ export function toJsonSchema(schema: unknown): unknown {
     }
   }
   if (source.nullable !== true) return out;
-  if (out.$ref || out.type === undefined) return { anyOf: [out, { type: 'null' }] };
+  // A nullable composition (`type: object, allOf: [$ref], nullable`): the composed object, or null.
+  if (out.$ref || out.type === undefined || out.allOf) return { anyOf: [out, { type: 'null' }] };
   out.type = [...[out.type].flat(), 'null'];
   if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
   return out;

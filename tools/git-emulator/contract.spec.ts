@@ -289,6 +289,9 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await emulator.removeBranchProtection('octo/widgets', 'main');
     await emulator.deleteRuleset('octo/widgets', ruleset.id);
     expect(await rules.requirements('main')).toEqual({ protection: null, rules: [] });
+    // A PR's title (REST pulls.get), and a PR that does not exist (404).
+    expect(await mq.pullRequestTitle(7)).toBe('Pull request #7');
+    expect(await mq.pullRequestTitle(999)).toBeNull();
     await settled();
   }
 
@@ -371,6 +374,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       ['repos/merge', 204],
       ['repos/merge', 409],
       ['repos/get-branch', 404],
+      ['pulls/get', 404],
       ['pulls/update', 200],
       ['issues/create-comment', 201],
       ['issues/create-comment', 404],
@@ -431,6 +435,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await emulator.commitStatus(`${owner}/${name}`, sha, 'ci/lint', 'failure');
     await emulator.pullRequest(`${owner}/${name}`, 'opened', { number: 5, headSha: sha, baseRef: 'main' });
     await emulator.pullRequest(`${owner}/${name}`, 'synchronize', { number: 5, headSha: sha, baseRef: 'main' });
+    await emulator.pullRequest(`${owner}/${name}`, 'edited', { number: 5, headSha: sha, baseRef: 'main', title: 'Fix the widget' });
     await emulator.pullRequest(`${owner}/${name}`, 'closed', { number: 5, headSha: sha, baseRef: 'main', merged: true });
     await emulator.push(`${owner}/${name}`, 'refs/heads/feature', '0'.repeat(40), sha, 'octo');
     // A repository webhook (no app): the hook belongs to the repository.
@@ -484,6 +489,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       'check-run-completed',
       'check-run-created',
       'pull-request-closed',
+      'pull-request-edited',
       'pull-request-opened',
       'pull-request-synchronize',
       'push',

@@ -18,7 +18,7 @@
  * - apps-oauth.ts: /user, app installations and their tokens, the web OAuth flow;
  * - webhooks.ts: building, signing and posting webhook deliveries;
  * - pulls.ts: pull requests' heads, titles, state, comments and reviews, and GitHub's review decision from them;
- * - rest-pulls.ts: REST updates of a pull request (closing it) and comments on it;
+ * - rest-pulls.ts: REST reads and updates of a pull request (its title; closing it) and comments on it;
  * - branch-rules.ts: branch protection rules and rulesets (a branch's required checks), and their webhooks;
  * - gitlab.ts: GitLab's v4 API.
  */
@@ -187,11 +187,14 @@ export class GitProviderEmulator extends EmulatorState {
     return this.webhooks.commitStatus(repository, sha, context, state);
   }
 
-  /** A pull request event: `synchronize` (a new head was pushed) or `closed`. */
+  /**
+   * A pull request event: `opened`, `synchronize` (a new head was pushed), `edited` or `closed`;
+   * `title` sets the PR's title (an `edited` with a new title says what it was before).
+   */
   pullRequest(
     repository: string,
-    action: 'synchronize' | 'closed' | 'opened',
-    pr: { number: number; headSha: string; baseRef: string; merged?: boolean },
+    action: 'synchronize' | 'closed' | 'opened' | 'edited',
+    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; title?: string },
   ): Promise<EmulatedDelivery> {
     return this.webhooks.pullRequest(repository, action, pr);
   }

@@ -1,5 +1,6 @@
 /**
- * GitHub's REST API for what the merge queue does to a pull request once it landed it as new
+ * GitHub's REST API for a pull request: GET /repos/{o}/{r}/pulls/{n} (the merge queue reads its
+ * title; an unknown PR is a 404), and what the merge queue does to a pull request once it landed it as new
  * commits (a squash or a rebase, which GitHub cannot see as the PR's merge): PATCH
  * /repos/{o}/{r}/pulls/{n} to close it and POST /repos/{o}/{r}/issues/{n}/comments to say where it
  * landed. Both need push access (a collaborator; else 403, as GitHub answers an integration
@@ -16,6 +17,7 @@ import type { Webhooks } from './webhooks';
 
 export class RestPulls {
   readonly routes: Route[] = [
+    { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, auth: 'user', handle: (ctx, m) => this.get(ctx, m) },
     { method: 'PATCH', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, auth: 'user', handle: (ctx, m) => this.update(ctx, m) },
     { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, auth: 'user', handle: (ctx, m) => this.comment(ctx, m) },
   ];
@@ -28,6 +30,28 @@ export class RestPulls {
     private readonly webhooks: Webhooks,
   ) {
     this.json = new GithubJson(state);
+  }
+
+  /** GET /repos/{owner}/{repo}/pulls/{pull_number}: a PR a webhook or a review made; 404 for any other, as GitHub answers an unknown PR. */
+  private async get({ login, res }: RouteContext, match: RegExpMatchArray): Promise<void> {
+    const repo = this.state.repository(match[1], match[2]);
+    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
+    const pull = this.pulls.find(repo, login, Number(match[3]));
+    if (!pull) return fail(res, 404, 'Not Found');
+    const baseSha = (await new BareRepository(repo.path).resolveRef(`refs/heads/${repo.defaultBranch}`).catch(() => null)) ?? pull.headSha;
+    return send(
+      res,
+      200,
+      this.json.pullRequest(`${repo.owner}/${repo.name}`, this.json.repository(repo), {
+        number: pull.number,
+        title: pull.title,
+        headSha: pull.headSha,
+        baseRef: repo.defaultBranch,
+        baseSha,
+        closed: pull.state === 'closed',
+        merged: false,
+      }),
+    );
   }
 
   /** PATCH /repos/{owner}/{repo}/pulls/{pull_number}: `state` (open or closed) and `title`. */

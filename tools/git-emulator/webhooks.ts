@@ -203,23 +203,30 @@ export class Webhooks {
     });
   }
 
-  /** A pull request event: `synchronize` (a new head was pushed; `beforeSha` the head before) or `closed`. */
+  /**
+   * A pull request event: `opened`, `synchronize` (a new head was pushed; `beforeSha` the head
+   * before), `edited` (`title` the new title; `changes.title.from` the one before, when it changed)
+   * or `closed`. `title` sets the PR's title (pulls.ts), as GET .../pulls/{n} serves it.
+   */
   async pullRequest(
     repository: string,
-    action: 'synchronize' | 'closed' | 'opened',
-    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; beforeSha?: string },
+    action: 'synchronize' | 'closed' | 'opened' | 'edited',
+    pr: { number: number; headSha: string; baseRef: string; merged?: boolean; beforeSha?: string; title?: string },
   ): Promise<EmulatedDelivery> {
+    const previous = this.pulls?.titleOf(repository, pr.number) ?? `Pull request #${pr.number}`;
     // The PR's head as GraphQL reports it (reviewDecision, headRefOid) moves with the event.
     if (action !== 'closed') this.pulls?.headMoved(repository, pr.number, pr.headSha);
+    if (pr.title !== undefined && this.pulls) this.pulls.pull(repository, pr.number, pr.headSha).title = pr.title;
     const { repo, json } = this.repoRef(repository);
     const owner = repo?.owner ?? repository.split('/')[0];
     const baseSha = (repo && (await new BareRepository(repo.path).resolveRef(`refs/heads/${pr.baseRef}`).catch(() => null))) ?? pr.headSha;
     const closed = action === 'closed';
-    const title = this.pulls?.titleOf(repository, pr.number) ?? `Pull request #${pr.number}`;
+    const title = pr.title ?? previous;
     return this.deliver('pull_request', {
       action,
       number: pr.number,
       ...(action === 'synchronize' && { before: pr.beforeSha ?? baseSha, after: pr.headSha }),
+      ...(action === 'edited' && { changes: title !== previous ? { title: { from: previous } } : {} }),
       pull_request: this.json.pullRequest(repository, json, {
         number: pr.number,
         title,

@@ -29,6 +29,8 @@ export const MergeQueuesJob = {
   AskPaths: 'ask-changed-paths',
   /** Finds queues with path groups holding live entries whose paths were never kept (their job lost), and asks them. */
   SweepPaths: 'sweep-changed-paths',
+  /** Reads an entry's PR title from GitHub (GitHub queues, after an API enqueue) and applies it. */
+  ReadTitle: 'read-pr-title',
 } as const;
 
 export const UsageImportsJob = {

@@ -93,6 +93,20 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     }
   }
 
+  /**
+   * PR `number`'s title as GitHub has it now (GET /repos/{owner}/{repo}/pulls/{pull_number}), or
+   * null when GitHub knows no such PR. Provider failures propagate as ProviderFailure.
+   */
+  async pullRequestTitle(number: number): Promise<string | null> {
+    try {
+      const { data } = await call(() => this.api.rest.pulls.get({ ...this.repo, pull_number: number }));
+      return data.title;
+    } catch (error) {
+      if (isFailure(error, 'not_found')) return null;
+      throw error;
+    }
+  }
+
   async readRef(ref: string): Promise<string | null> {
     try {
       const { data } = await call(() => this.api.rest.git.getRef({ ...this.repo, ref: apiRef(ref) }));

@@ -19,6 +19,7 @@ import { MergeQueueProviderEvents } from './provider-events/provider-events';
 import { RequiredChecksFromGithub } from './required-checks/required-checks-from-github';
 import { MergeQueueViewLinksRepository } from './view-links/view-links.repository';
 import { MergeQueueViewLinks } from './view-links/view-links.service';
+import { MergeQueueTitles } from './titles/pr-titles';
 
 /** Every provider, and what both processes use of the merge queues (the module exports them all). */
 const PROVIDERS = [
@@ -39,6 +40,7 @@ const PROVIDERS = [
   RequiredChecksFromGithub,
   MergeQueueViewLinksRepository,
   MergeQueueViewLinks,
+  MergeQueueTitles,
 ];
 
 /**

@@ -20,6 +20,7 @@ import {
 } from './dto/merge-queue.dto';
 import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
 import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
+import { MergeQueueEntryDetailsDto } from './dto/merge-queue-entry-details.dto';
 import { MergeQueueSettingsDto, UpdateMergeQueueSettingsRequest } from './dto/merge-queue-settings.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { MergeQueuesService } from './merge-queues.service';
@@ -260,7 +261,7 @@ export class MergeQueuesController {
   @ApiOperation({
     summary: 'Add a pull request to the queue',
     description:
-      "The same PR number cannot be in the queue twice while live. On a queue with path groups the PR's changed paths are asked from the provider (from the merge base with the queue's base) and the entry gets its `lanes`; a provider that fails is an error here, and nothing is queued.",
+      "The same PR number cannot be in the queue twice while live. On a GitHub queue the worker then reads the PR's title from GitHub (GET /merge-queues/{id}/entries/{entryId}/details shows it and its source); the title given here is shown until then, and the answer never waits for GitHub. On a queue with path groups the PR's changed paths are asked from the provider (from the merge base with the queue's base) and the entry gets its `lanes`; a provider that fails is an error here, and nothing is queued.",
   })
   @ApiDataResponse(MergeQueueEntryDto, { status: 201 })
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_EXISTS, MergeQueueErrors.ENTRY_LIMIT_REACHED, ...PROVIDER_LOOKUP_ERRORS)
@@ -284,6 +285,21 @@ export class MergeQueuesController {
     @Body() body: UpdateMergeQueueEntryRequest,
   ) {
     return { data: await this.queues.updateEntry(principal, id, entryId, body.data) };
+  }
+
+  @Get(':id/entries/:entryId/details')
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({
+    summary: "An entry's details",
+    description:
+      "The spec's entry (`entry`, exactly as GET /merge-queues/{id} lists it) and what that closed object does not carry: how it came and who asked (`origin`: the API, the queue's label or a `/queue` comment), " +
+      'its title and where it came from (`titleSource`: the caller, or GitHub), its lanes on a queue with path groups (`lanes`, `pathsStatus`, `lanesReason`, `pathsCount`), the batch it is in, and the newest events of the queue that concern it. ' +
+      'Final entries too (merged, removed, failed), as long as the queue keeps them.',
+  })
+  @ApiDataResponse(MergeQueueEntryDetailsDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_NOT_FOUND)
+  async entryDetails(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('entryId') entryId: string) {
+    return { data: await this.queues.entryDetails(principal, id, entryId) };
   }
 
   @Delete(':id/entries/:entryId')

@@ -20,6 +20,7 @@ import { MergeQueueWriter } from './engine/queue-writer';
 import type { MergeQueuesPayloads } from './engine/jobs';
 import { MergeQueueScheduler } from './engine/scheduler';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
+import { MergeQueueTitles } from './titles/pr-titles';
 
 const isMergeQueuesJob = jobNamed<MergeQueuesPayloads>();
 
@@ -46,6 +47,7 @@ export class MergeQueuesProcessor extends JobProcessor<MergeQueuesPayloads> {
     [MergeQueuesJob.Sweep]: () => this.sweep(),
     [MergeQueuesJob.AskPaths]: (job, token) => this.askPaths(job, token),
     [MergeQueuesJob.SweepPaths]: () => this.sweepPaths(),
+    [MergeQueuesJob.ReadTitle]: (job) => this.titles.read(job.data),
   };
 
   constructor(
@@ -56,6 +58,7 @@ export class MergeQueuesProcessor extends JobProcessor<MergeQueuesPayloads> {
     private readonly paths: MergeQueuePaths,
     private readonly pathsRepository: MergeQueuePathsRepository,
     private readonly asks: PathsAsks,
+    private readonly titles: MergeQueueTitles,
     @InjectQueue(QueueName.MergeQueues) queue: Queue,
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() private readonly metrics?: MergeQueueMetrics,

@@ -9,7 +9,8 @@ import { AuditService } from '@/modules/audit/audit.service';
 import { documentOf, LIVE_ENTRY_STATUSES } from './engine/store/queue-state-codec';
 import { assembleState } from './engine/store/queue-state-loaders';
 import { QueueTransaction, storedEntryStatus } from './engine/store/queue-transaction';
-import { type QueueView, type QueueWithSource, readQueueView, renderQueue } from './engine/store/queue-view';
+import { ENTRY_VIEW_OMIT, type EntryView, type QueueView, type QueueWithSource, readQueueView, renderQueue } from './engine/store/queue-view';
+import { ROW_ID } from '@/common/http/row-id';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { FINAL_BATCH_STATUSES, type MergeQueueEntryStatus, type MergeQueueState } from './planner';
 
@@ -175,14 +176,48 @@ export class MergeQueuesRepository {
     return storedEntryStatus(this.prisma, organizationId, queueId, entryId);
   }
 
-  /** The lanes of these entries of the queue (those that have some) and why they are every lane (null: matched), by entry id. */
-  async entryLanes(organizationId: string, queueId: string, entryIds: readonly string[]): Promise<Map<string, { lanes: string[]; reason: string | null }>> {
+  /** These entries of the queue as the chain shows them (number, title and lanes), by entry id. */
+  async chainEntries(organizationId: string, queueId: string, entryIds: readonly string[]): Promise<Map<string, EntryView>> {
     if (entryIds.length === 0) return new Map();
-    const rows = await this.prisma.mergeQueueEntry.findMany({
-      where: { organizationId, queueId, id: { in: [...entryIds] } },
-      select: { id: true, lanes: true, lanesReason: true },
-    });
-    return new Map(rows.filter((r) => Array.isArray(r.lanes)).map((r) => [r.id, { lanes: r.lanes as string[], reason: r.lanesReason }]));
+    const rows = await this.prisma.mergeQueueEntry.findMany({ where: { organizationId, queueId, id: { in: [...entryIds] } }, omit: ENTRY_VIEW_OMIT });
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * An entry of the organization's queue with the batch it is in and the newest `events` of the
+   * queue that concern it (naming it, or moving its status), read in one snapshot; a 404 for a queue
+   * or an entry the organization does not have.
+   */
+  async entryDetails(
+    organizationId: string,
+    queueId: string,
+    entryId: string,
+    events: number,
+  ): Promise<{ entry: EntryView; batch: BatchRow | null; events: EventRow[] }> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const queue = await tx.mergeQueue.findFirst({ where: { id: queueId, organizationId }, select: { id: true } });
+        if (!queue) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
+        const entry = ROW_ID.test(entryId)
+          ? await tx.mergeQueueEntry.findFirst({ where: { id: entryId, queueId, organizationId }, omit: ENTRY_VIEW_OMIT })
+          : null;
+        if (!entry) throw new AppError(MergeQueueErrors.ENTRY_NOT_FOUND, { metadata: { id: entryId } });
+        const batch = entry.batchId === null ? null : await tx.mergeQueueBatch.findFirst({ where: { id: entry.batchId, queueId, organizationId } });
+        // The trail from the entry's arrival on (the index's range), the events that name it or step it.
+        const trail = await tx.mergeQueueEvent.findMany({
+          where: {
+            queueId,
+            organizationId,
+            createdAt: { gte: new Date(entry.createdAt.getTime() - 60_000) },
+            OR: [{ detail: { path: ['entryId'], equals: entryId } }, { transitions: { array_contains: [{ subject: 'entry', id: entryId }] } }],
+          },
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+          take: events,
+        });
+        return { entry, batch, events: trail };
+      },
+      { isolationLevel: 'RepeatableRead' },
+    );
   }
 
   /** The organization's queue as the API renders it, or a 404. */

@@ -16,7 +16,8 @@ import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from './engine/gits';
 import { batchRowId } from './engine/ids';
 import { type LockedQueue, MergeQueueWriter } from './engine/queue-writer';
 import type { QueueTransaction } from './engine/store/queue-transaction';
-import type { EntryView, QueueView } from './engine/store/queue-view';
+import type { EntryView, QueueView, QueueWithSource } from './engine/store/queue-view';
+import { MergeQueueTitles } from './titles/pr-titles';
 import { EVENTS_ORDER, MergeQueuesRepository } from './merge-queues.repository';
 import {
   CreateMergeQueueDto,
@@ -35,6 +36,13 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
+import {
+  ENTRY_DETAILS_EVENTS,
+  entryLanesOf,
+  type EntryLanesView,
+  type MergeQueueEntryDetailsDto,
+  toMergeQueueEntryDetailsDto,
+} from './dto/merge-queue-entry-details.dto';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
 import { bindingsFromGithub, type GithubRequiredCheck, requiredChecksReadOf } from './policy/github-required-checks';
 import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
@@ -75,6 +83,7 @@ export class MergeQueuesService {
     private readonly gits: MergeQueueGits,
     private readonly paths: MergeQueuePaths,
     private readonly githubChecks: RequiredChecksFromGithub,
+    private readonly titles: MergeQueueTitles,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -378,7 +387,8 @@ export class MergeQueuesService {
 
   async enqueue(principal: Principal, id: string, dto: CreateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
     const entryId = randomUUID();
-    const paths = await this.changedPaths(principal, id, dto.headSha);
+    const queue = await this.repository.find(principal.organizationId, id);
+    const paths = await this.changedPaths(principal, id, dto.headSha, undefined, queue);
     const { entry, result } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -408,10 +418,15 @@ export class MergeQueuesService {
           },
         ];
       },
-      after: (q, { row }) => keepPaths(q, row, entryId, dto.headSha, paths),
+      after: async (q, { row }) => {
+        if (dto.title !== undefined) await q.setTitleSource(entryId, 'request');
+        return keepPaths(q, row, entryId, dto.headSha, paths);
+      },
       returning: { entryId },
     });
     if (result.askLater) await this.paths.ask(id, entryId);
+    // On GitHub the PR's title is GitHub's: the worker reads it (the answer never waits for GitHub).
+    if (MergeQueueTitles.fromGitHub(queue.repository)) await this.titles.ask(id, entryId, dto.number);
     return entryDto(result.entry ?? entry, entryId);
   }
 
@@ -450,6 +465,15 @@ export class MergeQueuesService {
     return entryDto(entry, entryId);
   }
 
+  /**
+   * One entry as the queue's own resource shows it: the spec's entry, how it came, its title and
+   * where that came from, its lanes, its batch and the newest events that concern it.
+   */
+  async entryDetails(principal: Principal, id: string, entryId: string): Promise<MergeQueueEntryDetailsDto> {
+    const { entry, batch, events } = await this.repository.entryDetails(principal.organizationId, id, entryId, ENTRY_DETAILS_EVENTS);
+    return toMergeQueueEntryDetailsDto(entry, batch, events.map(toMergeQueueEventDto));
+  }
+
   /** The chain in landing order and the waiting entries, with the planner's estimates (what `cli queue show` draws). */
   chain(principal: Principal, id: string): Promise<MergeQueueChainDto> {
     return this.chainOf(principal.organizationId, id);
@@ -474,15 +498,20 @@ export class MergeQueuesService {
     );
     const iso = (ms: number) => new Date(ms).toISOString();
     const inLine = state.entries.filter((e) => e.status === 'queued' || e.status === 'blocked');
-    // With path groups: each waiting PR's lanes, and each batch's (those of its PRs, in the groups' order).
+    // With path groups: each listed PR's lanes (and where they come from), and each batch's (those of its PRs, in the groups' order).
     const groups = state.config.pathGroups ?? [];
-    const lanes = groups.length
-      ? await this.repository.entryLanes(organizationId, id, [...inLine.map((e) => e.id), ...live.flatMap((b) => b.entryIds)])
-      : new Map<string, { lanes: string[]; reason: string | null }>();
+    const rowsById = groups.length
+      ? await this.repository.chainEntries(organizationId, id, [...inLine.map((e) => e.id), ...live.flatMap((b) => b.entryIds)])
+      : new Map<string, EntryView>();
+    const lanesOf = (entryId: string): EntryLanesView => {
+      const entryRow = rowsById.get(entryId);
+      return entryRow ? entryLanesOf(entryRow) : {};
+    };
     const batchLanes = (entryIds: readonly string[]) => {
-      const touched = new Set(entryIds.flatMap((e) => lanes.get(e)?.lanes ?? []));
+      const touched = new Set(entryIds.flatMap((e) => lanesOf(e).lanes ?? []));
       return groups.map((g) => g.name).filter((name) => touched.has(name));
     };
+    const entryById = new Map(state.entries.map((e) => [e.id, e]));
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));
       const base = batchRow
@@ -497,6 +526,10 @@ export class MergeQueuesService {
         ...(b.ciStartedAt !== null && { ciStartedAt: iso(b.ciStartedAt) }),
         ...(lands.length > 0 && { estimatedLandAt: iso(Math.max(...lands)) }),
         ...(groups.length > 0 && { lanes: batchLanes(b.entryIds) }),
+        entries: b.entryIds.flatMap((entryId) => {
+          const e = entryById.get(entryId);
+          return e ? [{ id: e.id, number: e.number, ...(e.title !== null && { title: e.title }), ...lanesOf(e.id) }] : [];
+        }),
       };
     });
     const waiting = inLine
@@ -511,8 +544,7 @@ export class MergeQueuesService {
         ...(e.block !== null && { block: e.block }),
         enqueuedAt: iso(e.enqueuedAt),
         ...(estimates.has(e.id) && { estimatedMergeAt: iso(estimates.get(e.id) as number) }),
-        ...(lanes.has(e.id) && { lanes: lanes.get(e.id)!.lanes }),
-        ...(lanes.get(e.id)?.reason && { lanesReason: lanes.get(e.id)!.reason! }),
+        ...lanesOf(e.id),
       }));
     return {
       id: row.id,
@@ -627,8 +659,8 @@ export class MergeQueuesService {
    * answers as everywhere (502, 503...); matching never fails or stalls (past its deadline the PR is
    * in every lane).
    */
-  private async changedPaths(principal: Principal, id: string, headSha: string, entryId?: string): Promise<AskedPaths | undefined> {
-    const queue = await this.repository.find(principal.organizationId, id);
+  private async changedPaths(principal: Principal, id: string, headSha: string, entryId?: string, read?: QueueWithSource): Promise<AskedPaths | undefined> {
+    const queue = read ?? (await this.repository.find(principal.organizationId, id));
     if (pathGroupsOf(queue).length === 0) return undefined;
     // A new head for an entry that is not live is refused as the lock would refuse it, without a provider call.
     if (entryId !== undefined) assertLive(entryId, await this.repository.entryStatus(principal.organizationId, id, entryId));

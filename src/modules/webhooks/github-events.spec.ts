@@ -19,6 +19,22 @@ describe(parseGithubEvent.name, () => {
     expect(parseGithubEvent('pull_request', { action: 'labeled', number: 7, pull_request: { base: { ref: 'main' } }, repository }).kind).toBe('ignored');
   });
 
+  it('reads an edited title (changes.title), and ignores an edit that left the title alone', () => {
+    const edited = (changes: object) =>
+      parseGithubEvent('pull_request', { action: 'edited', number: 7, changes, pull_request: { title: 'Fix the widget', base: { ref: 'main' } }, repository });
+    expect(edited({ title: { from: 'WIP' } })).toEqual({ kind: 'prTitle', repository: 'acme/api', number: 7, title: 'Fix the widget', baseRef: 'main' });
+    expect(edited({ body: { from: 'old' } })).toEqual({ kind: 'ignored', reason: 'pull_request edited without a title change' });
+    expect(
+      parseGithubEvent('pull_request', {
+        action: 'edited',
+        number: 7,
+        changes: { title: { from: 'x' } },
+        pull_request: { title: '', base: { ref: 'main' } },
+        repository,
+      }).kind,
+    ).toBe('ignored');
+  });
+
   it('reads check results: neutral and skipped pass as GitHub counts them, the rest fail; pending is no result', () => {
     const run = (conclusion: string) =>
       parseGithubEvent('check_run', {

@@ -6,6 +6,7 @@
  * |-------------------------------|----------------------------------------|-----------------------------|
  * | pull_request `synchronize`    |                                        | prHead (withdraw, re-queue) |
  * | pull_request `closed`         | merged or not                          | prClosed (leaves the queue) |
+ * | pull_request `edited`         | the title changed (`changes.title`)    | prTitle (the entry's title) |
  * | check_run `completed`         |                                        | check (`name` = check name) |
  * | check_suite `completed`       |                                        | check (`name` = app slug)   |
  * | status                        | state success / failure / error        | check (`name` = context)    |
@@ -30,6 +31,7 @@ export type CheckSource = { kind: 'checkRun' | 'checkSuite'; appId?: string; app
 export type GithubEvent =
   | { kind: 'prHead'; repository: string; number: number; headSha: string; baseRef: string }
   | { kind: 'prClosed'; repository: string; number: number; baseRef: string }
+  | { kind: 'prTitle'; repository: string; number: number; title: string; baseRef: string }
   | { kind: 'check'; repository: string; sha: string; name: string; state: 'success' | 'failure'; url?: string; source: CheckSource; skipped?: true }
   | { kind: 'push'; repository: string; branch: string; after: string }
   | { kind: 'installationGone'; installationId: string; reason: string }
@@ -85,6 +87,11 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         return headSha ? { kind: 'prHead', repository, number, headSha, baseRef } : ignored('synchronize without a head sha');
       }
       if (action === 'closed') return { kind: 'prClosed', repository, number, baseRef };
+      if (action === 'edited') {
+        const title = typeof pr?.title === 'string' ? pr.title : undefined;
+        if (!obj(obj(p.changes)?.title)) return ignored('pull_request edited without a title change');
+        return title ? { kind: 'prTitle', repository, number, title, baseRef } : ignored('pull_request edited without a title');
+      }
       return ignored(`pull_request ${action ?? '(no action)'} is not acted on`);
     }
     case 'check_run': {

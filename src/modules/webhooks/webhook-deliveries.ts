@@ -64,6 +64,9 @@ export class WebhookDeliveries {
       case 'prClosed':
         outcome = summary(await this.queues.prClosed(target(event.repository), event.number));
         break;
+      case 'prTitle':
+        outcome = summary(await this.queues.prTitleChanged(target(event.repository), event.number, event.title));
+        break;
       case 'check':
         outcome = summary(await this.queues.checkCompleted(target(event.repository), event));
         break;

@@ -24,7 +24,6 @@ import type { CodeSource, MergeQueue, MergeQueueBatch, MergeQueueEvent } from '@
 import type { EntryView } from '../engine/store/queue-view';
 import { ROW_ID } from '@/common/http/row-id';
 import {
-  FINAL_ENTRY_STATUSES,
   MERGE_QUEUE_BATCH_STATUSES,
   MERGE_QUEUE_CHECK_STATES,
   MERGE_QUEUE_ENTRY_STATUSES,
@@ -261,10 +260,6 @@ export class MergeQueueBatchDto {
   @ApiPropertyOptional({ type: MergeQueueOperationDto, description: 'Latest unfinished operation' }) operation?: MergeQueueOperationDto;
 }
 
-/** Where a live entry's lanes come from (MergeQueueEntryDto.pathsStatus). */
-export const ENTRY_PATHS_STATUSES = ['listed', 'pending', 'unlisted'] as const;
-export type EntryPathsStatus = (typeof ENTRY_PATHS_STATUSES)[number];
-
 export class MergeQueueEntryDto {
   @ApiProperty({ description: 'Durable admission lifecycle id' }) id: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) number: number;
@@ -280,19 +275,11 @@ export class MergeQueueEntryDto {
       'Why the entry is blocked (a merge conflict), or why it waits while its queue stopped by itself (a land the provider refused, a quarantine: the queue is `paused`; cleared on resume), readable',
   })
   block?: string;
-  @ApiPropertyOptional() title?: string;
   @ApiPropertyOptional({
-    type: [String],
     description:
-      "The queue's lanes (path groups) this PR's changed paths touch, in the groups' order; every lane when a path is outside every group or the paths are not known (yet: the worker asks those of PRs queued before the groups). Absent when the queue has no path groups; a final entry keeps the lanes it had when it left the line",
+      "The PR's title. On a GitHub queue it is the title GitHub has (read by the worker after the entry is added, and again on every `pull_request edited`); until then the title the caller gave. Elsewhere, the title as given",
   })
-  lanes?: string[];
-  @ApiPropertyOptional({
-    enum: ENTRY_PATHS_STATUSES,
-    description:
-      "Where its `lanes` come from: `listed` (the PR's changed paths as the provider listed them for the head it is to be tested with), `pending` (not asked for that head yet: every lane until the worker asks; the paths sweep asks again when a job was lost), `unlisted` (the provider could not list them in full, a PR of 300 files or more on GitHub: every lane). Absent when the queue has no path groups, and for a final entry",
-  })
-  pathsStatus?: EntryPathsStatus;
+  title?: string;
 }
 
 export class MergeQueueDto {
@@ -350,6 +337,27 @@ export class MergeQueueEventDto {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 
+/** Where a live entry's lanes come from (`pathsStatus` in the entry details and the chain). */
+export const ENTRY_PATHS_STATUSES = ['listed', 'pending', 'unlisted'] as const;
+export type EntryPathsStatus = (typeof ENTRY_PATHS_STATUSES)[number];
+
+export const LANES_DESCRIPTION =
+  "The queue's lanes (path groups) this PR's changed paths touch, in the groups' order; every lane when a path is outside every group or the paths are not known (yet: the worker asks those of PRs queued before the groups). Absent when the queue has no path groups; a final entry keeps the lanes it had when it left the line";
+export const PATHS_STATUS_DESCRIPTION =
+  "Where its `lanes` come from: `listed` (the PR's changed paths as the provider listed them for the head it is to be tested with), `pending` (not asked for that head yet: every lane until the worker asks; the paths sweep asks again when a job was lost), `unlisted` (the provider could not list them in full, a PR of 300 files or more on GitHub: every lane). Absent when the queue has no path groups, and for a final entry";
+export const LANES_REASON_DESCRIPTION =
+  'Why the PR is in every lane when it is for want of knowing better, readable: a path in no group, a path longer or deeper than the limits matched, matching that took longer than its deadline, or a list of paths the provider cut short (docs/merge-queue.md, "Lanes"). Absent otherwise';
+
+/** An entry of a batch as the chain lists it. */
+export class MergeQueueChainEntryDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) number: number;
+  @ApiPropertyOptional() title?: string;
+  @ApiPropertyOptional({ type: [String], description: LANES_DESCRIPTION }) lanes?: string[];
+  @ApiPropertyOptional({ enum: ENTRY_PATHS_STATUSES, description: PATHS_STATUS_DESCRIPTION }) pathsStatus?: EntryPathsStatus;
+  @ApiPropertyOptional({ description: LANES_REASON_DESCRIPTION }) lanesReason?: string;
+}
+
 export class MergeQueueChainBatchDto {
   @ApiProperty() id: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
@@ -372,6 +380,8 @@ export class MergeQueueChainBatchDto {
   estimatedLandAt?: string;
   @ApiPropertyOptional({ type: [String], description: "The lanes its PRs are in, in the groups' order (absent when the queue has no path groups)" })
   lanes?: string[];
+  @ApiProperty({ type: [MergeQueueChainEntryDto], description: "Its PRs' entries, in the batch's order, each with its lanes when the queue has path groups" })
+  entries: MergeQueueChainEntryDto[];
 }
 
 export class MergeQueueWaitingEntryDto {
@@ -385,13 +395,9 @@ export class MergeQueueWaitingEntryDto {
   @ApiProperty({ format: 'date-time' }) enqueuedAt: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Expected merge time; absent for blocked and set-aside entries (they wait on a person)' })
   estimatedMergeAt?: string;
-  @ApiPropertyOptional({ type: [String], description: "The lanes the PR's changed paths touch (absent when the queue has no path groups)" })
-  lanes?: string[];
-  @ApiPropertyOptional({
-    description:
-      'Why the PR is in every lane when it is for want of knowing better, readable: a path in no group, a path longer or deeper than the limits matched, matching that took longer than its deadline, or a list of paths the provider cut short (docs/merge-queue.md, "Lanes"). Absent otherwise',
-  })
-  lanesReason?: string;
+  @ApiPropertyOptional({ type: [String], description: LANES_DESCRIPTION }) lanes?: string[];
+  @ApiPropertyOptional({ enum: ENTRY_PATHS_STATUSES, description: PATHS_STATUS_DESCRIPTION }) pathsStatus?: EntryPathsStatus;
+  @ApiPropertyOptional({ description: LANES_REASON_DESCRIPTION }) lanesReason?: string;
 }
 
 /** Why a queue stopped by itself (it is `paused` until resumed). */
@@ -445,16 +451,6 @@ export function toMergeQueueDto(row: MergeQueue & { repository: CodeSource }, en
   };
 }
 
-/**
- * The same rule as the store's SQL (engine/store/entry-sql.ts): lanes count only when matched for
- * the head the entry is to be tested with under the queue's current groups. Reads no path.
- */
-function pathsStatusOf(row: EntryView): EntryPathsStatus {
-  const wanted = (row.planner as { pendingHeadSha?: string } | null)?.pendingHeadSha ?? row.headSha;
-  if (row.lanesHead !== wanted) return 'pending';
-  return row.pathsCount !== null ? 'listed' : 'unlisted';
-}
-
 export function toMergeQueueEntryDto(row: EntryView): MergeQueueEntryDto {
   const dto: MergeQueueEntryDto = {
     id: row.id,
@@ -469,10 +465,6 @@ export function toMergeQueueEntryDto(row: EntryView): MergeQueueEntryDto {
   if (row.batchId !== null) dto.batchId = row.batchId;
   if (row.block !== null) dto.block = row.block;
   if (row.title !== null) dto.title = row.title;
-  if (Array.isArray(row.lanes)) {
-    dto.lanes = row.lanes as string[];
-    if (!FINAL_ENTRY_STATUSES.includes(row.status)) dto.pathsStatus = pathsStatusOf(row);
-  }
   return dto;
 }
 

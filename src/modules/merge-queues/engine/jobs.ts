@@ -11,5 +11,6 @@ export type MergeQueuesPayloads = PayloadsOf<
     /** `rateLimitHits`: how often the job already waited for the provider's rate limit (MergeQueuesProcessor.askPaths). */
     [MergeQueuesJob.AskPaths]: { queueId: string; rateLimitHits?: number };
     [MergeQueuesJob.SweepPaths]: NoData;
+    [MergeQueuesJob.ReadTitle]: { queueId: string; entryId: string; number: number };
   }
 >;

@@ -131,6 +131,14 @@ export function onSetAside(ctx: Ctx, entryId: string, setAside: boolean): void {
   withdraw(ctx, b, `#${e.number} set aside`);
 }
 
+/** A live entry's PR has a new title: only the title changes (nothing is planned on it). */
+export function onTitleChanged(ctx: Ctx, entryId: string, title: string): void {
+  const e = ctx.entryById.get(entryId);
+  if (!e || !LIVE_ENTRY.includes(e.status) || e.title === title) return;
+  e.title = title;
+  ctx.changed = true;
+}
+
 export function onSetPriority(ctx: Ctx, entryId: string, priority: number): void {
   const e = ctx.entryById.get(entryId);
   if (!e || !LIVE_ENTRY.includes(e.status) || e.priority === priority) return;

@@ -54,6 +54,27 @@ describe(reduceMergeQueue.name, () => {
     expect(d.state).toBe(before);
   });
 
+  it('a new title changes only the live entry title: same batches, no operation; a final entry or the same title changes nothing', () => {
+    const d = new QueueDriver();
+    d.enqueue(1);
+    d.complete(['prepare']);
+    const before = d.state;
+    const ops = d.send({ type: 'titleChanged', entryId: 'e1', title: 'Fix the widget' });
+    expect(ops).toEqual([]);
+    expect(d.state.revision).toBe(before.revision + 1);
+    expect(d.entry(1).title).toBe('Fix the widget');
+    expect({ ...d.state, revision: 0, entries: [] }).toEqual({ ...before, revision: 0, entries: [] });
+    expect(d.state.entries.map((e) => ({ ...e, title: null }))).toEqual(before.entries.map((e) => ({ ...e, title: null })));
+    const same = d.state;
+    d.send({ type: 'titleChanged', entryId: 'e1', title: 'Fix the widget' });
+    expect(d.state).toBe(same);
+    d.send({ type: 'remove', entryId: 'e1' });
+    const removed = d.state;
+    d.send({ type: 'titleChanged', entryId: 'e1', title: 'Too late' });
+    expect(d.state).toBe(removed);
+    expect(d.monitor.violations).toEqual([]);
+  });
+
   it('speculates: candidate k is built on candidate k-1, up to maxParallel batches', () => {
     const d = new QueueDriver({ maxBatch: 1, maxParallel: 3, minChainSuccess: 0 });
     for (const n of [1, 2, 3, 4]) d.enqueue(n);

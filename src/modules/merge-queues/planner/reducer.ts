@@ -4,7 +4,7 @@ import { advanceCandidates } from './candidates';
 import { planNewBatches } from './chain';
 import { onTick, recordCheck } from './checks';
 import { noteLongRuns, restartRunsOfLandedWork } from './ci-weight';
-import { onEnqueue, onHeadUpdated, onRemove, onSetAside, onSetPriority } from './entry-changes';
+import { onEnqueue, onHeadUpdated, onRemove, onSetAside, onSetPriority, onTitleChanged } from './entry-changes';
 import { onLandRefused, onQuarantined } from './holds';
 import { issueLand } from './landing';
 import { onOperationFailed, onOperationStarted, onOperationSucceeded, onOperationUnknown } from './operation-outcomes';
@@ -78,6 +78,8 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
       return onSetAside(ctx, ev.entryId, ev.setAside);
     case 'setPriority':
       return onSetPriority(ctx, ev.entryId, ev.priority);
+    case 'titleChanged':
+      return onTitleChanged(ctx, ev.entryId, ev.title);
     case 'pause':
       return onPause(ctx);
     case 'resume':

@@ -295,6 +295,8 @@ export type MergeQueueEvent =
   | (At & { type: 'remove'; entryId: string; reason?: string; headSha?: string; stopLand?: boolean })
   | (At & { type: 'setAside'; entryId: string; setAside: boolean })
   | (At & { type: 'setPriority'; entryId: string; priority: number })
+  /** The PR's title changed (read from the provider, or the provider said it was edited). Changes nothing but the title. */
+  | (At & { type: 'titleChanged'; entryId: string; title: string })
   | (At & { type: 'pause' })
   | (At & { type: 'resume' })
   | (At & { type: 'disable' })

@@ -7,6 +7,7 @@ import { MergeQueueWriter } from '../engine/queue-writer';
 import { MergeQueuesRepository, type QueueConcern } from '../merge-queues.repository';
 import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
 import { countCheck, policyOf, type QueuePolicy, type ReportedCheckSource } from '../policy/queue-policy';
+import { markGitHubTitle, MAX_TITLE_LENGTH } from '../titles/pr-titles';
 
 /** The reason a push removes a PR (its `block`; its commit status reads "Removed: <reason>"). */
 export const PUSHED_REASON = 'new commits were pushed';
@@ -116,6 +117,28 @@ export class MergeQueueProviderEvents {
   }
 
   /**
+   * A PR's title was edited on GitHub: the live entry takes it (`titleChanged`; GitHub's title wins
+   * over one an API caller gave), recorded as GitHub's. The same title again changes nothing.
+   */
+  prTitleChanged(target: ProviderEventTarget, number: number, title: string): Promise<ProviderEventResult[]> {
+    const kept = title.slice(0, MAX_TITLE_LENGTH);
+    return this.each(
+      target,
+      [number],
+      (state) => {
+        const entry = liveEntry(state, number);
+        if (!entry) return { events: [], note: `#${number} is not in the queue` };
+        return {
+          events: [{ type: 'titleChanged', entryId: entry.id, title: kept, at: Date.now() }],
+          note: entry.title === kept ? `#${number} already has that title` : `#${number} has a new title`,
+          entryId: entry.id,
+        };
+      },
+      { concerns: { liveNumber: number }, unconcerned: `#${number} is not in the queue`, title: kept },
+    );
+  }
+
+  /**
    * A check result on a commit: recorded for the live batch whose candidate is that commit, when
    * the check is one the queue requires and the result comes from the source the queue takes for
    * it (policy/queue-policy.ts countCheck). A result from another source, or skipped where that is
@@ -192,7 +215,7 @@ export class MergeQueueProviderEvents {
       state: MergeQueueState,
       facts: { policy: QueuePolicy; approval?: Approval },
     ) => { events: MergeQueueEvent[]; note: string; batchId?: string; entryId?: string; detail?: Record<string, unknown> },
-    options: { checksUrl?: string; baseRef?: string; headSha?: string; number?: number; concerns: QueueConcern; unconcerned?: string },
+    options: { checksUrl?: string; baseRef?: string; headSha?: string; number?: number; concerns: QueueConcern; unconcerned?: string; title?: string },
   ): Promise<ProviderEventResult[]> {
     const { checksUrl, baseRef, headSha, number } = options;
     const results: ProviderEventResult[] = [];
@@ -229,8 +252,9 @@ export class MergeQueueProviderEvents {
         },
         quietWhenUnchanged: true,
         detail,
-        after: async (q, { row }, applied) => {
+        after: async (q, { row, state }, applied) => {
           if (checksUrl !== undefined && batchId !== undefined && applied.changed) await q.setChecksUrl(batchRowId(row.id, batchId), checksUrl);
+          if (options.title !== undefined && entryId !== undefined) await markGitHubTitle(q, state, entryId, options.title);
           if (entryId === undefined || headSha === undefined || !applied.changed || pathGroupsOf(row).length === 0) return;
           // Not asked or not answered: in every lane until the worker asks them.
           ({ askLater } = await keepPaths(q, row, entryId, headSha, paths === 'failed' ? undefined : paths));

@@ -53,6 +53,14 @@ export class QueueTransaction {
     return rows[0];
   }
 
+  /** Where the entry's title came from (`request`: the caller; `github`: the PR as GitHub has it). */
+  async setTitleSource(entryId: string, source: 'request' | 'github'): Promise<void> {
+    await this.tx.mergeQueueEntry.updateMany({
+      where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId },
+      data: { titleSource: source },
+    });
+  }
+
   /** Row fields the planner does not hold: the settings as given, the queue's policy, the base ref and the one being moved to. */
   async setQueueFields(data: {
     settings?: Prisma.InputJsonObject;
