@@ -126,13 +126,15 @@ describe('Merge queue land methods (squash, rebase) on LOCAL_GIT and GitHub, rea
         const a2 = commitAs(path, a1, { 'pr-1.txt': 'widgets\n' }, `Finish widgets\n\nCo-authored-by: ${CY.name} <${CY.email}>`, BO, 1_700_000_200);
         const b1 = commitAs(path, base, { 'pr-2.txt': 'two\n' }, 'Add two', BO, 1_700_000_300);
         const c1 = commitAs(path, base, { 'pr-3.txt': 'three\n' }, 'Fix the thing\n\nBecause.', CY, 1_700_000_400);
+        // On GitHub every PR has a title, and the queue takes GitHub's (the same as the API's here; PR 3's
+        // is its first commit's subject, the fallback a LOCAL_GIT entry without a title gets).
         if (repository)
-          for (const [n, head] of [
-            [1, a2],
-            [2, b1],
-            [3, c1],
+          for (const [n, head, title] of [
+            [1, a2, 'Add widgets'],
+            [2, b1, 'Second change'],
+            [3, c1, 'Fix the thing'],
           ] as const)
-            emulator.pull(repository, n, head);
+            emulator.pull(repository, n, head).title = title;
 
         const q = await landAll(queue, path, [
           { number: 1, head: a2, title: 'Add widgets' },
