@@ -225,6 +225,24 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     emulator.review('octo/widgets', 7, 'dev', 'APPROVED');
     expect(await mq.reviewDecision(7)).toEqual({ decision: 'APPROVED', headSha: a });
     expect(await mq.reviewDecision(999)).toBeNull();
+    // Enqueue from the pull request: the PR (and one that does not exist), a person's permission (and
+    // someone GitHub does not know), a comment on the PR, a reaction to a comment (new: 201, again: 200).
+    const prs = mq.pullRequests();
+    emulator.setPullRequest('octo/widgets', 7, { title: 'Widgets get a handle' });
+    expect(await prs.pull(7)).toMatchObject({ number: 7, title: 'Widgets get a handle', state: 'open', draft: false, baseRef: 'main', headSha: a });
+    expect(await prs.pull(999)).toBeNull();
+    emulator.setRole('octo/widgets', 'stranger', 'triage');
+    expect(await prs.permission('dev')).toMatchObject({ permission: 'write', roleName: 'write', canWrite: true });
+    expect(await prs.permission('stranger')).toMatchObject({ permission: 'read', roleName: 'triage', canWrite: false });
+    expect(await prs.permission('nobody-here')).toMatchObject({ permission: 'none', canWrite: false });
+    await prs.comment(7, '@dev: the merge queue did not queue this pull request.');
+    const commentId = emulator.pullRequestOf('octo/widgets', 7)!.comments[0].id;
+    await prs.react(commentId, 'rocket');
+    await prs.react(commentId, 'rocket');
+    // Labels, as a person adds and removes them on GitHub (the webhooks follow).
+    await client.api.rest.issues.addLabels({ owner: 'octo', repo: 'widgets', issue_number: 7, labels: ['queue'] });
+    await client.api.rest.issues.removeLabel({ owner: 'octo', repo: 'widgets', issue_number: 7, name: 'queue' });
+    await client.api.rest.issues.removeLabel({ owner: 'octo', repo: 'widgets', issue_number: 7, name: 'queue' }).catch(() => undefined);
     await settled();
   }
 
@@ -306,6 +324,11 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       ['repos/compare-commits-with-basehead', 404],
       ['repos/merge', 204],
       ['repos/merge', 409],
+      ['pulls/get', 404],
+      ['repos/get-collaborator-permission-level', 404],
+      ['reactions/create-for-issue-comment', 200],
+      ['reactions/create-for-issue-comment', 201],
+      ['issues/remove-label', 404],
     ];
     expect(expected.filter(([id, status]) => !covered.get(id)?.has(status))).toEqual([]);
   });
@@ -364,6 +387,9 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await emulator.pullRequest(`${owner}/${name}`, 'synchronize', { number: 5, headSha: sha, baseRef: 'main' });
     await emulator.pullRequest(`${owner}/${name}`, 'closed', { number: 5, headSha: sha, baseRef: 'main', merged: true });
     await emulator.push(`${owner}/${name}`, 'refs/heads/feature', '0'.repeat(40), sha, 'octo');
+    await emulator.label(`${owner}/${name}`, 5, 'queue', 'dev');
+    await emulator.label(`${owner}/${name}`, 5, 'queue', 'dev', 'unlabeled');
+    await emulator.comment(`${owner}/${name}`, 5, 'dev', '/queue');
     // A repository webhook (no app): the hook belongs to the repository.
     emulator.webhook = { ...emulator.webhook!, installationId: undefined };
     await emulator.push(`${owner}/${name}`, 'refs/heads/feature', sha, '0'.repeat(40), 'octo');
@@ -410,9 +436,12 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     expect(problems).toEqual([]);
     expect([...counts.keys()].sort()).toEqual([
       'check-run-completed',
+      'issue-comment-created',
       'pull-request-closed',
+      'pull-request-labeled',
       'pull-request-opened',
       'pull-request-synchronize',
+      'pull-request-unlabeled',
       'push',
       'status',
     ]);

@@ -16,6 +16,7 @@ import { MergeQueueScheduler } from './engine/scheduler';
 import { MergeQueueOutboxRepository } from './engine/store/outbox.repository';
 import { MergeQueuesRepository } from './merge-queues.repository';
 import { MergeQueueProviderEvents } from './provider-events/provider-events';
+import { MergeQueuePullRequestCommands } from './provider-events/pull-request-commands';
 
 /** Every provider, and what both processes use of the merge queues (the module exports them all). */
 const PROVIDERS = [
@@ -33,6 +34,7 @@ const PROVIDERS = [
   PathMatching,
   PathsAsks,
   MergeQueueProviderEvents,
+  MergeQueuePullRequestCommands,
 ];
 
 /**

@@ -35,6 +35,7 @@ import {
   UpdateMergeQueueEntryDto,
 } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
+import type { EntryOrigin } from './provider-events/pull-request-requests';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
 import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
 import {
@@ -297,6 +298,7 @@ export class MergeQueuesService {
   async enqueue(principal: Principal, id: string, dto: CreateMergeQueueEntryDto): Promise<MergeQueueEntryDto> {
     const entryId = randomUUID();
     const paths = await this.changedPaths(principal, id, dto.headSha);
+    const origin: EntryOrigin = { via: 'api', actor: principal.actorId, actorKind: 'principal' };
     const { entry, result } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -326,7 +328,11 @@ export class MergeQueuesService {
           },
         ];
       },
-      after: (q, { row }) => keepPaths(q, row, entryId, dto.headSha, paths),
+      detail: { origin },
+      after: async (q, { row }) => {
+        await q.setEntryOrigin(entryId, origin);
+        return keepPaths(q, row, entryId, dto.headSha, paths);
+      },
       returning: { entryId },
     });
     if (result.askLater) await this.paths.ask(id, entryId);

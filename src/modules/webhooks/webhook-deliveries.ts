@@ -6,6 +6,7 @@ import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { Prisma } from '@/generated/prisma/client';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import { MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/provider-events/provider-events';
+import { MergeQueuePullRequestCommands, type PullRequestOutcome } from '@/modules/merge-queues/provider-events/pull-request-commands';
 import { routingOf } from './github-delivery';
 import { parseGithubEvent } from './github-events';
 
@@ -29,6 +30,7 @@ export class WebhookDeliveries {
   constructor(
     private readonly prisma: PrismaService,
     private readonly queues: MergeQueueProviderEvents,
+    private readonly commands: MergeQueuePullRequestCommands,
     private readonly integrations: IntegrationsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -65,6 +67,28 @@ export class WebhookDeliveries {
         break;
       case 'push':
         outcome = summary(await this.queues.basePushed(target(event.repository), event.branch, event.after));
+        break;
+      case 'prLabel':
+        outcome = requestSummary(
+          await this.commands.requested(target(event.repository), {
+            via: 'label',
+            action: event.added ? 'enqueue' : 'dequeue',
+            number: event.number,
+            login: event.actor.login,
+            label: event.label,
+          }),
+        );
+        break;
+      case 'prCommand':
+        outcome = requestSummary(
+          await this.commands.requested(target(event.repository), {
+            via: 'comment',
+            action: event.command === 'queue' ? 'enqueue' : 'dequeue',
+            number: event.number,
+            login: event.actor.login,
+            commentId: event.commentId,
+          }),
+        );
         break;
       case 'installationGone':
       case 'installationSuspended': {
@@ -132,6 +156,10 @@ export class WebhookDeliveries {
     const where: Prisma.WebhookDeliveryWhereInput = { processedAt: null, createdAt: { lt: new Date(now - SWEEP_AFTER_MS) } };
     return (await this.prisma.webhookDelivery.findMany({ where, select: { id: true }, orderBy: { createdAt: 'asc' }, take })).map((d) => d.id);
   }
+}
+
+function requestSummary(outcome: PullRequestOutcome): string {
+  return outcome.ignored !== undefined ? `ignored: ${outcome.ignored}` : summary(outcome.results);
 }
 
 function summary(results: ProviderEventResult[]): string {
