@@ -182,7 +182,8 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
       const issue = obj(p.issue);
       const comment = obj(p.comment);
       const number = issue?.number;
-      if (!repository || typeof number !== 'number' || !Number.isInteger(number) || !comment) return ignored('issue_comment without repository, issue number or comment');
+      if (!repository || typeof number !== 'number' || !Number.isInteger(number) || !comment)
+        return ignored('issue_comment without repository, issue number or comment');
       if (!obj(issue?.pull_request)) return ignored('a comment on an issue, not a pull request');
       const user = obj(comment.user);
       if (user?.type === 'Bot' || obj(comment.performed_via_github_app)) return ignored('a comment by a bot or an app (the queue answers none)');

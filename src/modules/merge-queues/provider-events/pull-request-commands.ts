@@ -136,7 +136,8 @@ export class MergeQueuePullRequestCommands {
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       // Another request for the PR won the lock meanwhile: one entry.
-      if (error.entry.code === MergeQueueErrors.ENTRY_EXISTS.code) return { results: [{ queueId: queue.id, applied: false, note: `#${ask.number} is already in the queue` }] };
+      if (error.entry.code === MergeQueueErrors.ENTRY_EXISTS.code)
+        return { results: [{ queueId: queue.id, applied: false, note: `#${ask.number} is already in the queue` }] };
       return refuse(error.message.replace(/\.$/, ''), queue.id);
     }
   }
@@ -168,7 +169,11 @@ export class MergeQueuePullRequestCommands {
         quietWhenUnchanged: true,
         detail: { origin: originOf(ask), source: from.provider, deliveryId: from.deliveryId, providerEvent: from.event },
       });
-      results.push({ queueId: queue.id, applied: outcome.changed, note: outcome.changed ? `#${ask.number} ${dequeueReason(ask)}` : `#${ask.number} is not in the queue` });
+      results.push({
+        queueId: queue.id,
+        applied: outcome.changed,
+        note: outcome.changed ? `#${ask.number} ${dequeueReason(ask)}` : `#${ask.number} is not in the queue`,
+      });
     }
     await this.acknowledge(prs, ask, '+1');
     return { results };

@@ -66,7 +66,10 @@ export function decideEnqueue<Q extends RequestQueue>(queues: readonly Q[], fact
     const review = facts.review;
     if (!review) return { accepted: false, why: 'GitHub gave no review decision for it, and this queue requires an approved pull request' };
     if (review.headSha !== pull.headSha)
-      return { accepted: false, why: `GitHub's review decision is for ${review.headSha.slice(0, 12)}, not the head ${pull.headSha.slice(0, 12)} (a push meanwhile)` };
+      return {
+        accepted: false,
+        why: `GitHub's review decision is for ${review.headSha.slice(0, 12)}, not the head ${pull.headSha.slice(0, 12)} (a push meanwhile)`,
+      };
     if (review.decision !== 'APPROVED')
       return {
         accepted: false,
@@ -91,7 +94,9 @@ function what(request: PrRequest): string {
 /** How to ask again. */
 function again(request: PrRequest): string {
   if (request.via === 'comment') return `comment \`/${request.action === 'enqueue' ? 'queue' : 'dequeue'}\` again`;
-  return request.action === 'enqueue' ? `remove the label \`${request.label}\` and add it again` : `add the label \`${request.label}\` back and remove it again`;
+  return request.action === 'enqueue'
+    ? `remove the label \`${request.label}\` and add it again`
+    : `add the label \`${request.label}\` back and remove it again`;
 }
 
 /**
