@@ -120,8 +120,8 @@ describe('enqueue from the pull request: labels and /queue /dequeue comments (Gi
     return { number, headSha, title };
   }
 
-  /** GitHub's example pointed at the queue's repository and PR, dated now. */
-  function pointed(payload: Json, q: Queue, number: number): Json {
+  /** GitHub's example pointed at the queue's repository (its name, id and owner). */
+  function pointed(payload: Json, q: Queue): Json {
     payload.repository.full_name = q.repository;
     payload.repository.name = q.repository.split('/')[1];
     payload.repository.id = q.repositoryId;
@@ -131,7 +131,7 @@ describe('enqueue from the pull request: labels and /queue /dequeue comments (Gi
 
   /** GitHub's `pull_request` labeled (unlabeled) example: `sender` added (removed) `label` on PR `number`. */
   function labelPayload(q: Queue, number: number, sender: string, label = 'queue', action: 'labeled' | 'unlabeled' = 'labeled'): Json {
-    const payload = pointed(example('pull_request', action), q, number);
+    const payload = pointed(example('pull_request', action), q);
     const pull = emulator.pullRequestOf(q.repository, number);
     payload.number = number;
     payload.pull_request.number = number;
@@ -149,7 +149,7 @@ describe('enqueue from the pull request: labels and /queue /dequeue comments (Gi
    * the emulator's PR, so a reaction to it finds it.
    */
   function commentPayload(q: Queue, number: number, author: string, body: string): Json {
-    const payload = pointed(example('issue_comment', 'created'), q, number);
+    const payload = pointed(example('issue_comment', 'created'), q);
     const id = emulator.nextId();
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     payload.issue.number = number;
