@@ -339,6 +339,26 @@ describe('enqueue from the pull request: labels and /queue /dequeue comments (Gi
   );
 
   it(
+    'GitHub failing while a label is decided: the delivery is retried (not answered, not dropped) and the PR is queued once GitHub answers',
+    async () => {
+      const q = await queue();
+      pullRequest(q, 20);
+      // The next three calls to the PR's conversation (the permission, then whatever a refusal would post) answer 502.
+      emulator.knobs.conversationFailures = 3;
+      const { delivery, outcome } = await send('pull_request', labelPayload(q, 20, q.writer));
+      expect(emulator.knobs.conversationFailures).toBe(0);
+      expect(outcome).toMatch(/applied \(#20 queued with head/);
+      expect(await entriesOf(q.queueId, 20)).toHaveLength(1);
+      expect(answers(q, 20)).toEqual([]);
+      // Asked three times before it answered: the job was retried, the delivery applied once.
+      const asked = emulator.requests.filter((r) => r.path === `/repos/${q.repository}/collaborators/${q.writer}/permission`);
+      expect(asked.length).toBe(4);
+      expect(await prisma.webhookDelivery.count({ where: { integrationId, deliveryId: delivery.id } })).toBe(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'an API enqueue records its origin too: the principal, on the entry and in the enqueue event',
     async () => {
       const q = await queue();

@@ -17,19 +17,21 @@ const REACTIONS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket',
 const LEGACY_PERMISSION: Record<string, string> = { admin: 'admin', maintain: 'write', write: 'write', triage: 'read', read: 'read', none: 'none' };
 
 export class Issues {
-  readonly routes: Route[] = [
-    { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, auth: 'user', handle: (ctx, m) => this.getPull(ctx, m) },
-    { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, auth: 'user', handle: (ctx, m) => this.comment(ctx, m) },
-    { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)\/reactions$/, auth: 'user', handle: (ctx, m) => this.react(ctx, m) },
-    { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/labels$/, auth: 'user', handle: (ctx, m) => this.addLabels(ctx, m) },
-    { method: 'DELETE', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/labels\/([^/]+)$/, auth: 'user', handle: (ctx, m) => this.removeLabel(ctx, m) },
-    {
-      method: 'GET',
-      path: /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/,
-      auth: 'user',
-      handle: (ctx, m) => this.permission(ctx, m),
-    },
-  ];
+  readonly routes: Route[] = (
+    [
+      { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, auth: 'user', handle: (ctx, m) => this.getPull(ctx, m) },
+      { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/, auth: 'user', handle: (ctx, m) => this.comment(ctx, m) },
+      { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)\/reactions$/, auth: 'user', handle: (ctx, m) => this.react(ctx, m) },
+      { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/labels$/, auth: 'user', handle: (ctx, m) => this.addLabels(ctx, m) },
+      { method: 'DELETE', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/labels\/([^/]+)$/, auth: 'user', handle: (ctx, m) => this.removeLabel(ctx, m) },
+      {
+        method: 'GET',
+        path: /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/,
+        auth: 'user',
+        handle: (ctx, m) => this.permission(ctx, m),
+      },
+    ] satisfies Route[]
+  ).map((route) => ({ ...route, handle: (ctx: RouteContext, m: RegExpMatchArray) => (this.failing(ctx) ? undefined : route.handle(ctx, m)) }));
 
   private readonly json: GithubJson;
 
@@ -39,6 +41,14 @@ export class Issues {
     private readonly webhooks: Webhooks,
   ) {
     this.json = new GithubJson(state);
+  }
+
+  /** knobs.conversationFailures: this call answers 502 (a transient provider failure). */
+  private failing({ res }: RouteContext): boolean {
+    if (this.state.knobs.conversationFailures <= 0) return false;
+    this.state.knobs.conversationFailures--;
+    fail(res, 502, 'Server Error');
+    return true;
   }
 
   /** The repository and PR of a route, or a 404 answered (a repository the caller cannot see, a PR it does not have). */

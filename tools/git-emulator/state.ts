@@ -109,6 +109,8 @@ export interface Knobs {
   gitFailures: number;
   /** The next this-many commit status posts answer 502. */
   statusFailures: number;
+  /** The next this-many calls to a PR's conversation (issues.ts: the PR, comments, reactions, labels, permissions) answer 502. */
+  conversationFailures: number;
   /** The status of those failures (502, 503...). */
   gitFailureStatus?: number;
   /** With those failures, a `Retry-After` header (seconds, or an HTTP date), as GitHub sends with some 503s. */
@@ -140,6 +142,7 @@ export class EmulatorState {
     actionsFailures: 0,
     gitFailures: 0,
     statusFailures: 0,
+    conversationFailures: 0,
     protectedBranches: [],
     holdUpdateRefs: null,
     heldUpdateRefs: 0,

@@ -25,6 +25,9 @@ import {
   type RequestQueue,
 } from './pull-request-requests';
 
+/** Failures that pass: the delivery's job is retried rather than the request answered. */
+const TRANSIENT: readonly ProviderFailure['kind'][] = ['rate_limited', 'unavailable', 'timeout', 'unresolved'];
+
 /** A PR request as the webhook gave it: a label (with its name) or a comment command (with the comment's id, for the reaction). */
 export type PullRequestAsk = PrRequest & { commentId?: number };
 
@@ -90,9 +93,10 @@ export class MergeQueuePullRequestCommands {
       if (!decision.accepted) return await refuse(decision.why);
       return await this.enqueue(target, ask, decision.queue, pull!, prs, refuse);
     } catch (error) {
-      if (!(error instanceof ProviderFailure)) throw error;
-      // GitHub could not be asked (or refused the app): said on the PR, so the person knows to try again.
-      return refuse(`GitHub could not be asked (${error.reason}); try again in a while`);
+      // GitHub down, slow or rate limiting: the job is retried (its backoff), the delivery stays unapplied until then.
+      if (!(error instanceof ProviderFailure) || TRANSIENT.includes(error.kind)) throw error;
+      // GitHub refused the app (a permission the installation lacks...): said on the PR, so the person knows.
+      return refuse(`GitHub refused to answer the merge queue (${error.reason}); try again once the app's access is fixed`);
     }
   }
 
