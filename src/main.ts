@@ -5,6 +5,7 @@ import { AppModule } from '@/app.module';
 import { configureApp } from '@/bootstrap';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { loadConfigOrExit, type AppConfig } from '@/common/config/app-config';
+import { startupLine } from '@/common/logging/startup-line';
 import { applyServerTimeouts } from '@/common/http/server-timeouts';
 import { drainHttpServer, exitGracefullyOnSignals } from '@/common/lifecycle/graceful-shutdown';
 import { MetricsService } from '@/common/metrics/metrics.service';
@@ -14,7 +15,7 @@ async function main(): Promise<void> {
   const early = loadConfigOrExit();
   // Listening for SIGTERM from the start: a signal during start-up exits 0 at once (nothing is in flight yet).
   let stop: () => Promise<void> = async () => undefined;
-  exitGracefullyOnSignals('api', early.shutdownGraceMs, () => stop());
+  exitGracefullyOnSignals('api', early.shutdownGraceMs, () => stop(), early);
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, bufferLogs: true });
   configureApp(app);
   const config = app.get<AppConfig>(APP_CONFIG);
@@ -35,9 +36,13 @@ async function main(): Promise<void> {
   };
   await app.listen(config.port, '0.0.0.0');
   const address = app.getHttpServer().address() as { port: number };
-  process.stdout.write(
-    `${JSON.stringify({ level: 30, msg: 'api listening', port: address.port, metricsHost: ops.host, metricsPort: ops.port, docs: `http://localhost:${address.port}/docs` })}\n`,
-  );
+  const line = startupLine(config, 'api listening', {
+    port: address.port,
+    metricsHost: ops.host,
+    metricsPort: ops.port,
+    docs: `http://localhost:${address.port}/docs`,
+  });
+  if (line) process.stdout.write(line);
 }
 
 void main().catch((error: unknown) => {

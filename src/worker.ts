@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { WorkerHost } from '@nestjs/bullmq';
 import { DiscoveryService, NestFactory } from '@nestjs/core';
 import { AppLogger } from '@/common/logging/request-logger';
+import { startupLine } from '@/common/logging/startup-line';
 import { loadConfigOrExit } from '@/common/config/app-config';
 import { ServerErrors } from '@/common/errors/common.errors';
 import { exitGracefullyOnSignals, lifecycle } from '@/common/lifecycle/graceful-shutdown';
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   // Listening for SIGTERM from the start: a signal during start-up exits 0 at once (nothing is in flight yet).
   let stop: () => Promise<void> = async () => undefined;
-  exitGracefullyOnSignals('worker', config.shutdownGraceMs, () => stop());
+  exitGracefullyOnSignals('worker', config.shutdownGraceMs, () => stop(), config);
   const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
   app.useLogger(app.get(AppLogger));
   const metrics = app.get(MetricsService);
@@ -67,7 +68,8 @@ async function main(): Promise<void> {
     await ops.close();
   };
   await app.init();
-  process.stdout.write(`${JSON.stringify({ level: 30, msg: 'worker started', healthHost: ops.host, healthPort: ops.port })}\n`);
+  const line = startupLine(config, 'worker started', { healthHost: ops.host, healthPort: ops.port });
+  if (line) process.stdout.write(line);
 }
 
 /** Stops taking jobs and waits for the active ones (a host whose worker never started has nothing to close). */

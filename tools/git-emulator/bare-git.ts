@@ -166,8 +166,22 @@ export class BareRepository {
     return code === 0 ? stdout.split('\n')[0] : null;
   }
 
-  async commitTree(tree: string, parents: string[], message: string, who: { name: string; email: string }): Promise<string> {
-    const env = { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email };
+  /** `who` authors and commits, unless `committer` names another committer; a `date` on either is theirs (else now). */
+  async commitTree(
+    tree: string,
+    parents: string[],
+    message: string,
+    who: { name: string; email: string; date?: string },
+    committer: { name: string; email: string; date?: string } = who,
+  ): Promise<string> {
+    const env: Record<string, string> = {
+      GIT_AUTHOR_NAME: who.name,
+      GIT_AUTHOR_EMAIL: who.email,
+      GIT_COMMITTER_NAME: committer.name,
+      GIT_COMMITTER_EMAIL: committer.email,
+      ...(who.date && { GIT_AUTHOR_DATE: who.date }),
+      ...(committer.date && { GIT_COMMITTER_DATE: committer.date }),
+    };
     return (await this.git(['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message], [], env)).stdout;
   }
 

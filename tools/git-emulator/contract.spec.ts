@@ -209,6 +209,28 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       ],
       'refs/heads/mq/q/b2',
     );
+    // Squash and rebase candidates: compare's commit list, commits written with their authors (POST /git/commits), a replay that does not apply.
+    const a2 = commit(repo.path, a, { 'a2.txt': 'a2\n' }, 'PR 1, second commit');
+    const shaped = { entryId: 'e1', number: 1, headSha: a2, title: 'PR one' };
+    const squashed = await mq.buildCandidate(base, [shaped], 'refs/heads/mq/q/b3', { method: 'squash' });
+    const rebased = await mq.buildCandidate(base, [shaped], 'refs/heads/mq/q/b4', { method: 'rebase' });
+    if (!squashed.ok || !rebased.ok) throw new Error('squash or rebase did not build');
+    const undo = commit(repo.path, commit(repo.path, base, { 'shared.txt': 'tried by d\n' }, 'PR 5, try'), { 'shared.txt': 'one\n' }, 'PR 5, undo');
+    const conflicted = await mq.buildCandidate(
+      base,
+      [
+        { entryId: 'e1', number: 1, headSha: a },
+        { entryId: 'e5', number: 5, headSha: undo },
+      ],
+      'refs/heads/mq/q/b5',
+      { method: 'rebase' },
+    );
+    if (conflicted.ok) throw new Error('a replay that does not apply was built');
+    // A PR landed as new commits: closed, with a comment naming them.
+    await emulator.pullRequest('octo/widgets', 'opened', { number: 8, headSha: a2, baseRef: 'main' });
+    await mq.closePullRequest(8);
+    await mq.commentOnPullRequest(8, `Landed as ${squashed.candidateSha}.`);
+    await mq.commentOnPullRequest(999, 'no such PR').catch(() => undefined);
     await mq.publishRef('refs/heads/mq/q/b1', built.candidateSha);
     const fence = await mq.moveFence('refs/heads/mq-fence/q', 'main');
     await mq.moveFence('refs/heads/mq-fence/q', 'main', true);
@@ -329,6 +351,9 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       ['reactions/create-for-issue-comment', 200],
       ['reactions/create-for-issue-comment', 201],
       ['issues/remove-label', 404],
+      ['pulls/update', 200],
+      ['issues/create-comment', 201],
+      ['issues/create-comment', 404],
     ];
     expect(expected.filter(([id, status]) => !covered.get(id)?.has(status))).toEqual([]);
   });
@@ -382,6 +407,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     const [owner, name] = ['octo', 'widgets'];
     const sha = git(emulator.addRepository(owner, 'hooks').path, 'rev-parse', 'main');
     await emulator.checkRunCompleted(`${owner}/${name}`, sha, 'ci/build', 'success');
+    await emulator.checkRun(`${owner}/${name}`, sha, 'ci', { output: { title: 'Running', summary: 'The demo CI is testing this commit' } });
     await emulator.commitStatus(`${owner}/${name}`, sha, 'ci/lint', 'failure');
     await emulator.pullRequest(`${owner}/${name}`, 'opened', { number: 5, headSha: sha, baseRef: 'main' });
     await emulator.pullRequest(`${owner}/${name}`, 'synchronize', { number: 5, headSha: sha, baseRef: 'main' });
@@ -436,6 +462,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     expect(problems).toEqual([]);
     expect([...counts.keys()].sort()).toEqual([
       'check-run-completed',
+      'check-run-created',
       'issue-comment-created',
       'pull-request-closed',
       'pull-request-labeled',

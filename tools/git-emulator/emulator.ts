@@ -19,6 +19,7 @@
  * - webhooks.ts: building, signing and posting webhook deliveries;
  * - pulls.ts: pull requests' heads, titles, labels, comments and reviews, and GitHub's review decision;
  * - issues.ts: REST for a PR's conversation (the PR, comments, reactions, labels) and a person's permission;
+ * - rest-pulls.ts: REST updates of a pull request (closing it, its title);
  * - gitlab.ts: GitLab's v4 API.
  */
 import http from 'node:http';
@@ -30,6 +31,7 @@ import { Graphql } from './graphql';
 import { Issues } from './issues';
 import { fail, readBody, send, type Route, type RouteContext } from './http';
 import { type EmulatedComment, type EmulatedPull, type PullFields, Pulls, type ReviewRules, type ReviewState } from './pulls';
+import { RestPulls } from './rest-pulls';
 import { RestRepos } from './rest-repos';
 import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedMembership, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
@@ -54,6 +56,7 @@ export class GitProviderEmulator extends EmulatorState {
   private readonly actions = new Actions(this);
   private readonly restRepos = new RestRepos(this, this.webhooks);
   private readonly issues = new Issues(this, this.pulls, this.webhooks);
+  private readonly restPulls = new RestPulls(this, this.pulls, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
   /** Every GitHub route, in the order they are tried. */
@@ -68,6 +71,7 @@ export class GitProviderEmulator extends EmulatorState {
     ...this.actions.routes,
     ...this.issues.routes,
     ...this.restRepos.routes,
+    ...this.restPulls.routes,
     ...this.graphql.routes,
   ];
 
@@ -162,9 +166,25 @@ export class GitProviderEmulator extends EmulatorState {
     return this.webhooks.checkRunCompleted(repository, sha, name, conclusion, detailsUrl, app);
   }
 
+  /**
+   * A check run `name` on `sha`, announced by a `check_run` webhook: `created` in progress without
+   * `conclusion`, else `completed` (pass the started run's `id` and `startedAt` to complete it).
+   */
+  checkRun(repository: string, sha: string, name: string, run: Parameters<Webhooks['checkRun']>[3]): Promise<EmulatedDelivery> {
+    return this.webhooks.checkRun(repository, sha, name, run);
+  }
+
   /** `login` reviews PR `number` (on `commitId`, by default the PR's head as the last pull_request event set it). */
   review(repository: string, number: number, login: string, state: ReviewState, commitId?: string): void {
     this.pulls.review(repository, number, login, state, commitId);
+  }
+
+  /**
+   * PR `number` of `repository` as the emulator keeps it (made, open, when new): its head, title,
+   * state and comments; a test sets the title a PR was opened with and reads what was done to it.
+   */
+  pull(repository: string, number: number, headSha?: string): EmulatedPull {
+    return this.pulls.pull(repository, number, headSha);
   }
 
   /** The repository's review rules (GitHub's defaults: a review required, stale approvals kept on a push). */

@@ -99,6 +99,11 @@ export class Pulls {
     return this.pulls.get(`${repository.toLowerCase()}#${number}`);
   }
 
+  /** The PR's title, or undefined when the emulator has no such PR. */
+  titleOf(repository: string, number: number): string | undefined {
+    return this.pulls.get(`${repository.toLowerCase()}#${number}`)?.title;
+  }
+
   /** A push to the PR's head branch: its head moves (the `synchronize` webhook follows). */
   headMoved(repository: string, number: number, headSha: string): void {
     this.pull(repository, number, headSha).headSha = headSha;

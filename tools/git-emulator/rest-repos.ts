@@ -171,7 +171,11 @@ export class RestRepos {
       for (const p of list)
         if (typeof p !== 'string' || !SHA_PATTERN.test(p) || (await git.resolveCommitish(p)) === null)
           return fail(res, 422, 'Parent SHA does not exist or is not a commit object');
-      const sha = await git.commitTree(tree, list as string[], message, this.identity(login));
+      // GitHub: the author defaults to the token's user, the committer to the author.
+      const author = body.author === undefined ? this.identity(login) : gitPerson(body.author);
+      const committer = body.committer === undefined ? author : gitPerson(body.committer);
+      if (!author || !committer) return fail(res, 422, 'Invalid request.\n\nauthor and committer need a name and an email.');
+      const sha = await git.commitTree(tree, list as string[], message, author, committer);
       res.setHeader('location', `${links.api}/git/commits/${sha}`);
       return send(res, 201, links.gitCommit((await git.commit(sha))!));
     }
@@ -258,6 +262,14 @@ export class RestRepos {
   private identity(login: string): { name: string; email: string } {
     return { name: login, email: `${this.state.users.get(login)?.id ?? 0}+${login}@users.noreply.emulator.test` };
   }
+}
+
+/** POST /git/commits' `author` or `committer`: a name and an email, and a date (ISO 8601) when given; null when malformed. */
+function gitPerson(value: unknown): { name: string; email: string; date?: string } | null {
+  const p = value as { name?: unknown; email?: unknown; date?: unknown } | null;
+  if (!p || typeof p !== 'object' || typeof p.name !== 'string' || typeof p.email !== 'string') return null;
+  if (p.date !== undefined && (typeof p.date !== 'string' || Number.isNaN(Date.parse(p.date)))) return null;
+  return { name: p.name, email: p.email, ...(typeof p.date === 'string' && { date: p.date }) };
 }
 
 /** The URLs and JSON shapes GitHub gives refs and commits of one repository. */

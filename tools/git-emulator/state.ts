@@ -172,6 +172,8 @@ export class EmulatorState {
   readonly installationTokens: { token: string; installationId: number; expiresAt: string }[] = [];
   /** Every ref the API moved (PATCH or POST git/refs), with the credential that moved it. */
   readonly refMoves: { repository: string; ref: string; sha: string; by: string }[] = [];
+  /** Called for every ref the API moves (after it is recorded), e.g. by a CI that starts on a pushed branch. */
+  readonly refListeners: ((move: { repository: string; ref: string; before: string; after: string; by: string }) => void)[] = [];
   /** Commit statuses posted (POST /repos/{o}/{r}/statuses/{sha}), with the credential that posted them. */
   readonly statuses: { repository: string; sha: string; state: string; context: string; description?: string; targetUrl?: string; by: string }[] = [];
 

@@ -75,7 +75,7 @@ export class Webhooks {
   }
 
   /** CI finished on `sha`: a check run `name` completed with `conclusion`, announced by a `check_run` webhook. */
-  async checkRunCompleted(
+  checkRunCompleted(
     repository: string,
     sha: string,
     name: string,
@@ -83,13 +83,38 @@ export class Webhooks {
     detailsUrl?: string,
     app: { id: number; slug: string } = { id: 1, slug: 'ci' },
   ): Promise<EmulatedDelivery> {
+    return this.checkRun(repository, sha, name, { conclusion, detailsUrl, app });
+  }
+
+  /**
+   * A check run `name` on `sha`: `created` in progress (CI started: `conclusion` absent), or
+   * `completed` with `conclusion` (`id` and `startedAt`: those of the run it completes, as GitHub
+   * sends one run's events).
+   */
+  async checkRun(
+    repository: string,
+    sha: string,
+    name: string,
+    run: {
+      conclusion?: 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'skipped';
+      detailsUrl?: string;
+      app?: { id: number; slug: string };
+      id?: number;
+      startedAt?: string;
+      output?: { title: string; summary: string };
+    },
+  ): Promise<EmulatedDelivery> {
     const { repo, json } = this.repoRef(repository);
-    const id = this.state.nextId();
+    const id = run.id ?? this.state.nextId();
     const now = iso(Date.now());
+    const app = run.app ?? { id: 1, slug: 'ci' };
     const appJson = this.json.app(app.slug, app.id);
     const api = `${this.state.url}/repos/${repository}`;
+    const completed = run.conclusion !== undefined;
+    const status = completed ? 'completed' : 'in_progress';
+    const conclusion = run.conclusion ?? null;
     return this.deliver('check_run', {
-      action: 'completed',
+      action: completed ? 'completed' : 'created',
       check_run: {
         id,
         node_id: node('CheckRun', id),
@@ -97,19 +122,25 @@ export class Webhooks {
         external_id: '',
         url: `${api}/check-runs/${id}`,
         html_url: `${this.state.url}/${repository}/runs/${id}`,
-        details_url: detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`,
-        status: 'completed',
+        details_url: run.detailsUrl ?? `https://ci.example.test/${sha.slice(0, 12)}`,
+        status,
         conclusion,
-        started_at: now,
-        completed_at: now,
-        output: { title: null, summary: null, text: null, annotations_count: 0, annotations_url: `${api}/check-runs/${id}/annotations` },
+        started_at: run.startedAt ?? now,
+        completed_at: completed ? now : null,
+        output: {
+          title: run.output?.title ?? null,
+          summary: run.output?.summary ?? null,
+          text: null,
+          annotations_count: 0,
+          annotations_url: `${api}/check-runs/${id}/annotations`,
+        },
         name,
         check_suite: {
           id: id + 1,
           node_id: node('CheckSuite', id + 1),
           head_branch: null,
           head_sha: sha,
-          status: 'completed',
+          status,
           conclusion,
           url: `${api}/check-suites/${id + 1}`,
           before: null,
@@ -489,6 +520,7 @@ export class Webhooks {
   refMoved(repo: EmulatedRepository, ref: string, before: string, after: string, by: string): void {
     const repository = `${repo.owner}/${repo.name}`;
     this.state.refMoves.push({ repository, ref, sha: after, by });
+    for (const listener of this.state.refListeners) listener({ repository, ref, before, after, by });
     if (!this.state.webhook || !ref.startsWith('refs/heads/') || before === after) return;
     // One after the other, in the order the branches changed (building a push reads git first, so
     // a deletion's would otherwise overtake the merge's before it).

@@ -15,6 +15,7 @@ describe(loadConfig.name, () => {
       redisUrl: valid.REDIS_URL,
       port: 3000,
       logLevel: 'info',
+      logFormat: 'json',
       authCacheTtlMs: 30000,
       databasePoolSize: 10,
       queuePrefix: 'dpa',

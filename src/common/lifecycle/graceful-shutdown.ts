@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
+import type { AppConfig } from '@/common/config/app-config';
+import { processLine } from '@/common/logging/startup-line';
 
 /** This process's own lifecycle (not shared state: each process drains itself). */
 export const lifecycle = { shuttingDown: false };
 
-function log(msg: string, extra: Record<string, unknown> = {}): void {
-  process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg, ...extra })}\n`);
+function write(stream: NodeJS.WriteStream, line: string | undefined): void {
+  if (line) stream.write(line);
 }
 
 /**
@@ -12,26 +14,33 @@ function log(msg: string, extra: Record<string, unknown> = {}): void {
  * within `graceMs` (what is still running is abandoned: a BullMQ job's lock then expires and another
  * worker takes the job over; a merge-queue operation is crash-safe by design).
  */
-export function exitGracefullyOnSignals(name: string, graceMs: number, stop: (signal: NodeJS.Signals) => Promise<void>): void {
+export function exitGracefullyOnSignals(
+  name: string,
+  graceMs: number,
+  stop: (signal: NodeJS.Signals) => Promise<void>,
+  /** LOG_LEVEL and LOG_FORMAT for its lines (stopping, stopped: info; failures: error). */
+  config?: Pick<AppConfig, 'logLevel' | 'logFormat'>,
+): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     lifecycle.shuttingDown = true;
-    log(`${name} stopping`, { signal, graceMs });
+    write(process.stdout, processLine(config, 'info', `${name} stopping`, { time: Date.now(), signal, graceMs }));
     const startedAt = Date.now();
     setTimeout(() => {
-      process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: `${name} did not stop within the grace period: exiting`, graceMs })}\n`);
+      write(process.stderr, processLine(config, 'error', `${name} did not stop within the grace period: exiting`, { time: Date.now(), graceMs }));
       process.exit(1);
     }, graceMs).unref();
     stop(signal).then(
       () => {
-        log(`${name} stopped`, { ms: Date.now() - startedAt });
+        write(process.stdout, processLine(config, 'info', `${name} stopped`, { time: Date.now(), ms: Date.now() - startedAt }));
         process.exit(0);
       },
       (error: unknown) => {
-        process.stderr.write(
-          `${JSON.stringify({ level: 50, time: Date.now(), msg: `${name} failed to stop cleanly`, error: error instanceof Error ? error.message : String(error) })}\n`,
+        write(
+          process.stderr,
+          processLine(config, 'error', `${name} failed to stop cleanly`, { time: Date.now(), error: error instanceof Error ? error.message : String(error) }),
         );
         process.exit(1);
       },

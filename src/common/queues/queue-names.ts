@@ -47,6 +47,8 @@ export const CommitStatusesJob = {
   Post: 'post-commit-status',
   /** Posts again, from the queue's state as it is now, the statuses whose every attempt failed. */
   Repair: 'repair-commit-statuses',
+  /** Closes, with a comment naming the landed commits, the PRs of a batch landed by squash or rebase (GitHub cannot see them merged). */
+  CloseLanded: 'close-landed-pull-requests',
 } as const;
 
 export const JOB_NAMES: Record<QueueName, readonly string[]> = {

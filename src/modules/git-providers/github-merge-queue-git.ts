@@ -3,9 +3,21 @@ import type { Octokit } from '@octokit/rest';
 import { ProviderFailure } from './git-provider.port';
 import { call } from './github.provider';
 import { GitHubPullRequests } from './github-pull-requests';
-import { type CandidateHead, type CandidateResult, type Fence, fullRef, MAX_CHANGED_PATHS, MergeQueueGit } from './merge-queue-git';
+import { type GitPerson, type PrCommit, replayOrder, squashAuthor, squashMessage, subjectOf } from './land-messages';
+import {
+  type CandidateHead,
+  type CandidateResult,
+  type Fence,
+  fullRef,
+  type LandedPr,
+  type LandMethod,
+  MAX_CHANGED_PATHS,
+  MergeQueueGit,
+} from './merge-queue-git';
 
 const SHA = /^[0-9a-f]{40}$/;
+/** Who commits what a squash or rebase writes (the author is the PR's). */
+const MERGE_QUEUE_COMMITTER = { name: 'Merge Queue', email: 'merge-queue@delivery-platform.invalid' };
 /** The compare API lists at most this many files; a list this long may have been cut. */
 const COMPARE_FILES_CAP = 300;
 
@@ -51,6 +63,16 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
         ...(status.targetUrl !== undefined && { target_url: status.targetUrl }),
       }),
     );
+  }
+
+  /** Closes PR `number` (PATCH /pulls/{n}; closing a closed PR changes nothing); provider failures propagate. */
+  async closePullRequest(number: number): Promise<void> {
+    await call(() => this.api.rest.pulls.update({ ...this.repo, pull_number: number, state: 'closed' }));
+  }
+
+  /** A comment on PR `number` (POST /issues/{n}/comments); provider failures propagate. */
+  async commentOnPullRequest(number: number, body: string): Promise<void> {
+    await call(() => this.api.rest.issues.createComment({ ...this.repo, issue_number: number, body }));
   }
 
   /**
@@ -102,18 +124,24 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
    * Resets the scratch branch to the base (so a rebuild after a crash starts clean), merges each
    * head into it with POST /merges, and deletes it. The candidate stays reachable through the
    * candidate ref once published. GitHub's merge commits carry the time they were made, so a
-   * rebuild gives a different (equivalent) commit.
+   * rebuild gives a different (equivalent) commit. A squash takes the merge's tree into one commit
+   * on the candidate so far (POST /git/commits) and moves the branch to it; a rebase replays each
+   * commit the PR has (GET /compare) as in replayCommit. The PR's merge is made first in every
+   * method, so a conflict is found and named as for a merge.
    */
   async buildCandidate(
     baseSha: string,
     heads: readonly CandidateHead[],
     candidateRef: string,
-    options: { scratch?: string; signal?: AbortSignal } = {},
+    options: { scratch?: string; signal?: AbortSignal; method?: LandMethod } = {},
   ): Promise<CandidateResult> {
+    const method = options.method ?? 'merge';
     const branch = scratchBranch('build', candidateRef, options.scratch);
     await this.forceRef(`refs/heads/${branch}`, baseSha);
     try {
       let current = baseSha;
+      let tree = method === 'merge' ? '' : await this.treeOf(baseSha);
+      const landed: LandedPr[] = [];
       for (const [i, head] of heads.entries()) {
         options.signal?.throwIfAborted();
         if (!(await this.hasCommit(head.headSha))) {
@@ -130,12 +158,117 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
           };
         }
         // 204: the branch already contains the head; nothing was added.
-        if (merged !== 'contained') current = merged;
+        if (merged === 'contained') {
+          landed.push({ entryId: head.entryId, number: head.number, commits: [] });
+          continue;
+        }
+        let commits: string[];
+        if (method === 'merge') commits = [merged.sha];
+        else {
+          const prCommits = await this.prCommits(current, head);
+          if (!prCommits.ok) return { ok: false, conflictEntryId: head.entryId, reason: prCommits.reason, paths: [] };
+          if (method === 'squash') {
+            const author = squashAuthor(prCommits.commits) ?? prCommits.head;
+            commits = [await this.createCommit(merged.tree, [current], squashMessage(head.number, head.title, prCommits.commits, author), author)];
+            tree = merged.tree;
+          } else {
+            const probe = scratchBranch('probe', candidateRef, options.scratch);
+            const replayed = await this.replay(probe, current, tree, replayOrder(prCommits.commits), options.signal);
+            if (!replayed.ok) {
+              const { sha, message } = replayed.commit;
+              return {
+                ok: false,
+                conflictEntryId: head.entryId,
+                reason: `#${head.number} conflicts when rebased: its commit ${sha.slice(0, 12)} ("${subjectOf(message)}") does not apply (GitHub does not say in which paths)`,
+                paths: [],
+              };
+            }
+            commits = replayed.commits;
+            tree = replayed.tree;
+          }
+          // The next PR is merged onto what this one became.
+          await this.forceRef(`refs/heads/${branch}`, commits.at(-1) ?? current);
+        }
+        current = commits.at(-1) ?? current;
+        landed.push({ entryId: head.entryId, number: head.number, commits });
       }
-      return { ok: true, candidateSha: current };
+      return { ok: true, candidateSha: current, landed };
     } finally {
       await this.deleteQuietly(`refs/heads/${branch}`);
     }
+  }
+
+  /**
+   * The commits `head` has that `onto` lacks, as GitHub's compare lists them (at most 250: a PR
+   * with more is refused, as no candidate could carry them all), and the head commit's author.
+   */
+  private async prCommits(onto: string, head: CandidateHead): Promise<{ ok: true; commits: PrCommit[]; head: GitPerson } | { ok: false; reason: string }> {
+    const { data } = await call(() => this.api.rest.repos.compareCommitsWithBasehead({ ...this.repo, basehead: `${onto}...${head.headSha}` }));
+    if (data.total_commits > data.commits.length) {
+      return { ok: false, reason: `#${head.number} has ${data.total_commits} commits; GitHub lists at most ${data.commits.length} to squash or rebase` };
+    }
+    const person = (p: { name?: string; email?: string; date?: string } | null | undefined): GitPerson => ({
+      name: p?.name ?? '',
+      email: p?.email ?? '',
+      date: p?.date ?? new Date().toISOString(),
+    });
+    const all = data.commits.map((c) => ({ sha: c.sha, parents: c.parents.map((p) => p.sha), message: c.commit.message, author: person(c.commit.author) }));
+    const last = all.find((c) => c.sha === head.headSha) ?? all.at(-1);
+    return { ok: true, commits: all.filter((c) => c.parents.length <= 1), head: last?.author ?? person(null) };
+  }
+
+  /**
+   * Replays `commits` onto `onto` (whose tree is `tree`), one by one: a probe commit with the tree
+   * so far and the commit's parent as its only parent, the commit merged into it on the `probe`
+   * branch (so the three-way merge's base is that parent: the commit's own change, applied to the
+   * tree so far), and the merge's tree committed on what is replayed so far with the commit's
+   * author and message. A commit whose change is already there adds nothing; a conflict is the
+   * commit that does not apply.
+   */
+  private async replay(
+    probe: string,
+    onto: string,
+    tree: string,
+    commits: readonly PrCommit[],
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; commits: string[]; tree: string } | { ok: false; commit: PrCommit }> {
+    let current = onto;
+    const made: string[] = [];
+    try {
+      for (const c of commits) {
+        signal?.throwIfAborted();
+        if (c.parents.length === 0) return { ok: false, commit: c };
+        await this.forceRef(`refs/heads/${probe}`, await this.createCommit(tree, [c.parents[0]], 'merge-queue replay probe'));
+        const picked = await this.merge(probe, c.sha, `Replay ${c.sha.slice(0, 12)}`);
+        if (picked === 'conflict') return { ok: false, commit: c };
+        if (picked === 'contained' || picked.tree === tree) continue;
+        current = await this.createCommit(picked.tree, [current], c.message, c.author);
+        tree = picked.tree;
+        made.push(current);
+      }
+      return { ok: true, commits: made, tree };
+    } finally {
+      await this.deleteQuietly(`refs/heads/${probe}`);
+    }
+  }
+
+  /** POST /git/commits: a commit of `tree` on `parents`, authored by `author` (else the token's user), committed by the merge queue. */
+  private async createCommit(tree: string, parents: readonly string[], message: string, author?: GitPerson): Promise<string> {
+    const { data } = await call(() =>
+      this.api.rest.git.createCommit({
+        ...this.repo,
+        message,
+        tree,
+        parents: [...parents],
+        ...(author && { author: { name: author.name, email: author.email, date: author.date } }),
+        committer: { ...MERGE_QUEUE_COMMITTER },
+      }),
+    );
+    return data.sha;
+  }
+
+  private async treeOf(sha: string): Promise<string> {
+    return (await call(() => this.api.rest.git.getCommit({ ...this.repo, commit_sha: sha }))).data.tree.sha;
   }
 
   async publishRef(ref: string, sha: string): Promise<void> {
@@ -245,12 +378,12 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     }
   }
 
-  /** Merges `head` into `branch`: the merge commit, 'contained' when there was nothing to merge, or 'conflict'. */
-  private async merge(branch: string, head: string, message: string): Promise<string | 'contained' | 'conflict'> {
+  /** Merges `head` into `branch`: the merge commit and its tree, 'contained' when there was nothing to merge, or 'conflict'. */
+  private async merge(branch: string, head: string, message: string): Promise<{ sha: string; tree: string } | 'contained' | 'conflict'> {
     try {
       const response = await call(() => this.api.rest.repos.merge({ ...this.repo, base: branch, head, commit_message: message }));
       // Octokit's types know only the 201; GitHub answers 204 when there is nothing to merge.
-      return (response.status as number) === 204 ? 'contained' : response.data.sha;
+      return (response.status as number) === 204 ? 'contained' : { sha: response.data.sha, tree: response.data.commit.tree.sha };
     } catch (error) {
       // 409 Merge conflict (classified as a refusal: it is no provider fault).
       if (isFailure(error, 'rejected') && /merge conflict/i.test(error.reason)) return 'conflict';

@@ -14,7 +14,11 @@ describe(`${LocalMergeQueueGit.name}: heads already contained (issue 19: no empt
     const old = git(repo.path, 'rev-parse', repo.main);
     const next = commit(repo.path, repo.main, { 'b.txt': 'b\n' }, 'next');
     git(repo.path, 'update-ref', 'refs/heads/main', next);
-    expect(await local.buildCandidate(next, [{ entryId: 'e1', number: 1, headSha: old }])).toEqual({ ok: true, candidateSha: next });
+    expect(await local.buildCandidate(next, [{ entryId: 'e1', number: 1, headSha: old }])).toEqual({
+      ok: true,
+      candidateSha: next,
+      landed: [{ entryId: 'e1', number: 1, commits: [] }],
+    });
   });
 
   it('adds no commit for a head that an earlier PR of the candidate brought in', async () => {

@@ -21,6 +21,36 @@ describe(LocalMergeQueueGit.name, () => {
     expect(await local.isAncestor(repo.main, first.candidateSha)).toBe(true);
   });
 
+  it.each(['squash', 'rebase'] as const)('builds the same %s candidate twice, recording the commits each PR added', async (method) => {
+    const repo = createBareRepo({ 'a.txt': 'a\n' });
+    const local = new LocalMergeQueueGit(repo.path, runner);
+    const one = commit(repo.path, repo.main, { 'pr-1.txt': '1\n' }, 'PR 1, first');
+    const heads = [
+      { entryId: 'e1', number: 1, headSha: commit(repo.path, one, { 'pr-1.txt': '1, again\n' }, 'PR 1, second'), title: 'One' },
+      { entryId: 'e2', number: 2, headSha: commit(repo.path, repo.main, { 'pr-2.txt': '2\n' }, 'PR 2'), title: null },
+    ];
+    const first = await local.buildCandidate(repo.main, heads, 'refs/heads/mq/q/b1', { method });
+    const second = await local.buildCandidate(repo.main, heads, 'refs/heads/mq/q/b1', { method });
+    expect(first).toEqual(second);
+    if (!first.ok) throw new Error('expected a candidate');
+    expect(first.landed.map((l) => [l.entryId, l.commits.length])).toEqual(
+      method === 'squash'
+        ? [
+            ['e1', 1],
+            ['e2', 1],
+          ]
+        : [
+            ['e1', 2],
+            ['e2', 1],
+          ],
+    );
+    expect(first.landed[1].commits.at(-1)).toBe(first.candidateSha);
+    expect(git(repo.path, 'log', '--format=%s', `${repo.main}..${first.candidateSha}`).split('\n')).toEqual(
+      method === 'squash' ? ['PR 2 (#2)', 'One (#1)'] : ['PR 2', 'PR 1, second', 'PR 1, first'],
+    );
+    expect(readFile(repo.path, first.candidateSha, 'pr-1.txt')).toBe('1, again\n');
+  });
+
   it('names the PR that conflicts, what it conflicts with, and the paths', async () => {
     const repo = createBareRepo({ 'shared.txt': 'one\n' });
     const local = new LocalMergeQueueGit(repo.path, runner);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type GitPerson, type PrCommit, squashAuthor, squashMessage, subjectOf } from './land-messages';
 import { GitCommandError, type LocalGitRunner } from './local-git.runner';
 
 export { GitCommandError };
@@ -8,6 +9,22 @@ export interface CandidateHead {
   entryId: string;
   number: number;
   headSha: string;
+  /** The PR's title, for a squash commit's message (null or absent: see squashTitle). */
+  title?: string | null;
+}
+
+/**
+ * How a candidate is shaped, so that what lands is exactly the commit CI tested: a merge commit per
+ * PR (`merge`), one squashed commit per PR (`squash`), or the PR's commits replayed (`rebase`).
+ */
+export const LAND_METHODS = ['merge', 'squash', 'rebase'] as const;
+export type LandMethod = (typeof LAND_METHODS)[number];
+
+/** The commits a PR added to a candidate, oldest first (none when its head was already contained). */
+export interface LandedPr {
+  entryId: string;
+  number: number;
+  commits: string[];
 }
 
 /** The fence a land is issued under: `ref` must still point at `sha` for the land to apply. */
@@ -16,7 +33,7 @@ export interface Fence {
   sha: string;
 }
 
-export type CandidateResult = { ok: true; candidateSha: string } | { ok: false; conflictEntryId: string; reason: string; paths: string[] };
+export type CandidateResult = { ok: true; candidateSha: string; landed: LandedPr[] } | { ok: false; conflictEntryId: string; reason: string; paths: string[] };
 
 /**
  * The git operations the merge-queue executor needs, and nothing more, on one repository (the
@@ -29,7 +46,11 @@ export abstract class MergeQueueGit {
   /** The commit `ref` points at, or null when it does not exist. */
   abstract readRef(ref: string): Promise<string | null>;
   /**
-   * Merges `heads` in order onto `baseSha` and returns the candidate commit, without a work tree.
+   * Merges `heads` in order onto `baseSha` and returns the candidate commit, without a work tree,
+   * in the shape of `options.method` (default `merge`): a merge commit per head, one squash commit
+   * per head (the merge's tree, the base as its only parent, GitHub's squash message), or the head's
+   * commits (merges left out) replayed one by one, each keeping its author and message; with the
+   * commits each PR added (`landed`). A commit of a rebase that does not apply is the PR's conflict.
    * A head already contained in the candidate so far adds no commit (no empty merge); when every
    * head is, the candidate is `baseSha` itself.
    * Building again after a crash is harmless (locally the same base and heads even give the same
@@ -43,7 +64,7 @@ export abstract class MergeQueueGit {
     baseSha: string,
     heads: readonly CandidateHead[],
     candidateRef: string,
-    options?: { scratch?: string; signal?: AbortSignal },
+    options?: { scratch?: string; signal?: AbortSignal; method?: LandMethod },
   ): Promise<CandidateResult>;
   /** Points `ref` at `sha` whatever it pointed at (candidate refs belong to the queue alone). */
   abstract publishRef(ref: string, sha: string): Promise<void>;
@@ -115,8 +136,8 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     super();
   }
 
-  private git(args: string[], okCodes: number[] = [0], input?: string): Promise<{ code: number; stdout: string }> {
-    return this.runner.run(localPath(this.repository), args, { okCodes, input, env: CANDIDATE_ENV });
+  private git(args: string[], okCodes: number[] = [0], input?: string, env?: Record<string, string>): Promise<{ code: number; stdout: string }> {
+    return this.runner.run(localPath(this.repository), args, { okCodes, input, env: { ...CANDIDATE_ENV, ...env } });
   }
 
   async readRef(ref: string): Promise<string | null> {
@@ -148,9 +169,11 @@ export class LocalMergeQueueGit extends MergeQueueGit {
     baseSha: string,
     heads: readonly CandidateHead[],
     _candidateRef?: string,
-    options: { signal?: AbortSignal } = {},
+    options: { signal?: AbortSignal; method?: LandMethod } = {},
   ): Promise<CandidateResult> {
+    const method = options.method ?? 'merge';
     let current = baseSha;
+    const landed: LandedPr[] = [];
     const missing = await this.missingCommits(heads.map((h) => h.headSha));
     for (let i = 0; i < heads.length; i++) {
       options.signal?.throwIfAborted();
@@ -160,26 +183,94 @@ export class LocalMergeQueueGit extends MergeQueueGit {
       }
       // A head already contained in what is built so far (its commits arrived inside the base or
       // an earlier PR's history) adds no commit: the PR is merged by the land without an empty merge.
-      if (await this.isAncestor(head.headSha, current)) continue;
+      if (await this.isAncestor(head.headSha, current)) {
+        landed.push({ entryId: head.entryId, number: head.number, commits: [] });
+        continue;
+      }
       const merge = await this.mergeTree(current, head.headSha);
       if (!merge.clean) {
         const culprit = await this.firstConflictingPartner(baseSha, heads.slice(0, i), head);
         const where = merge.paths.length ? ` in ${merge.paths.join(', ')}` : '';
         return { ok: false, conflictEntryId: head.entryId, reason: `#${head.number} conflicts with ${culprit}${where}`, paths: merge.paths };
       }
-      const { stdout } = await this.git([
-        'commit-tree',
-        merge.tree,
-        '-p',
-        current,
-        '-p',
-        head.headSha,
-        '-m',
-        `Merge #${head.number} (${head.headSha.slice(0, 12)})`,
-      ]);
-      current = stdout.trim();
+      let commits: string[];
+      if (method === 'merge') {
+        commits = [await this.commitTree(merge.tree, [current, head.headSha], `Merge #${head.number} (${head.headSha.slice(0, 12)})`)];
+      } else if (method === 'squash') {
+        const prCommits = await this.prCommits(current, head.headSha);
+        const author = squashAuthor(prCommits) ?? (await this.prCommits(current, head.headSha, true))[0].author;
+        commits = [await this.commitTree(merge.tree, [current], squashMessage(head.number, head.title, prCommits, author), author)];
+      } else {
+        const replayed = await this.replay(current, await this.prCommits(current, head.headSha), options.signal);
+        if (!replayed.ok) {
+          const where = replayed.paths.length ? ` in ${replayed.paths.join(', ')}` : '';
+          const { sha, message } = replayed.commit;
+          return {
+            ok: false,
+            conflictEntryId: head.entryId,
+            reason: `#${head.number} conflicts when rebased: its commit ${sha.slice(0, 12)} ("${subjectOf(message)}") does not apply${where}`,
+            paths: replayed.paths,
+          };
+        }
+        commits = replayed.commits;
+      }
+      current = commits.at(-1) ?? current;
+      landed.push({ entryId: head.entryId, number: head.number, commits });
     }
-    return { ok: true, candidateSha: current };
+    return { ok: true, candidateSha: current, landed };
+  }
+
+  /**
+   * The commits `head` has that `onto` lacks, oldest first (`git log --reverse --topo-order`),
+   * merge commits left out as `git rebase` leaves them out; `all`: the head commit alone.
+   */
+  private async prCommits(onto: string, head: string, all = false): Promise<PrCommit[]> {
+    const range = all ? ['-1', head] : ['--reverse', '--topo-order', '--no-merges', `${onto}..${head}`];
+    const { stdout } = await this.git(['log', '--date=raw', '--format=%H%x00%P%x00%an%x00%ae%x00%ad%x00%B%x1e', ...range, '--']);
+    return stdout
+      .split('\x1e')
+      .map((record) => record.replace(/^\n/, ''))
+      .filter(Boolean)
+      .map((record) => {
+        const [sha, parents, name, email, date, message] = record.split('\0');
+        return { sha, parents: parents.split(' ').filter(Boolean), author: { name, email, date }, message: message.replace(/\n+$/, '') };
+      });
+  }
+
+  /**
+   * Replays `commits` onto `onto` as `git rebase` does: each commit's
+   * change from its first parent, merged onto what is replayed so far, keeping its author and
+   * message; a commit whose change is already there adds nothing. The three-way merge of a commit
+   * uses its parent as the merge base, through a commit with the tree so far and that parent as
+   * its only parent (git 2.38's `merge-tree --write-tree` takes no merge base of its own).
+   */
+  private async replay(
+    onto: string,
+    commits: readonly PrCommit[],
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; commits: string[] } | { ok: false; commit: PrCommit; paths: string[] }> {
+    let current = onto;
+    let tree = (await this.git(['rev-parse', `${onto}^{tree}`])).stdout.trim();
+    const made: string[] = [];
+    for (const c of commits) {
+      signal?.throwIfAborted();
+      if (c.parents.length === 0) return { ok: false, commit: c, paths: [] };
+      const probe = await this.commitTree(tree, [c.parents[0]], 'merge-queue replay probe');
+      const picked = await this.mergeTree(probe, c.sha);
+      if (!picked.clean) return { ok: false, commit: c, paths: picked.paths };
+      if (picked.tree === tree) continue;
+      current = await this.commitTree(picked.tree, [current], c.message, c.author);
+      tree = picked.tree;
+      made.push(current);
+    }
+    return { ok: true, commits: made };
+  }
+
+  /** `git commit-tree`: the queue's fixed identity and date, or `author` (its name, e-mail and date) as the author. */
+  private async commitTree(tree: string, parents: readonly string[], message: string, author?: GitPerson): Promise<string> {
+    const env = author ? { GIT_AUTHOR_NAME: author.name, GIT_AUTHOR_EMAIL: author.email, GIT_AUTHOR_DATE: author.date } : undefined;
+    const { stdout } = await this.git(['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-F', '-'], [0], `${message}\n`, env);
+    return stdout.trim();
   }
 
   async publishRef(ref: string, sha: string): Promise<void> {

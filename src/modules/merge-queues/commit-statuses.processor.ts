@@ -10,7 +10,8 @@ import type { RepeatableJob } from '@/common/queues/repeatable-jobs';
 import { RedisService } from '@/common/redis/redis.module';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
-import { CommitStatusJobs, type CommitStatusesPayloads, type PostCommitStatusJob } from './commit-statuses/commit-status-jobs';
+import { landedNote } from '@/modules/git-providers/land-messages';
+import { type CloseLandedJob, CommitStatusJobs, type CommitStatusesPayloads, type PostCommitStatusJob } from './commit-statuses/commit-status-jobs';
 import { CommitStatusLedger, CommitStatusRepairs } from './commit-statuses/commit-status-ledger';
 import { currentStatus } from './commit-statuses/commit-statuses';
 import { MergeQueueGits } from './engine/gits';
@@ -40,6 +41,7 @@ export class CommitStatusesProcessor extends JobProcessor<CommitStatusesPayloads
   readonly handlers: JobHandlers<CommitStatusesPayloads> = {
     [CommitStatusesJob.Post]: (job) => this.postJob(job),
     [CommitStatusesJob.Repair]: () => this.repair(),
+    [CommitStatusesJob.CloseLanded]: (job) => this.closeLanded(job.data),
   };
 
   constructor(
@@ -130,6 +132,30 @@ export class CommitStatusesProcessor extends JobProcessor<CommitStatusesPayloads
     }
     if (reposted + forgotten > 0) this.logger.log({ reposted, forgotten }, 'merge-queue commit statuses repaired');
     return { reposted, forgotten };
+  }
+
+  /**
+   * A batch landed by squash or rebase: its PRs' heads are not in the base, so GitHub will not mark
+   * them merged. Each PR that added commits is closed, then told which commits landed (closing
+   * first: a retry after a lost answer closes again, which changes nothing, and comments once the
+   * close held). The commits are those the batch's prepare recorded for the candidate that landed;
+   * a batch landed by merge commits is left to GitHub, which marks its PRs merged itself.
+   */
+  async closeLanded({ queueId, batchId, candidateSha }: CloseLandedJob): Promise<string> {
+    const queue = await this.outbox.queueForWorker(queueId);
+    if (!queue) return 'queue gone';
+    const record = await this.outbox.landedCommits(queueId, batchRowId(queueId, batchId), candidateSha);
+    if (!record || (record.method !== 'squash' && record.method !== 'rebase')) return 'merged by merge commits: GitHub marks the PRs merged';
+    const git = await this.gits.forSource(queue.repository);
+    if (!(git instanceof GitHubMergeQueueGit)) return 'not on GitHub';
+    const closed: number[] = [];
+    for (const pr of record.landed) {
+      if (pr.commits.length === 0) continue;
+      await git.closePullRequest(pr.number);
+      await git.commentOnPullRequest(pr.number, landedNote(record.method, queue.baseRef, pr.commits));
+      closed.push(pr.number);
+    }
+    return closed.length ? `closed #${closed.join(', #')}` : 'nothing to close';
   }
 
   post({ queueId, revision, status }: PostCommitStatusJob): Promise<string> {

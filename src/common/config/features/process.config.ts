@@ -18,6 +18,11 @@ export const processConfig = feature(
       default: 'info',
       doc: 'the least severe level the API and worker log (`silent`: nothing)',
     }),
+    LOG_FORMAT: oneOf(['json', 'text'], {
+      default: 'json',
+      doc: 'how the API and worker write their logs: `json`, one JSON line each (for a log collector); `text`, one readable line each (time, level, message, fields) written at once, for a terminal, where the `api listening` and `worker started` lines follow `LOG_LEVEL` too (as JSON they are always written). `npm start` sets `text` and `LOG_LEVEL=warn` unless they are set, so that a developer sees only warnings and errors',
+      comment: 'json (one JSON line each) or text (readable lines, for a terminal; npm start sets it)',
+    }),
     METRICS_PORT: int({
       min: 0,
       max: 65535,
@@ -57,6 +62,7 @@ export const processConfig = feature(
   (v) => ({
     environment: v.NODE_ENV,
     logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
     metricsPort: v.METRICS_PORT,
     metricsHost: v.METRICS_HOST,
     /** Scrape-time reads of Postgres and Redis are shared and reused this long (MetricsService.sourceReader). */

@@ -9,6 +9,14 @@ import type { MergeQueue, Prisma } from '@/generated/prisma/client';
 import type { MergeQueueState } from '../planner';
 import { type CommitStatus, statusChanges } from './commit-statuses';
 
+/** A batch that landed on a GitHub queue: its PRs are closed with a note when it landed as new commits (squash, rebase). */
+export interface CloseLandedJob {
+  queueId: string;
+  /** The planner's batch id ("b12"). */
+  batchId: string;
+  candidateSha: string;
+}
+
 export interface PostCommitStatusJob {
   queueId: string;
   /** The queue's revision the status was decided at: an older one is never posted over a newer one. */
@@ -19,7 +27,7 @@ export interface PostCommitStatusJob {
 /** What each job of the commit-statuses queue carries (its processor is CommitStatusesProcessor). */
 export type CommitStatusesPayloads = PayloadsOf<
   typeof CommitStatusesJob,
-  { [CommitStatusesJob.Post]: PostCommitStatusJob; [CommitStatusesJob.Repair]: NoData }
+  { [CommitStatusesJob.Post]: PostCommitStatusJob; [CommitStatusesJob.Repair]: NoData; [CommitStatusesJob.CloseLanded]: CloseLandedJob }
 >;
 
 /**
@@ -48,6 +56,21 @@ export class CommitStatusJobs {
     if (!(await this.postsStatuses(row))) return;
     const changes = statusChanges(before, after);
     for (const [i, status] of changes.entries()) await this.enqueue({ queueId: row.id, revision: after.revision, status }, `${row.id}-${after.revision}-${i}`);
+    const landedBefore = new Set(before.batches.filter((b) => b.status === 'landed').map((b) => b.id));
+    for (const b of after.batches) {
+      if (b.status !== 'landed' || landedBefore.has(b.id) || b.candidateSha === null) continue;
+      await this.queue.add(
+        CommitStatusesJob.CloseLanded,
+        { queueId: row.id, batchId: b.id, candidateSha: b.candidateSha },
+        {
+          jobId: `landed-${row.id}-${b.id}`,
+          attempts: this.config.mergeQueues.statusPostAttempts,
+          backoff: { type: 'exponential', delay: this.config.mergeQueues.statusPostBackoffMs },
+          removeOnComplete: true,
+          removeOnFail: { age: 24 * 3600 },
+        },
+      );
+    }
   }
 
   /**

@@ -58,7 +58,7 @@ const SKIPPED_DESCRIPTION =
 
 const MERGE_METHOD_DESCRIPTION =
   'How a batch lands on the base, on every provider. `merge` (the default): one merge commit per PR, as today. `squash`: one commit per PR, its message as GitHub writes it ' +
-  "(the PR title and `(#N)`, then its commits' co-authors). `rebase`: the PR's commits replayed on the base. In every method the tree that lands is exactly the tree CI tested, PRs land in queue order, and the fence rules hold";
+  "(the PR title and `(#N)`, then its commits' co-authors). `rebase`: the PR's commits replayed on the base. In every method the tree that lands is exactly the tree CI tested, PRs land in queue order, and the fence rules hold. On GitHub a squashed or rebased PR is closed with a comment naming its landed commits (GitHub cannot see them as its merge)";
 const ENQUEUE_LABEL_DESCRIPTION =
   'A label that enqueues a PR on a GitHub queue when someone with write permission adds it; removing it dequeues. null (the default): labels do nothing';
 const COMMENT_COMMANDS_DESCRIPTION = '`/queue` and `/dequeue` comments on a PR of a GitHub queue, accepted from someone with write permission (default true)';

@@ -6,14 +6,20 @@ import { failpoint } from '@/common/faults/failpoints';
 import type { MergeQueueOperation as OperationRow, Prisma } from '@/generated/prisma/client';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { classifyMergeQueueGitFailure, type MergeQueueGitFailure } from '@/modules/git-providers/merge-queue-failures';
-import { type Fence, fullRef, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
+import { type Fence, fullRef, type LandMethod, type MergeQueueGit } from '@/modules/git-providers/merge-queue-git';
 import type { MergeQueueEvent, MergeQueueOperation, MergeQueueOperationKind, MergeQueueState, ReadBackFacts } from '../planner';
+import { policyOf } from '../policy/queue-policy';
 import { MergeQueueGits } from './gits';
 import { candidateRef } from './ids';
 import { fenceRef, type Lease, LeaseLost, renewEveryMs } from './lease';
 import { MergeQueueWriter } from './queue-writer';
 import { MergeQueueOutboxRepository } from './store/outbox.repository';
 import type { QueueWithSource } from './store/queue-view';
+
+/** What an operation's row keeps beside its answer to the planner (a prepare: the commits each PR added, and how). */
+interface OperationRecordDetail {
+  detail?: Prisma.InputJsonObject;
+}
 
 /** How the executor reached an outcome; stored on the operation row. */
 type Outcome = 'succeeded' | 'failed' | 'unknown';
@@ -164,6 +170,7 @@ export class MergeQueueExecutor {
   private async drainHolding(queue: QueueWithSource, lease: Lease, signal: AbortSignal, landing: boolean): Promise<number> {
     const queueId = queue.id;
     const git = await this.gits.forSource(queue.repository);
+    const method = policyOf(queue.policy).mergeMethod;
     const fences = new RunFence(() => this.currentFence(queueId, git, queue.baseRef));
     // A land is waiting: its fence is read now, beside the queries below, not after them.
     if (landing) fences.prefetch();
@@ -178,7 +185,7 @@ export class MergeQueueExecutor {
         if (!failure && !signal.aborted && free > 0 && performed + inFlight.size < MAX_OPERATIONS_PER_RUN && Date.now() - started < this.sliceMs) {
           const running = [...inFlight.values()].map((f) => f.row);
           for (const row of await this.nextOperations(queueId, running, free)) {
-            const done = this.runOne(git, queue.baseRef, row, lease, signal, fences).then(
+            const done = this.runOne(git, queue.baseRef, method, row, lease, signal, fences).then(
               (claimed) => void (performed += claimed ? 1 : 0),
               (error: unknown) => void (failure ??= { error }),
             );
@@ -201,7 +208,15 @@ export class MergeQueueExecutor {
   }
 
   /** Claims, performs and answers one operation; false when it was not claimed (taken or superseded). */
-  private async runOne(git: MergeQueueGit, baseRef: string, row: OperationRow, lease: Lease, signal: AbortSignal, fences: RunFence): Promise<boolean> {
+  private async runOne(
+    git: MergeQueueGit,
+    baseRef: string,
+    method: LandMethod,
+    row: OperationRow,
+    lease: Lease,
+    signal: AbortSignal,
+    fences: RunFence,
+  ): Promise<boolean> {
     const { queueId } = lease;
     const op = row.payload as unknown as MergeQueueOperation;
     signal.throwIfAborted();
@@ -222,10 +237,11 @@ export class MergeQueueExecutor {
     signal.throwIfAborted();
     failpoint(`merge-queue.executor.${op.kind}.before`, queueId);
     let event: MergeQueueEvent;
+    const record: OperationRecordDetail = {};
     try {
       event = baseMissing
         ? { type: 'landRefused', operationId: op.id, reason: `the base ref ${baseRef} does not exist`, at: Date.now() }
-        : await this.perform(queueId, git, baseRef, op, fence, signal, fences);
+        : await this.perform(queueId, git, baseRef, { method, record }, op, fence, signal, fences);
     } catch (error) {
       // Stopped because the lease (or the job lock) was lost: no failure of the provider's, and the
       // operation is the next executor's to read back.
@@ -243,7 +259,7 @@ export class MergeQueueExecutor {
     failpoint(`merge-queue.executor.${op.kind}.after`, queueId);
     // Lost meanwhile: the outcome is not written; the next executor reads it back.
     signal.throwIfAborted();
-    await this.deliver(row, event, outcomeOf(event), lease);
+    await this.deliver(row, event, outcomeOf(event), lease, record.detail);
     return true;
   }
 
@@ -367,7 +383,7 @@ export class MergeQueueExecutor {
   }
 
   /** Step 3: the outcome as a new event, and the operation row finished, in one transaction. */
-  private async deliver(row: OperationRow, event: MergeQueueEvent, outcome: Outcome, lease: Lease): Promise<void> {
+  private async deliver(row: OperationRow, event: MergeQueueEvent, outcome: Outcome, lease: Lease, detail?: Prisma.InputJsonObject): Promise<void> {
     await this.writer.apply({
       organizationId: null,
       queueId: lease.queueId,
@@ -375,7 +391,7 @@ export class MergeQueueExecutor {
       build: () => [event],
       detail: { kind: row.kind },
       after: async (q, queue) => {
-        await q.finishOperation(row.id, outcome, resultOf(event));
+        await q.finishOperation(row.id, outcome, { ...resultOf(event), ...detail });
         // An operation answered (not an orphan reconciled): the failures in a row are over.
         if (outcome !== 'unknown' && queue.row.failureCount > 0) await q.resetFailures();
       },
@@ -389,6 +405,7 @@ export class MergeQueueExecutor {
     queueId: string,
     git: MergeQueueGit,
     baseRef: string,
+    { method, record }: { method: LandMethod; record: OperationRecordDetail },
     op: MergeQueueOperation,
     fence: Fence | undefined,
     signal: AbortSignal,
@@ -398,8 +415,21 @@ export class MergeQueueExecutor {
     switch (op.kind) {
       case 'prepare': {
         // Built on a scratch branch of this operation's own (GitHub): two executors never share one.
-        const built = await git.buildCandidate(op.baseSha, op.heads, candidateRef(queueId, op.batchId), { scratch: `${queueId}/${op.id}`, signal });
-        if (built.ok) return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.candidateSha, at: at() };
+        // Shaped as the queue lands (its mergeMethod now): the commit CI tests is the commit that lands.
+        const titles =
+          method === 'squash'
+            ? await this.outbox.entryTitles(
+                queueId,
+                op.heads.map((h) => h.entryId),
+              )
+            : new Map<string, string | null>();
+        const heads = op.heads.map((h) => ({ ...h, title: titles.get(h.entryId) ?? null }));
+        const built = await git.buildCandidate(op.baseSha, heads, candidateRef(queueId, op.batchId), { scratch: `${queueId}/${op.id}`, signal, method });
+        if (built.ok) {
+          // What each PR added, kept on the operation (not the planner's event) for the PR's landing note.
+          record.detail = { method, landed: built.landed.map((l) => ({ ...l })) };
+          return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.candidateSha, at: at() };
+        }
         return { type: 'operationFailed', operationId: op.id, reason: built.reason, conflictEntryId: built.conflictEntryId, at: at() };
       }
       case 'publish':

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '@/common/prisma/prisma.service';
 import type { MergeQueueOperation as OperationRow } from '@/generated/prisma/client';
+import type { LandedPr } from '@/modules/git-providers/merge-queue-git';
 import type { MergeQueueOperationKind } from '../../planner';
 import type { Lease } from '../lease';
 import type { QueueWithSource } from './queue-view';
@@ -160,5 +161,32 @@ export class MergeQueueOutboxRepository {
     const due = await this.prisma.$queryRaw<{ id: string }[]>`
       SELECT "id" FROM "MergeQueue" WHERE "nextWakeAt" IS NOT NULL AND "nextWakeAt" <= (now() AT TIME ZONE 'UTC') ORDER BY "id"`;
     return { unfinished: unfinished.map((r) => r.queueId), moving: moving.map((r) => r.id), due: due.map((r) => r.id) };
+  }
+
+  // ---------------------------------------------------------------- land methods
+
+  /** The titles of the queue's entries `ids` (a squash commit's message), by entry id; a title never set is null. */
+  async entryTitles(queueId: string, ids: readonly string[]): Promise<Map<string, string | null>> {
+    const rows = await this.prisma.mergeQueueEntry.findMany({ where: { queueId, id: { in: [...ids] } }, select: { id: true, title: true } });
+    return new Map(rows.map((r) => [r.id, r.title]));
+  }
+
+  /**
+   * The commits each PR of a batch added to its candidate `candidateSha`, as the `prepare` that
+   * built it recorded them (the executor stores them in the operation's result); null when no
+   * finished prepare of the batch built that candidate.
+   */
+  async landedCommits(queueId: string, batchRowId: string, candidateSha: string): Promise<{ method: string; landed: LandedPr[] } | null> {
+    const rows = await this.prisma.mergeQueueOperation.findMany({
+      where: { queueId, batchId: batchRowId, kind: 'prepare', outcome: 'succeeded' },
+      orderBy: { createdAt: 'desc' },
+      select: { result: true },
+    });
+    for (const { result } of rows) {
+      const r = result as { candidateSha?: unknown; method?: unknown; landed?: unknown } | null;
+      if (r?.candidateSha === candidateSha && Array.isArray(r.landed) && typeof r.method === 'string')
+        return { method: r.method, landed: r.landed as LandedPr[] };
+    }
+    return null;
   }
 }
