@@ -292,6 +292,24 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     // A PR's title (REST pulls.get), and a PR that does not exist (404).
     expect(await mq.pullRequestTitle(7)).toBe('Pull request #7');
     expect(await mq.pullRequestTitle(999)).toBeNull();
+    // Enqueue from the pull request: the PR (and one that does not exist), a person's permission (and
+    // someone GitHub does not know), a comment on the PR, a reaction to a comment (new: 201, again: 200).
+    const prs = mq.pullRequests();
+    emulator.setPullRequest('octo/widgets', 7, { title: 'Widgets get a handle' });
+    expect(await prs.pull(7)).toMatchObject({ number: 7, title: 'Widgets get a handle', state: 'open', draft: false, baseRef: 'main', headSha: a });
+    expect(await prs.pull(999)).toBeNull();
+    emulator.setRole('octo/widgets', 'stranger', 'triage');
+    expect(await prs.permission('dev')).toMatchObject({ permission: 'write', roleName: 'write', canWrite: true });
+    expect(await prs.permission('stranger')).toMatchObject({ permission: 'read', roleName: 'triage', canWrite: false });
+    expect(await prs.permission('nobody-here')).toMatchObject({ permission: 'none', canWrite: false });
+    await prs.comment(7, '@dev: the merge queue did not queue this pull request.');
+    const commentId = emulator.pullRequestOf('octo/widgets', 7)!.comments[0].id;
+    await prs.react(commentId, 'rocket');
+    await prs.react(commentId, 'rocket');
+    // Labels, as a person adds and removes them on GitHub (the webhooks follow).
+    await client.api.rest.issues.addLabels({ owner: 'octo', repo: 'widgets', issue_number: 7, labels: ['queue'] });
+    await client.api.rest.issues.removeLabel({ owner: 'octo', repo: 'widgets', issue_number: 7, name: 'queue' });
+    await client.api.rest.issues.removeLabel({ owner: 'octo', repo: 'widgets', issue_number: 7, name: 'queue' }).catch(() => undefined);
     await settled();
   }
 
@@ -438,6 +456,9 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await emulator.pullRequest(`${owner}/${name}`, 'edited', { number: 5, headSha: sha, baseRef: 'main', title: 'Fix the widget' });
     await emulator.pullRequest(`${owner}/${name}`, 'closed', { number: 5, headSha: sha, baseRef: 'main', merged: true });
     await emulator.push(`${owner}/${name}`, 'refs/heads/feature', '0'.repeat(40), sha, 'octo');
+    await emulator.label(`${owner}/${name}`, 5, 'queue', 'dev');
+    await emulator.label(`${owner}/${name}`, 5, 'queue', 'dev', 'unlabeled');
+    await emulator.comment(`${owner}/${name}`, 5, 'dev', '/queue');
     // A repository webhook (no app): the hook belongs to the repository.
     emulator.webhook = { ...emulator.webhook!, installationId: undefined };
     await emulator.push(`${owner}/${name}`, 'refs/heads/feature', sha, '0'.repeat(40), 'octo');
@@ -488,10 +509,12 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       'branch-protection-rule-edited',
       'check-run-completed',
       'check-run-created',
+      'issue-comment-created',
       'pull-request-closed',
       'pull-request-edited',
       'pull-request-opened',
       'pull-request-synchronize',
+      'pull-request-unlabeled',
       'push',
       'repository-ruleset-created',
       'repository-ruleset-deleted',

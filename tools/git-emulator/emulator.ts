@@ -17,8 +17,9 @@
  * - actions.ts: GitHub Actions workflow runs and jobs;
  * - apps-oauth.ts: /user, app installations and their tokens, the web OAuth flow;
  * - webhooks.ts: building, signing and posting webhook deliveries;
- * - pulls.ts: pull requests' heads, titles, state, comments and reviews, and GitHub's review decision from them;
- * - rest-pulls.ts: REST reads and updates of a pull request (its title; closing it) and comments on it;
+ * - pulls.ts: pull requests' heads, titles, labels, comments and reviews, and GitHub's review decision;
+ * - issues.ts: REST for a PR's conversation (the PR, comments, reactions, labels) and a person's permission;
+ * - rest-pulls.ts: REST updates of a pull request (closing it, its title);
  * - branch-rules.ts: branch protection rules and rulesets (a branch's required checks), and their webhooks;
  * - gitlab.ts: GitLab's v4 API.
  */
@@ -29,14 +30,25 @@ import { AppsOAuth } from './apps-oauth';
 import { BranchRules, type EmulatedRuleset, type ProtectionCheck, type RulesetCheck } from './branch-rules';
 import { Gitlab } from './gitlab';
 import { Graphql } from './graphql';
+import { Issues } from './issues';
 import { fail, readBody, send, type Route, type RouteContext } from './http';
-import { type EmulatedPull, Pulls, type ReviewRules, type ReviewState } from './pulls';
+import { type EmulatedComment, type EmulatedPull, type PullFields, Pulls, type ReviewRules, type ReviewState } from './pulls';
 import { RestPulls } from './rest-pulls';
 import { RestRepos } from './rest-repos';
 import { EmulatorState, type EmulatedDelivery, type EmulatedInstallation, type EmulatedMembership, type EmulatedRun } from './state';
 import { Webhooks } from './webhooks';
 
-export type { EmulatedDelivery, EmulatedInstallation, EmulatedJob, EmulatedMembership, EmulatedRepository, EmulatedRun, EmulatedUser } from './state';
+export type {
+  EmulatedDelivery,
+  EmulatedInstallation,
+  EmulatedJob,
+  EmulatedMembership,
+  EmulatedRepository,
+  EmulatedRun,
+  EmulatedUser,
+  RepositoryRole,
+} from './state';
+export type { EmulatedComment, EmulatedPull } from './pulls';
 export { signature256 } from './webhooks';
 
 export class GitProviderEmulator extends EmulatorState {
@@ -45,6 +57,7 @@ export class GitProviderEmulator extends EmulatorState {
   private readonly apps = new AppsOAuth(this);
   private readonly actions = new Actions(this);
   private readonly restRepos = new RestRepos(this, this.webhooks);
+  private readonly issues = new Issues(this, this.pulls, this.webhooks);
   private readonly restPulls = new RestPulls(this, this.pulls, this.webhooks);
   private readonly graphql = new Graphql(this, this.webhooks, this.pulls);
   private readonly gitlab = new Gitlab(this);
@@ -60,6 +73,7 @@ export class GitProviderEmulator extends EmulatorState {
     ...this.apps.routes,
     ...this.actions.routes,
     ...this.branchRules.routes,
+    ...this.issues.routes,
     ...this.restRepos.routes,
     ...this.restPulls.routes,
     ...this.graphql.routes,
@@ -197,6 +211,31 @@ export class GitProviderEmulator extends EmulatorState {
     pr: { number: number; headSha: string; baseRef: string; merged?: boolean; title?: string },
   ): Promise<EmulatedDelivery> {
     return this.webhooks.pullRequest(repository, action, pr);
+  }
+
+  /** Sets PR `number`'s title, state, draft flag, base or author as GitHub would have them (no webhook); returns it. */
+  setPullRequest(repository: string, number: number, fields: PullFields & { headSha?: string }): EmulatedPull {
+    return this.pulls.update(repository, number, fields);
+  }
+
+  /** PR `number` as the emulator holds it (its labels, comments and their reactions), if it knows it. */
+  pullRequestOf(repository: string, number: number): EmulatedPull | undefined {
+    return this.pulls.known(repository, number);
+  }
+
+  /** `login` adds (or removes) `label` on PR `number`, as the REST API would: the `labeled` (`unlabeled`) webhook follows. */
+  async label(repository: string, number: number, label: string, login: string, action: 'labeled' | 'unlabeled' = 'labeled'): Promise<EmulatedDelivery> {
+    const pull = this.pulls.update(repository, number, {});
+    pull.labels = action === 'labeled' ? [...new Set([...pull.labels, label])] : pull.labels.filter((l) => l !== label);
+    return this.webhooks.pullRequestLabel(repository, action, number, label, login);
+  }
+
+  /** `login` comments `body` on PR `number`, as the REST API would: the `issue_comment` created webhook follows. */
+  async comment(repository: string, number: number, login: string, body: string): Promise<{ comment: EmulatedComment; delivery: EmulatedDelivery }> {
+    const pull = this.pulls.update(repository, number, {});
+    const comment: EmulatedComment = { id: this.nextId(), by: login, body, at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), reactions: [] };
+    pull.comments.push(comment);
+    return { comment, delivery: await this.webhooks.issueCommentCreated(repository, number, comment) };
   }
 
   /** A push to a branch (sent by itself when the API moves a ref; a test sends one for a push from outside). */

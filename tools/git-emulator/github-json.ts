@@ -70,11 +70,12 @@ export class GithubJson {
 
   /** A collaborator: a `simple-user` with its permissions and role. */
   collaborator(repo: EmulatedRepository, login: string): Record<string, unknown> {
-    const admin = login === repo.owner;
+    const role = this.state.roleOf(repo, login);
+    const rank = ['none', 'read', 'triage', 'write', 'maintain', 'admin'].indexOf(role);
     return {
       ...this.user(login),
-      permissions: { admin, maintain: admin, push: true, triage: true, pull: true },
-      role_name: admin ? 'admin' : 'write',
+      permissions: { admin: rank >= 5, maintain: rank >= 4, push: rank >= 3, triage: rank >= 2, pull: rank >= 1 },
+      role_name: role,
     };
   }
 
@@ -270,8 +271,8 @@ export class GithubJson {
       app_slug: this.state.appSlug,
       target_id: this.account(installation).id,
       target_type: installation.accountType,
-      permissions: { checks: 'write', contents: 'write', metadata: 'read', pull_requests: 'read', statuses: 'write' },
-      events: ['check_run', 'check_suite', 'pull_request', 'push', 'status'],
+      permissions: { checks: 'write', contents: 'write', issues: 'write', metadata: 'read', pull_requests: 'write', statuses: 'write' },
+      events: ['check_run', 'check_suite', 'issue_comment', 'pull_request', 'push', 'status'],
       created_at: created,
       updated_at: created,
       single_file_name: null,
@@ -279,6 +280,39 @@ export class GithubJson {
       single_file_paths: [],
       suspended_by: null,
       suspended_at: null,
+    };
+  }
+
+  /** A repository's label (`label`); its id and colour derived from its name. */
+  label(repository: string, name: string): Record<string, unknown> {
+    let hash = 0;
+    for (const c of `${repository.toLowerCase()}:${name}`) hash = (hash * 31 + c.charCodeAt(0)) % 1_000_000_000;
+    const id = 3_000_000_000 + hash;
+    return {
+      id,
+      node_id: node('Label', id),
+      url: `${this.base}/repos/${repository}/labels/${encodeURIComponent(name)}`,
+      name,
+      description: null,
+      color: (hash % 0xffffff).toString(16).padStart(6, '0'),
+      default: false,
+    };
+  }
+
+  /** The reactions rollup (`reaction-rollup`) of an issue or comment. */
+  reactionRollup(url: string, reactions: readonly { content: string }[]): Record<string, unknown> {
+    const count = (content: string) => reactions.filter((r) => r.content === content).length;
+    return {
+      url,
+      total_count: reactions.length,
+      '+1': count('+1'),
+      '-1': count('-1'),
+      laugh: count('laugh'),
+      confused: count('confused'),
+      heart: count('heart'),
+      hooray: count('hooray'),
+      eyes: count('eyes'),
+      rocket: count('rocket'),
     };
   }
 

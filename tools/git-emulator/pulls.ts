@@ -1,6 +1,7 @@
 /**
- * Pull requests as far as their reviews go: each PR's head (set by the `pull_request` webhooks the
- * emulator sends) and the reviews given on it, and GitHub's `reviewDecision` from them, served by
+ * Pull requests: each PR's head (set by the `pull_request` webhooks the emulator sends), its title,
+ * state, draft flag, base, author, labels and conversation (comments and their reactions), served by
+ * REST (issues.ts); and the reviews given on it, with GitHub's `reviewDecision` from them, served by
  * GraphQL's `repository { pullRequest(number) { reviewDecision headRefOid } }`.
  *
  * The review rule modelled is branch protection's "require a pull request review before merging":
@@ -13,15 +14,33 @@ import type { EmulatedRepository, EmulatorState } from './state';
 
 export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';
 
+export interface EmulatedComment {
+  id: number;
+  by: string;
+  body: string;
+  at: string;
+  reactions: { id: number; content: string; by: string; at: string }[];
+}
+
 export interface EmulatedPull {
   number: number;
   headSha: string;
   reviews: { by: string; state: ReviewState; commitId: string }[];
   title: string;
   state: 'open' | 'closed';
-  /** The comments on the PR (its issue), oldest first. */
-  comments: { id: number; by: string; body: string; at: string }[];
+  merged: boolean;
+  draft: boolean;
+  baseRef: string;
+  /** The PR's author (its `user`); the repository's owner unless told. */
+  author?: string;
+  labels: string[];
+  comments: EmulatedComment[];
+  createdAt: string;
+  updatedAt: string;
 }
+
+/** What a test may set of a PR (EmulatorState.openPullRequest). */
+export type PullFields = Partial<Pick<EmulatedPull, 'title' | 'state' | 'draft' | 'baseRef' | 'author' | 'merged'>>;
 
 /** The review rules of a repository the emulator models (GitHub's defaults: a review required, stale approvals kept). */
 export interface ReviewRules {
@@ -40,10 +59,44 @@ export class Pulls {
     const key = `${repository.toLowerCase()}#${number}`;
     let pull = this.pulls.get(key);
     if (!pull) {
-      pull = { number, headSha: headSha ?? '', reviews: [], title: `Pull request #${number}`, state: 'open', comments: [] };
+      const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      pull = {
+        number,
+        headSha: headSha ?? '',
+        reviews: [],
+        title: `Pull request #${number}`,
+        state: 'open',
+        merged: false,
+        draft: false,
+        baseRef: 'main',
+        labels: [],
+        comments: [],
+        createdAt: now,
+        updatedAt: now,
+      };
       this.pulls.set(key, pull);
     }
     return pull;
+  }
+
+  /** Sets what a test says of PR `number` (its title, state, draft flag, base, author). */
+  update(repository: string, number: number, fields: PullFields & { headSha?: string }): EmulatedPull {
+    const pull = this.pull(repository, number, fields.headSha);
+    Object.assign(pull, Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)));
+    pull.updatedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return pull;
+  }
+
+  /** A comment on any PR of `repository`, by id. */
+  comment(repository: string, id: number): EmulatedComment | undefined {
+    const prefix = `${repository.toLowerCase()}#`;
+    for (const [key, pull] of this.pulls) if (key.startsWith(prefix)) for (const c of pull.comments) if (c.id === id) return c;
+    return undefined;
+  }
+
+  /** The PR of `repository` if the emulator knows it. */
+  known(repository: string, number: number): EmulatedPull | undefined {
+    return this.pulls.get(`${repository.toLowerCase()}#${number}`);
   }
 
   /** The PR's title, or undefined when the emulator has no such PR. */

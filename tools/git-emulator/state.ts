@@ -24,11 +24,18 @@ export interface EmulatedRepository {
   description: string | null;
   defaultBranch: string;
   collaborators: string[];
+  /**
+   * Roles given to people (GitHub's repository roles); without one, the owner is admin, a
+   * collaborator has write, anyone else read (public) or none (private). Write and above push.
+   */
+  roles: Record<string, RepositoryRole>;
   /** The bare repository on disk. */
   path: string;
   /** GitHub Actions history, newest run first (see addWorkflowRuns). */
   runs: EmulatedRun[];
 }
+
+export type RepositoryRole = 'read' | 'triage' | 'write' | 'maintain' | 'admin';
 
 export interface EmulatedDelivery {
   id: string;
@@ -102,6 +109,8 @@ export interface Knobs {
   gitFailures: number;
   /** The next this-many commit status posts answer 502. */
   statusFailures: number;
+  /** The next this-many calls to a PR's conversation (issues.ts: the PR, comments, reactions, labels, permissions) answer 502. */
+  conversationFailures: number;
   /** The status of those failures (502, 503...). */
   gitFailureStatus?: number;
   /** With those failures, a `Retry-After` header (seconds, or an HTTP date), as GitHub sends with some 503s. */
@@ -133,6 +142,7 @@ export class EmulatorState {
     actionsFailures: 0,
     gitFailures: 0,
     statusFailures: 0,
+    conversationFailures: 0,
     protectedBranches: [],
     holdUpdateRefs: null,
     heldUpdateRefs: 0,
@@ -227,6 +237,7 @@ export class EmulatorState {
       description: options.description ?? null,
       defaultBranch: options.defaultBranch ?? 'main',
       collaborators: options.collaborators ?? [owner],
+      roles: {},
       path,
       runs: [],
     };
@@ -258,6 +269,23 @@ export class EmulatorState {
   /** @internal Whether `login` can see `repo` (a private one only as a collaborator; else it is a 404, as on GitHub). */
   canSee(repo: EmulatedRepository | undefined, login: string): repo is EmulatedRepository {
     return !!repo && (!repo.private || repo.collaborators.includes(login));
+  }
+
+  /** @internal `login`'s role on `repo` ('none': no access), as GET .../collaborators/{username}/permission answers it. */
+  roleOf(repo: EmulatedRepository, login: string): RepositoryRole | 'none' {
+    if (repo.roles[login]) return repo.roles[login];
+    if (login === repo.owner) return 'admin';
+    if (repo.collaborators.includes(login)) return 'write';
+    return repo.private ? 'none' : 'read';
+  }
+
+  /** Gives `login` a role on the repository (`owner/name`): write, maintain and admin push (a collaborator), read and triage do not. */
+  setRole(repository: string, login: string, role: RepositoryRole): void {
+    const repo = this.repos.get(repository.toLowerCase());
+    if (!repo) throw new Error(`no repository ${repository}`);
+    repo.roles[login] = role;
+    const pushes = role === 'write' || role === 'maintain' || role === 'admin';
+    repo.collaborators = pushes ? [...new Set([...repo.collaborators, login])] : repo.collaborators.filter((c) => c !== login);
   }
 
   /** @internal Whether a branch refuses updates (knobs.protectedBranches). */

@@ -1,12 +1,12 @@
 /**
- * Webhooks: building GitHub's deliveries (check_run, status, pull_request, push), signing them and
+ * Webhooks: building GitHub's deliveries (check_run, status, pull_request, issue_comment, push), signing them and
  * posting them to the configured URL, recorded for tests to read and redeliver.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { BareRepository } from './bare-git';
 import { EMULATOR_APP_ID, GithubJson } from './github-json';
 import { iso } from './http';
-import type { Pulls } from './pulls';
+import type { EmulatedComment, EmulatedPull, Pulls } from './pulls';
 import type { EmulatedDelivery, EmulatedRepository, EmulatorState } from './state';
 
 /** GitHub lists at most this many commits in a push payload. */
@@ -214,31 +214,221 @@ export class Webhooks {
     pr: { number: number; headSha: string; baseRef: string; merged?: boolean; beforeSha?: string; title?: string },
   ): Promise<EmulatedDelivery> {
     const previous = this.pulls?.titleOf(repository, pr.number) ?? `Pull request #${pr.number}`;
-    // The PR's head as GraphQL reports it (reviewDecision, headRefOid) moves with the event.
-    if (action !== 'closed') this.pulls?.headMoved(repository, pr.number, pr.headSha);
-    if (pr.title !== undefined && this.pulls) this.pulls.pull(repository, pr.number, pr.headSha).title = pr.title;
-    const { repo, json } = this.repoRef(repository);
-    const owner = repo?.owner ?? repository.split('/')[0];
-    const baseSha = (repo && (await new BareRepository(repo.path).resolveRef(`refs/heads/${pr.baseRef}`).catch(() => null))) ?? pr.headSha;
-    const closed = action === 'closed';
     const title = pr.title ?? previous;
+    // The PR's head as GraphQL and REST report it moves with the event (and its title with `title`).
+    const pull = this.pulls?.update(repository, pr.number, {
+      baseRef: pr.baseRef,
+      title,
+      ...(action !== 'closed' && { headSha: pr.headSha }),
+      ...(action === 'closed' && { state: 'closed' as const, merged: pr.merged ?? false }),
+      ...(action === 'opened' && { state: 'open' as const }),
+    });
+    if (pull && action !== 'closed') pull.headSha = pr.headSha;
+    const json = await this.pullJson(repository, pull ?? { ...this.detachedPull(pr), title });
+    const { json: repoJson } = this.repoRef(repository);
+    // GitHub's `synchronize` names the head before and after the push.
+    const before = pr.beforeSha ?? (json.base as { sha: string }).sha;
     return this.deliver('pull_request', {
       action,
       number: pr.number,
-      ...(action === 'synchronize' && { before: pr.beforeSha ?? baseSha, after: pr.headSha }),
+      ...(action === 'synchronize' && { before, after: pr.headSha }),
       ...(action === 'edited' && { changes: title !== previous ? { title: { from: previous } } : {} }),
-      pull_request: this.json.pullRequest(repository, json, {
-        number: pr.number,
-        title,
-        headSha: pr.headSha,
-        baseRef: pr.baseRef,
-        baseSha,
-        closed,
-        merged: closed && (pr.merged ?? false),
-      }),
-      repository: json,
-      sender: this.json.user(owner),
+      pull_request: { ...json, head: { ...(json.head as object), sha: pr.headSha } },
+      repository: repoJson,
+      sender: this.json.user(repository.split('/')[0]),
     });
+  }
+
+  /** `login` added (`labeled`) or removed (`unlabeled`) `label` on PR `number`, as GitHub announces it. */
+  async pullRequestLabel(repository: string, action: 'labeled' | 'unlabeled', number: number, label: string, login: string): Promise<EmulatedDelivery> {
+    const pull = this.pulls?.known(repository, number);
+    if (!pull) throw new Error(`no pull request ${repository}#${number}`);
+    const { json } = this.repoRef(repository);
+    return this.deliver('pull_request', {
+      action,
+      number,
+      pull_request: await this.pullJson(repository, pull),
+      label: this.json.label(repository, label),
+      repository: json,
+      sender: this.json.user(login),
+    });
+  }
+
+  /** `comment` was written on PR `number` (an issue comment on a pull request, as GitHub announces it). */
+  async issueCommentCreated(repository: string, number: number, comment: EmulatedComment): Promise<EmulatedDelivery> {
+    const pull = this.pulls?.known(repository, number);
+    if (!pull) throw new Error(`no pull request ${repository}#${number}`);
+    const { json } = this.repoRef(repository);
+    return this.deliver('issue_comment', {
+      action: 'created',
+      issue: this.issueJson(repository, pull),
+      comment: this.commentJson(repository, number, comment),
+      repository: json,
+      sender: this.json.user(comment.by),
+    });
+  }
+
+  /** A PR as REST (`pull-request`) and the `pull_request` webhooks show it. */
+  async pullJson(repository: string, pull: EmulatedPull): Promise<Record<string, unknown>> {
+    const { repo, json } = this.repoRef(repository);
+    const owner = repo?.owner ?? repository.split('/')[0];
+    const baseSha = (repo && (await new BareRepository(repo.path).resolveRef(`refs/heads/${pull.baseRef}`).catch(() => null))) ?? pull.headSha;
+    const api = `${this.state.url}/repos/${repository}`;
+    const html = `${this.state.url}/${repository}`;
+    const id = 100_000_000 + pull.number;
+    const closed = pull.state === 'closed';
+    const merged = closed && pull.merged;
+    const side = (ref: string, sha: string) => ({ label: `${owner}:${ref}`, ref, sha, user: this.json.user(owner), repo: json });
+    const link = (href: string) => ({ href });
+    const closedAt = closed ? pull.updatedAt : null;
+    return {
+      url: `${api}/pulls/${pull.number}`,
+      id,
+      node_id: node('PullRequest', id),
+      html_url: `${html}/pull/${pull.number}`,
+      diff_url: `${html}/pull/${pull.number}.diff`,
+      patch_url: `${html}/pull/${pull.number}.patch`,
+      issue_url: `${api}/issues/${pull.number}`,
+      number: pull.number,
+      state: pull.state,
+      locked: false,
+      title: pull.title,
+      user: this.json.user(pull.author ?? owner),
+      body: null,
+      created_at: pull.createdAt,
+      updated_at: pull.updatedAt,
+      closed_at: closedAt,
+      merged_at: merged ? closedAt : null,
+      merge_commit_sha: null,
+      assignee: null,
+      assignees: [],
+      requested_reviewers: [],
+      requested_teams: [],
+      labels: pull.labels.map((l) => this.json.label(repository, l)),
+      milestone: null,
+      draft: pull.draft,
+      commits_url: `${api}/pulls/${pull.number}/commits`,
+      review_comments_url: `${api}/pulls/${pull.number}/comments`,
+      review_comment_url: `${api}/pulls/comments{/number}`,
+      comments_url: `${api}/issues/${pull.number}/comments`,
+      statuses_url: `${api}/statuses/${pull.headSha}`,
+      head: side(`pr-${pull.number}`, pull.headSha),
+      base: side(pull.baseRef, baseSha),
+      _links: {
+        self: link(`${api}/pulls/${pull.number}`),
+        html: link(`${html}/pull/${pull.number}`),
+        issue: link(`${api}/issues/${pull.number}`),
+        comments: link(`${api}/issues/${pull.number}/comments`),
+        review_comments: link(`${api}/pulls/${pull.number}/comments`),
+        review_comment: link(`${api}/pulls/comments{/number}`),
+        commits: link(`${api}/pulls/${pull.number}/commits`),
+        statuses: link(`${api}/statuses/${pull.headSha}`),
+      },
+      author_association: (pull.author ?? owner) === owner ? 'OWNER' : 'COLLABORATOR',
+      auto_merge: null,
+      active_lock_reason: null,
+      merged,
+      mergeable: null,
+      rebaseable: null,
+      mergeable_state: 'unknown',
+      merged_by: merged ? this.json.user(owner) : null,
+      comments: pull.comments.length,
+      review_comments: 0,
+      maintainer_can_modify: false,
+      commits: 1,
+      additions: 0,
+      deletions: 0,
+      changed_files: 0,
+    };
+  }
+
+  /** A PR as the issues API and `issue_comment` webhooks show it (an issue with `pull_request`). */
+  issueJson(repository: string, pull: EmulatedPull): Record<string, unknown> {
+    const { repo } = this.repoRef(repository);
+    const owner = repo?.owner ?? repository.split('/')[0];
+    const api = `${this.state.url}/repos/${repository}`;
+    const html = `${this.state.url}/${repository}`;
+    const id = 200_000_000 + pull.number;
+    const closed = pull.state === 'closed';
+    const author = pull.author ?? owner;
+    return {
+      url: `${api}/issues/${pull.number}`,
+      repository_url: api,
+      labels_url: `${api}/issues/${pull.number}/labels{/name}`,
+      comments_url: `${api}/issues/${pull.number}/comments`,
+      events_url: `${api}/issues/${pull.number}/events`,
+      html_url: `${html}/pull/${pull.number}`,
+      id,
+      node_id: node('PullRequest', 100_000_000 + pull.number),
+      number: pull.number,
+      title: pull.title,
+      user: this.json.user(author),
+      labels: pull.labels.map((l) => this.json.label(repository, l)),
+      state: pull.state,
+      locked: false,
+      assignee: null,
+      assignees: [],
+      milestone: null,
+      comments: pull.comments.length,
+      created_at: pull.createdAt,
+      updated_at: pull.updatedAt,
+      closed_at: closed ? pull.updatedAt : null,
+      author_association: author === owner ? 'OWNER' : 'COLLABORATOR',
+      active_lock_reason: null,
+      draft: pull.draft,
+      pull_request: {
+        url: `${api}/pulls/${pull.number}`,
+        html_url: `${html}/pull/${pull.number}`,
+        diff_url: `${html}/pull/${pull.number}.diff`,
+        patch_url: `${html}/pull/${pull.number}.patch`,
+        merged_at: closed && pull.merged ? pull.updatedAt : null,
+      },
+      body: null,
+      reactions: this.json.reactionRollup(`${api}/issues/${pull.number}/reactions`, []),
+      timeline_url: `${api}/issues/${pull.number}/timeline`,
+      performed_via_github_app: null,
+      state_reason: closed ? 'completed' : null,
+    };
+  }
+
+  /** An issue comment (`issue-comment`). */
+  commentJson(repository: string, number: number, comment: EmulatedComment): Record<string, unknown> {
+    const api = `${this.state.url}/repos/${repository}`;
+    const { repo } = this.repoRef(repository);
+    const owner = repo?.owner ?? repository.split('/')[0];
+    return {
+      url: `${api}/issues/comments/${comment.id}`,
+      html_url: `${this.state.url}/${repository}/pull/${number}#issuecomment-${comment.id}`,
+      issue_url: `${api}/issues/${number}`,
+      id: comment.id,
+      node_id: node('IssueComment', comment.id),
+      user: this.json.user(comment.by),
+      created_at: comment.at,
+      updated_at: comment.at,
+      author_association: comment.by === owner ? 'OWNER' : repo?.collaborators.includes(comment.by) ? 'COLLABORATOR' : 'NONE',
+      body: comment.body,
+      reactions: this.json.reactionRollup(`${api}/issues/comments/${comment.id}/reactions`, comment.reactions),
+      performed_via_github_app: comment.by.endsWith('[bot]') ? this.json.app(this.state.appSlug, EMULATOR_APP_ID) : null,
+    };
+  }
+
+  /** A PR the emulator holds no record of (a test sends its events only): made from the event's fields. */
+  private detachedPull(pr: { number: number; headSha: string; baseRef: string; merged?: boolean }): EmulatedPull {
+    const now = iso(Date.now());
+    return {
+      number: pr.number,
+      headSha: pr.headSha,
+      reviews: [],
+      title: `Pull request #${pr.number}`,
+      state: 'open',
+      merged: pr.merged ?? false,
+      draft: false,
+      baseRef: pr.baseRef,
+      labels: [],
+      comments: [],
+      createdAt: now,
+      updatedAt: now,
+    };
   }
 
   /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Octokit } from '@octokit/rest';
 import { ProviderFailure } from './git-provider.port';
 import { call } from './github.provider';
+import { GitHubPullRequests } from './github-pull-requests';
 import { type GitPerson, type PrCommit, replayOrder, squashAuthor, squashMessage, subjectOf } from './land-messages';
 import {
   type CandidateHead,
@@ -40,6 +41,11 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     super();
     const [owner, repo] = nameWithOwner.split('/');
     this.repo = { owner, repo };
+  }
+
+  /** The repository's pull requests as a conversation (the PR, a person's permission, comments, reactions), with the same client. */
+  pullRequests(): GitHubPullRequests {
+    return new GitHubPullRequests(this.api, `${this.repo.owner}/${this.repo.repo}`);
   }
 
   /** A commit status on `sha` (the merge queue's report on a PR head or candidate); provider failures propagate. */

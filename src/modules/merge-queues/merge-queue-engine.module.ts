@@ -20,6 +20,7 @@ import { RequiredChecksFromGithub } from './required-checks/required-checks-from
 import { MergeQueueViewLinksRepository } from './view-links/view-links.repository';
 import { MergeQueueViewLinks } from './view-links/view-links.service';
 import { MergeQueueTitles } from './titles/pr-titles';
+import { MergeQueuePullRequestCommands } from './provider-events/pull-request-commands';
 
 /** Every provider, and what both processes use of the merge queues (the module exports them all). */
 const PROVIDERS = [
@@ -41,6 +42,7 @@ const PROVIDERS = [
   MergeQueueViewLinksRepository,
   MergeQueueViewLinks,
   MergeQueueTitles,
+  MergeQueuePullRequestCommands,
 ];
 
 /**

@@ -43,6 +43,7 @@ import {
   type MergeQueueEntryDetailsDto,
   toMergeQueueEntryDetailsDto,
 } from './dto/merge-queue-entry-details.dto';
+import type { EntryOrigin } from './provider-events/pull-request-requests';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
 import { bindingsFromGithub, type GithubRequiredCheck, requiredChecksReadOf } from './policy/github-required-checks';
 import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
@@ -389,6 +390,7 @@ export class MergeQueuesService {
     const entryId = randomUUID();
     const queue = await this.repository.find(principal.organizationId, id);
     const paths = await this.changedPaths(principal, id, dto.headSha, undefined, queue);
+    const origin: EntryOrigin = { via: 'api', actor: principal.actorId, actorKind: 'principal' };
     const { entry, result } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -418,7 +420,9 @@ export class MergeQueuesService {
           },
         ];
       },
+      detail: { origin },
       after: async (q, { row }) => {
+        await q.setEntryOrigin(entryId, origin);
         if (dto.title !== undefined) await q.setTitleSource(entryId, 'request');
         return keepPaths(q, row, entryId, dto.headSha, paths);
       },

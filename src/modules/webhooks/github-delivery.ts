@@ -65,6 +65,7 @@ function timeOf(v: unknown): number | undefined {
  * | check_suite    | `check_suite.updated_at`                       |
  * | status         | `updated_at`                                   |
  * | push           | `repository.pushed_at` (epoch seconds)         |
+ * | issue_comment  | `comment.updated_at` (else `created_at`)       |
  * | installation   | `installation.updated_at` / `suspended_at`, the later |
  * | branch_protection_rule | `rule.updated_at`                      |
  * | repository_ruleset | `repository_ruleset.updated_at`            |
@@ -85,6 +86,10 @@ export function eventTimeOf(event: string, payload: unknown): number | undefined
       return timeOf(obj(p?.check_suite)?.updated_at);
     case 'status':
       return timeOf(p?.updated_at);
+    case 'issue_comment': {
+      const comment = obj(p?.comment);
+      return timeOf(comment?.updated_at) ?? timeOf(comment?.created_at);
+    }
     case 'push':
       return timeOf(obj(p?.repository)?.pushed_at);
     case 'installation': {
@@ -145,7 +150,7 @@ function prune(value: unknown, depth: number, key?: string): unknown {
 
 /**
  * The part of a delivery kept until the worker applies it: the payload without what the queue never
- * reads (a push's `commits`, PR and issue bodies, check output, every repository object but its id,
+ * reads (a push's `commits`, PR and issue bodies, a comment's body past its first line, check output, every repository object but its id,
  * name, URL and owner, accounts but their id and login), strings over 2 KB, lists past 50 items and
  * nesting past 6 levels. A 2,000-commit push of 20 MB keeps about a kilobyte; `head_commit` keeps its
  * id and timestamp. Dropped once applied (the row keeps the delivery id and the outcome).
@@ -158,6 +163,13 @@ export function storedPayload(event: string, payload: unknown): Json {
   if (event === 'push') {
     if (head) kept.head_commit = { id: head.id, timestamp: head.timestamp };
     if (Array.isArray(p.commits)) kept.commit_count = p.commits.length;
+  }
+  // A comment keeps its first line only (a command is that line), within 100 characters.
+  const comment = obj(p.comment);
+  const keptComment = obj(kept.comment);
+  if (event === 'issue_comment' && comment && keptComment && typeof comment.body === 'string') {
+    const first = comment.body.split(/\r?\n/, 1)[0];
+    if (first.length <= 100) keptComment.body = first;
   }
   return kept;
 }

@@ -1,5 +1,6 @@
 import examples from '@octokit/webhooks-examples';
-import { parseGithubEvent } from './github-events';
+import { storedPayload } from './github-delivery';
+import { commandOf, parseGithubEvent } from './github-events';
 
 describe(parseGithubEvent.name, () => {
   const repository = { full_name: 'acme/api' };
@@ -151,5 +152,71 @@ describe(parseGithubEvent.name, () => {
     expect(parseGithubEvent('branch_protection_configuration', { action: 'disabled', repository })).toMatchObject({ kind: 'requiredChecksChanged' });
     expect(parseGithubEvent('branch_protection_rule', { action: 'edited', rule: { name: 'main' } }).kind).toBe('ignored');
     expect(parseGithubEvent('repository_ruleset', { action: 'archived', repository_ruleset: { id: 1 }, repository }).kind).toBe('ignored');
+  });
+
+  describe('enqueue from the pull request (GitHub’s own example payloads)', () => {
+    type Payload = Record<string, any>;
+    const first = (event: string, action: string) =>
+      structuredClone((examples.find((e) => e.name === event)?.examples ?? []).find((x) => (x as Payload).action === action)) as unknown as Payload;
+
+    it('reads a label added or removed, with who did it', () => {
+      for (const action of ['labeled', 'unlabeled']) {
+        const payload = first('pull_request', action);
+        expect(parseGithubEvent('pull_request', payload)).toEqual({
+          kind: 'prLabel',
+          repository: payload.repository.full_name,
+          number: payload.number,
+          baseRef: payload.pull_request.base.ref,
+          label: payload.label.name,
+          added: action === 'labeled',
+          actor: { login: payload.sender.login, id: String(payload.sender.id) },
+        });
+      }
+      const noLabel = first('pull_request', 'labeled');
+      delete noLabel.label;
+      expect(parseGithubEvent('pull_request', noLabel).kind).toBe('ignored');
+    });
+
+    it('reads /queue and /dequeue comments on a PR (first line, trimmed), from the stored part of the delivery too', () => {
+      const payload = first('issue_comment', 'created');
+      // GitHub's example is a comment on an issue: the same comment on a PR carries issue.pull_request.
+      expect(parseGithubEvent('issue_comment', payload)).toEqual({ kind: 'ignored', reason: 'a comment on an issue, not a pull request' });
+      payload.issue.pull_request = { url: 'https://api.github.com/repos/o/r/pulls/1', html_url: 'https://github.com/o/r/pull/1' };
+      expect(parseGithubEvent('issue_comment', payload)).toEqual({ kind: 'ignored', reason: 'a comment that is no command' });
+      payload.comment.body = '  /queue  \r\nplease, it is approved';
+      const expected = {
+        kind: 'prCommand',
+        repository: payload.repository.full_name,
+        number: payload.issue.number,
+        command: 'queue',
+        commentId: payload.comment.id,
+        actor: { login: payload.comment.user.login, id: String(payload.comment.user.id) },
+      };
+      expect(parseGithubEvent('issue_comment', payload)).toEqual(expected);
+      // What the worker reads is the stored part: the first line of the comment is kept.
+      expect(parseGithubEvent('issue_comment', storedPayload('issue_comment', payload))).toEqual(expected);
+      payload.comment.body = '/dequeue';
+      expect(parseGithubEvent('issue_comment', payload)).toMatchObject({ kind: 'prCommand', command: 'dequeue' });
+      expect(parseGithubEvent('issue_comment', { ...payload, action: 'edited' }).kind).toBe('ignored');
+    });
+
+    it('ignores comments by bots and apps (the queue’s own answers never start another)', () => {
+      const payload = first('issue_comment', 'created');
+      payload.issue.pull_request = { url: 'https://api.github.com/repos/o/r/pulls/1' };
+      payload.comment.body = '/queue';
+      expect(parseGithubEvent('issue_comment', { ...payload, comment: { ...payload.comment, user: { ...payload.comment.user, type: 'Bot' } } })).toMatchObject({
+        kind: 'ignored',
+        reason: 'a comment by a bot or an app (the queue answers none)',
+      });
+      expect(parseGithubEvent('issue_comment', { ...payload, comment: { ...payload.comment, performed_via_github_app: { id: 1, slug: 'x' } } }).kind).toBe(
+        'ignored',
+      );
+    });
+
+    it('takes a command only when the first line is exactly the command', () => {
+      expect(['/queue', ' /queue ', '/queue\nmore', '\t/dequeue\r\n'].map(commandOf)).toEqual(['queue', 'queue', 'queue', 'dequeue']);
+      expect(['/queue now', 'please /queue', '/Queue', '', '\n/queue', '/queue-it'].map(commandOf)).toEqual(Array(6).fill(undefined));
+      expect(commandOf(undefined)).toBeUndefined();
+    });
   });
 });

@@ -13,6 +13,9 @@
  * | push                          | a branch, not deleted                  | push (base may have moved)  |
  * | installation `deleted`        |                                        | installation gone (REVOKED) |
  * | installation `suspend`        |                                        | installation suspended      |
+ * | pull_request `labeled`        |                                        | prLabel (added)             |
+ * | pull_request `unlabeled`      |                                        | prLabel (removed)           |
+ * | issue_comment `created`       | on a PR, first line `/queue` `/dequeue`, not by a bot | prCommand |
  * | branch_protection_rule        | created / edited / deleted             | requiredChecksChanged       |
  * | branch_protection_configuration | enabled / disabled                   | requiredChecksChanged       |
  * | repository_ruleset            | created / edited / deleted             | requiredChecksChanged       |
@@ -21,6 +24,10 @@
  * whose checks come from branch protection (the payload's rule is not trusted for the checks: its
  * branch pattern and a ruleset's conditions are GitHub's to match). An organization ruleset's
  * delivery names no repository: every such queue of the integration is read again.
+ *
+ * Comments by bots (`user.type` Bot, or posted through a GitHub App: `performed_via_github_app`)
+ * are ignored, the queue's own answers included, so no answer ever starts another. Who may act on
+ * a label or command (write permission), and on which queue, is the worker's to ask GitHub.
  *
  * A `check` carries where it came from (`source`: a check run or suite with its app's id and slug,
  * or a commit status) and whether GitHub's conclusion was `skipped` or `neutral` (`state` is then
@@ -34,10 +41,29 @@ export type GithubEvent =
   | { kind: 'prTitle'; repository: string; number: number; title: string; baseRef: string }
   | { kind: 'check'; repository: string; sha: string; name: string; state: 'success' | 'failure'; url?: string; source: CheckSource; skipped?: true }
   | { kind: 'push'; repository: string; branch: string; after: string }
+  | { kind: 'prLabel'; repository: string; number: number; baseRef: string; label: string; added: boolean; actor: GithubActor }
+  | { kind: 'prCommand'; repository: string; number: number; command: PrCommand; commentId: number; actor: GithubActor }
   | { kind: 'installationGone'; installationId: string; reason: string }
   | { kind: 'installationSuspended'; installationId: string; reason: string }
   | { kind: 'requiredChecksChanged'; repository?: string; reason: string }
   | { kind: 'ignored'; reason: string };
+
+/** Who did something on GitHub: the account's login and numeric id (as a string), as the delivery names them. */
+export interface GithubActor {
+  login: string;
+  id?: string;
+}
+
+/** The comment commands on a PR (the comment's first line, trimmed, is exactly `/queue` or `/dequeue`). */
+export const PR_COMMANDS = ['queue', 'dequeue'] as const;
+export type PrCommand = (typeof PR_COMMANDS)[number];
+
+/** The command a comment body gives, if any: its first line, whitespace trimmed, is exactly `/queue` or `/dequeue`. */
+export function commandOf(body: unknown): PrCommand | undefined {
+  if (typeof body !== 'string') return undefined;
+  const first = body.split(/\r?\n/, 1)[0].trim();
+  return PR_COMMANDS.find((c) => first === `/${c}`);
+}
 
 /** Conclusions GitHub counts as passing a required check. */
 const PASSING = ['success', 'neutral', 'skipped'];
@@ -60,6 +86,15 @@ export function repositoryOf(payload: unknown): string | undefined {
 export function installationOf(payload: unknown): string | undefined {
   const id = obj(obj(payload)?.installation)?.id;
   return typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : str(id);
+}
+
+/** An account of the payload (`sender`, `comment.user`): its login and id. */
+function actorOf(account: unknown): GithubActor | undefined {
+  const a = obj(account);
+  const login = str(a?.login);
+  if (!login) return undefined;
+  const id = a?.id;
+  return { login, ...(typeof id === 'number' && Number.isSafeInteger(id) && { id: String(id) }) };
 }
 
 /** The GitHub App of a check run or suite: its id (as a string) and slug, each if the payload names it. */
@@ -91,6 +126,12 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         const title = typeof pr?.title === 'string' ? pr.title : undefined;
         if (!obj(obj(p.changes)?.title)) return ignored('pull_request edited without a title change');
         return title ? { kind: 'prTitle', repository, number, title, baseRef } : ignored('pull_request edited without a title');
+      }
+      if (action === 'labeled' || action === 'unlabeled') {
+        const label = str(obj(p.label)?.name);
+        const actor = actorOf(p.sender);
+        if (!label || !actor) return ignored(`pull_request ${action} without a label name or sender`);
+        return { kind: 'prLabel', repository, number, baseRef, label, added: action === 'labeled', actor };
       }
       return ignored(`pull_request ${action ?? '(no action)'} is not acted on`);
     }
@@ -151,6 +192,23 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
       if (!repository || !ref?.startsWith('refs/heads/')) return ignored('push to no branch');
       if (p.deleted === true || !after || /^0+$/.test(after)) return ignored('branch deleted');
       return { kind: 'push', repository, branch: ref.slice('refs/heads/'.length), after };
+    }
+    case 'issue_comment': {
+      if (action !== 'created') return ignored(`issue_comment ${action ?? '(no action)'} is not acted on`);
+      const issue = obj(p.issue);
+      const comment = obj(p.comment);
+      const number = issue?.number;
+      if (!repository || typeof number !== 'number' || !Number.isInteger(number) || !comment)
+        return ignored('issue_comment without repository, issue number or comment');
+      if (!obj(issue?.pull_request)) return ignored('a comment on an issue, not a pull request');
+      const user = obj(comment.user);
+      if (user?.type === 'Bot' || obj(comment.performed_via_github_app)) return ignored('a comment by a bot or an app (the queue answers none)');
+      const command = commandOf(comment.body);
+      if (!command) return ignored('a comment that is no command');
+      const actor = actorOf(user) ?? actorOf(p.sender);
+      const commentId = comment.id;
+      if (!actor || typeof commentId !== 'number' || !Number.isSafeInteger(commentId)) return ignored('issue_comment without its author or id');
+      return { kind: 'prCommand', repository, number, command, commentId, actor };
     }
     case 'installation': {
       const installationId = installationOf(p);

@@ -6,6 +6,7 @@ import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { Prisma } from '@/generated/prisma/client';
 import { IntegrationsService } from '@/modules/integrations/integrations.service';
 import { MAX_QUEUES_PER_DELIVERY, MergeQueueProviderEvents, type ProviderEventResult } from '@/modules/merge-queues/provider-events/provider-events';
+import { MergeQueuePullRequestCommands, type PullRequestOutcome } from '@/modules/merge-queues/provider-events/pull-request-commands';
 import { RequiredChecksFromGithub } from '@/modules/merge-queues/required-checks/required-checks-from-github';
 import { routingOf } from './github-delivery';
 import { parseGithubEvent } from './github-events';
@@ -30,6 +31,7 @@ export class WebhookDeliveries {
   constructor(
     private readonly prisma: PrismaService,
     private readonly queues: MergeQueueProviderEvents,
+    private readonly commands: MergeQueuePullRequestCommands,
     private readonly integrations: IntegrationsService,
     private readonly requiredChecks: RequiredChecksFromGithub,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -85,6 +87,28 @@ export class WebhookDeliveries {
             : `${event.reason}: ${results.map((r) => `${r.queueId}: ${r.changed ? 'applied' : 'unchanged'} (${r.note})`).join('; ')}`;
         break;
       }
+      case 'prLabel':
+        outcome = requestSummary(
+          await this.commands.requested(target(event.repository), {
+            via: 'label',
+            action: event.added ? 'enqueue' : 'dequeue',
+            number: event.number,
+            login: event.actor.login,
+            label: event.label,
+          }),
+        );
+        break;
+      case 'prCommand':
+        outcome = requestSummary(
+          await this.commands.requested(target(event.repository), {
+            via: 'comment',
+            action: event.command === 'queue' ? 'enqueue' : 'dequeue',
+            number: event.number,
+            login: event.actor.login,
+            commentId: event.commentId,
+          }),
+        );
+        break;
       case 'installationGone':
       case 'installationSuspended': {
         const integration = await this.integrations.find(organizationId, integrationId);
@@ -151,6 +175,10 @@ export class WebhookDeliveries {
     const where: Prisma.WebhookDeliveryWhereInput = { processedAt: null, createdAt: { lt: new Date(now - SWEEP_AFTER_MS) } };
     return (await this.prisma.webhookDelivery.findMany({ where, select: { id: true }, orderBy: { createdAt: 'asc' }, take })).map((d) => d.id);
   }
+}
+
+function requestSummary(outcome: PullRequestOutcome): string {
+  return outcome.ignored !== undefined ? `ignored: ${outcome.ignored}` : summary(outcome.results);
 }
 
 function summary(results: ProviderEventResult[]): string {

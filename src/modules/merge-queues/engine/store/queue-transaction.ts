@@ -61,6 +61,11 @@ export class QueueTransaction {
     });
   }
 
+  /** How an entry came and who asked (`MergeQueueEntry.origin`), written with the event that made it. */
+  async setEntryOrigin(entryId: string, origin: { via: string; actor: string; actorKind: string }): Promise<void> {
+    await this.tx.mergeQueueEntry.updateMany({ where: { id: entryId, queueId: this.queueId, organizationId: this.organizationId }, data: { origin } });
+  }
+
   /** Row fields the planner does not hold: the settings as given, the queue's policy, the base ref and the one being moved to. */
   async setQueueFields(data: {
     settings?: Prisma.InputJsonObject;
