@@ -187,6 +187,12 @@ describe('enqueue from the pull request: labels and /queue /dequeue comments (Gi
       expect(entry).toMatchObject({ headSha: pr.headSha, title: pr.title, status: expect.stringMatching(/queued|testing/) });
       expect(entry.url).toBe(`${emulator.url}/${q.repository}/pull/11`);
       expect(entry.origin).toEqual({ via: 'label', actor: q.writer, actorKind: 'github' });
+      // The entry's details (the queue's own resource) show how it came and whose title it carries.
+      expect(await suite.mq.details(q.queueId, entry.id)).toMatchObject({
+        origin: { via: 'label', actor: q.writer, actorKind: 'github' },
+        title: pr.title,
+        titleSource: 'github',
+      });
       // The enqueue event records it too.
       const event = await prisma.mergeQueueEvent.findFirst({ where: { queueId: q.queueId, type: 'enqueue' } });
       expect(event?.detail).toMatchObject({ number: 11, origin: { via: 'label', actor: q.writer, actorKind: 'github' }, deliveryId: delivery.id });
@@ -366,6 +372,7 @@ describe('enqueue from the pull request: labels and /queue /dequeue comments (Gi
       const entry = await suite.mq.enqueue(q.queueId, 19, head);
       const origin = { via: 'api', actor: suite.owner.memberId, actorKind: 'principal' };
       expect((await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id } })).origin).toEqual(origin);
+      expect((await suite.mq.details(q.queueId, entry.id)).origin).toEqual(origin);
       expect((await prisma.mergeQueueEvent.findFirst({ where: { queueId: q.queueId, type: 'enqueue' } }))?.detail).toMatchObject({ entryId: entry.id, origin });
     },
     TEST_TIMEOUT_MS,

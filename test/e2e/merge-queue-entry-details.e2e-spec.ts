@@ -92,8 +92,8 @@ describe('Merge queue entry details and PR titles from GitHub (the provider emul
       expect(outside(details.entry, SPEC_ENTRY)).toEqual([]);
       // GitHub knows no PR 1: the caller's title stays, and says so.
       expect([details.title, details.titleSource]).toEqual(['Given by the caller', 'request']);
-      // Nothing wrote how it came yet (the column is the enqueue's to fill): null.
-      expect(details.origin).toBeNull();
+      // How it came: through the API, by the member whose token asked.
+      expect(details.origin).toEqual({ via: 'api', actor: expect.any(String), actorKind: 'principal' });
       expect([details.lanes, details.pathsStatus, details.pathsCount, details.pathsHead]).toEqual([['api'], 'listed', 1, posted.headSha]);
       expect(details).not.toHaveProperty('lanesReason');
       expect(details.batch).toBeNull();

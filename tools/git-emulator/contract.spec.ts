@@ -512,6 +512,7 @@ describe('the git emulator against GitHub’s published descriptions', () => {
       'issue-comment-created',
       'pull-request-closed',
       'pull-request-edited',
+      'pull-request-labeled',
       'pull-request-opened',
       'pull-request-synchronize',
       'pull-request-unlabeled',
