@@ -4,7 +4,6 @@
  * The contract test (contract.spec.ts) holds them to GitHub's descriptions.
  */
 import { lastCommitDate } from './bare-git';
-import { iso } from './http';
 import type { EmulatedInstallation, EmulatedRepository, EmulatorState } from './state';
 
 const node = (kind: string, id: number | string) => Buffer.from(`${kind}:${id}`).toString('base64');
@@ -180,84 +179,6 @@ export class GithubJson {
   }
 
   /** An app installation (`installation`). */
-  /**
-   * GitHub's `pull-request` of PR `pr.number` of `repository` (`owner/name`, whose JSON is `repoJson`):
-   * the REST answer and the webhook's `pull_request`, opened by the owner from branch `pr-<number>`.
-   */
-  pullRequest(
-    repository: string,
-    repoJson: Record<string, unknown>,
-    pr: { number: number; title: string; headSha: string; baseRef: string; baseSha: string; closed: boolean; merged: boolean },
-  ): Record<string, unknown> {
-    const owner = repository.split('/')[0];
-    const now = iso(Date.now());
-    const api = `${this.base}/repos/${repository}`;
-    const html = `${this.base}/${repository}`;
-    const id = 100_000_000 + pr.number;
-    const { closed, merged } = pr;
-    const side = (ref: string, sha: string) => ({ label: `${owner}:${ref}`, ref, sha, user: this.user(owner), repo: repoJson });
-    const link = (href: string) => ({ href });
-    return {
-      url: `${api}/pulls/${pr.number}`,
-      id,
-      node_id: node('PullRequest', id),
-      html_url: `${html}/pull/${pr.number}`,
-      diff_url: `${html}/pull/${pr.number}.diff`,
-      patch_url: `${html}/pull/${pr.number}.patch`,
-      issue_url: `${api}/issues/${pr.number}`,
-      number: pr.number,
-      state: closed ? 'closed' : 'open',
-      locked: false,
-      title: pr.title,
-      user: this.user(owner),
-      body: null,
-      created_at: now,
-      updated_at: now,
-      closed_at: closed ? now : null,
-      merged_at: merged ? now : null,
-      merge_commit_sha: null,
-      assignee: null,
-      assignees: [],
-      requested_reviewers: [],
-      requested_teams: [],
-      labels: [],
-      milestone: null,
-      draft: false,
-      commits_url: `${api}/pulls/${pr.number}/commits`,
-      review_comments_url: `${api}/pulls/${pr.number}/comments`,
-      review_comment_url: `${api}/pulls/comments{/number}`,
-      comments_url: `${api}/issues/${pr.number}/comments`,
-      statuses_url: `${api}/statuses/${pr.headSha}`,
-      head: side(`pr-${pr.number}`, pr.headSha),
-      base: side(pr.baseRef, pr.baseSha),
-      _links: {
-        self: link(`${api}/pulls/${pr.number}`),
-        html: link(`${html}/pull/${pr.number}`),
-        issue: link(`${api}/issues/${pr.number}`),
-        comments: link(`${api}/issues/${pr.number}/comments`),
-        review_comments: link(`${api}/pulls/${pr.number}/comments`),
-        review_comment: link(`${api}/pulls/comments{/number}`),
-        commits: link(`${api}/pulls/${pr.number}/commits`),
-        statuses: link(`${api}/statuses/${pr.headSha}`),
-      },
-      author_association: 'OWNER',
-      auto_merge: null,
-      active_lock_reason: null,
-      merged,
-      mergeable: null,
-      rebaseable: null,
-      mergeable_state: 'unknown',
-      merged_by: merged ? this.user(owner) : null,
-      comments: 0,
-      review_comments: 0,
-      maintainer_can_modify: false,
-      commits: 1,
-      additions: 0,
-      deletions: 0,
-      changed_files: 0,
-    };
-  }
-
   installation(installation: EmulatedInstallation): Record<string, unknown> {
     const created = '2024-01-01T00:00:00Z';
     return {

@@ -7,8 +7,6 @@
  * (update: GitHub's description declares no 404 there, its validation answers first). Closing an
  * open PR sends the `pull_request` `closed` webhook (not merged), as GitHub does.
  */
-import { BareRepository } from './bare-git';
-import { GithubJson } from './github-json';
 import { fail, jsonBody, type Route, type RouteContext, send } from './http';
 import type { Pulls } from './pulls';
 import type { EmulatorState } from './state';
@@ -17,15 +15,11 @@ import type { Webhooks } from './webhooks';
 export class RestPulls {
   readonly routes: Route[] = [{ method: 'PATCH', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, auth: 'user', handle: (ctx, m) => this.update(ctx, m) }];
 
-  private readonly json: GithubJson;
-
   constructor(
     private readonly state: EmulatorState,
     private readonly pulls: Pulls,
     private readonly webhooks: Webhooks,
-  ) {
-    this.json = new GithubJson(state);
-  }
+  ) {}
 
   /** PATCH /repos/{owner}/{repo}/pulls/{pull_number}: `state` (open or closed) and `title`. */
   private async update({ login, body: rawBody, res }: RouteContext, match: RegExpMatchArray): Promise<void> {
@@ -48,19 +42,6 @@ export class RestPulls {
       void this.webhooks
         .pullRequest(`${repo.owner}/${repo.name}`, 'closed', { number: pull.number, headSha: pull.headSha, baseRef: repo.defaultBranch, merged: false })
         .catch(() => undefined);
-    const baseSha = (await new BareRepository(repo.path).resolveRef(`refs/heads/${repo.defaultBranch}`).catch(() => null)) ?? pull.headSha;
-    return send(
-      res,
-      200,
-      this.json.pullRequest(`${repo.owner}/${repo.name}`, this.json.repository(repo), {
-        number: pull.number,
-        title: pull.title,
-        headSha: pull.headSha,
-        baseRef: repo.defaultBranch,
-        baseSha,
-        closed: pull.state === 'closed',
-        merged: false,
-      }),
-    );
+    return send(res, 200, await this.webhooks.pullJson(`${repo.owner}/${repo.name}`, pull));
   }
 }

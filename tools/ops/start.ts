@@ -129,10 +129,7 @@ runOrExplain(async () => {
       '                repository demo-user/checkout-service; POST /integrations with provider GITHUB)',
       ...(queue && link
         ? [
-            // LEAD: once the page (view links) is merged, `link.kind` is 'view-link' and this line opens in a browser.
-            link.kind === 'view-link'
-              ? `  Merge queue   ${link.url}`
-              : `  Merge queue   ${link.url.replace('http://127.0.0.1', 'http://localhost')} (JSON, with the demo token: curl -H "Authorization: Bearer ${token}" …)`,
+            `  Merge queue   ${link} (open it in a browser: the queue's page, no token needed)`,
             `                ${queue.titles.size} pull requests of demo-user/checkout-service queued on main; the demo CI (check run "ci",`,
             `                by webhook) fails #${queue.failing} "${failing}" on purpose. Progress below.`,
           ]

@@ -164,17 +164,10 @@ export async function seedDemoQueue(
 }
 
 /**
- * The queue page's link for the banner. LEAD: CHECK AFTER MERGING THE PAGE (issue 39 point 2): a
- * signed view link from POST /merge-queues/{id}/view-links (`data.url`); while the API has no such
- * route (it is not in its OpenAPI document, or it answers 404), the queue's chain URL instead.
+ * The queue page's link for the banner: a signed view link (POST /merge-queues/{id}/view-links,
+ * `data.url`), which a browser opens with no API token.
  */
-export async function queuePageLink(demo: DemoQueue): Promise<{ url: string; kind: 'view-link' | 'chain' }> {
-  const chain = { url: `${demo.api.base}/merge-queues/${demo.queueId}/chain`, kind: 'chain' as const };
-  // Asked of the OpenAPI document first: a 404 from the API would print an access-log warning before the banner.
-  const document = await fetch(`${demo.api.base}/docs-json`)
-    .then((res) => (res.ok ? (res.json() as Promise<{ paths?: Record<string, unknown> }>) : {}))
-    .catch(() => ({}) as { paths?: Record<string, unknown> });
-  if (!(document as { paths?: Record<string, unknown> }).paths?.['/merge-queues/{id}/view-links']) return chain;
-  const link = await demo.api.call<{ data?: { url?: string } }>('POST', `/merge-queues/${demo.queueId}/view-links`, {}, [200, 201, 404]);
-  return link.status !== 404 && link.body.data?.url ? { url: link.body.data.url, kind: 'view-link' } : chain;
+export async function queuePageLink(demo: DemoQueue): Promise<string> {
+  const link = await demo.api.call<{ data: { url: string } }>('POST', `/merge-queues/${demo.queueId}/view-links`, {});
+  return link.body.data.url;
 }
