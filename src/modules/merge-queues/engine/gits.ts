@@ -51,19 +51,17 @@ export class MergeQueueGits {
     // The merge-queue API refuses other providers before it gets here (dpa:MergeQueue:PROVIDER_NOT_SUPPORTED).
     if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE')
       throw new ProviderFailure('rejected', `merge queues do not run on ${source.provider} code sources`);
-    const client = await this.integrations.clientForSource(source);
-    if (!client)
-      throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, {
-        message: 'The code source has lost its integration; connect it again.',
-        metadata: { codeSourceId: source.id },
-      });
-    if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
-    return new GitHubMergeQueueGit(client.api, source.nameWithOwner);
+    return new GitHubMergeQueueGit(await this.githubApi(source), source.nameWithOwner);
   }
 
   /** What GitHub requires on the code source's branches (protection and rulesets); null for a code source that is not on GitHub. */
   async branchRules(source: CodeSource): Promise<GitHubBranchRules | null> {
     if (source.provider !== 'GITHUB' && source.provider !== 'GITHUB_ENTERPRISE') return null;
+    return new GitHubBranchRules(await this.githubApi(source), source.nameWithOwner);
+  }
+
+  /** The Octokit of a GitHub code source's integration (a 404-style error when the code source lost it). */
+  private async githubApi(source: CodeSource): Promise<GitHubClient['api']> {
     const client = await this.integrations.clientForSource(source);
     if (!client)
       throw new AppError(CodeSourceErrors.INTEGRATION_NOT_FOUND, {
@@ -71,6 +69,6 @@ export class MergeQueueGits {
         metadata: { codeSourceId: source.id },
       });
     if (!(client instanceof GitHubClient)) throw new Error(`the ${source.provider} integration did not give a GitHub client`);
-    return new GitHubBranchRules(client.api, source.nameWithOwner);
+    return client.api;
   }
 }
