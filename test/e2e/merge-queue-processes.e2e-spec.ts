@@ -158,7 +158,7 @@ describe('Merge queues across real processes (kills, two APIs, two workers, the 
     expect(entry.status).toBe(0);
     expect(entry.stdout).toMatch(new RegExp(`^#${testing!.number}  `));
     expect(entry.stdout).toMatch(/^events \(newest first\)$/m);
-    expect(entry.stdout).toMatch(/^ {2}[0-9-]{10} [0-9:]{8} {2}enqueue$/m);
+    expect(entry.stdout).toMatch(/^ {2}[0-9-]{10} [0-9:]{8} {2}enqueue\b/m);
     const refused = await runCli(['queue', 'show', randomUUID(), '--url', api2.base], { ...process.env, DPA_TOKEN: owner.token }, 30_000);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('404 dpa:MergeQueue:NOT_FOUND');

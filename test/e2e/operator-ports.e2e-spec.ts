@@ -8,6 +8,7 @@ import { OpsServer } from '@/common/metrics/ops-server';
 import { RedisService } from '@/common/redis/redis.module';
 import { createTestApp } from '../support/app';
 import { eventually, sleep } from '../support/eventually';
+import { ownDatabase } from '../support/own-database';
 
 /** Tables the merge-queue and usage-import gauges read at scrape time. */
 const SCRAPED_TABLES = ['MergeQueue', 'MergeQueueEntry', 'MergeQueueBatch', 'UsageImport'];
@@ -73,10 +74,13 @@ describe('Operator ports: loopback by default, scrapes and readiness probes cann
   });
 
   it('a storm of concurrent scrapes costs one round of aggregate queries per process (counted by Postgres), and later scrapes within METRICS_SOURCE_CACHE_MS none', async () => {
-    const config: AppConfig = { ...base, metricsSourceCacheMs: 60_000 };
+    // A database of its own: Postgres counts every backend's scans, and the suite running beside this
+    // one in the other Jest worker uses the shared database.
+    const own = await ownDatabase('operator_ports');
+    const config: AppConfig = { ...base, databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix, metricsSourceCacheMs: 60_000 };
     /** One app: `scrapes` scrapes `concurrency` at a time; the scans Postgres counted on the scraped tables. */
     const scansFor = async (waves: number[]): Promise<{ scans: number; texts: string[] }> => {
-      const before = await tableScans(base.databaseUrl);
+      const before = await tableScans(own.databaseUrl);
       const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
       const texts: string[] = [];
       try {
@@ -85,10 +89,16 @@ describe('Operator ports: loopback by default, scrapes and readiness probes cann
       } finally {
         await app.close();
       }
-      return { scans: (await tableScans(base.databaseUrl)) - before, texts };
+      return { scans: (await tableScans(own.databaseUrl)) - before, texts };
     };
-    const one = await scansFor([1]);
-    const storm = await scansFor([40, 40, 1]);
+    let one: { scans: number; texts: string[] };
+    let storm: { scans: number; texts: string[] };
+    try {
+      one = await scansFor([1]);
+      storm = await scansFor([40, 40, 1]);
+    } finally {
+      await own.drop();
+    }
     process.stdout.write(`scans of the scraped tables: 1 scrape ${one.scans}, 81 scrapes (40 at once, 40 more, 1) ${storm.scans}\n`);
     expect(one.scans).toBeGreaterThan(0);
     expect(storm.scans).toBe(one.scans);
