@@ -146,11 +146,17 @@ describe('CI usage imports (API + the real worker process + the provider emulato
       lastError?: string;
       rateLimitedUntil?: string;
     }[];
-  const allFinished = (tenant: TestTenant, count: number) =>
-    eventually(`${count} finished imports`, async () => {
-      const rows = await imports(tenant);
-      return rows.filter((r) => r.status === 'SUCCEEDED' || r.status === 'FAILED').length >= count && rows;
-    });
+  // `timeoutMs`: how long to wait (a bound on waiting, never a figure): a resumed import waits for the
+  // stalled-job check first, and the whole suite runs beside another on two cores.
+  const allFinished = (tenant: TestTenant, count: number, timeoutMs = 60_000) =>
+    eventually(
+      `${count} finished imports`,
+      async () => {
+        const rows = await imports(tenant);
+        return rows.filter((r) => r.status === 'SUCCEEDED' || r.status === 'FAILED').length >= count && rows;
+      },
+      { timeoutMs },
+    );
   const counts = async (codeSourceId: string) => {
     const runs = (await db.query('SELECT count(*)::int AS n FROM "CiUsageRecord" WHERE "codeSourceId" = $1', [codeSourceId])).rows[0].n as number;
     const jobs = (await db.query('SELECT count(*)::int AS n FROM "CiJobUsage" WHERE "codeSourceId" = $1', [codeSourceId])).rows[0].n as number;
@@ -266,7 +272,7 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     const before = emulator.runPageRequests(login, 'repo-0').length;
     expect(killed.status).toBe('RUNNING');
     worker = await startUsageWorker(emulator);
-    const [done] = await allFinished(tenant, 1);
+    const [done] = await allFinished(tenant, 1, 180_000);
     const after = emulator.runPageRequests(login, 'repo-0').slice(before);
     expect(done).toMatchObject({ status: 'SUCCEEDED', pagesDone: 20, runsImported: 2_000, jobsImported: jobsOf(sources[0].runs) });
     expect(Math.min(...after)).toBe(killed.nextPage);
@@ -275,19 +281,19 @@ describe('CI usage imports (API + the real worker process + the provider emulato
     process.stdout.write(
       `resume: killed at checkpoint page ${killed.nextPage} (${killed.pagesDone} pages committed); run-page requests before the kill ${before}, after ${after.length} (pages ${after[0]}..${after[after.length - 1]})\n`,
     );
-  }, 120_000);
+  }, 300_000);
 
   it('a provider listing more than USAGE_IMPORT_MAX_PAGES pages fails the import with PAGE_LIMIT_REACHED; the page after the cap is never asked for', async () => {
     const { tenant, login, sources } = await tenantWithRepos('usage-cap', [{ runs: MAX_PAGES * 100 + 50, jobsPerRun: 1 }]);
     expect((await startImport(tenant)).body.data.started).toBe(1);
-    const [done] = await allFinished(tenant, 1);
+    const [done] = await allFinished(tenant, 1, 180_000);
     expect(done).toMatchObject({ status: 'FAILED', pagesDone: MAX_PAGES, runsImported: MAX_PAGES * 100 });
     expect(done.lastError).toContain('dpa:Usage:PAGE_LIMIT_REACHED');
     expect(done.lastError).toContain(`${MAX_PAGES} pages`);
     expect(emulator.runPageRequests(login, 'repo-0').sort((a, b) => a - b)).toEqual(Array.from({ length: MAX_PAGES }, (_, i) => i + 1));
     // What was imported before the cap stays.
     expect((await counts(sources[0].id)).runs).toBe(MAX_PAGES * 100);
-  }, 90_000);
+  }, 240_000);
 
   it('a revoked token fails the import with a clear error and marks the integration NEEDS_ATTENTION', async () => {
     const { tenant, token, integrationId } = await tenantWithRepos('usage-revoked', [{ runs: 10 }]);
