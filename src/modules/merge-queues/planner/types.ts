@@ -81,6 +81,32 @@ export interface MergeQueueCheck {
   state: MergeQueueCheckState;
 }
 
+/**
+ * One failing test a CI result named (issue 40): the required check that ran it, the test's name
+ * and, where CI says, its build target, its file and its kind (`failure`, `error`, `timeout`...).
+ * Evidence only: the planner uses it as a prior and for fail-first hints, never to blame alone.
+ */
+export interface CheckFailure {
+  check: string;
+  test: string;
+  target?: string;
+  file?: string;
+  kind?: string;
+}
+
+/** At most this many failing tests are kept per result; more are cut and flagged `failuresTruncated`. */
+export const MAX_CHECK_FAILURES = 50;
+
+/** What the planner has learnt of one test (or of one check that reports no tests): see fail-first.ts. */
+export interface FlakeStat {
+  /** Results in which it failed. */
+  failed: number;
+  /** Of those, the ones followed by a pass on the same commit: it flaked. */
+  flaked: number;
+  /** When it last failed (event time), to keep the most recent when the table is full. */
+  at: number;
+}
+
 /** A result that did not count for a required check (see BatchState.notCounted). */
 export interface NotCountedCheck {
   sha: string;
@@ -142,6 +168,12 @@ export interface EntryState {
    * the entry's `block` and `headSha` (the pushed head, when given) its head. Absent: none.
    */
   removal?: { reason: string; headSha?: string };
+  /** The failing tests of the run that made this PR a suspect, until it is judged. Absent: none. */
+  suspectedFor?: CheckFailure[];
+  /** Failure keys (fail-first.ts failureKey) this head passed alone: not suspected again for them. Absent: none. */
+  exonerations?: string[];
+  /** Runs of this head alone (solo runs) so far; at most two per head. Absent: 0. */
+  soloRuns?: number;
 }
 
 export type BatchRole = 'chain' | 'part' | 'screen';
@@ -186,6 +218,10 @@ export interface BatchState {
    * stays pending, and its timeout names why (checks.ts onTick). Absent: none.
    */
   notCounted?: NotCountedCheck[];
+  /** The failing tests CI named for the candidate (bounded by MAX_CHECK_FAILURES per result). Absent: none named. */
+  failures?: CheckFailure[];
+  /** CI named more failing tests than were kept. Absent: false. */
+  failuresTruncated?: boolean;
   failureReason: string | null;
   operation: OperationRecord | null;
   /** Status to resume after a readBack, set when the batch enters `reconciling`. */
@@ -218,6 +254,10 @@ export interface PlannerStats {
   restartedBatches: number;
   landedBatches: number;
   failedBatches: number;
+  /** Flake history per failure key (fail-first.ts), bounded; absent: nothing learnt yet. */
+  flakes?: Record<string, FlakeStat>;
+  /** Finished CI results seen, the denominator of every flake rate; absent: 0. */
+  resultsSeen?: number;
 }
 
 /**
@@ -337,6 +377,10 @@ export type MergeQueueEvent =
        * check, or it was skipped where that is no pass): it is noted, `state` is `pending`.
        */
       notCounted?: string;
+      /** The failing tests CI named with a failing result (without `check`: it is `name`), bounded. */
+      failures?: Omit<CheckFailure, 'check'>[];
+      /** CI named more failing tests than were sent. */
+      failuresTruncated?: boolean;
     });
 
 export type MergeQueueEventType = MergeQueueEvent['type'];
