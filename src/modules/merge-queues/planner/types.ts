@@ -168,6 +168,11 @@ export interface EntryState {
    * the entry's `block` and `headSha` (the pushed head, when given) its head. Absent: none.
    */
   removal?: { reason: string; headSha?: string };
+  /**
+   * The path groups (lanes) its current head's changed paths fall in, once known: the default
+   * source of the targets a failing test names it by (fail-first.ts). Absent: not known.
+   */
+  lanes?: string[];
   /** The failing tests of the run that made this PR a suspect, until it is judged. Absent: none. */
   suspectedFor?: CheckFailure[];
   /** Failure keys (fail-first.ts failureKey) this head passed alone: not suspected again for them. Absent: none. */
