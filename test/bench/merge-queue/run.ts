@@ -449,10 +449,10 @@ function effect(): void {
   const models: [string, Partial<Scenario>][] = [
     ['model until issue 40 (LEGACY_MODEL)', LEGACY_MODEL],
     ['+ misattribution per PR only', { ...LEGACY_MODEL, misattributionPer: 'pr' }],
-    ['+ bad pairs only', { ...LEGACY_MODEL, badPairRate: undefined }],
+    ['+ bad pairs only', { ...LEGACY_MODEL, badPairRate: 0.0004 }],
     ['+ per-test flakes only', { ...LEGACY_MODEL, flakeModel: 'per-test' }],
-    ['+ slowness with breadth only', { ...LEGACY_MODEL, slowBreadthExponent: undefined }],
-    ["issue 40's model (all four)", {}],
+    ['+ slowness with breadth only', { ...LEGACY_MODEL, slowBreadthExponent: 2 }],
+    ["issue 40's model (all four)", { misattributionPer: 'pr', badPairRate: 0.0004, flakeModel: 'per-test', slowBreadthExponent: 2 }],
   ];
   console.log(`# Effect of the simulator changes: 30 PRs/h, f=2%, 4 runners, pass/fail CI, ${PRS} PRs, seeds ${SEEDS.join(',')}`);
   for (const bad of [0.03, 0.08]) {
@@ -460,8 +460,7 @@ function effect(): void {
     console.log(`| model | ${ONLY.join(' | ')} |`);
     console.log(`|---|${ONLY.map(() => '---:').join('|')}|`);
     for (const [name, model] of models) {
-      const sc: Scenario = { ...scenario(30, bad, 0.02), ...LEGACY_MODEL, ...model };
-      for (const [k, v] of Object.entries(model)) if (v === undefined) delete (sc as unknown as Record<string, unknown>)[k];
+      const sc: Scenario = { ...scenario(30, bad, 0.02), ...model };
       const rows = ONLY.map((p) => cell(sc, p));
       console.log(`| ${name} | ${rows.map((r) => `${r.throughput.toFixed(3)} (${r.goodFailed}; ${r.maxFailingRuns})`).join(' | ')} |`);
     }
