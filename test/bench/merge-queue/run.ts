@@ -454,12 +454,15 @@ function effect(): void {
     ['+ slowness with breadth only', { ...LEGACY_MODEL, slowBreadthExponent: 2 }],
     ["issue 40's model (all four)", { misattributionPer: 'pr', badPairRate: 0.0004, flakeModel: 'per-test', slowBreadthExponent: 2 }],
   ];
+  // --models 0,5: only those rows (0 = the model until issue 40, 5 = issue 40's model)
+  const picked = arg('models')?.split(',').map(Number);
+  const rowsOf = picked ? picked.map((i) => models[i]) : models;
   console.log(`# Effect of the simulator changes: 30 PRs/h, f=2%, 4 runners, pass/fail CI, ${PRS} PRs, seeds ${SEEDS.join(',')}`);
-  for (const bad of [0.03, 0.08]) {
+  for (const bad of arg('bad') ? BAD : [0.03, 0.08]) {
     console.log(`\n## p=${pct(bad)}: throughput / X* (good wrongly failed, summed over seeds; max failing runs / PR)`);
     console.log(`| model | ${ONLY.join(' | ')} |`);
     console.log(`|---|${ONLY.map(() => '---:').join('|')}|`);
-    for (const [name, model] of models) {
+    for (const [name, model] of rowsOf) {
       const sc: Scenario = { ...scenario(30, bad, 0.02), ...model };
       const rows = ONLY.map((p) => cell(sc, p));
       console.log(`| ${name} | ${rows.map((r) => `${r.throughput.toFixed(3)} (${r.goodFailed}; ${r.maxFailingRuns})`).join(' | ')} |`);
