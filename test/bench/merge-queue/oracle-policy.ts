@@ -1,5 +1,15 @@
+import { searchRunsCharged } from './bounds';
 import { buildSkippingConflicts, insertInQueueOrder, type Policy } from './policy';
+import { keyedUniform } from './prng';
 import type { CiRun, World } from './world';
+
+/**
+ * How the oracle learns a failed batch's culprits: `free` at once; `run` after one run of the
+ * failed batch on the base (the least one round of search costs); `charged` after the search is
+ * charged its information cost (bounds.ts, `searchRunsCharged`): as many CI runs as the fewest
+ * pass/fail answers any search needs on average for that culprit set, run at once on the runners.
+ */
+export type OracleSearch = 'free' | 'run' | 'charged';
 
 interface Candidate {
   /** The PRs this candidate adds on top of its parent, in queue order. */
@@ -25,21 +35,28 @@ export class OracleChainPolicy implements Policy {
   private readonly queue: number[] = [];
   private chain: Candidate[] = [];
   private busy = false;
-  /** With `searchRun`: the run that stands for the search, while the chain waits for it. */
-  private searching: CiRun | null = null;
+  /** The runs that stand for the search (`run`, `charged`), while the chain waits for them. */
+  private searching = new Set<CiRun>();
+  /** What each search in progress names once the last search run has finished. */
+  private pendingNames: Array<() => void> = [];
+  /** Charged search runs started (diagnostics). */
+  chargedRuns = 0;
+  private readonly search: OracleSearch;
 
   /**
-   * `searchRun`: the culprits are known only once one run of the failed batch's own PRs on the
-   * base has finished (the least a search the chain waits for costs: one round, on a runner), and the chain waits
-   * for it as issue 16's order rule makes a real queue wait; without it they are known at once.
+   * `search` (see OracleSearch; `true` is `run`): with `run` the culprits are known only once one
+   * run of the failed batch's own PRs on the base has finished (one round on one runner), with
+   * `charged` once every run the search is charged has finished; the chain waits for them as issue
+   * 16's order rule makes a real queue wait. With `free` they are known at once.
    */
   constructor(
     private readonly world: World,
     private readonly batch: number,
     private readonly depth: number,
-    private readonly searchRun = false,
+    search: boolean | OracleSearch = false,
   ) {
-    this.name = `oracle b=${batch} d=${depth}${searchRun ? ' one search run' : ''}`;
+    this.search = search === true ? 'run' : search === false ? 'free' : search;
+    this.name = `oracle b=${batch} d=${depth}${this.search === 'free' ? '' : this.search === 'run' ? ' one search run' : ' charged search'}`;
   }
 
   violations(): number {
@@ -76,27 +93,60 @@ export class OracleChainPolicy implements Policy {
         // Spurious: the same candidate again.
         candidate.run = w.startCi(candidate.sha as string, `oracle retry`, (r, ok) => this.onDone(candidate, r, ok));
       } else {
-        const culprits = held.flatMap((c) => c.prs.filter((n) => w.pr(n).bad));
+        // `charged` names only the culprits of the batch its search was charged for (the first
+        // that holds one); those behind go back to the queue and are found when they fail again.
+        const named_ = this.search === 'charged' ? [held[first]] : held;
+        const culprits = named_.flatMap((c) => c.prs.filter((n) => w.pr(n).bad));
         const suspects = held[first].prs;
         this.unwind(first);
         const named = () => {
           for (const n of culprits) w.fail(n);
           this.queue.splice(0, this.queue.length, ...this.queue.filter((n) => w.pr(n).failedAt === null));
         };
-        const built = this.searchRun ? w.build(w.baseSha, suspects) : undefined;
-        if (!built?.ok) named();
+        const shas = this.search === 'run' ? this.searchRunShas(suspects) : this.search === 'charged' ? this.chargedShas(suspects) : [];
+        if (shas.length === 0) named();
         else {
-          const search = w.startCi(built.sha, `probe [${suspects.join(',')}]`, (r) => {
-            if (this.searching !== r) return;
-            this.searching = null;
-            named();
+          this.pendingNames.push(named);
+          const done = (r: CiRun) => {
+            if (!this.searching.delete(r) || this.searching.size > 0) return;
+            for (const name of this.pendingNames.splice(0)) name();
             this.process();
-          });
-          this.searching = search;
+          };
+          for (const sha of shas) this.searching.add(w.startCi(sha, `probe [${suspects.join(',')}]`, done));
         }
       }
     }
     this.process();
+  }
+
+  /** `run`: one run of the failed batch's PRs on the base (none when they no longer build there). */
+  private searchRunShas(suspects: readonly number[]): string[] {
+    const built = this.world.build(this.world.baseSha, suspects);
+    return built.ok ? [built.sha] : [];
+  }
+
+  /**
+   * `charged`: the runs a pass/fail search of this batch is charged (bounds.ts). Each is a run of
+   * the base and one suspect, a PR that is not slow where the batch has one (a lone PR on the base
+   * is the cheapest run the world has, so the charge in runner time is a lower bound too), or of
+   * the base alone when no suspect builds there.
+   */
+  private chargedShas(suspects: readonly number[]): string[] {
+    const w = this.world;
+    const culprits = suspects.filter((n) => w.pr(n).bad);
+    const u = keyedUniform([w.seed, 11, this.chargedRuns, ...culprits]);
+    const runs = searchRunsCharged(suspects.length, culprits.length, w.scenario.badRate, w.scenario.flakeRate, u, true);
+    this.chargedRuns += runs;
+    const order = [...suspects.filter((n) => !w.pr(n).slow), ...suspects.filter((n) => w.pr(n).slow)];
+    let sha = w.baseSha;
+    for (const n of order) {
+      const built = w.build(w.baseSha, [n]);
+      if (built.ok) {
+        sha = built.sha;
+        break;
+      }
+    }
+    return Array.from({ length: runs }, () => sha);
   }
 
   private process(): void {
@@ -104,7 +154,7 @@ export class OracleChainPolicy implements Policy {
     this.busy = true;
     const w = this.world;
     try {
-      while (!this.searching && this.chain.length < this.depth && this.queue.length > 0) {
+      while (this.searching.size === 0 && this.chain.length < this.depth && this.queue.length > 0) {
         const parent = this.chain.length ? (this.chain[this.chain.length - 1].sha as string) : w.baseSha;
         const built = buildSkippingConflicts(w, parent, this.queue.splice(0, this.batch), (n) => this.arrive(n));
         if (!built) continue;
