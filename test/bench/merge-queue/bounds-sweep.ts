@@ -9,7 +9,7 @@
  * (culprits named by one run of the failed batch on the base: no bound on a pass/fail search, shown
  * for comparison). The grid is searched coarse then fine: every other size and depth first, then
  * the neighbours of the best cell in the full grid, climbing until the best cell's neighbours have
- * all been measured (a local optimum of the full grid). `--write 1` stores the charged results in
+ * all been measured (a local optimum of the full grid); `--full 1` measures every cell. `--write 1` stores the charged results in
  * bounds-cache.json, which `bench:merge-queue` prints beside its tables. Progress goes to stderr.
  */
 import { writeFileSync } from 'node:fs';
@@ -91,8 +91,9 @@ function sweep(scenario: Scenario, mode: OracleSearch): { bound: ChargedBound; t
     }
     return b;
   };
-  // Coarse: every other size and depth (always both ends).
-  const coarse = (n: number) => [...new Set([...Array.from({ length: n }, (_, k) => k).filter((k) => k % 2 === 0), n - 1])];
+  // Coarse: every other size and depth (always both ends); `--full 1`: every cell.
+  const full = arg('full', '') !== '';
+  const coarse = (n: number) => [...new Set([...Array.from({ length: n }, (_, k) => k).filter((k) => full || k % 2 === 0), n - 1])];
   for (const i of coarse(batches.length)) for (const j of coarse(depths.length)) at(i, j);
   // Fine: climb until every neighbour of the best cell is measured.
   for (;;) {
@@ -167,8 +168,14 @@ for (const mode of modes) {
 }
 if (arg('write', '') !== '' && entries.length > 0) {
   const file = join(__dirname, 'bounds-cache.json');
-  const command = `npm run bench:merge-queue-bounds -- ${process.argv.slice(2).join(' ')}`.trim();
-  writeFileSync(file, `${JSON.stringify({ command, entries }, null, 2)}\n`);
+  const args = process.argv
+    .slice(2)
+    .join(' ')
+    .replace(/--write \S+/, '')
+    .trim();
+  const command = `npm run bench:merge-queue-bounds${args ? ` -- ${args}` : ''}`;
+  const text = JSON.stringify({ command, entries }, null, 2).replace(/\[\s*([\d.,\s]+?)\s*\]/g, (_, xs: string) => `[${xs.split(/,\s*/).join(', ')}]`);
+  writeFileSync(file, `${text}\n`);
   process.stderr.write(`wrote ${file}\n`);
 }
 process.stderr.write(`wall time ${((performance.now() - started) / 60000).toFixed(1)} min\n`);

@@ -169,7 +169,7 @@ export function formatBounds(scenario: BoundsScenario): string {
   const { charged, counting } = boundsFor(scenario);
   const c = charged
     ? `charged search bound ${charged.value.toFixed(3)} (one chain, batch ${charged.batch}, depth ${charged.depth}, chosen on seeds ${charged.selectionSeeds.join(',')}, ` +
-      `held-out seeds ${charged.heldOutSeeds.join(',')}; grid batches ${charged.edges.batches.join('-')} x depths ${charged.edges.depths.join('-')}${charged.onEdge ? ', ON THE GRID EDGE' : ''})`
+      `held-out seeds ${charged.heldOutSeeds.join(',')}, ${charged.prs} PRs; grid batches ${charged.edges.batches.join('-')} x depths ${charged.edges.depths.join('-')}${charged.onEdge ? ', ON THE GRID EDGE' : ''})`
     : 'charged search bound: not computed for this scenario (npm run bench:merge-queue-bounds)';
   const n = `counting bound ${counting.value.toFixed(3)} (any pass/fail design: ${counting.runnerMinutesNeeded.toFixed(0)} runner-min/h needed, ${counting.available} available)`;
   return `Bounds: ${c}; ${n}`;

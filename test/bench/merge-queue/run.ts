@@ -5,6 +5,7 @@
  * and prints one table per scenario, an ASCII timeline, invariant counts, ETA accuracy and the
  * wall time. Throughput is measured over a steady-state window (see WINDOW below).
  */
+import { formatBounds } from './bounds';
 import { POLICIES, type PolicyName, type RunMetrics, quantile, simulate } from './simulator';
 import { HOUR, MINUTE, type Scenario } from './world';
 
@@ -159,6 +160,7 @@ function main(): void {
         console.log(HEADER);
         console.log(RULE);
         for (const r of rows) console.log(formatRow(r));
+        for (const runners of [sc.runners, 6]) console.log(`${runners} runners: ${formatBounds({ ...sc, runners })}`);
         console.log('');
         for (const r of rows) {
           totalViolations += r.violations;
