@@ -1,6 +1,6 @@
 /*
- * npm run bench:merge-queue-bounds [-- --prs 1500 --bad 0.03,0.08 --runners 4,6 --rate 30 --flake 0.02
- *   --batches 4,8,12,16,24,32,48 --depths 1,2,3,4,6,8,12 --select 1,2,3 --held-out 4,5,6,7,8,9
+ * npm run bench:merge-queue-bounds [-- --prs 1500 --bad 0.03,0.08 --runners 4,6 --rate 30 --flake 0.02 --legacy 1 --full 1
+ *   --batches 4,8,12,16,24,32,48,64,96 --depths 1,2,3,4,6,8,12,16 --select 1,2,3 --held-out 4,5,6,7,8,9
  *   --modes charged,run --write 1]
  *
  * Sweeps one order-keeping chain (OracleChainPolicy) over batch sizes and depths and reports, for
@@ -12,12 +12,12 @@
  * all been measured (a local optimum of the full grid); `--full 1` measures every cell. `--write 1` stores the charged results in
  * bounds-cache.json, which `bench:merge-queue` prints beside its tables. Progress goes to stderr.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { boundsKey, type ChargedBound, countingBound } from './bounds';
 import { type OracleSearch, OracleChainPolicy } from './oracle-policy';
 import { simulate } from './simulator';
-import type { Scenario } from './world';
+import { LEGACY_MODEL, type Scenario } from './world';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,11 +30,13 @@ const rate = Number(arg('rate', '30'));
 const flake = Number(arg('flake', '0.02'));
 const prs = Number(arg('prs', '1500'));
 const slow = Number(arg('slow', '0.1'));
-const batches = list(arg('batches', '4,8,12,16,24,32,48'));
-const depths = list(arg('depths', '1,2,3,4,6,8,12'));
+const batches = list(arg('batches', '4,8,12,16,24,32,48,64,96'));
+const depths = list(arg('depths', '1,2,3,4,6,8,12,16'));
 const selectSeeds = list(arg('select', '1,2,3'));
 const heldOut = list(arg('held-out', '4,5,6,7,8,9'));
 const modes = arg('modes', 'charged,run').split(',') as OracleSearch[];
+/** `--legacy 1`: the model until issue 40 (world.ts LEGACY_MODEL) instead of world.ts's defaults. */
+const legacy = arg('legacy', '') !== '';
 const started = performance.now();
 
 interface Cell {
@@ -55,6 +57,7 @@ function scenarioOf(bad: number, runners: number): Scenario {
     slowRate: slow,
     runners,
     crashRate: 0,
+    ...(legacy ? LEGACY_MODEL : {}),
   };
 }
 
@@ -154,7 +157,7 @@ for (const mode of modes) {
       const counting = countingBound(scenario);
       const g = r.bound;
       process.stdout.write(
-        `\n## ${TITLE[mode]}: ${rate}/h p=${bad * 100}% f=${flake * 100}%, ${runners} runners, ${slow * 100}% slow PRs x3, ${prs} PRs\n\n` +
+        `\n## ${TITLE[mode]}: ${rate}/h p=${bad * 100}% f=${flake * 100}%, ${runners} runners, ${slow * 100}% slow PRs x3, ${prs} PRs, model ${legacy ? 'legacy (until issue 40)' : 'issue 40'}\n\n` +
           `Mean throughput / X* on seeds ${selectSeeds.join(',')} (· not measured: coarse then fine search of the grid; the chosen cell in bold)\n\n${r.table}\n\n` +
           `chosen on seeds ${selectSeeds.join(',')}: batch ${g.batch}, depth ${g.depth} (${g.selection.toFixed(3)}); ` +
           `held-out seeds ${heldOut.join(',')}: **${g.value.toFixed(3)}** (good PRs wrongly failed ${r.heldOutCell.goodFailed}); ` +
@@ -174,7 +177,14 @@ if (arg('write', '') !== '' && entries.length > 0) {
     .replace(/--write \S+/, '')
     .trim();
   const command = `npm run bench:merge-queue-bounds${args ? ` -- ${args}` : ''}`;
-  const text = JSON.stringify({ command, entries }, null, 2).replace(/\[\s*([\d.,\s]+?)\s*\]/g, (_, xs: string) => `[${xs.split(/,\s*/).join(', ')}]`);
+  // entries of other scenarios (another model, rate or runner count) stay, each with the command that wrote it
+  const old = JSON.parse(readFileSync(file, 'utf8')) as { entries: Array<{ key: string }> };
+  const kept = old.entries.filter((e) => !entries.some((n) => n.key === e.key));
+  const all = [...kept, ...entries.map((e) => ({ ...e, command }))];
+  const text = JSON.stringify({ regenerate: 'npm run bench:merge-queue-bounds (each entry names the command that wrote it)', entries: all }, null, 2).replace(
+    /\[\s*([\d.,\s]+?)\s*\]/g,
+    (_, xs: string) => `[${xs.split(/,\s*/).join(', ')}]`,
+  );
   writeFileSync(file, `${text}\n`);
   process.stderr.write(`wrote ${file}\n`);
 }

@@ -1,4 +1,5 @@
-import { bitsPerRun, boundsFor, countingBound, entropy2, searchBits, searchRunsCharged } from './bounds';
+import { bitsPerRun, boundsFor, boundsKey, countingBound, entropy2, modelOf, searchBits, searchRunsCharged } from './bounds';
+import { LEGACY_MODEL } from './world';
 
 const issue = { ratePerHour: 30, badRate: 0.08, flakeRate: 0.02, runners: 4 };
 
@@ -87,6 +88,15 @@ describe('merge-queue bounds: the charged search', () => {
     const b = boundsFor({ ...issue, ratePerHour: 7 });
     expect(b.charged).toBeNull();
     expect(b.counting.value).toBe(1);
+    // both bounds are for pass/fail CI: none is cached for a CI that reports its failing tests
+    expect(boundsFor({ ...issue, reportsTests: true }).charged).toBeNull();
+  });
+
+  it("keys the cache by the world's model: issue 40's defaults, the legacy model, or neither", () => {
+    expect(modelOf(issue)).toBe('issue-40');
+    expect(modelOf({ ...issue, ...LEGACY_MODEL })).toBe('legacy');
+    expect(modelOf({ ...issue, badPairRate: 0 })).toBe('custom');
+    expect(boundsKey(issue)).not.toBe(boundsKey({ ...issue, ...LEGACY_MODEL }));
   });
 });
 

@@ -12,6 +12,7 @@
  * No simulation is imported here: run.ts and oracle-policy.ts import this file.
  */
 import cache from './bounds-cache.json';
+import { LEGACY_MODEL, type Scenario } from './world';
 
 /** Binary entropy in bits. */
 export function entropy2(p: number): number {
@@ -135,12 +136,19 @@ export interface ChargedBound {
   prs: number;
 }
 
-export interface BoundsScenario {
-  ratePerHour: number;
-  badRate: number;
-  flakeRate: number;
-  runners: number;
-  slowRate?: number;
+export type BoundsScenario = Pick<Scenario, 'ratePerHour' | 'badRate' | 'flakeRate' | 'runners'> &
+  Partial<Pick<Scenario, 'slowRate' | 'misattributionPer' | 'badPairRate' | 'flakeModel' | 'slowBreadthExponent' | 'reportsTests'>>;
+
+/**
+ * Which model of the world a scenario runs (the charged bound depends on it; the counting bound
+ * does not, see docs/research/merge-queue-bounds.md): `issue-40` (world.ts's defaults), `legacy`
+ * (LEGACY_MODEL, the model until issue 40) or `custom` (anything else: no cached charged bound).
+ */
+export function modelOf(s: BoundsScenario): 'issue-40' | 'legacy' | 'custom' {
+  const keys = ['badPairRate', 'flakeModel', 'slowBreadthExponent'] as const;
+  if (keys.every((k) => s[k] === undefined)) return 'issue-40';
+  if (keys.every((k) => s[k] === LEGACY_MODEL[k])) return 'legacy';
+  return 'custom';
 }
 
 export interface Bounds {
@@ -154,13 +162,16 @@ interface CacheEntry extends ChargedBound {
 
 /** The key of a scenario in bounds-cache.json. */
 export function boundsKey(s: BoundsScenario): string {
-  return `rate=${s.ratePerHour} p=${s.badRate} f=${s.flakeRate} runners=${s.runners} slow=${s.slowRate ?? 0.1}`;
+  return `rate=${s.ratePerHour} p=${s.badRate} f=${s.flakeRate} runners=${s.runners} slow=${s.slowRate ?? 0.1} model=${modelOf(s)}`;
 }
 
-/** The charged search bound (from the cache; null when the sweep never ran this scenario) and the counting bound. */
+/**
+ * The charged search bound (from the cache; null when the sweep never ran this scenario, or when
+ * CI reports failing tests: both bounds are for pass/fail CI) and the counting bound.
+ */
 export function boundsFor(scenario: BoundsScenario): Bounds {
   const entries = (cache as { entries: CacheEntry[] }).entries;
-  const hit = entries.find((e) => e.key === boundsKey(scenario)) ?? null;
+  const hit = scenario.reportsTests ? null : (entries.find((e) => e.key === boundsKey(scenario)) ?? null);
   return { charged: hit, counting: countingBound(scenario) };
 }
 

@@ -39,6 +39,8 @@ export class OracleChainPolicy implements Policy {
   private searching = new Set<CiRun>();
   /** What each search in progress names once the last search run has finished. */
   private pendingNames: Array<() => void> = [];
+  /** Later PRs of bad pairs found while their earlier partner has not landed (World.isCulprit). */
+  private readonly parked = new Set<number>();
   /** Charged search runs started (diagnostics). */
   chargedRuns = 0;
   private readonly search: OracleSearch;
@@ -86,9 +88,15 @@ export class OracleChainPolicy implements Policy {
       w.land(candidate.sha as string, w.baseSha);
       const landed = this.chain.splice(0, at + 1);
       for (const c of landed.slice(0, -1)) if (c.run) w.cancelCi(c.run);
+      // a parked pair member fails once its partner has landed (it is a culprit then)
+      for (const n of [...this.parked]) {
+        if (!w.isCulprit(n)) continue;
+        this.parked.delete(n);
+        w.fail(n);
+      }
     } else {
       const held = this.chain.slice(0, at + 1);
-      const first = held.findIndex((c) => c.prs.some((n) => w.pr(n).bad));
+      const first = held.findIndex((c) => this.culpritsIn(c, held).length > 0);
       if (first < 0) {
         // Spurious: the same candidate again.
         candidate.run = w.startCi(candidate.sha as string, `oracle retry`, (r, ok) => this.onDone(candidate, r, ok));
@@ -96,14 +104,23 @@ export class OracleChainPolicy implements Policy {
         // `charged` names only the culprits of the batch its search was charged for (the first
         // that holds one); those behind go back to the queue and are found when they fail again.
         const named_ = this.search === 'charged' ? [held[first]] : held;
-        const culprits = named_.flatMap((c) => c.prs.filter((n) => w.pr(n).bad));
+        const culprits = named_.flatMap((c) => this.culpritsIn(c, held));
         const suspects = held[first].prs;
         this.unwind(first);
         const named = () => {
-          for (const n of culprits) w.fail(n);
-          this.queue.splice(0, this.queue.length, ...this.queue.filter((n) => w.pr(n).failedAt === null));
+          for (const n of culprits) {
+            // the later PR of a bad pair waits, out of the queue, until its partner lands
+            if (w.isCulprit(n)) w.fail(n);
+            else this.parked.add(n);
+          }
+          this.queue.splice(0, this.queue.length, ...this.queue.filter((n) => w.pr(n).failedAt === null && !this.parked.has(n)));
         };
-        const shas = this.search === 'run' ? this.searchRunShas(suspects) : this.search === 'charged' ? this.chargedShas(suspects) : [];
+        const shas =
+          this.search === 'run'
+            ? this.searchRunShas(suspects)
+            : this.search === 'charged'
+              ? this.chargedShas(suspects, this.culpritsIn(held[first], held))
+              : [];
         if (shas.length === 0) named();
         else {
           this.pendingNames.push(named);
@@ -119,6 +136,20 @@ export class OracleChainPolicy implements Policy {
     this.process();
   }
 
+  /**
+   * The culprits among the PRs candidate `c` adds (World.culpritsOf): its bad PRs, and the later
+   * PR of each bad pair whose earlier PR it holds (landed, or ahead of it in the chain `held`).
+   */
+  private culpritsIn(c: Candidate, held: readonly Candidate[]): number[] {
+    const w = this.world;
+    const order = held.flatMap((h) => h.prs);
+    const pos = (n: number) => order.indexOf(n);
+    return w
+      .culpritsOf(c.sha as string)
+      .filter((n) => c.prs.includes(n))
+      .filter((n) => w.isCulprit(n) || w.pr(n).pairedWith.some((m) => pos(m) >= 0 && pos(m) < pos(n)));
+  }
+
   /** `run`: one run of the failed batch's PRs on the base (none when they no longer build there). */
   private searchRunShas(suspects: readonly number[]): string[] {
     const built = this.world.build(this.world.baseSha, suspects);
@@ -131,9 +162,8 @@ export class OracleChainPolicy implements Policy {
    * is the cheapest run the world has, so the charge in runner time is a lower bound too), or of
    * the base alone when no suspect builds there.
    */
-  private chargedShas(suspects: readonly number[]): string[] {
+  private chargedShas(suspects: readonly number[], culprits: readonly number[]): string[] {
     const w = this.world;
-    const culprits = suspects.filter((n) => w.pr(n).bad);
     const u = keyedUniform([w.seed, 11, this.chargedRuns, ...culprits]);
     const runs = searchRunsCharged(suspects.length, culprits.length, w.scenario.badRate, w.scenario.flakeRate, u, true);
     this.chargedRuns += runs;
