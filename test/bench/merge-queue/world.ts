@@ -377,7 +377,8 @@ export class World {
     const sameLane = (i: number, j: number) => this.prs[i - 1].lanes.some((l) => this.prs[j - 1].lanes.includes(l));
     this.lastArrival = t;
     this.partners = this.prs.map(() => []);
-    for (let i = 1; i <= scenario.prs; i++) {
+    // (skipped without conflicts: the same pairs, none, without the quadratic draws)
+    for (let i = 1; scenario.conflictRate > 0 && i <= scenario.prs; i++) {
       for (let j = i + 1; j <= scenario.prs; j++) {
         if (keyedUniform([seed, 2, i, j]) < scenario.conflictRate && sameLane(i, j)) {
           this.partners[i - 1].push(j);
