@@ -1,5 +1,7 @@
 import { bitsPerRun, boundsFor, boundsKey, countingBound, entropy2, modelOf, searchBits, searchRunsCharged } from './bounds';
-import { LEGACY_MODEL } from './world';
+import { OracleChainPolicy } from './oracle-policy';
+import { simulate } from './simulator';
+import { LEGACY_MODEL, type Scenario } from './world';
 
 const issue = { ratePerHour: 30, badRate: 0.08, flakeRate: 0.02, runners: 4 };
 
@@ -105,3 +107,38 @@ function binomial(n: number, k: number): number {
   for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
   return r;
 }
+
+describe('merge-queue bounds: the charged oracle chain on the simulator', () => {
+  // issue 40's model (bad pairs, per-test flakes, slowness with breadth) and the model until it
+  const base: Scenario = {
+    name: 'charged',
+    ratePerHour: 30,
+    badRate: 0.08,
+    flakeRate: 0.02,
+    prs: 300,
+    conflictRate: 0.004,
+    orderConflictRate: 0.01,
+    slowRate: 0.1,
+    runners: 4,
+    crashRate: 0,
+    badPairRate: 0.004,
+  };
+
+  it.each([
+    ["issue 40's model, bad pairs ten times as common", base],
+    ['the model until issue 40', { ...base, ...LEGACY_MODEL }],
+  ])('%s: every PR decided, none wrongly, no bad PR landed, and it pays for its search', (_name, scenario) => {
+    let charged: OracleChainPolicy | undefined;
+    const { metrics, world } = simulate(scenario, 11, 'ours', { policy: (w) => (charged = new OracleChainPolicy(w, 8, 4, 'charged')), recordRuns: true });
+    expect(metrics.violations).toBe(0);
+    expect(metrics.badLanded).toBe(0);
+    expect(metrics.goodFailed).toBe(0);
+    expect(world.prs.filter((pr) => pr.mergedAt === null && pr.failedAt === null)).toEqual([]);
+    expect(world.prs.filter((pr) => pr.bad && pr.failedAt === null)).toEqual([]);
+    expect(charged?.chargedRuns).toBeGreaterThan(0);
+    expect(world.runs.filter((r) => r.tag.startsWith('probe')).length).toBe(charged?.chargedRuns);
+    // the same chain with culprits for free does at least as well on this world
+    const free = simulate(scenario, 11, 'ours', { policy: (w) => new OracleChainPolicy(w, 8, 4) }).metrics;
+    expect(free.throughput).toBeGreaterThanOrEqual(metrics.throughput);
+  });
+});

@@ -318,14 +318,12 @@ function cell(sc: Scenario, policy: PolicyName): Row {
   return average(runs);
 }
 
-/*
- * BOUNDS HOOK (h-bounds, issue 40): the charged search bound and the counting bound, with their
- * grid edges, are printed beside each tier table. TODO(lead, at merge): test/bench/merge-queue/bounds.ts
- * is not on this branch; once it is, `import { boundsFor } from './bounds';` and return
- * `boundsFor(sc, SEEDS)` here (the lines to print for the scenario `sc`).
+/**
+ * The charged search bound (bounds-cache.json, `npm run bench:merge-queue-bounds`) and the counting
+ * bound of the scenario `sc`, with the charged bound's grid edges (bounds.ts, formatBounds).
  */
-function boundsLines(_sc: Scenario): string[] {
-  return [];
+function boundsLines(sc: Scenario): string[] {
+  return [formatBounds(sc)];
 }
 
 function printBounds(sc: Scenario): void {
