@@ -28,7 +28,10 @@ interface Candidate {
  * runners, CI time (slow PRs slow every candidate stacked on them until they land), spurious
  * failures, conflicts and the authors' fixes. No real queue can find culprits for free, so a real
  * one-chain planner with these batch sizes does no better than this on the same world
- * (`bound.ts` sweeps the sizes).
+ * (`bound.ts` sweeps the sizes). With `search` the culprits cost a search the chain waits for
+ * (OracleSearch; `charged` is the charged search bound, bounds.ts and bounds-sweep.ts). A culprit
+ * is a bad PR or the later PR of a bad pair whose earlier PR the candidate holds (World.culpritsOf);
+ * the latter leaves the queue and is failed once its partner lands.
  */
 export class OracleChainPolicy implements Policy {
   readonly name: string;
