@@ -6,7 +6,8 @@
  * (oracle-policy.ts) for each batch size and depth, mean throughput / X* over the seeds, side by
  * side with the real planner (`ours`, main's defaults) on the same worlds. Prints one table per bad
  * rate (rows: batch size, columns: depth) and the best cell. `--search-run` names the culprits only
- * after one run of the failed batch on the base (the least a search the chain waits for costs); `--policy group`
+ * after one run of the failed batch on the base (the least a search the chain waits for costs); `--charged 1` only
+ * after the search is charged one CI run per bit (bounds.ts; bounds-sweep.ts sweeps it on held-out seeds); `--policy group`
  * measures a real rule instead, one round of group tests (group-test-policy.ts; `--eager` starts
  * them as soon as a batch is the head).
  */
@@ -45,7 +46,7 @@ for (const bad of list(arg('bad', '0.03,0.08'))) {
   };
   const header = `${rate}/h p=${(bad * 100).toFixed(0)}% f=${(scenario.flakeRate * 100).toFixed(0)}%, ${scenario.runners} runners, ${(scenario.slowRate * 100).toFixed(0)}% slow PRs x3, seeds ${seeds.join(',')}, ${scenario.prs} PRs`;
   process.stdout.write(
-    `\n## ${header}: throughput / X*, one chain, ${kind === 'attributed' ? `suspects named by the failing test areas (${scenario.testAreas} areas, misattribution ${scenario.misattribution}), tested alone` : kind === 'group' ? 'culprits found by one round of group tests' : arg('search-run', '') ? 'culprits named by one run of the failed batch on the base (the chain waits for it)' : 'culprits found for free'}\n\n`,
+    `\n## ${header}: throughput / X*, one chain, ${kind === 'attributed' ? `suspects named by the failing test areas (${scenario.testAreas} areas, misattribution ${scenario.misattribution}), tested alone` : kind === 'group' ? 'culprits found by one round of group tests' : arg('charged', '') ? 'culprits named once the search is charged one CI run per bit (the chain waits for it)' : arg('search-run', '') ? 'culprits named by one run of the failed batch on the base (the chain waits for it)' : 'culprits found for free'}\n\n`,
   );
   process.stdout.write(`| batch \\ depth | ${depths.join(' | ')} |\n|---|${depths.map(() => '---:').join('|')}|\n`);
   let best = { value: 0, batch: 0, depth: 0, goodFailed: 0 };
@@ -59,7 +60,7 @@ for (const bad of list(arg('bad', '0.03,0.08'))) {
             policy: (world) =>
               kind === 'group' || kind === 'attributed'
                 ? new GroupTestChainPolicy(world, batch, depth, arg('eager', '') !== '', kind === 'attributed', arg('no-retry', '') === '')
-                : new OracleChainPolicy(world, batch, depth, arg('search-run', '') !== ''),
+                : new OracleChainPolicy(world, batch, depth, arg('charged', '') !== '' ? 'charged' : arg('search-run', '') !== ''),
           }).metrics,
       );
       const value = mean(runs.map((m) => m.throughput));

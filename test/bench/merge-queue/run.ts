@@ -13,6 +13,7 @@
  * grid of before (rates x bad x flake, every policy; --rates, --bad, --flake) instead of the tiers.
  * Throughput is measured over a steady-state window (see WINDOW below).
  */
+import { formatBounds } from './bounds';
 import { POLICIES, type PolicyName, type RunMetrics, quantile, simulate } from './simulator';
 import { HOUR, LEGACY_MODEL, MINUTE, type Scenario } from './world';
 
@@ -209,6 +210,7 @@ function grid(): void {
         console.log(HEADER);
         console.log(RULE);
         for (const r of rows) console.log(formatRow(r));
+        for (const runners of [sc.runners, 6]) console.log(`${runners} runners: ${formatBounds({ ...sc, runners })}`);
         console.log('');
         for (const r of rows) {
           totalViolations += r.violations;
@@ -316,14 +318,12 @@ function cell(sc: Scenario, policy: PolicyName): Row {
   return average(runs);
 }
 
-/*
- * BOUNDS HOOK (h-bounds, issue 40): the charged search bound and the counting bound, with their
- * grid edges, are printed beside each tier table. TODO(lead, at merge): test/bench/merge-queue/bounds.ts
- * is not on this branch; once it is, `import { boundsFor } from './bounds';` and return
- * `boundsFor(sc, SEEDS)` here (the lines to print for the scenario `sc`).
+/**
+ * The charged search bound (bounds-cache.json, `npm run bench:merge-queue-bounds`) and the counting
+ * bound of the scenario `sc`, with the charged bound's grid edges (bounds.ts, formatBounds).
  */
-function boundsLines(_sc: Scenario): string[] {
-  return [];
+function boundsLines(sc: Scenario): string[] {
+  return [formatBounds(sc)];
 }
 
 function printBounds(sc: Scenario): void {
