@@ -447,7 +447,8 @@ export class MergeQueuesService {
         const events: MergeQueueEvent[] = [];
         if (dto.priority !== undefined) events.push({ type: 'setPriority', entryId, priority: dto.priority, at });
         if (dto.setAside !== undefined) events.push({ type: 'setAside', entryId, setAside: dto.setAside, at });
-        if (dto.headSha !== undefined) events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at }, ...lanesEvents(locked.row, entryId, dto.headSha, paths, at));
+        if (dto.headSha !== undefined)
+          events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at }, ...lanesEvents(locked.row, entryId, dto.headSha, paths, at));
         return events;
       },
       after: async (q, { row }): ReturnType<typeof keepPaths> =>

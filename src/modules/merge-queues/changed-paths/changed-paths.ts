@@ -120,22 +120,24 @@ export class MergeQueuePaths {
     for (let from = 0; from < asked.length; from += KEPT_PER_EVENT) {
       const part = asked.slice(from, from + KEPT_PER_EVENT);
       let same = false;
-      const applied = await this.writer.apply({
-        organizationId: null,
-        queueId,
-        build: ({ row }) => {
-          same = JSON.stringify(pathGroupsOf(row)) === JSON.stringify(groups);
-          const at = Date.now();
-          return same ? part.flatMap((entry) => lanesEvents(row, entry.id, entry.head, { groups, verdict: entry.verdict }, at)) : [];
-        },
-        quietWhenUnchanged: true,
-        detail: { source: 'changedPaths' },
-        after: async (q) => (same ? q.keepAskedPaths(part) : 0),
-      }).catch((error: unknown) => {
-        // The queue was deleted meanwhile: nothing to keep.
-        if (error instanceof AppError && error.entry.code === MergeQueueErrors.NOT_FOUND.code) return null;
-        throw error;
-      });
+      const applied = await this.writer
+        .apply({
+          organizationId: null,
+          queueId,
+          build: ({ row }) => {
+            same = JSON.stringify(pathGroupsOf(row)) === JSON.stringify(groups);
+            const at = Date.now();
+            return same ? part.flatMap((entry) => lanesEvents(row, entry.id, entry.head, { groups, verdict: entry.verdict }, at)) : [];
+          },
+          quietWhenUnchanged: true,
+          detail: { source: 'changedPaths' },
+          after: async (q) => (same ? q.keepAskedPaths(part) : 0),
+        })
+        .catch((error: unknown) => {
+          // The queue was deleted meanwhile: nothing to keep.
+          if (error instanceof AppError && error.entry.code === MergeQueueErrors.NOT_FOUND.code) return null;
+          throw error;
+        });
       if (applied === null || !same) break;
       kept += applied.result;
     }
