@@ -7,6 +7,7 @@ import type { AppConfig } from '@/common/config/app-config';
 import { RedisService } from '@/common/redis/redis.module';
 import { CommitStatusBusy } from '@/modules/merge-queues/commit-statuses/commit-status-ledger';
 import { CommitStatusesProcessor } from '@/modules/merge-queues/commit-statuses.processor';
+import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
 import type { PrismaService } from '@/common/prisma/prisma.service';
 import { WebhooksProcessor } from '@/modules/webhooks/webhooks.processor';
 import { signature256 } from '@tools/git-emulator/emulator';
@@ -258,6 +259,9 @@ describe('GitHub webhooks (the provider emulator, POST /webhooks/github, in-proc
       const row = await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id }, select: { headSha: true, changedPaths: true, lanes: true } });
       expect(row).toEqual({ headSha: moved, changedPaths: ['web-main.ts'], lanes: ['web'] });
       expect((await mq.details(queue.id, entry.id)).lanes).toEqual(['web']);
+      // The planner state too: the pushed head's lanes came with the push (what blame reads).
+      const state = await app.get(MergeQueuesRepository, { strict: false }).plannerState(owner.organizationId, queue.id);
+      expect(state!.entries.find((e) => e.id === entry.id)).toMatchObject({ headSha: moved, lanes: ['web'] });
     },
     TEST_TIMEOUT_MS,
   );

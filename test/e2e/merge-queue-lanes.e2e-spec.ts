@@ -14,6 +14,7 @@ import { PathsAsks } from '@/modules/merge-queues/changed-paths/paths-asks';
 import { readQueueView, renderQueue } from '@/modules/merge-queues/engine/store/queue-view';
 import { KEPT_PATHS_LIMITS, PATH_MATCH_LIMITS } from '@/modules/merge-queues/planner';
 import { MergeQueuesProcessor } from '@/modules/merge-queues/merge-queues.processor';
+import { MergeQueuesRepository } from '@/modules/merge-queues/merge-queues.repository';
 import type { TestTenant } from '../support/factories';
 import type { GitProviderEmulator } from '../support/git';
 import { commit, commitPaths, createLocalCodeSource, git } from '../support/git-repos';
@@ -138,6 +139,14 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
       await jobs().resume();
     }
   }
+  /**
+   * Each entry's lanes in the planner state (what blame reads: `EntryState.lanes`), by PR number;
+   * undefined: not known.
+   */
+  const plannerLanes = async (queueId: string) => {
+    const state = await app.get(MergeQueuesRepository, { strict: false }).plannerState(owner.organizationId, queueId);
+    return Object.fromEntries(state!.entries.map((e) => [e.number, e.lanes]));
+  };
   /** A time `intervals` paths-sweep intervals (and a second) from now, as the sweep may be run at. */
   const later = (intervals: number) => Date.now() + intervals * suite.config.mergeQueues.pathsSweepIntervalMs + 1_000;
 
@@ -180,6 +189,45 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const waiting = chain.waiting as { number: number; lanes: string[]; pathsStatus: string }[];
     expect(Object.fromEntries(waiting.map((e) => [e.number, e.lanes]))).toEqual(expected);
     expect(Object.fromEntries(waiting.map((e) => [e.number, e.pathsStatus]))).toEqual(statuses);
+  });
+
+  it("local git: a PR's lanes reach the planner state once its paths are known (with its enqueue or its new head, or from the worker); new groups drop them until matched again; unknown paths leave them absent", async () => {
+    const { path, base, queueId } = await localQueue({ pathGroups: GROUPS });
+    const one = await mq.enqueue(queueId, 1, commitPaths(path, base, { 'services/api/main.ts': 'api 1\n' }, 'PR 1'));
+    // A root build file is in no group: every lane, a fact about the PR (its paths are known).
+    await mq.enqueue(queueId, 2, commitPaths(path, base, { 'apps/web/x.ts': 'x\n', 'package.json': '{"x":1}\n' }, 'PR 2'));
+    // A head the repository does not hold: its paths are not known, and neither are its lanes.
+    const three = await mq.enqueue(queueId, 3, 'f'.repeat(40));
+    expect(await plannerLanes(queueId)).toEqual({ 1: ['api'], 2: EVERY_LANE, 3: undefined });
+    // The views show every lane for #3 (for want of knowing better); the planner does not pretend to know.
+    expect((await mq.details(queueId, three.id)).lanes).toEqual(EVERY_LANE);
+    // The answer is an event of the entry's, written with its enqueue (one transaction).
+    const events = (await mq.details(queueId, one.id)).events;
+    expect(events.map((e) => e.type).sort()).toEqual(['enqueue', 'entryLanes']);
+    expect(events.find((e) => e.type === 'entryLanes')?.detail).toMatchObject({ entryId: one.id, headSha: one.headSha, lanes: ['api'] });
+    expect((await mq.details(queueId, three.id)).events.map((e) => e.type)).toEqual(['enqueue']);
+    // A new head: the old head's lanes go, and the new head's come with it.
+    const pushed = commitPaths(path, base, { 'docs/new.md': 'n\n' }, 'PR 1, pushed again');
+    await http()
+      .patch(`/merge-queues/${queueId}/entries/${one.id}`)
+      .set(owner.auth)
+      .send({ data: { headSha: pushed } })
+      .expect(200);
+    expect((await plannerLanes(queueId))[1]).toEqual(['docs']);
+    // New groups: the PATCH drops every planner lane (matched under the old groups); the worker's answers bring them back.
+    const merged = [{ name: 'app', paths: ['services/**', 'apps/**'] }, GROUPS[2]];
+    const dropped = await beforeTheWorker(async () => {
+      await setGroups(queueId, merged);
+      return plannerLanes(queueId);
+    });
+    expect(dropped).toEqual({ 1: undefined, 2: undefined, 3: undefined });
+    const back = await until('the worker matched the lanes again', async () => {
+      const lanes = await plannerLanes(queueId);
+      return lanes[1] && lanes[2] ? lanes : undefined;
+    });
+    expect(back).toEqual({ 1: ['docs'], 2: ['app', 'docs'], 3: undefined });
+    // The rows the views read agree.
+    expect(Object.fromEntries(await lanesById(queueId))).toEqual({ 1: ['docs'], 2: ['app', 'docs'], 3: ['app', 'docs'] });
   });
 
   it('changing the path groups works every live entry out again from its kept paths; a new head is asked again; no groups, no lanes', async () => {
@@ -590,6 +638,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect((await entryRow(cut.id)).changedPaths).toBeNull();
     const statusOf = async (e: MqEntry) => (await mq.details(queue.id, e.id)).pathsStatus;
     expect([await statusOf(api), await statusOf(justUnder), await statusOf(cut)]).toEqual(['listed', 'listed', 'unlisted']);
+    // The planner takes the lanes of the listed PRs; those of the PR whose list GitHub cut are not known.
+    expect(await plannerLanes(queue.id)).toEqual({ 1: ['api'], 2: ['web'], 3: undefined });
     // Two commits of 299 and 300 files through the emulator's git: slow on a loaded machine.
   }, 90_000);
 
@@ -616,6 +666,8 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
         30_000,
       );
       expect(settled).toEqual({ 1: ['api'], 2: ['web'] });
+      // And the planner state has them (the worker's answer went through the queue's writer).
+      expect(await plannerLanes(queue.id)).toEqual({ 1: ['api'], 2: ['web'] });
       expect(emulator.knobs.gitFailures).toBe(0);
     } finally {
       Object.assign(emulator.knobs, { gitFailures: 0, gitFailureStatus: undefined, gitFailureRetryAfter: undefined });

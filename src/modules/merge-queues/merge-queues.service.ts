@@ -11,7 +11,7 @@ import type { CodeSource, Prisma } from '@/generated/prisma/client';
 import { AuditAction } from '@/modules/audit/audit-actions';
 import { ProviderFailure } from '@/modules/git-providers/git-provider.port';
 import { providerError } from '@/modules/git-providers/git-providers.errors';
-import { type AskedPaths, keepPaths, MergeQueuePaths } from './changed-paths/changed-paths';
+import { type AskedPaths, keepPaths, lanesEvents, MergeQueuePaths } from './changed-paths/changed-paths';
 import { MERGE_QUEUE_PROVIDERS, MergeQueueGits } from './engine/gits';
 import { batchRowId } from './engine/ids';
 import { type LockedQueue, MergeQueueWriter } from './engine/queue-writer';
@@ -418,6 +418,8 @@ export class MergeQueuesService {
               ...(dto.priority !== undefined && { priority: dto.priority }),
             },
           },
+          // Its lanes, when its paths are known, reach the planner with it.
+          ...lanesEvents(_locked.row, entryId, dto.headSha, paths),
         ];
       },
       detail: { origin },
@@ -445,7 +447,8 @@ export class MergeQueuesService {
         const events: MergeQueueEvent[] = [];
         if (dto.priority !== undefined) events.push({ type: 'setPriority', entryId, priority: dto.priority, at });
         if (dto.setAside !== undefined) events.push({ type: 'setAside', entryId, setAside: dto.setAside, at });
-        if (dto.headSha !== undefined) events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at });
+        if (dto.headSha !== undefined)
+          events.push({ type: 'headUpdated', entryId, headSha: dto.headSha, at }, ...lanesEvents(locked.row, entryId, dto.headSha, paths, at));
         return events;
       },
       after: async (q, { row }): ReturnType<typeof keepPaths> =>

@@ -1,14 +1,17 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
+import { AppError } from '@/common/errors/app-error';
 import type { JobQueue } from '@/common/queues/job-handlers';
 import { MergeQueuesJob, QueueName } from '@/common/queues/queue-names';
 import type { MergeQueue } from '@/generated/prisma/client';
 import { MergeQueueGits } from '../engine/gits';
+import { MergeQueueWriter } from '../engine/queue-writer';
+import { MergeQueueErrors } from '../merge-queues.errors';
 import type { MergeQueuesPayloads } from '../engine/jobs';
 import { MergeQueueOutboxRepository } from '../engine/store/outbox.repository';
 import type { QueueTransaction } from '../engine/store/queue-transaction';
 import type { EntryView, QueueWithSource } from '../engine/store/queue-view';
-import { type ChangedPaths, type LanesVerdict, type MergeQueueState, type PathGroup, pathGroupsOf } from '../planner';
+import { type ChangedPaths, knownLanes, type LanesVerdict, type MergeQueueEvent, type MergeQueueState, type PathGroup, pathGroupsOf } from '../planner';
 import { PathMatching } from './path-matching';
 import { PathsAsks } from './paths-asks';
 import { MergeQueuePathsRepository } from './paths.repository';
@@ -39,6 +42,7 @@ export class MergeQueuePaths {
     private readonly repository: MergeQueuePathsRepository,
     private readonly asks: PathsAsks,
     private readonly matching: PathMatching,
+    private readonly writer: MergeQueueWriter,
     @InjectQueue(QueueName.MergeQueues) private readonly queue: JobQueue<MergeQueuesPayloads>,
   ) {}
 
@@ -66,9 +70,9 @@ export class MergeQueuePaths {
    * the head it is to be tested with under the queue's groups, one after the other outside the
    * queue's lock (reporting progress), takes the paths its row keeps for that head, or asks the
    * provider when it keeps none (never asked, or more than an entry keeps), matches them
-   * (PathMatching: a deadline per entry), then keeps them under the lock
-   * (MergeQueuePathsRepository.keepAskedPaths: only while the queue still has these groups; "not
-   * known" is kept too, so a PR of 300 files or more is not asked again). A provider that fails
+   * (PathMatching: a deadline per entry), then keeps them under the lock with the planner's
+   * `entryLanes` (`keep`: only while the queue still has these groups; "not known" is kept too, so
+   * a PR of 300 files or more is not asked again). A provider that fails
    * stops the run with what it asked so far kept; BullMQ retries the job for the rest.
    */
   async fill(queueId: string, progress: (done: number, of: number) => Promise<void> = async () => {}): Promise<{ asked: number; kept: number }> {
@@ -76,7 +80,7 @@ export class MergeQueuePaths {
     const groups = queue ? pathGroupsOf(queue) : [];
     if (!queue || groups.length === 0) return { asked: 0, kept: 0 };
     const entries = await this.repository.entriesWithoutLanes(queueId, MAX_ASKED_PER_RUN);
-    const asked: { id: string; head: string; paths: ChangedPaths; verdict: LanesVerdict }[] = [];
+    const asked: AskedForEntry[] = [];
     let failure: unknown;
     let listed = 0;
     for (const [i, entry] of entries.entries()) {
@@ -98,10 +102,46 @@ export class MergeQueuePaths {
       asked.push({ id: entry.id, head: entry.head, paths, verdict: await this.matching.lanes(groups, paths) });
       await progress(i + 1, entries.length);
     }
-    const kept = asked.length ? await this.repository.keepAskedPaths(queueId, groups, asked) : 0;
+    const kept = asked.length ? await this.keep(queueId, groups, asked) : 0;
     this.logger.log({ queueId, entries: entries.length, asked: asked.length, listed, kept }, 'merge-queue changed paths asked');
     if (failure) throw failure;
     return { asked: asked.length, kept };
+  }
+
+  /**
+   * Keeps what `fill` asked, through the queue's one writer, KEPT_PER_EVENT entries a transaction:
+   * under the queue's lock, only while the queue still has the `groups` they were matched under (a
+   * change of groups scheduled its own job: nothing is kept, and the rest is left to it), each
+   * entry's `entryLanes` for the planner (when its paths were known) and its row's paths and lanes
+   * (QueueTransaction.keepAskedPaths), together or not at all. Returns how many rows took them.
+   */
+  private async keep(queueId: string, groups: PathGroup[], asked: readonly AskedForEntry[]): Promise<number> {
+    let kept = 0;
+    for (let from = 0; from < asked.length; from += KEPT_PER_EVENT) {
+      const part = asked.slice(from, from + KEPT_PER_EVENT);
+      let same = false;
+      const applied = await this.writer
+        .apply({
+          organizationId: null,
+          queueId,
+          build: ({ row }) => {
+            same = JSON.stringify(pathGroupsOf(row)) === JSON.stringify(groups);
+            const at = Date.now();
+            return same ? part.flatMap((entry) => lanesEvents(row, entry.id, entry.head, { groups, verdict: entry.verdict }, at)) : [];
+          },
+          quietWhenUnchanged: true,
+          detail: { source: 'changedPaths' },
+          after: async (q) => (same ? q.keepAskedPaths(part) : 0),
+        })
+        .catch((error: unknown) => {
+          // The queue was deleted meanwhile: nothing to keep.
+          if (error instanceof AppError && error.entry.code === MergeQueueErrors.NOT_FOUND.code) return null;
+          throw error;
+        });
+      if (applied === null || !same) break;
+      kept += applied.result;
+    }
+    return kept;
   }
 
   /**
@@ -134,6 +174,16 @@ export class MergeQueuePaths {
 
 /** One run asks at most this many entries (the most a queue holds by default). */
 const MAX_ASKED_PER_RUN = 5_000;
+/** What one run keeps in one transaction of the writer (one `entryLanes` event each). */
+const KEPT_PER_EVENT = 100;
+
+/** An entry's paths as `fill` asked them for `head`, and their lanes under the groups it read. */
+export interface AskedForEntry {
+  id: string;
+  head: string;
+  paths: ChangedPaths;
+  verdict: LanesVerdict;
+}
 
 /**
  * Under the queue's lock, an entry's paths (asked for `head`) and lanes. The lanes matched outside
@@ -156,4 +206,25 @@ export async function keepPaths(
   }
   if (groups.length === 0) return { askLater: false };
   return { entry: await q.setEntryPaths(entryId, null, null, groups, null), askLater: true };
+}
+
+/**
+ * The planner's `entryLanes` event for lanes matched outside the lock (`asked`, for `head`): sent
+ * with the event that moved the entry's head (or on its own), in the same transaction as the row's
+ * lanes (keepPaths, keepAskedPaths), when the locked row still holds the groups they were matched
+ * under and the paths were known (planner knownLanes). None otherwise: the planner's lanes of the
+ * entry stay not known (absent) until an answer for its head is.
+ */
+export function lanesEvents(
+  row: Pick<MergeQueue, 'settings'>,
+  entryId: string,
+  head: string,
+  asked: Pick<AskedPaths, 'groups' | 'verdict'> | undefined,
+  at = Date.now(),
+): MergeQueueEvent[] {
+  if (asked === undefined) return [];
+  const groups = pathGroupsOf(row);
+  if (groups.length === 0 || JSON.stringify(asked.groups) !== JSON.stringify(groups)) return [];
+  const lanes = knownLanes(asked.verdict);
+  return lanes === null ? [] : [{ type: 'entryLanes', entryId, headSha: head, lanes, at }];
 }

@@ -89,7 +89,7 @@ export class MergeQueueEntryDetailsDto {
   @ApiProperty({ format: 'date-time', description: 'When the entry last changed' }) updatedAt: string;
   @ApiProperty({
     type: [MergeQueueEventDto],
-    description: `The queue's events that concern the entry, newest first, at most ${ENTRY_DETAILS_EVENTS}: those naming it (enqueue, head updates, priority, removal, title changes) and those that moved its status (a batch that landed or failed). The whole trail is GET /merge-queues/{id}/events`,
+    description: `The queue's events that concern the entry, newest first, at most ${ENTRY_DETAILS_EVENTS}: those naming it (enqueue, head updates, the lanes of its head once known, priority, removal, title changes) and those that moved its status (a batch that landed or failed). The whole trail is GET /merge-queues/{id}/events`,
   })
   events: MergeQueueEventDto[];
 }

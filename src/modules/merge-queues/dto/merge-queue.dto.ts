@@ -141,7 +141,7 @@ export class CreateMergeQueueDto {
     type: [PathGroupDto],
     maxItems: MAX_PATH_GROUPS,
     description:
-      'Path groups, one lane each: every entry\'s `lanes` are the groups its PR\'s changed paths touch (from the provider: `git diff --name-only` on a local repository, the compare API on GitHub). A PR with a path outside every group, or whose paths the provider could not list in full, is in every lane. Empty or absent: the queue is one line. Today lanes are worked out and shown; the planner still runs one chain (docs/merge-queue.md, "Lanes")',
+      'Path groups, one lane each: every entry\'s `lanes` are the groups its PR\'s changed paths touch (from the provider: `git diff --name-only` on a local repository, the compare API on GitHub). A PR with a path outside every group, or whose paths the provider could not list in full, is in every lane. Empty or absent: the queue is one line. The planner still runs one chain; the lanes of a PR, once its paths are known, are the default source of its targets when blame weighs a failing test (docs/merge-queue.md, "Lanes")',
   })
   @IsOptionalNonNull()
   @IsArray()

@@ -28,6 +28,7 @@ const details: EntryPicture = {
       detail: {},
       transitions: [{ subject: 'entry', id: 'e1', from: 'queued', to: 'testing' }],
     },
+    { type: 'entryLanes', createdAt: '2026-11-23T11:00:00.000Z', detail: { entryId: 'e1', lanes: ['api', 'web'] }, transitions: [] },
     { type: 'enqueue', createdAt: '2026-11-23T11:00:00.000Z', detail: { entryId: 'e1' }, transitions: [] },
   ],
 };
@@ -47,6 +48,7 @@ describe(drawEntry.name, () => {
         'events (newest first)',
         '  2026-11-23 11:01:00  titleChanged "Add the widget API"',
         '  2026-11-23 11:00:30  operationSucceeded  queued → testing',
+        '  2026-11-23 11:00:00  entryLanes api, web',
         '  2026-11-23 11:00:00  enqueue',
         '',
       ].join('\n'),

@@ -29,11 +29,13 @@ function eventLine(event: EntryPicture['events'][number], entryId: string): stri
   const fact =
     event.type === 'titleChanged' && typeof d.title === 'string'
       ? ` "${d.title}"`
-      : typeof d.reason === 'string'
-        ? ` (${d.reason})`
-        : typeof d.priority === 'number'
-          ? ` ${d.priority}`
-          : '';
+      : event.type === 'entryLanes' && Array.isArray(d.lanes)
+        ? ` ${d.lanes.join(', ') || '-'}`
+        : typeof d.reason === 'string'
+          ? ` (${d.reason})`
+          : typeof d.priority === 'number'
+            ? ` ${d.priority}`
+            : '';
   return `${event.type}${fact}${steps.length ? `  ${steps.join(', ')}` : ''}`;
 }
 

@@ -30,6 +30,7 @@ export {
   pathOverLimits,
 } from './path-matcher';
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
+export { knownLanes, lanesHeadOf } from './entry-lanes';
 export { failFirstTests, failureKey, MAX_FAIL_FIRST_TESTS } from './fail-first';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';

@@ -1,4 +1,8 @@
-import { checkedPathGroups, lanesOf, type PathGroup } from './lanes';
+import { checkedPathGroups, type ChangedPaths, type PathGroup } from './lanes';
+import { compilePathGroups, lanesFor } from './path-matcher';
+
+/** A PR's lanes under `groups` (the engine matches the same way, bounded in time: changed-paths/path-matching.ts). */
+const lanesOf = (paths: ChangedPaths, groups: readonly PathGroup[]) => lanesFor(compilePathGroups(groups), paths)!.lanes;
 
 const GROUPS: PathGroup[] = [
   { name: 'api', paths: ['services/api/'] },

@@ -1,5 +1,5 @@
 import { globProblem } from './glob';
-import { alternativesOf, compilePathGroups, globstarsOf, type LanesReason, type LanesVerdict, lanesFor, PATH_MATCH_LIMITS } from './path-matcher';
+import { alternativesOf, globstarsOf, type LanesReason, type LanesVerdict, PATH_MATCH_LIMITS } from './path-matcher';
 
 /*
  * Lanes (issue 22, part 4): a queue configured with path groups has one lane per group, and a PR
@@ -95,19 +95,4 @@ function patternProblem(pattern: string): string | null {
   if (/[\0-\x1f\\]/.test(pattern)) return 'must not hold control characters or backslashes';
   if (/[?*+@!]\(/.test(pattern)) return 'must not use extglobs (+(...), @(...), !(...), *(...), ?(...)): list the alternatives with {a,b}';
   return globProblem(pattern);
-}
-
-/** The groups compiled once (path-matcher.ts); each call gives a PR's lanes. Unbounded in time: the engine bounds it (changed-paths/path-matching.ts). */
-export function laneMatcher(groups: readonly PathGroup[]): (paths: ChangedPaths) => string[] {
-  const compiled = compilePathGroups(groups);
-  return (paths) => lanesFor(compiled, paths)!.lanes;
-}
-
-/**
- * The lanes a PR belongs to, in the groups' order: those whose patterns match one of its changed
- * paths. Every lane when the paths are not known or one of them matches no group; none when the
- * queue has no path groups or the PR changes nothing (its head is already in the base).
- */
-export function lanesOf(paths: ChangedPaths, groups: readonly PathGroup[]): string[] {
-  return laneMatcher(groups)(paths);
 }

@@ -5,6 +5,7 @@ import { planNewBatches } from './chain';
 import { onTick, recordCheck } from './checks';
 import { noteLongRuns, restartRunsOfLandedWork } from './ci-weight';
 import { onEnqueue, onHeadUpdated, onRemove, onSetAside, onSetPriority, onTitleChanged } from './entry-changes';
+import { dropStaleLanes, onEntryLanes } from './entry-lanes';
 import { onLandRefused, onQuarantined } from './holds';
 import { issueLand } from './landing';
 import { onOperationFailed, onOperationStarted, onOperationSucceeded, onOperationUnknown } from './operation-outcomes';
@@ -47,6 +48,7 @@ export function reduceMergeQueue(state: MergeQueueState, event: MergeQueueEvent)
   applyEvent(ctx, event);
   if (!ctx.changed) return { state, operations: [], transitions: [] };
   maintain(ctx);
+  dropStaleLanes(state, s);
   s.revision = state.revision + 1;
   return { state: s, operations: ctx.ops, transitions: ctx.transitions };
 }
@@ -80,6 +82,8 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
       return onSetPriority(ctx, ev.entryId, ev.priority);
     case 'titleChanged':
       return onTitleChanged(ctx, ev.entryId, ev.title);
+    case 'entryLanes':
+      return onEntryLanes(ctx, ev.entryId, ev.headSha, ev.lanes);
     case 'pause':
       return onPause(ctx);
     case 'resume':

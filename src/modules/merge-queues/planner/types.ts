@@ -170,7 +170,10 @@ export interface EntryState {
   removal?: { reason: string; headSha?: string };
   /**
    * The path groups (lanes) its current head's changed paths fall in, once known: the default
-   * source of the targets a failing test names it by (fail-first.ts). Absent: not known.
+   * source of the targets a failing test names it by (fail-first.ts). Absent: not known. Set by
+   * `entryLanes` for the head it is to be tested with (its pending head while a land in flight
+   * defers one, else its head: entry-lanes.ts lanesHeadOf), dropped when that head or the path
+   * groups change; at most MAX_PATH_GROUPS names, each a current group's, in the groups' order.
    */
   lanes?: string[];
   /** The failing tests of the run that made this PR a suspect, until it is judged. Absent: none. */
@@ -342,6 +345,13 @@ export type MergeQueueEvent =
   | (At & { type: 'setPriority'; entryId: string; priority: number })
   /** The PR's title changed (read from the provider, or the provider said it was edited). Changes nothing but the title. */
   | (At & { type: 'titleChanged'; entryId: string; title: string })
+  /**
+   * The lanes of the entry's head `headSha` under the queue's current path groups, as the engine
+   * matched its changed paths (sent only when they were known: entry-lanes.ts knownLanes). Taken
+   * only when `headSha` is the head the entry is to be tested with and every lane is a current
+   * group's; a stale answer changes nothing (entry-lanes.ts onEntryLanes).
+   */
+  | (At & { type: 'entryLanes'; entryId: string; headSha: string; lanes: string[] })
   | (At & { type: 'pause' })
   | (At & { type: 'resume' })
   | (At & { type: 'disable' })

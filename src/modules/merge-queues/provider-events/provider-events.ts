@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { GitHubMergeQueueGit } from '@/modules/git-providers/github-merge-queue-git';
-import { type AskedPaths, keepPaths, MergeQueuePaths } from '../changed-paths/changed-paths';
+import { type AskedPaths, keepPaths, lanesEvents, MergeQueuePaths } from '../changed-paths/changed-paths';
 import { MergeQueueGits } from '../engine/gits';
 import { batchRowId } from '../engine/ids';
 import { MergeQueueWriter } from '../engine/queue-writer';
@@ -242,13 +242,15 @@ export class MergeQueueProviderEvents {
         queueId: queue.id,
         // decide() finds the PR's live entry by number in the state (a window loads it), and the batches.
         numbers,
-        build: ({ state }) => {
+        build: ({ row, state }) => {
           const decided = decide(state, { policy, approval });
           note = decided.note;
           batchId = decided.batchId;
           entryId = decided.entryId;
           Object.assign(detail, decided.detail);
-          return decided.events;
+          // The pushed head's lanes, when its paths were asked and known, reach the planner with it.
+          const lanes = entryId !== undefined && headSha !== undefined && paths !== 'failed' ? lanesEvents(row, entryId, headSha, paths) : [];
+          return [...decided.events, ...lanes];
         },
         quietWhenUnchanged: true,
         detail,

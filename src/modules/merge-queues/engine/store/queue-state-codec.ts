@@ -73,7 +73,7 @@ export function entryRow(queue: QueueIds, e: EntryState) {
 export function eventDetail(queueId: string, event: MergeQueueEvent): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const e = event as unknown as Record<string, unknown>;
-  for (const key of ['operationId', 'entryId', 'reason', 'name', 'state', 'headSha', 'priority', 'setAside', 'baseSha', 'candidateSha', 'title']) {
+  for (const key of ['operationId', 'entryId', 'reason', 'name', 'state', 'headSha', 'priority', 'setAside', 'baseSha', 'candidateSha', 'title', 'lanes']) {
     if (e[key] !== undefined) out[key] = e[key];
   }
   if (typeof e.batchId === 'string') out.batchId = batchRowId(queueId, e.batchId);

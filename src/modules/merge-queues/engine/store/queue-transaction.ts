@@ -2,7 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { AuditRecord, AuditService } from '@/modules/audit/audit.service';
 import { type ChangedPaths, keptPaths, lanesReasonText, type LanesVerdict, type MergeQueueEntryStatus, type PathGroup } from '../../planner';
 import type { Lease } from '../lease';
-import { LIVE_STATUSES_SQL } from './entry-sql';
+import { LIVE_STATUSES_SQL, WANTED_HEAD_SQL } from './entry-sql';
 import { ENTRY_VIEW_OMIT, type EntryView } from './queue-view';
 
 /** An entry's stored status (also one the planner's history has dropped), or null when the queue has no such entry. */
@@ -104,6 +104,27 @@ export class QueueTransaction {
       },
       omit: ENTRY_VIEW_OMIT,
     });
+  }
+
+  /**
+   * Keeps paths asked and lanes matched outside the queue's lock by the worker (MergeQueuePaths.fill,
+   * under the groups the caller checked the queue still has): for each entry still live, still to be
+   * tested with the head they were asked for, and with no lanes matched for that head meanwhile (a
+   * request that moved the head matched its own). Returns how many entries took them.
+   */
+  async keepAskedPaths(asked: readonly { id: string; head: string; paths: ChangedPaths; verdict: LanesVerdict }[]): Promise<number> {
+    let kept = 0;
+    for (const entry of asked) {
+      const list = keptPaths(entry.paths);
+      const reason = entry.verdict.reason ? lanesReasonText(entry.verdict.reason) : null;
+      kept += await this.tx.$executeRaw(Prisma.sql`
+        UPDATE "MergeQueueEntry"
+           SET "changedPaths" = ${list === null ? null : JSON.stringify(list)}::jsonb, "pathsCount" = ${entry.paths === null ? null : entry.paths.length}::int,
+               "pathsHead" = ${entry.head}, "lanes" = ${JSON.stringify(entry.verdict.lanes)}::jsonb, "lanesHead" = ${entry.head}, "lanesReason" = ${reason}
+         WHERE "id" = ${entry.id} AND "queueId" = ${this.queueId} AND "organizationId" = ${this.organizationId} AND "status" IN (${LIVE_STATUSES_SQL})
+           AND ${WANTED_HEAD_SQL} = ${entry.head} AND "lanesHead" IS DISTINCT FROM ${entry.head}`);
+    }
+    return kept;
   }
 
   /**
