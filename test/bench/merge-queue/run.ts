@@ -305,14 +305,17 @@ const cells = new Map<string, RunMetrics[]>();
 
 /**
  * The runs of `policy` on `sc` over the seeds, memoised. The baselines read pass/fail only and send
- * no fail-first hints, so for them a tier that reports tests is the same world as pass/fail.
+ * no fail-first hints, so for them a tier that reports tests is the same world as pass/fail. Ours
+ * runs with `maxParallel` equal to the runners (the baselines use every runner already).
  */
 function cell(sc: Scenario, policy: PolicyName): Row {
   const own = policy === 'ours' ? sc : { ...sc, reportsTests: false, failFirstFraction: undefined, name: '' };
   const key = `${policy} ${JSON.stringify({ ...own, name: '' })}`;
   let runs = cells.get(key);
   if (!runs) {
-    runs = SEEDS.map((seed) => simulate(own, seed, policy).metrics);
+    // A team with N runners sets maxParallel N (the planner's default is 4).
+    const config = policy === 'ours' ? { maxParallel: own.runners } : undefined;
+    runs = SEEDS.map((seed) => simulate(own, seed, policy, { config }).metrics);
     cells.set(key, runs);
   }
   return average(runs);
