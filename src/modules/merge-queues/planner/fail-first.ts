@@ -41,6 +41,10 @@ export function failFirstTests(s: MergeQueueState, batch: BatchState): CheckFail
 function contentIds(s: MergeQueueState, batch: BatchState): string[] {
   const chain: BatchState[] = [];
   const byId = new Map(s.batches.map((b) => [b.id, b]));
-  for (let b: BatchState | undefined = batch; b; b = b.parentId ? byId.get(b.parentId) : undefined) chain.unshift(b);
+  const seen = new Set<string>();
+  for (let b: BatchState | undefined = batch; b && !seen.has(b.id); b = b.parentId ? byId.get(b.parentId) : undefined) {
+    seen.add(b.id);
+    chain.unshift(b);
+  }
   return chain.flatMap((b) => b.entryIds);
 }
