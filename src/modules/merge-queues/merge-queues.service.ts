@@ -4,6 +4,7 @@ import type { Principal } from '@/common/auth/principal';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
+import { RequestErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { decodeCursor, Page, PaginationQueryDto } from '@/common/pagination/pagination';
@@ -582,10 +583,34 @@ export class MergeQueuesService {
    * checks.ts); one for a withdrawn or final batch changes nothing. A result for another commit is
    * recorded in the events, changes nothing, and is answered with a 409 naming the candidate.
    */
-  async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto): Promise<MergeQueueBatchDto> {
+  async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto, from?: Record<string, unknown>): Promise<MergeQueueBatchDto> {
+    if (dto.state !== 'failure') {
+      const named = [dto.failures !== undefined && 'data.failures', dto.failuresTruncated !== undefined && 'data.failuresTruncated'].filter(
+        (f): f is string => f !== false,
+      );
+      if (named.length > 0) {
+        throw new AppError(RequestErrors.VALIDATION_FAILED, {
+          message: `Invalid request: ${named.join(', ')}: only a result with state failure names failing tests (state is ${dto.state}).`,
+          details: [invalidFields(named.map((f) => `${f}: only a result with state failure names failing tests`))],
+          metadata: { fields: named },
+        });
+      }
+    }
     let refused: { candidateSha: string | null } | undefined;
     // Filled once the batch is read under the lock; the writer writes it into the event's trail.
-    const detail: Record<string, unknown> = { ...(dto.url !== undefined && { url: dto.url }) };
+    const detail: Record<string, unknown> = {
+      ...(dto.url !== undefined && { url: dto.url }),
+      ...(dto.failures !== undefined && { failures: dto.failures.length }),
+      ...(dto.failuresTruncated !== undefined && { failuresTruncated: dto.failuresTruncated }),
+      ...from,
+    };
+    // The failing tests as the planner takes them (it keeps the first MAX_CHECK_FAILURES distinct ones).
+    const failures = dto.failures?.map((f) => ({
+      test: f.test,
+      ...(f.target !== undefined && { target: f.target }),
+      ...(f.file !== undefined && { file: f.file }),
+      ...(f.kind !== undefined && { kind: f.kind }),
+    }));
     const { batch } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -611,7 +636,18 @@ export class MergeQueuesService {
           refused = { candidateSha: plannerBatch.candidateSha };
           detail.currentCandidateSha = plannerBatch.candidateSha;
         }
-        return [{ type: 'checkReported', batchId: plannerBatch.id, candidateSha: dto.sha, name: dto.name, state: dto.state, at: Date.now() }];
+        return [
+          {
+            type: 'checkReported',
+            batchId: plannerBatch.id,
+            candidateSha: dto.sha,
+            name: dto.name,
+            state: dto.state,
+            ...(failures && { failures }),
+            ...(dto.failuresTruncated !== undefined && { failuresTruncated: dto.failuresTruncated }),
+            at: Date.now(),
+          },
+        ];
       },
       detail,
       after: async (q, _queue, applied) => {
