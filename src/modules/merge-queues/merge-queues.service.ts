@@ -19,6 +19,8 @@ import { type LockedQueue, MergeQueueWriter } from './engine/queue-writer';
 import type { QueueTransaction } from './engine/store/queue-transaction';
 import type { EntryView, QueueView, QueueWithSource } from './engine/store/queue-view';
 import { MergeQueueTitles } from './titles/pr-titles';
+import { XML_MEDIA_TYPES } from '@/common/http/body-guard';
+import { decodeJunit, JunitError, type JunitSummary, readJunit } from './check-reports/junit';
 import { EVENTS_ORDER, MergeQueuesRepository } from './merge-queues.repository';
 import {
   CreateMergeQueueDto,
@@ -28,7 +30,11 @@ import {
   MergeQueueDto,
   MergeQueueEntryDto,
   MergeQueueEventDto,
+  MAX_FAILURE_FILE_LENGTH,
+  MAX_FAILURE_TEST_LENGTH,
+  MAX_REPORTED_FAILURES,
   ReportCheckDto,
+  ReportJunitQueryDto,
   toMergeQueueBatchDto,
   toMergeQueueDto,
   toMergeQueueEntryDto,
@@ -667,6 +673,55 @@ export class MergeQueuesService {
     const row = batch;
     if (!row) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: batchId } });
     return toMergeQueueBatchDto(row);
+  }
+
+  /**
+   * A JUnit XML report as a check result (POST .../checks/junit): the queue must exist (404 first,
+   * whatever the body), then the body must be XML (415) that reads as a report (400 naming where;
+   * a DOCTYPE is refused); a report in which no test ran is a 422. The result is then reported as
+   * on POST .../checks: `failure` with its failing tests if any test case failed, else `success`.
+   */
+  async reportJunit(principal: Principal, id: string, batchId: string, query: ReportJunitQueryDto, body: unknown): Promise<MergeQueueBatchDto> {
+    await this.repository.find(principal.organizationId, id);
+    if (!Buffer.isBuffer(body)) {
+      if (body !== undefined) {
+        throw new AppError(RequestErrors.UNSUPPORTED_MEDIA_TYPE, {
+          message: `The JUnit report must be sent as ${XML_MEDIA_TYPES.join(' or ')}.`,
+          metadata: { mediaTypes: XML_MEDIA_TYPES },
+        });
+      }
+      throw new AppError(RequestErrors.VALIDATION_FAILED, {
+        message: `Invalid request: body: a JUnit XML report (${XML_MEDIA_TYPES.join(' or ')}) is required.`,
+        details: [invalidFields(['body: a JUnit XML report is required'])],
+        metadata: { fields: ['body'] },
+      });
+    }
+    let summary: JunitSummary;
+    try {
+      summary = readJunit(decodeJunit(body), {
+        maxFailures: MAX_REPORTED_FAILURES,
+        maxTestLength: MAX_FAILURE_TEST_LENGTH,
+        maxFileLength: MAX_FAILURE_FILE_LENGTH,
+      });
+    } catch (error) {
+      if (!(error instanceof JunitError)) throw error;
+      throw new AppError(RequestErrors.VALIDATION_FAILED, {
+        message: `Invalid request: body: ${error.message}`,
+        details: [invalidFields([`body: ${error.message}`])],
+        metadata: { fields: ['body'], ...(error.line !== undefined && { line: error.line, column: error.column }) },
+      });
+    }
+    if (summary.tests - summary.skipped === 0)
+      throw new AppError(MergeQueueErrors.JUNIT_NO_TESTS, { metadata: { tests: summary.tests, skipped: summary.skipped } });
+    const failed = summary.failed > 0;
+    const report: ReportCheckDto = {
+      name: query.name,
+      sha: query.sha,
+      ...(query.url !== undefined && { url: query.url }),
+      state: failed ? 'failure' : 'success',
+      ...(failed && { failures: summary.failures, ...(summary.truncated && { failuresTruncated: true }) }),
+    };
+    return this.reportCheck(principal, id, batchId, report, { via: 'junit', tests: summary.tests, skipped: summary.skipped, failed: summary.failed });
   }
 
   async events(principal: Principal, id: string, query: PaginationQueryDto): Promise<Page<MergeQueueEventDto>> {

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType, PickType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -288,6 +288,9 @@ export class ReportCheckDto {
 }
 
 export class ReportCheckRequest extends RequestEnvelope(ReportCheckDto) {}
+
+/** Where a JUnit report goes (POST .../checks/junit): the check and the commit, in the query; the report is the body. */
+export class ReportJunitQueryDto extends PickType(ReportCheckDto, ['name', 'sha', 'url'] as const) {}
 
 export class MergeQueueCheckDto {
   @ApiProperty() name: string;
