@@ -217,8 +217,11 @@ export class UpdateMergeQueueEntryRequest extends RequestEnvelope(UpdateMergeQue
 
 const REPORTABLE_CHECK_STATES = MERGE_QUEUE_CHECK_STATES;
 
-/** The most failing tests one report may carry; the queue keeps the first MAX_CHECK_FAILURES of them. */
-export const MAX_REPORTED_FAILURES = 1000;
+/**
+ * The most failing tests one report may carry (within the body's key limit, BODY_MAX_KEYS, 1,000 by
+ * default: four fields each); the queue keeps the first MAX_CHECK_FAILURES of them.
+ */
+export const MAX_REPORTED_FAILURES = 200;
 export const MAX_FAILURE_TEST_LENGTH = 500;
 export const MAX_FAILURE_TARGET_LENGTH = 200;
 export const MAX_FAILURE_FILE_LENGTH = 500;
