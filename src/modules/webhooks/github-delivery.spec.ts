@@ -74,7 +74,7 @@ describe('github-delivery', () => {
     expect(JSON.stringify(stored).length).toBeLessThan(1_000);
   });
 
-  it('keeps the PR and check fields the queue acts on, without bodies, output and long strings', () => {
+  it("keeps the PR and check fields the queue acts on, without bodies, output (but a check run's title and annotations' count) and long strings", () => {
     const stored = storedPayload('check_run', {
       action: 'completed',
       check_run: {
@@ -82,7 +82,7 @@ describe('github-delivery', () => {
         head_sha: 'c'.repeat(40),
         conclusion: 'success',
         details_url: 'https://ci/1',
-        output: { title: 't', summary: 'huge' },
+        output: { title: 't', summary: 'huge', text: 'huge too', annotations_count: 2, annotations_url: 'u' },
         app: { id: 15368, slug: 'github-actions', owner: { login: 'github', id: 9919, url: 'u' } },
         pull_requests: [{ number: 1 }],
         long: 'y'.repeat(5000),
@@ -95,6 +95,7 @@ describe('github-delivery', () => {
         head_sha: 'c'.repeat(40),
         conclusion: 'success',
         details_url: 'https://ci/1',
+        output: { title: 't', annotations_count: 2 },
         app: { id: 15368, slug: 'github-actions', owner: { id: 9919, login: 'github' } },
       },
     });

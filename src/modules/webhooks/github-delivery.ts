@@ -150,7 +150,7 @@ function prune(value: unknown, depth: number, key?: string): unknown {
 
 /**
  * The part of a delivery kept until the worker applies it: the payload without what the queue never
- * reads (a push's `commits`, PR and issue bodies, a comment's body past its first line, check output, every repository object but its id,
+ * reads (a push's `commits`, PR and issue bodies, a comment's body past its first line, check output but a check run's title and annotations' count, every repository object but its id,
  * name, URL and owner, accounts but their id and login), strings over 2 KB, lists past 50 items and
  * nesting past 6 levels. A 2,000-commit push of 20 MB keeps about a kilobyte; `head_commit` keeps its
  * id and timestamp. Dropped once applied (the row keeps the delivery id and the outcome).
@@ -163,6 +163,15 @@ export function storedPayload(event: string, payload: unknown): Json {
   if (event === 'push') {
     if (head) kept.head_commit = { id: head.id, timestamp: head.timestamp };
     if (Array.isArray(p.commits)) kept.commit_count = p.commits.length;
+  }
+  // A check run keeps of its output what says where its failing tests may be read: its title and annotations' count.
+  const output = obj(obj(p.check_run)?.output);
+  const keptRun = obj(kept.check_run);
+  if (event === 'check_run' && output && keptRun) {
+    keptRun.output = {
+      ...(typeof output.title === 'string' && { title: output.title.slice(0, 200) }),
+      ...(typeof output.annotations_count === 'number' && { annotations_count: output.annotations_count }),
+    };
   }
   // A comment keeps its first line only (a command is that line), within 100 characters.
   const comment = obj(p.comment);

@@ -36,6 +36,24 @@ describe(parseGithubEvent.name, () => {
     ).toBe('ignored');
   });
 
+  it("a failing check run names where its failing tests may be read (its id, its annotations' count, its output's title); a passing one does not", () => {
+    const run = (conclusion: string, output?: Record<string, unknown>) =>
+      parseGithubEvent('check_run', {
+        action: 'completed',
+        check_run: { id: 42, name: 'ci', head_sha: sha, conclusion, ...(output && { output }) },
+        repository,
+      });
+    expect(run('failure', { title: '2 tests failed', annotations_count: 2 })).toMatchObject({
+      state: 'failure',
+      checkRun: { id: 42, annotations: 2, title: '2 tests failed' },
+    });
+    expect(run('timed_out')).toMatchObject({ state: 'failure', checkRun: { id: 42, annotations: 0 } });
+    expect(run('success', { title: 'ok', annotations_count: 3 })).not.toHaveProperty('checkRun');
+    expect(
+      parseGithubEvent('check_run', { action: 'completed', check_run: { id: 'x', name: 'ci', head_sha: sha, conclusion: 'failure' }, repository }),
+    ).not.toHaveProperty('checkRun');
+  });
+
   it('reads check results: neutral and skipped pass as GitHub counts them, the rest fail; pending is no result', () => {
     const run = (conclusion: string) =>
       parseGithubEvent('check_run', {
