@@ -1,5 +1,6 @@
+import { isNamedSuspect } from './posterior';
 import { type Ctx, createBatch, entriesOf } from './step';
-import type { BatchState, EntryState } from './types';
+import type { BatchState, EntryState, MergeQueueState } from './types';
 import { withdraw } from './withdrawal';
 
 /*
@@ -16,12 +17,22 @@ export interface IsolationUnit {
   group: boolean;
 }
 
-/** Splits the waiting entries (in planning order) into isolation units and the rest (`normal`). */
-export function isolationUnits(waiting: readonly EntryState[]): { units: IsolationUnit[]; normal: EntryState[] } {
+/**
+ * Splits the waiting entries (in planning order) into isolation units and the rest (`normal`).
+ * Under the posterior rule (posterior.ts) a suspect group with a named suspect still live has its
+ * named suspects tested alone first, one unit each; its other PRs wait until none is left.
+ */
+export function isolationUnits(waiting: readonly EntryState[], s?: MergeQueueState): { units: IsolationUnit[]; normal: EntryState[] } {
   const units: IsolationUnit[] = [];
   const groups = new Map<string, IsolationUnit>();
+  const namedFirst = new Set<string>();
+  for (const e of s?.entries ?? []) {
+    if ((e.status === 'queued' || e.status === 'testing') && isNamedSuspect(s!, e)) namedFirst.add(e.suspectGroup!);
+  }
   for (const e of waiting) {
-    if (e.suspectGroup !== null) {
+    if (e.suspectGroup !== null && namedFirst.has(e.suspectGroup)) {
+      if (isNamedSuspect(s!, e)) units.push({ entries: [e], group: false });
+    } else if (e.suspectGroup !== null) {
       let unit = groups.get(e.suspectGroup);
       if (!unit) {
         unit = { entries: [], group: true };
@@ -140,6 +151,8 @@ export function releaseSiblingSuspects(ctx: Ctx, failing: EntryState[]): void {
   for (const e of ctx.s.entries) {
     if (e.status === 'queued' && e.suspectGroup !== null && groups.has(e.suspectGroup)) {
       e.suspectGroup = null;
+      delete e.suspectedFor;
+      delete e.badProbability;
       ctx.changed = true;
     }
   }

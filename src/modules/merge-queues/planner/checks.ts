@@ -1,6 +1,7 @@
 import { learnFromPassingRun, noteLongRuns } from './ci-weight';
+import { learnFromResult } from './flakes';
 import { type Ctx, isFinalBatch, outcome, setBatchStatus } from './step';
-import type { BatchState, MergeQueueCheckState } from './types';
+import { type BatchState, type CheckFailure, MAX_CHECK_FAILURES, type MergeQueueCheckState } from './types';
 
 /*
  * Check results: recording what CI reports on a candidate, and the timeout that fails a check
@@ -32,9 +33,27 @@ function notTestingYet(b: BatchState): boolean {
   return b.status === 'preparing' || b.ciStartedAt === null;
 }
 
+/** The failing tests a report names, as the planner keeps them. */
+export interface ReportedFailures {
+  failures?: Omit<CheckFailure, 'check'>[];
+  failuresTruncated?: boolean;
+}
+
 /** Records one check report naming the commit `sha`; a passing candidate becomes ready. */
-export function recordCheck(ctx: Ctx, batchId: string, sha: string, name: string, state: MergeQueueCheckState, notCounted?: string): void {
+export function recordCheck(
+  ctx: Ctx,
+  batchId: string,
+  sha: string,
+  name: string,
+  state: MergeQueueCheckState,
+  notCounted?: string,
+  reported: ReportedFailures = {},
+): void {
   const b = ctx.batchById.get(batchId);
+  // A pass on a commit that failed before, whatever became of its batch, is a re-test (flakes.ts).
+  if (state === 'success' && notCounted === undefined && !appliesTo(b, sha, name) && isRecentFailure(ctx, sha, name)) {
+    learnFromResult(ctx, sha, name, true, []);
+  }
   if (!b) return;
   const fit = checkReportFit(b, sha);
   if (notCounted !== undefined) return noteNotCounted(ctx, b, fit, sha, name, notCounted);
@@ -47,20 +66,44 @@ export function recordCheck(ctx: Ctx, batchId: string, sha: string, name: string
     b.operation = null;
     ctx.changed = true;
   }
-  applyResult(ctx, b, name, state);
+  applyResult(ctx, b, name, state, reported);
 }
 
-function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueCheckState): void {
+/** Whether a report of `name` on `sha` would be applied to batch `b` (its pending check on its current candidate). */
+function appliesTo(b: BatchState | undefined, sha: string, name: string): boolean {
+  if (!b || checkReportFit(b, sha) !== 'current' || isFinalBatch(b)) return false;
+  if (b.status !== 'testing' && b.status !== 'reconciling') return false;
+  return b.checks.some((c) => c.name === name && c.state === 'pending');
+}
+
+function isRecentFailure(ctx: Ctx, sha: string, name: string): boolean {
+  return (ctx.s.stats.recentFailures ?? []).some((f) => f.sha === sha && f.check === name);
+}
+
+function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueCheckState, reported: ReportedFailures = {}): void {
   if (state === 'pending') return;
   const check = b.checks.find((c) => c.name === name);
   if (!check || check.state !== 'pending') return;
   check.state = state;
   ctx.changed = true;
-  if (state === 'failure') b.failureReason = `check ${name} failed`;
+  if (state === 'failure') {
+    b.failureReason = `check ${name} failed`;
+    keepFailures(b, name, reported);
+  }
+  if (b.candidateSha !== null) learnFromResult(ctx, b.candidateSha, name, state === 'success', b.failures ?? []);
   if (b.status === 'testing' && outcome(ctx, b) === 'passed') {
     if (b.ciStartedAt !== null) learnFromPassingRun(ctx, b, ctx.at - b.ciStartedAt);
     setBatchStatus(ctx, b, 'ready');
   }
+}
+
+/** Keeps the failing tests a failing result named on its batch, within MAX_CHECK_FAILURES (the list is replaced). */
+function keepFailures(b: BatchState, name: string, reported: ReportedFailures): void {
+  const named = (reported.failures ?? []).map((f) => ({ ...f, check: name }));
+  if (named.length === 0 && !reported.failuresTruncated) return;
+  const all = [...(b.failures ?? []), ...named];
+  b.failures = all.slice(0, MAX_CHECK_FAILURES);
+  if (reported.failuresTruncated || all.length > MAX_CHECK_FAILURES) b.failuresTruncated = true;
 }
 
 /**
