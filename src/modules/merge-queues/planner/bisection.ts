@@ -19,19 +19,17 @@ export interface IsolationUnit {
 
 /**
  * Splits the waiting entries (in planning order) into isolation units and the rest (`normal`).
- * Under the posterior rule (posterior.ts) a suspect group with a named suspect still live has its
- * named suspects tested alone first, one unit each; its other PRs wait until none is left.
+ * Under the posterior rule (posterior.ts) the named suspects of a group are tested alone first:
+ * each is a unit of its own, ahead of every group, so they take the first runners; the rest of
+ * their group is bisected as before, on the runners left.
  */
 export function isolationUnits(waiting: readonly EntryState[], s?: MergeQueueState): { units: IsolationUnit[]; normal: EntryState[] } {
+  const named: IsolationUnit[] = [];
   const units: IsolationUnit[] = [];
   const groups = new Map<string, IsolationUnit>();
-  const namedFirst = new Set<string>();
-  for (const e of s?.entries ?? []) {
-    if ((e.status === 'queued' || e.status === 'testing') && isNamedSuspect(s!, e)) namedFirst.add(e.suspectGroup!);
-  }
   for (const e of waiting) {
-    if (e.suspectGroup !== null && namedFirst.has(e.suspectGroup)) {
-      if (isNamedSuspect(s!, e)) units.push({ entries: [e], group: false });
+    if (s && isNamedSuspect(s, e)) {
+      named.push({ entries: [e], group: false });
     } else if (e.suspectGroup !== null) {
       let unit = groups.get(e.suspectGroup);
       if (!unit) {
@@ -44,6 +42,7 @@ export function isolationUnits(waiting: readonly EntryState[], s?: MergeQueueSta
       units.push({ entries: [e], group: false });
     }
   }
+  units.unshift(...named);
   const normal = waiting.filter((e) => e.suspectGroup === null && !(e.failuresAlone > 0 && !e.cleared));
   return { units, normal };
 }

@@ -80,15 +80,21 @@ describe('blame by posterior (issue 40)', () => {
     const d = queue();
     failedBatchOfFour(d);
     expect(d.entry(2).suspectedFor).toEqual([{ check: 'ci', ...API_TEST }]);
-    // Only the named PR (its lane holds the failing test's file) runs; the rest of its group waits.
+    // The named PR (its lane holds the failing test's file) runs alone first; the rest of its
+    // group is bisected on the runners left.
     const parts = d.live();
-    expect(parts.map((p) => [p.role, p.prNumbers])).toEqual([['part', [2]]]);
+    expect(parts.map((p) => [p.role, p.prNumbers])).toEqual([
+      ['part', [2]],
+      ['part', [1]],
+      ['part', [3]],
+      ['part', [4]],
+    ]);
     expect(failFirstTests(d.state, parts[0])).toEqual([{ check: 'ci', ...API_TEST }]);
     fail(d, parts[0].id, [API_TEST]);
     expect(d.entry(2).status).toBe('failed');
+    for (const p of parts.slice(1)) d.report(p.id, 'success');
     expect(d.entry(2).badProbability).toBeGreaterThanOrEqual(BLAME_THRESHOLD);
-    // Its siblings are released to the chain and land.
-    for (const n of [1, 3, 4]) expect(d.entry(n).suspectGroup).toBeNull();
+    // Its siblings passed alone and land.
     landAll(d);
     for (const n of [1, 3, 4]) expect(d.entry(n).status).toBe('merged');
     expect(d.monitor.violations).toEqual([]);
@@ -135,6 +141,7 @@ describe('blame by posterior (issue 40)', () => {
     d.complete();
     const parts = d.live().filter((b) => b.role === 'part' && !b.prNumbers.includes(2));
     expect(parts.flatMap((p) => p.prNumbers).sort()).toEqual([1, 3, 4]);
+    expect(parts.every((p) => p.status === 'testing')).toBe(true);
     // #1 is the culprit; #2 rides with it in a new chain batch that fails the same way.
     for (const p of parts) (p.prNumbers.includes(1) ? fail(d, p.id, [API_TEST]) : d.report(p.id, 'success'));
     d.complete();
