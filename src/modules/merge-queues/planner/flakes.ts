@@ -20,7 +20,7 @@ import type { CheckFailure, FlakeStat, MergeQueueState } from './types';
  */
 
 /** Failure keys with a flake history at most; the least recently failed is forgotten first. */
-export const MAX_FLAKE_KEYS = 500;
+export const MAX_FLAKE_KEYS = 200;
 /** Failed results remembered by commit, waiting for a re-test; the oldest is forgotten first. */
 export const MAX_RECENT_FAILURES = 50;
 /** Prior of `share` (above): flakes, and re-tests beyond them. */

@@ -143,7 +143,7 @@ describe('blame by posterior (issue 40)', () => {
     expect(parts.flatMap((p) => p.prNumbers).sort()).toEqual([1, 3, 4]);
     expect(parts.every((p) => p.status === 'testing')).toBe(true);
     // #1 is the culprit; #2 rides with it in a new chain batch that fails the same way.
-    for (const p of parts) (p.prNumbers.includes(1) ? fail(d, p.id, [API_TEST]) : d.report(p.id, 'success'));
+    for (const p of parts) p.prNumbers.includes(1) ? fail(d, p.id, [API_TEST]) : d.report(p.id, 'success');
     d.complete();
     const again = d.state.batches.find((b) => b.prNumbers.includes(2) && b.prNumbers.length > 1 && b.status === 'testing');
     if (again && again.prNumbers.length > 1) {
