@@ -24,12 +24,18 @@ const BAD = (arg('bad') ?? '0.03,0.08').split(',').map(Number);
 const FLAKE = Number(arg('flake') ?? 0.02);
 const RUNNERS = Number(arg('runners') ?? 4);
 
-const VARIANTS: { name: string; config: Partial<PlannerConfig>; reportsTests: boolean }[] = [
+const ALL_VARIANTS: { name: string; config: Partial<PlannerConfig>; reportsTests: boolean }[] = [
   { name: 'main rule (flakyRetries 1), pass/fail', config: { flakyRetries: 1 }, reportsTests: false },
   { name: 'posterior, pass/fail', config: {}, reportsTests: false },
   { name: 'main rule (flakyRetries 1), failing tests', config: { flakyRetries: 1 }, reportsTests: true },
   { name: 'posterior, failing tests', config: {}, reportsTests: true },
 ];
+/** `--variants 0,2`: only these (indexes into the list above). */
+const VARIANTS = arg('variants')
+  ? arg('variants')!
+      .split(',')
+      .map((i) => ALL_VARIANTS[Number(i)])
+  : ALL_VARIANTS;
 
 /** The most failing CI runs (finished, not cancelled) any one PR sat in. */
 function maxFailingRuns(world: World): number {
