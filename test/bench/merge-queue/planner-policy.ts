@@ -15,25 +15,16 @@ import { batchOutcome } from '@/modules/merge-queues/planner/step';
 import type { BatchState } from '@/modules/merge-queues/planner/types';
 import { hashInts, mulberry32 } from './prng';
 import type { Policy } from './policy';
-import { MINUTE, type CiRun, type Scenario, type World } from './world';
+import { MINUTE, type CiRun, type World } from './world';
 import { failFirstTests } from '@/modules/merge-queues/planner';
 import type { CheckFailure } from '@/modules/merge-queues/planner/types';
 
-/** The simulator's top-level directories, one path group each when the scenario reports failing tests. */
+/** The simulator's top-level directories (`dir0/`...), one path group each when the scenario reports failing tests. */
 const DIRECTORIES = 8;
 
-/** What this executor reads of the scenario and of a CI run beyond pass/fail (world.ts may not model it yet). */
-type TestReporting = { reportsTests?: boolean };
-type RunTests = { failedTests?: { test: string; file?: string; target?: string }[] };
-
-/**
- * The failing tests a run names, as CI would report them: the world's failing tests where it
- * models them, else one test per failed test area, whose file sits in that area's directory.
- */
+/** The failing tests a failing run names (its check is `ci`), as CI reports them when the scenario reports tests. */
 export function failuresOfRun(run: CiRun): Omit<CheckFailure, 'check'>[] {
-  const tests = (run as CiRun & RunTests).failedTests;
-  if (tests) return tests.map((t) => ({ test: t.test, ...(t.file !== undefined && { file: t.file }), ...(t.target !== undefined && { target: t.target }) }));
-  return run.failedAreas.map((a) => ({ test: `area ${a}`, file: `d${a}/area.test.ts` }));
+  return run.failedTests.map((t) => ({ test: t.test, file: t.file }));
 }
 
 /**
@@ -100,8 +91,8 @@ export class PlannerPolicy implements Policy {
     name = 'ours',
   ) {
     this.name = name;
-    this.reportsTests = (world.scenario as Scenario & TestReporting).reportsTests === true;
-    const groups = this.reportsTests ? { pathGroups: Array.from({ length: DIRECTORIES }, (_, d) => ({ name: `d${d}`, paths: [`d${d}/`] })) } : {};
+    this.reportsTests = world.scenario.reportsTests === true;
+    const groups = this.reportsTests ? { pathGroups: Array.from({ length: DIRECTORIES }, (_, d) => ({ name: `dir${d}`, paths: [`dir${d}/`] })) } : {};
     this.state = createMergeQueueState({
       baseSha: world.baseSha,
       config: { historyLimit: 30, ...NEUTRAL_START, ...groups, ...config },
@@ -125,8 +116,8 @@ export class PlannerPolicy implements Policy {
       entry: { id: `pr${n}`, number: n, headSha: `h${n}.0`, url: `https://git.example/pulls/${n}` },
     });
     // The engine gives an entry its lanes once its changed paths are matched (here at once): the
-    // path group of the PR's directory.
-    if (this.reportsTests) this.giveLanes(`pr${n}`, [`d${this.world.pr(n).directory}`]);
+    // path groups of the PR's directories.
+    if (this.reportsTests) this.giveLanes(`pr${n}`, [...this.world.pr(n).directories].sort((x, y) => x - y).map((d) => `dir${d}`));
     const estimate = estimateMergeTimes(this.state, this.world.now).find((e) => e.number === n);
     if (estimate) this.world.pr(n).eta = estimate.estimatedMergeAt;
   }
@@ -276,8 +267,7 @@ export class PlannerPolicy implements Policy {
         };
         // The tests to run first (fail-first hints), for a world that models them.
         const failFirst = batch && this.reportsTests ? failFirstTests(this.state, batch) : [];
-        const start = w.startCi as (sha: string, tag: string, done: CiRun['onDone'], options?: { failFirst?: CheckFailure[] }) => CiRun;
-        const run = start.call(w, op.candidateSha, tag, onDone, { failFirst });
+        const run = w.startCi(op.candidateSha, tag, onDone, { failFirst });
         this.runs.set(op.batchId, run);
         return { type: 'operationSucceeded', operationId: op.id };
       }
