@@ -117,7 +117,11 @@ export class PlannerPolicy implements Policy {
     });
     // The engine gives an entry its lanes once its changed paths are matched (here at once): the
     // path groups of the PR's directories.
-    if (this.reportsTests) this.giveLanes(`pr${n}`, [...this.world.pr(n).directories].sort((x, y) => x - y).map((d) => `dir${d}`));
+    if (this.reportsTests)
+      this.giveLanes(
+        `pr${n}`,
+        [...this.world.pr(n).directories].sort((x, y) => x - y).map((d) => `dir${d}`),
+      );
     const estimate = estimateMergeTimes(this.state, this.world.now).find((e) => e.number === n);
     if (estimate) this.world.pr(n).eta = estimate.estimatedMergeAt;
   }
