@@ -142,16 +142,27 @@ describe('blame by posterior (issue 40)', () => {
     const parts = d.live().filter((b) => b.role === 'part' && !b.prNumbers.includes(2));
     expect(parts.flatMap((p) => p.prNumbers).sort()).toEqual([1, 3, 4]);
     expect(parts.every((p) => p.status === 'testing')).toBe(true);
-    // #1 is the culprit; #2 rides with it in a new chain batch that fails the same way.
-    for (const p of parts) p.prNumbers.includes(1) ? fail(d, p.id, [API_TEST]) : d.report(p.id, 'success');
-    d.complete();
-    const again = d.state.batches.find((b) => b.prNumbers.includes(2) && b.prNumbers.length > 1 && b.status === 'testing');
-    if (again && again.prNumbers.length > 1) {
-      fail(d, again.id, [API_TEST]);
-      expect(d.entry(2).suspectGroup).toBeNull();
-      expect(d.entry(2).status).toBe('queued');
-    }
     expect(d.monitor.violations).toEqual([]);
+  });
+
+  it('leaves a PR exonerated for every key of a failure out of its suspects', () => {
+    const d = queue();
+    const key = failureKey({ check: 'ci', test: API_TEST.test });
+    together(d, [1, 2, 3, 4], (n) => (n === 2 ? { exonerations: [key] } : {}));
+    d.complete();
+    fail(d, d.live()[0].id, [API_TEST]);
+    expect(d.entry(2).suspectGroup).toBeNull();
+    expect(d.entry(2).suspectedFor).toBeUndefined();
+    expect(d.entry(2).status).not.toBe('failed');
+    const groups = new Set([1, 3, 4].map((n) => d.entry(n).suspectGroup));
+    expect(groups.size).toBe(1);
+    expect([...groups][0]).not.toBeNull();
+    // A failure of another test: the exoneration does not cover it.
+    const e = new QueueDriver({ maxParallel: 4, minBatch: 4, maxBatch: 4, screening: false });
+    together(e, [1, 2, 3, 4], (n) => (n === 2 ? { exonerations: [key] } : {}));
+    e.complete();
+    fail(e, e.live()[0].id, [OTHER_TEST]);
+    expect(e.entry(2).suspectGroup).not.toBeNull();
   });
 
   it('suspects every PR again when all of a failed batch are exonerated for its failure', () => {
