@@ -16,6 +16,16 @@ import type { BatchState } from '@/modules/merge-queues/planner/types';
 import { hashInts, mulberry32 } from './prng';
 import type { Policy } from './policy';
 import { MINUTE, type CiRun, type World } from './world';
+import { failFirstTests } from '@/modules/merge-queues/planner';
+import type { CheckFailure } from '@/modules/merge-queues/planner/types';
+
+/** The simulator's top-level directories (`dir0/`...), one path group each when the scenario reports failing tests. */
+const DIRECTORIES = 8;
+
+/** The failing tests a failing run names (its check is `ci`), as CI reports them when the scenario reports tests. */
+export function failuresOfRun(run: CiRun): Omit<CheckFailure, 'check'>[] {
+  return run.failedTests.map((t) => ({ test: t.test, file: t.file }));
+}
 
 /**
  * Starting estimates that do not know the benchmark's answer (the planner's defaults equal the
@@ -53,6 +63,10 @@ export class PlannerPolicy implements Policy {
   private readonly fixing = new Set<string>();
   steps = 0;
   unknownOutcomes = 0;
+  /** The scenario reports failing tests: runs name them, entries carry their lanes (the PR's directory). */
+  private readonly reportsTests: boolean;
+  /** Candidates are deterministic: the same parent and the same PR heads give the same commit. */
+  private readonly built = new Map<string, string>();
   /**
    * Diagnostics only (diagnose.ts --oracle-heavy): before every event each waiting or testing
    * entry's heavy probability is set from the world's answer (0.95 slow, 0.01 not), an upper bound
@@ -77,9 +91,11 @@ export class PlannerPolicy implements Policy {
     name = 'ours',
   ) {
     this.name = name;
+    this.reportsTests = world.scenario.reportsTests === true;
+    const groups = this.reportsTests ? { pathGroups: Array.from({ length: DIRECTORIES }, (_, d) => ({ name: `dir${d}`, paths: [`dir${d}/`] })) } : {};
     this.state = createMergeQueueState({
       baseSha: world.baseSha,
-      config: { historyLimit: 30, ...NEUTRAL_START, ...config },
+      config: { historyLimit: 30, ...NEUTRAL_START, ...groups, ...config },
     });
     this.crash = mulberry32(hashInts([world.seed, 9]));
     this.scheduleTick();
@@ -99,8 +115,19 @@ export class PlannerPolicy implements Policy {
       type: 'enqueue',
       entry: { id: `pr${n}`, number: n, headSha: `h${n}.0`, url: `https://git.example/pulls/${n}` },
     });
+    // The engine gives an entry its lanes once its changed paths are matched (here at once): the
+    // path groups of the PR's directories.
+    if (this.reportsTests)
+      this.giveLanes(
+        `pr${n}`,
+        [...this.world.pr(n).directories].sort((x, y) => x - y).map((d) => `dir${d}`),
+      );
     const estimate = estimateMergeTimes(this.state, this.world.now).find((e) => e.number === n);
     if (estimate) this.world.pr(n).eta = estimate.estimatedMergeAt;
+  }
+
+  private giveLanes(id: string, lanes: string[]): void {
+    this.state = { ...this.state, entries: this.state.entries.map((e) => (e.id === id && e.lanes === undefined ? { ...e, lanes } : e)) };
   }
 
   private scheduleTick(): void {
@@ -197,7 +224,11 @@ export class PlannerPolicy implements Policy {
         const numbers = op.heads.map((h) => h.number);
         // A lane planner's batch with a PR that spans lanes (LanesPolicy, the host rule) is built on
         // its parent merged with the base as it is now, which holds its other lanes' PRs.
-        const built = this.lane !== null && numbers.some((n) => w.pr(n).lanes.length > 1) ? w.buildOnBase(op.baseSha, numbers) : w.build(op.baseSha, numbers);
+        const onBase = this.lane !== null && numbers.some((n) => w.pr(n).lanes.length > 1);
+        const key = `${op.baseSha}|${numbers.map((n) => `${n}:${w.pr(n).headVersion}`).join(',')}`;
+        const again = onBase ? undefined : this.built.get(key);
+        const built = again !== undefined ? ({ ok: true, sha: again } as const) : onBase ? w.buildOnBase(op.baseSha, numbers) : w.build(op.baseSha, numbers);
+        if (built.ok && !onBase) this.built.set(key, built.sha);
         if (!built.ok) {
           const head = op.heads.find((h) => h.number === built.pr);
           // One fix per head: a screen and then the chain may both meet the same conflict.
@@ -220,22 +251,27 @@ export class PlannerPolicy implements Policy {
         return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.sha };
       }
       case 'publish':
-        this.published.add(op.candidateSha);
+        this.published.add(`${op.batchId}:${op.candidateSha}`);
         return { type: 'operationSucceeded', operationId: op.id };
       case 'startCi': {
         const batch = this.state.batches.find((b) => b.id === op.batchId);
         const own = batch ? batch.prNumbers : [];
         const tag = `${batch?.role === 'part' ? 'probe ' : batch?.role === 'screen' ? 'screen ' : ''}${op.batchId} [${own.join(',')}]`;
-        this.ciStarted.add(op.candidateSha);
-        const run = w.startCi(op.candidateSha, tag, (r, passed) => {
+        this.ciStarted.add(`${op.batchId}:${op.candidateSha}`);
+        const onDone: CiRun['onDone'] = (r, passed) => {
+          const failures = !passed && this.reportsTests ? failuresOfRun(r) : [];
           this.send({
             type: 'checkReported',
             batchId: op.batchId,
             candidateSha: r.sha,
             name: 'ci',
             state: passed ? 'success' : 'failure',
+            ...(failures.length > 0 && { failures }),
           });
-        });
+        };
+        // The tests to run first (fail-first hints), for a world that models them.
+        const failFirst = batch && this.reportsTests ? failFirstTests(this.state, batch) : [];
+        const run = w.startCi(op.candidateSha, tag, onDone, { failFirst });
         this.runs.set(op.batchId, run);
         return { type: 'operationSucceeded', operationId: op.id };
       }
@@ -258,8 +294,8 @@ export class PlannerPolicy implements Policy {
             baseSha: w.baseSha,
             candidateSha: sha,
             candidateLanded: sha !== null && w.isLanded(sha),
-            published: sha !== null && this.published.has(sha),
-            ciStarted: sha !== null && this.ciStarted.has(sha),
+            published: sha !== null && this.published.has(`${op.batchId}:${sha}`),
+            ciStarted: sha !== null && this.ciStarted.has(`${op.batchId}:${sha}`),
           },
         };
       }
