@@ -43,12 +43,14 @@ import {
   type MergeQueueEntryDetailsDto,
   toMergeQueueEntryDetailsDto,
 } from './dto/merge-queue-entry-details.dto';
+import { type MergeQueueBatchDetailsDto, type MergeQueueFailFirstDto, toFailureDto, toMergeQueueBatchDetailsDto } from './dto/merge-queue-batch-details.dto';
 import type { EntryOrigin } from './provider-events/pull-request-requests';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
 import { bindingsFromGithub, type GithubRequiredCheck, requiredChecksReadOf } from './policy/github-required-checks';
 import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
 import { type RefreshResult, RequiredChecksFromGithub } from './required-checks/required-checks-from-github';
 import {
+  batchHints,
   checkedConfig,
   checkReportFit,
   createMergeQueueState,
@@ -476,6 +478,22 @@ export class MergeQueuesService {
   async entryDetails(principal: Principal, id: string, entryId: string): Promise<MergeQueueEntryDetailsDto> {
     const { entry, batch, events } = await this.repository.entryDetails(principal.organizationId, id, entryId, ENTRY_DETAILS_EVENTS);
     return toMergeQueueEntryDetailsDto(entry, batch, events.map(toMergeQueueEventDto));
+  }
+
+  /**
+   * One batch as the queue's own resource shows it: the spec's batch, its role and what it is built
+   * on, the failing tests CI named, the suspects it holds and the tests to run first.
+   */
+  async batchDetails(principal: Principal, id: string, batchId: string): Promise<MergeQueueBatchDetailsDto> {
+    const read = await this.repository.batchDetails(principal.organizationId, id, { batchId });
+    return toMergeQueueBatchDetailsDto(id, read.row, read.batch ? { batch: read.batch, hints: batchHints(read.batch, read.chain, read.entries) } : null);
+  }
+
+  /** The fail-first hints of a candidate commit, for CI: the tests to run first (the newest batch with that candidate). */
+  async failFirst(principal: Principal, id: string, sha: string): Promise<MergeQueueFailFirstDto> {
+    const read = await this.repository.batchDetails(principal.organizationId, id, { candidateSha: sha });
+    const tests = read.batch ? batchHints(read.batch, read.chain, read.entries).failFirst : [];
+    return { sha, batchId: read.row.id, tests: tests.map(toFailureDto) };
   }
 
   /** The chain in landing order and the waiting entries, with the planner's estimates (what `cli queue show` draws). */
