@@ -5,7 +5,8 @@ import type { Request } from 'express';
 import { requestIdMiddleware } from '@/common/logging/request-id.middleware';
 import { accessLogMiddleware, AppLogger } from '@/common/logging/request-logger';
 import { createValidationPipe } from '@/common/http/validation';
-import { bodyGuardMiddleware, bodyRejectionHandler, JSON_MEDIA_TYPES, jsonOnlyMiddleware, verifyJsonBody } from '@/common/http/body-guard';
+import { bodyGuardMiddleware, bodyRejectionHandler, JSON_MEDIA_TYPES, mediaTypeMiddleware, rawBodyRouteOf, verifyJsonBody } from '@/common/http/body-guard';
+import { JUNIT_BODY_MAX_BYTES, JUNIT_REPORT_ROUTE } from '@/modules/merge-queues/check-reports/junit-route';
 import { ParameterGuardPipe } from '@/common/http/parameter-guard.pipe';
 import { parseQueryString } from '@/common/http/query-parser';
 import { APP_CONFIG } from '@/common/config/config.module';
@@ -46,7 +47,7 @@ export function configureApp(app: NestExpressApplication): void {
   }
   // Non-JSON bodies are refused before parsing, so no route mistakes one for a missing body; JSON
   // bodies are bounded (depth, keys, storable strings) before anything transforms or validates them.
-  app.use(jsonOnlyMiddleware);
+  app.use(mediaTypeMiddleware([JUNIT_REPORT_ROUTE]));
   const limits = { maxDepth: config.bodyMaxDepth, maxKeys: config.bodyMaxKeys };
   // Webhook routes read their body as raw bytes, up to GitHub's 25 MB (WEBHOOK_BODY_MAX_BYTES): their
   // signature is an HMAC of the body as sent, checked before the service parses it once under its own
@@ -54,6 +55,10 @@ export function configureApp(app: NestExpressApplication): void {
   // skips them, and so do BODY_MAX_KEYS and the 1 MB limit.
   const isWebhook = (req: Request) => req.url.startsWith(WEBHOOK_PATH_PREFIX) && req.is(JSON_MEDIA_TYPES) !== false;
   app.useBodyParser('raw', { limit: config.webhooks.bodyMaxBytes, type: isWebhook } as NestExpressBodyParserOptionsFor<'raw'>);
+  // A JUnit XML report (POST /merge-queues/{id}/batches/{batchId}/checks/junit) is read as raw bytes
+  // up to JUNIT_BODY_MAX_BYTES (what it inflates to, when sent compressed): its service reads the XML.
+  const isJunit = (req: Request) => rawBodyRouteOf(req, [JUNIT_REPORT_ROUTE]) !== undefined;
+  app.useBodyParser('raw', { limit: JUNIT_BODY_MAX_BYTES, type: isJunit } as NestExpressBodyParserOptionsFor<'raw'>);
   // Nest's types leave out body-parser's `verify` because its rawBody option uses it; we don't use
   // rawBody, and verify is the one hook that runs between reading the body and JSON.parse.
   const jsonOptions = { limit: JSON_BODY_LIMIT, type: JSON_MEDIA_TYPES, verify: verifyJsonBody(limits) };

@@ -289,6 +289,20 @@ describe('the git emulator against GitHub’s published descriptions', () => {
     await emulator.removeBranchProtection('octo/widgets', 'main');
     await emulator.deleteRuleset('octo/widgets', ruleset.id);
     expect(await rules.requirements('main')).toEqual({ protection: null, rules: [] });
+    // A failing check run's annotations (the failing tests it names), read 50 a page: 51 failures and a notice over two pages.
+    const annotations = Array.from({ length: 52 }, (_, i) => ({
+      path: `test/t${i}.spec.ts`,
+      start_line: i + 1,
+      end_line: i + 1,
+      annotation_level: i === 7 ? ('notice' as const) : ('failure' as const),
+      message: `expected ${i}\nreceived something else`,
+      ...(i % 2 === 0 && { title: `t${i} fails` }),
+    }));
+    await emulator.checkRun('octo/widgets', base, 'ci', { conclusion: 'failure', id: 990_001, annotations });
+    const read = await mq.checkRunFailureAnnotations(990_001, 4);
+    expect(read?.annotations).toHaveLength(51);
+    expect(read?.annotations[0]).toEqual({ path: 'test/t0.spec.ts', title: 't0 fails', message: 'expected 0\nreceived something else' });
+    expect(read?.more).toBe(false);
     // A PR's title (REST pulls.get), and a PR that does not exist (404).
     expect(await mq.pullRequestTitle(7)).toBe('Pull request #7');
     expect(await mq.pullRequestTitle(999)).toBeNull();

@@ -77,6 +77,7 @@ export class GitProviderEmulator extends EmulatorState {
     ...this.restRepos.routes,
     ...this.restPulls.routes,
     ...this.graphql.routes,
+    ...this.webhooks.routes,
   ];
 
   async start(port = 0, host = '127.0.0.1'): Promise<this> {

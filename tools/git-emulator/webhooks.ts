@@ -5,7 +5,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { BareRepository } from './bare-git';
 import { EMULATOR_APP_ID, GithubJson } from './github-json';
-import { iso } from './http';
+import { fail, iso, paginate, type Route, type RouteContext, send } from './http';
 import type { EmulatedComment, EmulatedPull, Pulls } from './pulls';
 import type { EmulatedDelivery, EmulatedRepository, EmulatorState } from './state';
 
@@ -23,7 +23,31 @@ function signatureSha1(body: string, secret: string): string {
   return `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
 }
 
+/** One annotation of a check run, as CI writes it (POST/PATCH check-runs `output.annotations`). */
+export interface EmulatedAnnotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  message: string;
+  title?: string;
+  raw_details?: string;
+}
+
 export class Webhooks {
+  /** The annotations of the check runs `checkRun` sent, by check run id (GET .../check-runs/{id}/annotations). */
+  private readonly annotations = new Map<number, { repository: string; sha: string; list: EmulatedAnnotation[] }>();
+
+  /** GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations, paginated as GitHub's (30 a page, per_page to 100). */
+  readonly routes: Route[] = [
+    {
+      method: 'GET',
+      path: /^\/repos\/([^/]+)\/([^/]+)\/check-runs\/(\d+)\/annotations$/,
+      auth: 'user',
+      handle: (ctx, m) => this.listAnnotations(ctx, m),
+    },
+  ];
+
   /** The id of the emulator's one webhook (X-GitHub-Hook-ID). */
   readonly hookId = 470_000_000 + randomBytes(2).readUInt16BE();
   /** Hookshot's version in the User-Agent, hex as GitHub's. */
@@ -101,11 +125,15 @@ export class Webhooks {
       app?: { id: number; slug: string };
       id?: number;
       startedAt?: string;
-      output?: { title: string; summary: string };
+      output?: { title: string; summary: string; text?: string };
+      /** The run's annotations (kept for GET .../annotations; the payload counts them). */
+      annotations?: EmulatedAnnotation[];
     },
   ): Promise<EmulatedDelivery> {
     const { repo, json } = this.repoRef(repository);
     const id = run.id ?? this.state.nextId();
+    if (run.annotations) this.annotations.set(id, { repository, sha, list: run.annotations });
+    const annotationsCount = this.annotations.get(id)?.list.length ?? 0;
     const now = iso(Date.now());
     const app = run.app ?? { id: 1, slug: 'ci' };
     const appJson = this.json.app(app.slug, app.id);
@@ -130,8 +158,8 @@ export class Webhooks {
         output: {
           title: run.output?.title ?? null,
           summary: run.output?.summary ?? null,
-          text: null,
-          annotations_count: 0,
+          text: run.output?.text ?? null,
+          annotations_count: annotationsCount,
           annotations_url: `${api}/check-runs/${id}/annotations`,
         },
         name,
@@ -156,6 +184,30 @@ export class Webhooks {
       repository: json,
       sender: this.json.user(repo?.owner ?? repository.split('/')[0]),
     });
+  }
+
+  private listAnnotations({ login, url, res }: RouteContext, match: RegExpMatchArray): void {
+    const repo = this.state.repository(match[1], match[2]);
+    if (!this.state.canSee(repo, login)) return fail(res, 404, 'Not Found');
+    const run = this.annotations.get(Number(match[3]));
+    if (!run || run.repository.toLowerCase() !== `${repo.owner}/${repo.name}`.toLowerCase()) return fail(res, 404, 'Not Found');
+    const blob = `${this.state.url}/${repo.owner}/${repo.name}/blob/${run.sha}`;
+    return send(
+      res,
+      200,
+      paginate(run.list, url, res).map((a) => ({
+        path: a.path,
+        blob_href: `${blob}/${a.path}`,
+        start_line: a.start_line,
+        end_line: a.end_line,
+        start_column: null,
+        end_column: null,
+        annotation_level: a.annotation_level,
+        title: a.title ?? null,
+        message: a.message,
+        raw_details: a.raw_details ?? null,
+      })),
+    );
   }
 
   /** A commit status on `sha` (what a CI using the statuses API sends). */

@@ -223,6 +223,36 @@ function hasBody(req: Request): boolean {
   return length !== undefined && length !== '0';
 }
 
+/** A route that takes a body of other media types than JSON, as raw bytes its service reads (see bootstrap.ts). */
+export interface RawBodyRoute {
+  /** The request's path (no query) is this route's. */
+  path: RegExp;
+  method: string;
+  mediaTypes: string[];
+}
+
+/** The XML media types (a JUnit report's). */
+export const XML_MEDIA_TYPES = ['application/xml', 'text/xml'];
+
+/** The raw-body route `req` is for, with a body of one of its media types; undefined for any other request. */
+export function rawBodyRouteOf(req: Request, routes: readonly RawBodyRoute[]): RawBodyRoute | undefined {
+  if (!hasBody(req)) return undefined;
+  const path = req.url.split('?', 1)[0];
+  return routes.find((r) => r.method === req.method && r.path.test(path) && req.is(r.mediaTypes) !== false);
+}
+
+/**
+ * 415 for a request body that is not JSON (nor of the media types of a raw-body route, `rawRoutes`),
+ * on any method: otherwise the JSON parser skips it and the route sees no body at all. A request
+ * without body bytes passes whatever its Content-Type.
+ */
+export function mediaTypeMiddleware(rawRoutes: readonly RawBodyRoute[]) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (rawBodyRouteOf(req, rawRoutes)) return next();
+    jsonOnlyMiddleware(req, res, next);
+  };
+}
+
 /**
  * 415 for a request body that is not JSON, on any method: otherwise the JSON parser skips it and
  * the route sees no body at all. A request without body bytes passes whatever its Content-Type.

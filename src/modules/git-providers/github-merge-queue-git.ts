@@ -113,6 +113,32 @@ export class GitHubMergeQueueGit extends MergeQueueGit {
     }
   }
 
+  /**
+   * The annotations of check run `checkRunId` whose level is `failure` (GET
+   * /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations, 50 a page, at most `maxPages`
+   * pages), in GitHub's order: null when GitHub knows no such check run. `more` says pages were
+   * left unread. Provider failures propagate as ProviderFailure.
+   */
+  async checkRunFailureAnnotations(
+    checkRunId: number,
+    maxPages: number,
+  ): Promise<{ annotations: { path: string; title: string | null; message: string | null }[]; more: boolean } | null> {
+    const perPage = 50;
+    const annotations: { path: string; title: string | null; message: string | null }[] = [];
+    for (let page = 1; page <= maxPages; page++) {
+      let data: { path: string; annotation_level: string | null; title: string | null; message: string | null }[];
+      try {
+        ({ data } = await call(() => this.api.rest.checks.listAnnotations({ ...this.repo, check_run_id: checkRunId, per_page: perPage, page })));
+      } catch (error) {
+        if (isFailure(error, 'not_found')) return null;
+        throw error;
+      }
+      for (const a of data) if (a.annotation_level === 'failure') annotations.push({ path: a.path, title: a.title, message: a.message });
+      if (data.length < perPage) return { annotations, more: false };
+    }
+    return { annotations, more: true };
+  }
+
   async readRef(ref: string): Promise<string | null> {
     try {
       const { data } = await call(() => this.api.rest.git.getRef({ ...this.repo, ref: apiRef(ref) }));

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiHeader, ApiOperation, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiExtraModels, ApiHeader, ApiOperation, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { XML_MEDIA_TYPES } from '@/common/http/body-guard';
 import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
 import { Permission } from '@/common/auth/permissions';
 import type { Principal } from '@/common/auth/principal';
@@ -16,6 +17,7 @@ import {
   MergeQueueEntryDto,
   MergeQueueEventDto,
   ReportCheckRequest,
+  ReportJunitQueryDto,
   UpdateMergeQueueEntryRequest,
   UpdateMergeQueueRequest,
 } from './dto/merge-queue.dto';
@@ -24,6 +26,7 @@ import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers
 import { MergeQueueBatchDetailsDto, MergeQueueFailFirstDto } from './dto/merge-queue-batch-details.dto';
 import { MergeQueueEntryDetailsDto } from './dto/merge-queue-entry-details.dto';
 import { MergeQueueSettingsDto, UpdateMergeQueueSettingsRequest } from './dto/merge-queue-settings.dto';
+import { JUNIT_BODY_MAX_BYTES } from './check-reports/junit-route';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { MergeQueuesService } from './merge-queues.service';
 import { failFirstText } from './planner';
@@ -387,6 +390,47 @@ export class MergeQueuesController {
   )
   async reportCheck(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('batchId') batchId: string, @Body() body: ReportCheckRequest) {
     return { data: await this.queues.reportCheck(principal, id, batchId, body.data) };
+  }
+
+  @Post(':id/batches/:batchId/checks/junit')
+  @HttpCode(200)
+  @RequirePermission(Permission.MergeQueuesReportChecks)
+  @ApiOperation({
+    summary: 'Report a required check on a batch candidate as a JUnit XML report',
+    description:
+      'The body is the JUnit XML report of the check (`application/xml` or `text/xml`, UTF-8, up to 5 MB, compressed or not); `name` and `sha` are in the query and bound to the candidate exactly as on POST .../checks ' +
+      "(a result for another commit is answered 409 with the batch's current candidate in `metadata.candidateSha` and changes nothing). " +
+      'The report is the whole result of the check: a test case with a `<failure>` or an `<error>` fails the check, and its failing tests are kept as `failures` of that report (the first 50: `classname.name` as the test, `file`, `failure` or `error` as the kind); ' +
+      'otherwise the check passes. A report in which no test case ran (none, or every one skipped) is a 422 and changes nothing; a CI that splits a check into shards merges their reports first, or reports on POST .../checks. ' +
+      'A DOCTYPE is refused (no DTD, no entity is read): the report is a 400 naming where, as is XML that is not well-formed or not UTF-8.',
+  })
+  @ApiConsumes(...XML_MEDIA_TYPES)
+  @ApiBody({
+    required: true,
+    description: 'A JUnit XML report: a `<testsuites>` or `<testsuite>` root',
+    schema: {
+      type: 'string',
+      maxLength: JUNIT_BODY_MAX_BYTES,
+      example: '<testsuite name="api"><testcase classname="login" name="rejects a bad password"><failure/></testcase></testsuite>',
+    },
+  })
+  @ApiDataResponse(MergeQueueBatchDto)
+  @ApiErrors(
+    MergeQueueErrors.NOT_FOUND,
+    MergeQueueErrors.BATCH_NOT_FOUND,
+    MergeQueueErrors.CHECK_NOT_REQUIRED,
+    MergeQueueErrors.CHECK_SOURCE_BOUND,
+    MergeQueueErrors.CHECK_NOT_FOR_CANDIDATE,
+    MergeQueueErrors.JUNIT_NO_TESTS,
+  )
+  async reportJunit(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Param('batchId') batchId: string,
+    @Query() query: ReportJunitQueryDto,
+    @Req() req: Request,
+  ) {
+    return { data: await this.queues.reportJunit(principal, id, batchId, query, req.body) };
   }
 
   @Get(':id/events')

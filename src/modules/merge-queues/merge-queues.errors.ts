@@ -24,6 +24,10 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   VIEW_LINK_TOO_LONG: [422, 'A view link may not work longer than this server allows (MERGE_QUEUE_VIEW_LINK_TTL_DAYS).'],
   VIEW_LINK_LIMIT_REACHED: [422, 'The merge queue has as many live view links as allowed (100); revoke some first.'],
   CHECK_NOT_REQUIRED: [422, "The check is not one of the queue's required checks."],
+  JUNIT_NO_TESTS: [
+    422,
+    'The JUnit report holds no test case that ran (none, or every one skipped): it neither passes nor fails the check; it changed nothing.',
+  ],
   CHECK_SOURCE_BOUND: [422, "The check is bound to a GitHub App in the queue's settings: only that app's check runs count for it."],
   NO_CHECKS_ON_GITHUB: [
     422,

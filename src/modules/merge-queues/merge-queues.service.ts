@@ -4,6 +4,7 @@ import type { Principal } from '@/common/auth/principal';
 import type { AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
 import { AppError } from '@/common/errors/app-error';
+import { RequestErrors } from '@/common/errors/common.errors';
 import { invalidFields } from '@/common/errors/invalid-fields';
 import { isUniqueViolation } from '@/common/prisma/unique-violation';
 import { decodeCursor, Page, PaginationQueryDto } from '@/common/pagination/pagination';
@@ -18,6 +19,8 @@ import { type LockedQueue, MergeQueueWriter } from './engine/queue-writer';
 import type { QueueTransaction } from './engine/store/queue-transaction';
 import type { EntryView, QueueView, QueueWithSource } from './engine/store/queue-view';
 import { MergeQueueTitles } from './titles/pr-titles';
+import { XML_MEDIA_TYPES } from '@/common/http/body-guard';
+import { decodeJunit, JunitError, type JunitSummary, readJunit } from './check-reports/junit';
 import { EVENTS_ORDER, MergeQueuesRepository } from './merge-queues.repository';
 import {
   CreateMergeQueueDto,
@@ -27,7 +30,11 @@ import {
   MergeQueueDto,
   MergeQueueEntryDto,
   MergeQueueEventDto,
+  MAX_FAILURE_FILE_LENGTH,
+  MAX_FAILURE_TEST_LENGTH,
+  MAX_REPORTED_FAILURES,
   ReportCheckDto,
+  ReportJunitQueryDto,
   toMergeQueueBatchDto,
   toMergeQueueDto,
   toMergeQueueEntryDto,
@@ -600,10 +607,34 @@ export class MergeQueuesService {
    * checks.ts); one for a withdrawn or final batch changes nothing. A result for another commit is
    * recorded in the events, changes nothing, and is answered with a 409 naming the candidate.
    */
-  async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto): Promise<MergeQueueBatchDto> {
+  async reportCheck(principal: Principal, id: string, batchId: string, dto: ReportCheckDto, from?: Record<string, unknown>): Promise<MergeQueueBatchDto> {
+    if (dto.state !== 'failure') {
+      const named = [dto.failures !== undefined && 'data.failures', dto.failuresTruncated !== undefined && 'data.failuresTruncated'].filter(
+        (f): f is string => f !== false,
+      );
+      if (named.length > 0) {
+        throw new AppError(RequestErrors.VALIDATION_FAILED, {
+          message: `Invalid request: ${named.join(', ')}: only a result with state failure names failing tests (state is ${dto.state}).`,
+          details: [invalidFields(named.map((f) => `${f}: only a result with state failure names failing tests`))],
+          metadata: { fields: named },
+        });
+      }
+    }
     let refused: { candidateSha: string | null } | undefined;
     // Filled once the batch is read under the lock; the writer writes it into the event's trail.
-    const detail: Record<string, unknown> = { ...(dto.url !== undefined && { url: dto.url }) };
+    const detail: Record<string, unknown> = {
+      ...(dto.url !== undefined && { url: dto.url }),
+      ...(dto.failures !== undefined && { failures: dto.failures.length }),
+      ...(dto.failuresTruncated !== undefined && { failuresTruncated: dto.failuresTruncated }),
+      ...from,
+    };
+    // The failing tests as the planner takes them (it keeps the first MAX_CHECK_FAILURES distinct ones).
+    const failures = dto.failures?.map((f) => ({
+      test: f.test,
+      ...(f.target !== undefined && { target: f.target }),
+      ...(f.file !== undefined && { file: f.file }),
+      ...(f.kind !== undefined && { kind: f.kind }),
+    }));
     const { batch } = await this.writer.apply({
       organizationId: principal.organizationId,
       queueId: id,
@@ -629,7 +660,18 @@ export class MergeQueuesService {
           refused = { candidateSha: plannerBatch.candidateSha };
           detail.currentCandidateSha = plannerBatch.candidateSha;
         }
-        return [{ type: 'checkReported', batchId: plannerBatch.id, candidateSha: dto.sha, name: dto.name, state: dto.state, at: Date.now() }];
+        return [
+          {
+            type: 'checkReported',
+            batchId: plannerBatch.id,
+            candidateSha: dto.sha,
+            name: dto.name,
+            state: dto.state,
+            ...(failures && { failures }),
+            ...(dto.failuresTruncated !== undefined && { failuresTruncated: dto.failuresTruncated }),
+            at: Date.now(),
+          },
+        ];
       },
       detail,
       after: async (q, _queue, applied) => {
@@ -649,6 +691,55 @@ export class MergeQueuesService {
     const row = batch;
     if (!row) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: batchId } });
     return toMergeQueueBatchDto(row);
+  }
+
+  /**
+   * A JUnit XML report as a check result (POST .../checks/junit): the queue must exist (404 first,
+   * whatever the body), then the body must be XML (415) that reads as a report (400 naming where;
+   * a DOCTYPE is refused); a report in which no test ran is a 422. The result is then reported as
+   * on POST .../checks: `failure` with its failing tests if any test case failed, else `success`.
+   */
+  async reportJunit(principal: Principal, id: string, batchId: string, query: ReportJunitQueryDto, body: unknown): Promise<MergeQueueBatchDto> {
+    await this.repository.find(principal.organizationId, id);
+    if (!Buffer.isBuffer(body)) {
+      if (body !== undefined) {
+        throw new AppError(RequestErrors.UNSUPPORTED_MEDIA_TYPE, {
+          message: `The JUnit report must be sent as ${XML_MEDIA_TYPES.join(' or ')}.`,
+          metadata: { mediaTypes: XML_MEDIA_TYPES },
+        });
+      }
+      throw new AppError(RequestErrors.VALIDATION_FAILED, {
+        message: `Invalid request: body: a JUnit XML report (${XML_MEDIA_TYPES.join(' or ')}) is required.`,
+        details: [invalidFields(['body: a JUnit XML report is required'])],
+        metadata: { fields: ['body'] },
+      });
+    }
+    let summary: JunitSummary;
+    try {
+      summary = readJunit(decodeJunit(body), {
+        maxFailures: MAX_REPORTED_FAILURES,
+        maxTestLength: MAX_FAILURE_TEST_LENGTH,
+        maxFileLength: MAX_FAILURE_FILE_LENGTH,
+      });
+    } catch (error) {
+      if (!(error instanceof JunitError)) throw error;
+      throw new AppError(RequestErrors.VALIDATION_FAILED, {
+        message: `Invalid request: body: ${error.message}`,
+        details: [invalidFields([`body: ${error.message}`])],
+        metadata: { fields: ['body'], ...(error.line !== undefined && { line: error.line, column: error.column }) },
+      });
+    }
+    if (summary.tests - summary.skipped === 0)
+      throw new AppError(MergeQueueErrors.JUNIT_NO_TESTS, { metadata: { tests: summary.tests, skipped: summary.skipped } });
+    const failed = summary.failed > 0;
+    const report: ReportCheckDto = {
+      name: query.name,
+      sha: query.sha,
+      ...(query.url !== undefined && { url: query.url }),
+      state: failed ? 'failure' : 'success',
+      ...(failed && { failures: summary.failures, ...(summary.truncated && { failuresTruncated: true }) }),
+    };
+    return this.reportCheck(principal, id, batchId, report, { via: 'junit', tests: summary.tests, skipped: summary.skipped, failed: summary.failed });
   }
 
   async events(principal: Principal, id: string, query: PaginationQueryDto): Promise<Page<MergeQueueEventDto>> {

@@ -33,13 +33,31 @@
  * or a commit status) and whether GitHub's conclusion was `skipped` or `neutral` (`state` is then
  * `success`, GitHub's own rule): which sources and conclusions count is the queue's to decide.
  */
+/** Where a failing check run's failing tests may be read (its annotations), as its delivery names them. */
+export interface CheckRunRef {
+  id: number;
+  annotations: number;
+  title?: string;
+}
+
 export type CheckSource = { kind: 'checkRun' | 'checkSuite'; appId?: string; appSlug?: string } | { kind: 'status' };
 
 export type GithubEvent =
   | { kind: 'prHead'; repository: string; number: number; headSha: string; baseRef: string }
   | { kind: 'prClosed'; repository: string; number: number; baseRef: string }
   | { kind: 'prTitle'; repository: string; number: number; title: string; baseRef: string }
-  | { kind: 'check'; repository: string; sha: string; name: string; state: 'success' | 'failure'; url?: string; source: CheckSource; skipped?: true }
+  | {
+      kind: 'check';
+      repository: string;
+      sha: string;
+      name: string;
+      state: 'success' | 'failure';
+      url?: string;
+      source: CheckSource;
+      skipped?: true;
+      /** A failing check run's id, its annotations' count and its output's title (where the failing tests may be read). */
+      checkRun?: CheckRunRef;
+    }
   | { kind: 'push'; repository: string; branch: string; after: string }
   | { kind: 'prLabel'; repository: string; number: number; baseRef: string; label: string; added: boolean; actor: GithubActor }
   | { kind: 'prCommand'; repository: string; number: number; command: PrCommand; commentId: number; actor: GithubActor }
@@ -142,15 +160,25 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
       const name = str(run?.name);
       if (!repository || !headSha || !name) return ignored('check_run without repository, head_sha or name');
       const url = httpUrl(run?.details_url) ?? httpUrl(run?.html_url);
+      const state = PASSING.includes(String(run?.conclusion)) ? 'success' : 'failure';
+      const output = obj(run?.output);
+      const id = run?.id;
+      const annotations = output?.annotations_count;
+      const title = str(output?.title)?.slice(0, 200);
+      const checkRun =
+        state === 'failure' && typeof id === 'number' && Number.isSafeInteger(id)
+          ? { id, annotations: typeof annotations === 'number' && annotations > 0 ? annotations : 0, ...(title && { title }) }
+          : undefined;
       return {
         kind: 'check',
         repository,
         sha: headSha,
         name,
-        state: PASSING.includes(String(run?.conclusion)) ? 'success' : 'failure',
+        state,
         ...(url && { url }),
         source: { kind: 'checkRun', ...appOf(run?.app) },
         ...(SKIPPED.includes(String(run?.conclusion)) && { skipped: true as const }),
+        ...(checkRun && { checkRun }),
       };
     }
     case 'check_suite': {

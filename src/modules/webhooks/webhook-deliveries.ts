@@ -37,7 +37,12 @@ export class WebhookDeliveries {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async apply(deliveryRowId: string): Promise<string> {
+  /**
+   * `lastAttempt`: the job will not be tried again; until then a provider read that fails (a failing
+   * check run's annotations) fails the job, which is retried with backoff. On the last attempt, or
+   * once the delivery is as old as the sweep's threshold, the result is applied without them.
+   */
+  async apply(deliveryRowId: string, { lastAttempt = true }: { lastAttempt?: boolean } = {}): Promise<string> {
     const delivery = await this.prisma.webhookDelivery.findUnique({ where: { id: deliveryRowId } });
     if (!delivery || delivery.processedAt !== null) return 'already applied';
     const { organizationId, integrationId } = delivery;
@@ -70,7 +75,11 @@ export class WebhookDeliveries {
         outcome = summary(await this.queues.prTitleChanged(target(event.repository), event.number, event.title));
         break;
       case 'check':
-        outcome = summary(await this.queues.checkCompleted(target(event.repository), event));
+        outcome = summary(
+          await this.queues.checkCompleted(target(event.repository), event, {
+            retryReads: !lastAttempt && Date.now() - delivery.createdAt.getTime() < SWEEP_AFTER_MS,
+          }),
+        );
         break;
       case 'push':
         outcome = summary(await this.queues.basePushed(target(event.repository), event.branch, event.after));

@@ -16,7 +16,8 @@ export class WebhooksProcessor extends JobProcessor<WebhooksPayloads> {
   private readonly webhooks: JobQueue<WebhooksPayloads>;
 
   readonly handlers: JobHandlers<WebhooksPayloads> = {
-    [WebhooksJob.ApplyGithubDelivery]: (job) => this.deliveries.apply(job.data.deliveryRowId),
+    [WebhooksJob.ApplyGithubDelivery]: (job) =>
+      this.deliveries.apply(job.data.deliveryRowId, { lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
     [WebhooksJob.Sweep]: () => this.sweep(),
   };
 

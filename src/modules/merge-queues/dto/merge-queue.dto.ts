@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType, PickType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -30,6 +30,7 @@ import {
   MERGE_QUEUE_OPERATION_KINDS,
   MERGE_QUEUE_OPERATION_OUTCOMES,
   MERGE_QUEUE_STATUSES,
+  MAX_CHECK_FAILURES,
   MAX_GROUP_PATTERNS,
   MAX_PATH_GROUPS,
   MAX_PATTERN_LENGTH,
@@ -216,6 +217,39 @@ export class UpdateMergeQueueEntryRequest extends RequestEnvelope(UpdateMergeQue
 
 const REPORTABLE_CHECK_STATES = MERGE_QUEUE_CHECK_STATES;
 
+/** The most failing tests one report may carry; the queue keeps the first MAX_CHECK_FAILURES of them. */
+export const MAX_REPORTED_FAILURES = 1000;
+export const MAX_FAILURE_TEST_LENGTH = 500;
+export const MAX_FAILURE_TARGET_LENGTH = 200;
+export const MAX_FAILURE_FILE_LENGTH = 500;
+export const MAX_FAILURE_KIND_LENGTH = 50;
+
+export class ReportedFailureDto {
+  @ApiProperty({
+    description: 'The failing test, as CI names it (e.g. `suite > case`, a JUnit `classname.name`)',
+    maxLength: MAX_FAILURE_TEST_LENGTH,
+    example: 'login > rejects a bad password',
+  })
+  @IsString()
+  @Length(1, MAX_FAILURE_TEST_LENGTH)
+  test: string;
+  @ApiPropertyOptional({ description: 'The build target that ran it (e.g. a Bazel label)', maxLength: MAX_FAILURE_TARGET_LENGTH })
+  @IsOptionalNonNull()
+  @IsString()
+  @Length(1, MAX_FAILURE_TARGET_LENGTH)
+  target?: string;
+  @ApiPropertyOptional({ description: 'The file the test is in', maxLength: MAX_FAILURE_FILE_LENGTH })
+  @IsOptionalNonNull()
+  @IsString()
+  @Length(1, MAX_FAILURE_FILE_LENGTH)
+  file?: string;
+  @ApiPropertyOptional({ description: 'How it failed: `failure`, `error`, `timeout`, ... as CI says', maxLength: MAX_FAILURE_KIND_LENGTH })
+  @IsOptionalNonNull()
+  @IsString()
+  @Length(1, MAX_FAILURE_KIND_LENGTH)
+  kind?: string;
+}
+
 export class ReportCheckDto {
   @ApiProperty({ description: "One of the queue's required checks", maxLength: 100 }) @IsString() @Length(1, 100) name: string;
   @ApiProperty({ enum: REPORTABLE_CHECK_STATES }) @IsIn(REPORTABLE_CHECK_STATES) state: MergeQueueCheckState;
@@ -234,9 +268,29 @@ export class ReportCheckDto {
   @Length(1, 2000)
   @IsUrl(WEB_URL, WEB_URL_MESSAGE)
   url?: string;
+  @ApiPropertyOptional({
+    type: [ReportedFailureDto],
+    maxItems: MAX_REPORTED_FAILURES,
+    description:
+      `With state \`failure\` only: the failing tests (evidence the queue weighs, never blame alone). The first ${MAX_CHECK_FAILURES} distinct tests are kept; ` +
+      'more set `failuresTruncated`. Not shown in the batch (its checks are `{name, state}`). A 400 with any other state',
+  })
+  @IsOptionalNonNull()
+  @IsArray()
+  @ArrayMaxSize(MAX_REPORTED_FAILURES)
+  @ValidateNested({ each: true })
+  @Type(() => ReportedFailureDto)
+  failures?: ReportedFailureDto[];
+  @ApiPropertyOptional({ description: 'With state `failure` only: CI found more failing tests than `failures` lists' })
+  @IsOptionalNonNull()
+  @IsBoolean()
+  failuresTruncated?: boolean;
 }
 
 export class ReportCheckRequest extends RequestEnvelope(ReportCheckDto) {}
+
+/** Where a JUnit report goes (POST .../checks/junit): the check and the commit, in the query; the report is the body. */
+export class ReportJunitQueryDto extends PickType(ReportCheckDto, ['name', 'sha', 'url'] as const) {}
 
 export class MergeQueueCheckDto {
   @ApiProperty() name: string;

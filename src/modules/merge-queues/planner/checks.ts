@@ -1,6 +1,7 @@
 import { learnFromPassingRun, noteLongRuns } from './ci-weight';
 import { type Ctx, isFinalBatch, outcome, setBatchStatus } from './step';
-import type { BatchState, MergeQueueCheckState } from './types';
+import { failureKey } from './fail-first';
+import { type BatchState, type CheckFailure, MAX_CHECK_FAILURES, type MergeQueueCheckState } from './types';
 
 /*
  * Check results: recording what CI reports on a candidate, and the timeout that fails a check
@@ -9,7 +10,20 @@ import type { BatchState, MergeQueueCheckState } from './types';
  * candidate before its publish or startCi was recorded) is kept in the state and applied when the
  * batch starts testing it. A check report also proves that its candidate's CI started, which
  * settles an outstanding startCi. What a failed candidate means is decided in blame.ts.
+ *
+ * A failing result may name the failing tests (issue 40): they are kept on the batch
+ * (`failures`, each with `check` = the result's check) when that result counts, the failure of a
+ * required check still pending on the batch's candidate, and only then: a result for another
+ * commit, for a final batch or for a check that already has its result adds nothing. Deduplicated
+ * by check and test, at most MAX_CHECK_FAILURES per check (more: `failuresTruncated`). Evidence
+ * only: what they weigh is blame.ts's to decide.
  */
+
+/** The failing tests a result named (as the checkReported event carries them). */
+export interface NamedFailures {
+  failures?: Omit<CheckFailure, 'check'>[];
+  failuresTruncated?: boolean;
+}
 
 /** Early results kept per batch at most (the oldest is dropped first). */
 export const MAX_EARLY_CHECKS = 20;
@@ -33,12 +47,20 @@ function notTestingYet(b: BatchState): boolean {
 }
 
 /** Records one check report naming the commit `sha`; a passing candidate becomes ready. */
-export function recordCheck(ctx: Ctx, batchId: string, sha: string, name: string, state: MergeQueueCheckState, notCounted?: string): void {
+export function recordCheck(
+  ctx: Ctx,
+  batchId: string,
+  sha: string,
+  name: string,
+  state: MergeQueueCheckState,
+  notCounted?: string,
+  named: NamedFailures = {},
+): void {
   const b = ctx.batchById.get(batchId);
   if (!b) return;
   const fit = checkReportFit(b, sha);
   if (notCounted !== undefined) return noteNotCounted(ctx, b, fit, sha, name, notCounted);
-  if (fit === 'early') return keepEarly(ctx, b, sha, name, state);
+  if (fit === 'early') return keepEarly(ctx, b, sha, name, state, named);
   if (fit === 'other' || isFinalBatch(b)) return;
   if (b.status !== 'testing' && b.status !== 'reconciling') return;
   // A check report on the candidate proves CI started: the startCi is done whatever its executor
@@ -47,16 +69,19 @@ export function recordCheck(ctx: Ctx, batchId: string, sha: string, name: string
     b.operation = null;
     ctx.changed = true;
   }
-  applyResult(ctx, b, name, state);
+  applyResult(ctx, b, name, state, named);
 }
 
-function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueCheckState): void {
+function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueCheckState, named: NamedFailures = {}): void {
   if (state === 'pending') return;
   const check = b.checks.find((c) => c.name === name);
   if (!check || check.state !== 'pending') return;
   check.state = state;
   ctx.changed = true;
-  if (state === 'failure') b.failureReason = `check ${name} failed`;
+  if (state === 'failure') {
+    b.failureReason = `check ${name} failed`;
+    keepFailures(b, name, named);
+  }
   if (b.status === 'testing' && outcome(ctx, b) === 'passed') {
     if (b.ciStartedAt !== null) learnFromPassingRun(ctx, b, ctx.at - b.ciStartedAt);
     setBatchStatus(ctx, b, 'ready');
@@ -82,12 +107,56 @@ function noteNotCounted(ctx: Ctx, b: BatchState, fit: 'current' | 'early' | 'oth
  * on a candidate; `pending` tells nothing worth keeping. The list is replaced, never changed in
  * place (the reducer's input state is shared).
  */
-function keepEarly(ctx: Ctx, b: BatchState, sha: string, name: string, state: MergeQueueCheckState): void {
+function keepEarly(ctx: Ctx, b: BatchState, sha: string, name: string, state: MergeQueueCheckState, named: NamedFailures): void {
   if (state === 'pending') return;
   const kept = b.earlyChecks ?? [];
   if (kept.some((c) => c.sha === sha && c.name === name)) return;
-  b.earlyChecks = [...kept, { sha, name, state }].slice(-MAX_EARLY_CHECKS);
+  const failures = state === 'failure' ? boundedFailures(name, named) : undefined;
+  const early = {
+    sha,
+    name,
+    state,
+    ...(failures && failures.list.length > 0 && { failures: failures.list.map(({ check: _check, ...f }) => f) }),
+    ...(failures?.truncated && { failuresTruncated: true }),
+  };
+  b.earlyChecks = [...kept, early].slice(-MAX_EARLY_CHECKS);
   ctx.changed = true;
+}
+
+/**
+ * The failing tests a result named, as the batch keeps them: each with a non-empty `test`, once per
+ * test (the first wins), at most MAX_CHECK_FAILURES; `truncated` when more were named or the
+ * result says it sent fewer than CI found.
+ */
+function boundedFailures(check: string, named: NamedFailures): { list: CheckFailure[]; truncated: boolean } {
+  const seen = new Set<string>();
+  const list: CheckFailure[] = [];
+  let truncated = named.failuresTruncated === true;
+  for (const f of named.failures ?? []) {
+    if (typeof f?.test !== 'string' || f.test.length === 0) continue;
+    const failure: CheckFailure = { check, test: f.test };
+    for (const key of ['target', 'file', 'kind'] as const) if (typeof f[key] === 'string' && f[key] !== '') failure[key] = f[key];
+    const key = failureKey(failure);
+    if (seen.has(key)) continue;
+    if (list.length >= MAX_CHECK_FAILURES) {
+      truncated = true;
+      break;
+    }
+    seen.add(key);
+    list.push(failure);
+  }
+  return { list, truncated };
+}
+
+/** Adds a counted failing result's tests to the batch's (replaced, never changed in place: the reducer's input state is shared). */
+function keepFailures(b: BatchState, check: string, named: NamedFailures): void {
+  const { list, truncated } = boundedFailures(check, named);
+  if (list.length > 0) {
+    const known = new Set((b.failures ?? []).map(failureKey));
+    const added = list.filter((f) => !known.has(failureKey(f)));
+    if (added.length > 0) b.failures = [...(b.failures ?? []), ...added];
+  }
+  if (truncated) b.failuresTruncated = true;
 }
 
 /**
@@ -100,7 +169,7 @@ export function applyEarlyChecks(ctx: Ctx, b: BatchState): void {
   const early = b.earlyChecks.filter((c) => c.sha === b.candidateSha);
   delete b.earlyChecks;
   ctx.changed = true;
-  for (const c of early) applyResult(ctx, b, c.name, c.state);
+  for (const c of early) applyResult(ctx, b, c.name, c.state, c);
 }
 
 /**

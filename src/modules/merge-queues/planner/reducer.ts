@@ -111,7 +111,7 @@ function applyEvent(ctx: Ctx, ev: MergeQueueEvent): void {
     case 'quarantined':
       return onQuarantined(ctx, ev.reason, ev.operationId);
     case 'checkReported':
-      return recordCheck(ctx, ev.batchId, ev.candidateSha, ev.name, ev.state, ev.notCounted);
+      return recordCheck(ctx, ev.batchId, ev.candidateSha, ev.name, ev.state, ev.notCounted, ev);
   }
 }
 

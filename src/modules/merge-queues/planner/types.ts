@@ -119,6 +119,9 @@ export interface EarlyCheck {
   sha: string;
   name: string;
   state: Exclude<MergeQueueCheckState, 'pending'>;
+  /** The failing tests a failing result named (checks.ts keeps them on the batch when it counts). Absent: none. */
+  failures?: Omit<CheckFailure, 'check'>[];
+  failuresTruncated?: boolean;
 }
 
 export interface OperationRecord {

@@ -147,14 +147,27 @@ export class MergeQueueProviderEvents {
    */
   checkCompleted(
     target: ProviderEventTarget,
-    check: { sha: string; name: string; state: 'success' | 'failure'; url?: string; source?: ReportedCheckSource; skipped?: boolean },
+    check: {
+      sha: string;
+      name: string;
+      state: 'success' | 'failure';
+      url?: string;
+      source?: ReportedCheckSource;
+      skipped?: boolean;
+      checkRun?: { id: number; annotations: number; title?: string };
+    },
+    options: { retryReads?: boolean } = {},
   ): Promise<ProviderEventResult[]> {
     // A parser that names no source is a check run of an unnamed app.
     const source: ReportedCheckSource = check.source ?? { kind: 'checkRun' };
+    // A failing check run's failing tests, read once (for the first queue it concerns) before any lock.
+    let read: Promise<FailuresRead> | undefined;
+    const run = check.state === 'failure' ? check.checkRun : undefined;
+    const evidence = run ? (queueId: string) => (read ??= this.checkRunFailures(target.organizationId, queueId, run, options.retryReads === true)) : undefined;
     return this.each(
       target,
       [],
-      (state, { policy }) => {
+      (state, { policy, evidence: found }) => {
         const batch = state.batches.find((b) => b.candidateSha === check.sha && !FINAL_BATCH_STATUSES.includes(b.status));
         if (!batch) return { events: [], note: `${check.sha} is no live candidate` };
         if (!state.config.requiredChecks.includes(check.name)) return { events: [], note: `${check.name} is not a required check` };
@@ -177,14 +190,26 @@ export class MergeQueueProviderEvents {
             detail: { notCounted: counted.why, from },
           };
         }
+        const named = counted.state === 'failure' && found ? found : undefined;
         return {
-          events: [{ type: 'checkReported', batchId: batch.id, candidateSha: check.sha, name: check.name, state: counted.state, at: Date.now() }],
+          events: [
+            {
+              type: 'checkReported',
+              batchId: batch.id,
+              candidateSha: check.sha,
+              name: check.name,
+              state: counted.state,
+              ...(named?.failures && { failures: named.failures }),
+              ...(named?.failuresTruncated && { failuresTruncated: true }),
+              at: Date.now(),
+            },
+          ],
           note: `${check.name} ${counted.state} on ${check.sha}`,
           batchId: batch.id,
-          detail: { from },
+          detail: { from, ...named?.detail },
         };
       },
-      { checksUrl: check.url, concerns: { candidateSha: check.sha }, unconcerned: `${check.sha} is no live candidate` },
+      { checksUrl: check.url, concerns: { candidateSha: check.sha }, unconcerned: `${check.sha} is no live candidate`, evidence },
     );
   }
 
@@ -213,9 +238,19 @@ export class MergeQueueProviderEvents {
     numbers: readonly number[],
     decide: (
       state: MergeQueueState,
-      facts: { policy: QueuePolicy; approval?: Approval },
+      facts: { policy: QueuePolicy; approval?: Approval; evidence?: FailuresRead },
     ) => { events: MergeQueueEvent[]; note: string; batchId?: string; entryId?: string; detail?: Record<string, unknown> },
-    options: { checksUrl?: string; baseRef?: string; headSha?: string; number?: number; concerns: QueueConcern; unconcerned?: string; title?: string },
+    options: {
+      checksUrl?: string;
+      baseRef?: string;
+      headSha?: string;
+      number?: number;
+      concerns: QueueConcern;
+      unconcerned?: string;
+      title?: string;
+      /** Read from the provider for a queue the event concerns, before its lock (a failing check run's failing tests). */
+      evidence?: (queueId: string) => Promise<FailuresRead>;
+    },
   ): Promise<ProviderEventResult[]> {
     const { checksUrl, baseRef, headSha, number } = options;
     const results: ProviderEventResult[] = [];
@@ -232,6 +267,7 @@ export class MergeQueueProviderEvents {
       const approval = holds && policy.onHeadPush === 'requeueIfApproved' ? await this.approvalOf(organizationId, queue.id, number, headSha) : undefined;
       const asks = holds && approval?.approved === true && pathGroupsOf(queue).length > 0;
       const paths = asks ? await this.pathsOf(organizationId, queue.id, headSha) : undefined;
+      const evidence = options.evidence ? await options.evidence(queue.id) : undefined;
       let note = '';
       let batchId: string | undefined;
       let entryId: string | undefined;
@@ -243,7 +279,7 @@ export class MergeQueueProviderEvents {
         // decide() finds the PR's live entry by number in the state (a window loads it), and the batches.
         numbers,
         build: ({ state }) => {
-          const decided = decide(state, { policy, approval });
+          const decided = decide(state, { policy, approval, evidence });
           note = decided.note;
           batchId = decided.batchId;
           entryId = decided.entryId;
@@ -264,6 +300,43 @@ export class MergeQueueProviderEvents {
       results.push({ queueId: queue.id, applied: outcome.changed, note });
     }
     return results;
+  }
+
+  /**
+   * A failing check run's failing tests: its annotations of level `failure` (at most
+   * MAX_ANNOTATION_PAGES pages), each a failing test named by its title (else its message's first
+   * line, else its path), its path as the file, kind `annotation`. Evidence, read best-effort: a
+   * run without annotations names none (its output's title is noted), and a read that fails is
+   * thrown when `retry` (the delivery's job is tried again) and otherwise noted, the result
+   * counting without them.
+   */
+  private async checkRunFailures(
+    organizationId: string,
+    queueId: string,
+    run: { id: number; annotations: number; title?: string },
+    retry: boolean,
+  ): Promise<FailuresRead> {
+    const output = run.title !== undefined ? ` (its output: ${run.title})` : '';
+    if (run.annotations === 0) return { detail: { failuresFrom: `none: the check run has no annotations${output}` } };
+    try {
+      const git = await this.gits.forSource((await this.repository.find(organizationId, queueId)).repository);
+      if (!(git instanceof GitHubMergeQueueGit)) return { detail: { failuresFrom: 'none: the provider has no check run annotations' } };
+      const read = await git.checkRunFailureAnnotations(run.id, MAX_ANNOTATION_PAGES);
+      if (read === null) return { detail: { failuresFrom: `none: GitHub knows no check run ${run.id}` } };
+      const failures = read.annotations.map((a) => ({
+        test: (a.title?.trim() || a.message?.trim().split('\n', 1)[0].trim() || a.path).slice(0, MAX_FAILURE_TEST_LENGTH),
+        ...(a.path && { file: a.path.slice(0, MAX_FAILURE_FILE_LENGTH) }),
+        kind: 'annotation',
+      }));
+      if (failures.length === 0) return { detail: { failuresFrom: `none: the check run has no failure annotations${output}` } };
+      return { failures, ...(read.more && { failuresTruncated: true }), detail: { failuresFrom: 'annotations', failures: failures.length } };
+    } catch (error) {
+      if (retry) throw error;
+      this.logger.warn(
+        `merge queue ${queueId}: the annotations of check run ${run.id} could not be read (${(error as Error).message}); the result counts without its failing tests`,
+      );
+      return { detail: { failuresUnread: `the check run's annotations could not be read: ${(error as Error).message}`.slice(0, 500) } };
+    }
   }
 
   /**
@@ -302,6 +375,18 @@ export class MergeQueueProviderEvents {
       return 'failed';
     }
   }
+}
+
+/** Pages of a check run's annotations read at most (50 a page). */
+export const MAX_ANNOTATION_PAGES = 4;
+const MAX_FAILURE_TEST_LENGTH = 500;
+const MAX_FAILURE_FILE_LENGTH = 500;
+
+/** A failing check run's failing tests as read (none when `failures` is absent), and what the event trail says of them. */
+interface FailuresRead {
+  failures?: { test: string; file?: string; kind: string }[];
+  failuresTruncated?: boolean;
+  detail: Record<string, unknown>;
 }
 
 /** GitHub's word on a pushed head (requeueIfApproved). */
