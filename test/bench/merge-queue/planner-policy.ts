@@ -15,7 +15,26 @@ import { batchOutcome } from '@/modules/merge-queues/planner/step';
 import type { BatchState } from '@/modules/merge-queues/planner/types';
 import { hashInts, mulberry32 } from './prng';
 import type { Policy } from './policy';
-import { MINUTE, type CiRun, type World } from './world';
+import { MINUTE, type CiRun, type Scenario, type World } from './world';
+import { failFirstTests } from '@/modules/merge-queues/planner';
+import type { CheckFailure } from '@/modules/merge-queues/planner/types';
+
+/** The simulator's top-level directories, one path group each when the scenario reports failing tests. */
+const DIRECTORIES = 8;
+
+/** What this executor reads of the scenario and of a CI run beyond pass/fail (world.ts may not model it yet). */
+type TestReporting = { reportsTests?: boolean };
+type RunTests = { failedTests?: { test: string; file?: string; target?: string }[] };
+
+/**
+ * The failing tests a run names, as CI would report them: the world's failing tests where it
+ * models them, else one test per failed test area, whose file sits in that area's directory.
+ */
+export function failuresOfRun(run: CiRun): Omit<CheckFailure, 'check'>[] {
+  const tests = (run as CiRun & RunTests).failedTests;
+  if (tests) return tests.map((t) => ({ test: t.test, ...(t.file !== undefined && { file: t.file }), ...(t.target !== undefined && { target: t.target }) }));
+  return run.failedAreas.map((a) => ({ test: `area ${a}`, file: `d${a}/area.test.ts` }));
+}
 
 /**
  * Starting estimates that do not know the benchmark's answer (the planner's defaults equal the
@@ -53,6 +72,10 @@ export class PlannerPolicy implements Policy {
   private readonly fixing = new Set<string>();
   steps = 0;
   unknownOutcomes = 0;
+  /** The scenario reports failing tests: runs name them, entries carry their lanes (the PR's directory). */
+  private readonly reportsTests: boolean;
+  /** Candidates are deterministic: the same parent and the same PR heads give the same commit. */
+  private readonly built = new Map<string, string>();
   /**
    * Diagnostics only (diagnose.ts --oracle-heavy): before every event each waiting or testing
    * entry's heavy probability is set from the world's answer (0.95 slow, 0.01 not), an upper bound
@@ -77,9 +100,11 @@ export class PlannerPolicy implements Policy {
     name = 'ours',
   ) {
     this.name = name;
+    this.reportsTests = (world.scenario as Scenario & TestReporting).reportsTests === true;
+    const groups = this.reportsTests ? { pathGroups: Array.from({ length: DIRECTORIES }, (_, d) => ({ name: `d${d}`, paths: [`d${d}/`] })) } : {};
     this.state = createMergeQueueState({
       baseSha: world.baseSha,
-      config: { historyLimit: 30, ...NEUTRAL_START, ...config },
+      config: { historyLimit: 30, ...NEUTRAL_START, ...groups, ...config },
     });
     this.crash = mulberry32(hashInts([world.seed, 9]));
     this.scheduleTick();
@@ -99,8 +124,15 @@ export class PlannerPolicy implements Policy {
       type: 'enqueue',
       entry: { id: `pr${n}`, number: n, headSha: `h${n}.0`, url: `https://git.example/pulls/${n}` },
     });
+    // The engine gives an entry its lanes once its changed paths are matched (here at once): the
+    // path group of the PR's directory.
+    if (this.reportsTests) this.giveLanes(`pr${n}`, [`d${this.world.pr(n).directory}`]);
     const estimate = estimateMergeTimes(this.state, this.world.now).find((e) => e.number === n);
     if (estimate) this.world.pr(n).eta = estimate.estimatedMergeAt;
+  }
+
+  private giveLanes(id: string, lanes: string[]): void {
+    this.state = { ...this.state, entries: this.state.entries.map((e) => (e.id === id && e.lanes === undefined ? { ...e, lanes } : e)) };
   }
 
   private scheduleTick(): void {
@@ -197,7 +229,11 @@ export class PlannerPolicy implements Policy {
         const numbers = op.heads.map((h) => h.number);
         // A lane planner's batch with a PR that spans lanes (LanesPolicy, the host rule) is built on
         // its parent merged with the base as it is now, which holds its other lanes' PRs.
-        const built = this.lane !== null && numbers.some((n) => w.pr(n).lanes.length > 1) ? w.buildOnBase(op.baseSha, numbers) : w.build(op.baseSha, numbers);
+        const onBase = this.lane !== null && numbers.some((n) => w.pr(n).lanes.length > 1);
+        const key = `${op.baseSha}|${numbers.map((n) => `${n}:${w.pr(n).headVersion}`).join(',')}`;
+        const again = onBase ? undefined : this.built.get(key);
+        const built = again !== undefined ? ({ ok: true, sha: again } as const) : onBase ? w.buildOnBase(op.baseSha, numbers) : w.build(op.baseSha, numbers);
+        if (built.ok && !onBase) this.built.set(key, built.sha);
         if (!built.ok) {
           const head = op.heads.find((h) => h.number === built.pr);
           // One fix per head: a screen and then the chain may both meet the same conflict.
@@ -220,22 +256,28 @@ export class PlannerPolicy implements Policy {
         return { type: 'operationSucceeded', operationId: op.id, candidateSha: built.sha };
       }
       case 'publish':
-        this.published.add(op.candidateSha);
+        this.published.add(`${op.batchId}:${op.candidateSha}`);
         return { type: 'operationSucceeded', operationId: op.id };
       case 'startCi': {
         const batch = this.state.batches.find((b) => b.id === op.batchId);
         const own = batch ? batch.prNumbers : [];
         const tag = `${batch?.role === 'part' ? 'probe ' : batch?.role === 'screen' ? 'screen ' : ''}${op.batchId} [${own.join(',')}]`;
-        this.ciStarted.add(op.candidateSha);
-        const run = w.startCi(op.candidateSha, tag, (r, passed) => {
+        this.ciStarted.add(`${op.batchId}:${op.candidateSha}`);
+        const onDone: CiRun['onDone'] = (r, passed) => {
+          const failures = !passed && this.reportsTests ? failuresOfRun(r) : [];
           this.send({
             type: 'checkReported',
             batchId: op.batchId,
             candidateSha: r.sha,
             name: 'ci',
             state: passed ? 'success' : 'failure',
+            ...(failures.length > 0 && { failures }),
           });
-        });
+        };
+        // The tests to run first (fail-first hints), for a world that models them.
+        const failFirst = batch && this.reportsTests ? failFirstTests(this.state, batch) : [];
+        const start = w.startCi as (sha: string, tag: string, done: CiRun['onDone'], options?: { failFirst?: CheckFailure[] }) => CiRun;
+        const run = start.call(w, op.candidateSha, tag, onDone, { failFirst });
         this.runs.set(op.batchId, run);
         return { type: 'operationSucceeded', operationId: op.id };
       }
@@ -258,8 +300,8 @@ export class PlannerPolicy implements Policy {
             baseSha: w.baseSha,
             candidateSha: sha,
             candidateLanded: sha !== null && w.isLanded(sha),
-            published: sha !== null && this.published.has(sha),
-            ciStarted: sha !== null && this.ciStarted.has(sha),
+            published: sha !== null && this.published.has(`${op.batchId}:${sha}`),
+            ciStarted: sha !== null && this.ciStarted.has(`${op.batchId}:${sha}`),
           },
         };
       }

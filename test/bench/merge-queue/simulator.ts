@@ -15,7 +15,18 @@ export interface RunMetrics {
   p90Hours: number;
   ciRunsPerMerged: number;
   badLanded: number;
+  /**
+   * Good PRs wrongly failed: failed while they would have passed alone on the base of the time
+   * (not bad, and no PR they fail together with had landed; World.fail). A member of a bad pair
+   * failed after its partner landed is rightly failed (`pairFailed`), not counted here.
+   */
   goodFailed: number;
+  /** goodFailed per 1,000 PRs of the scenario. */
+  goodFailedPer1000: number;
+  /** Members of bad pairs rightly failed (their partner had landed). */
+  pairFailed: number;
+  /** The livelock metric: the most failing CI runs any one PR sat in (counted per PR over runs whose content held it). */
+  maxFailingRuns: number;
   /** Good PR heads blocked by an order-dependent conflict (a later PR went first). */
   orderBlocked: number;
   violations: number;
@@ -96,10 +107,19 @@ function measure(world: World, policy: Policy, name: PolicyName, end: number): R
   let goodFailed = 0;
   let merged = 0;
   let lastDone = 0;
+  let pairFailed = 0;
+  let maxFailingRuns = 0;
   for (const pr of prs) {
     if (pr.mergedAt !== null) merged += 1;
+    maxFailingRuns = Math.max(maxFailingRuns, pr.failingRuns);
     lastDone = Math.max(lastDone, pr.mergedAt ?? pr.failedAt ?? end);
     if (pr.bad) continue;
+    // A pair member rightly failed (its partner landed) could never merge: out of X* as a bad PR is.
+    const pairCulprit = pr.failedAt !== null && !pr.wronglyFailed;
+    if (pairCulprit) {
+      pairFailed += 1;
+      continue;
+    }
     if (pr.arrival >= windowStart && pr.arrival <= windowEnd) goodArrived += 1;
     if (pr.mergedAt !== null && pr.mergedAt >= windowStart && pr.mergedAt <= windowEnd) goodMergedInWindow += 1;
     if (pr.failedAt !== null) {
@@ -123,6 +143,9 @@ function measure(world: World, policy: Policy, name: PolicyName, end: number): R
     ciRunsPerMerged: merged === 0 ? Infinity : world.ciRunsStarted / merged,
     badLanded: world.badLanded,
     goodFailed,
+    goodFailedPer1000: (goodFailed / prs.length) * 1000,
+    pairFailed,
+    maxFailingRuns,
     orderBlocked: world.orderConflicts.size,
     violations: world.violations.length + policy.violations(),
     maxBacklog,

@@ -41,7 +41,82 @@ export interface Scenario {
    * breaks the tests of one area drawn by Zipf(1). A failed run names the areas whose tests failed.
    */
   testAreas?: number;
+  /**
+   * The share of bad PRs whose failing tests are in another test area than their own (default 0.25).
+   * See `misattributionPer` for whether the wrong area is the PR's own, every run, or redrawn.
+   */
   misattribution?: number;
+  /**
+   * Whether a misattributed bad PR names the same wrong tests on every run (`'pr'`, the default and
+   * the honest model: a misnamed test is misnamed every time) or a wrong area redrawn on every run
+   * (`'run'`, the model until issue 40, whose draws it reproduces). A bad PR breaks 1-3 tests
+   * (60/30/10%) of its area; with `'pr'` they are the same tests on every run, keyed on the PR.
+   */
+  misattributionPer?: 'pr' | 'run';
+  /**
+   * The repository's tests: each test area holds this many tests (default 40), the test `k` of
+   * area `a` named `dir<a>.t<k>` in the file `dir<a>/tests/t<k>.spec`. Failing runs name the tests
+   * that failed (CiRun.actualFailedTests, reported as CiRun.failedTests when `reportsTests`).
+   */
+  testsPerArea?: number;
+  /**
+   * Whether CI reports failing tests (default false: pass/fail only). With true, CiRun.failedTests
+   * names them and startCi honours fail-first hints (`failFirstFraction`); with false,
+   * CiRun.failedTests is empty and hints are ignored (a pass/fail CI has no tests to run first).
+   * Policies read it to decide whether to send failing tests and hints (planner-policy.ts).
+   */
+  reportsTests?: boolean;
+  /**
+   * Fail-first cost model: a run given fail-first hints (startCi's `failFirst`) that fails one of
+   * the hinted tests stops after this fraction of its duration (default 0.5; issue 40 sweeps 0.25,
+   * 0.5, 0.75). A run that passes, or fails none of its hinted tests, takes its whole time.
+   */
+  failFirstFraction?: number;
+  /**
+   * Bad pairs: each pair of good PRs among ORDER_WINDOW consecutive arrivals fails together with
+   * this probability (default 0.0004, so ~1.6% of PRs are in such a pair): a candidate that holds
+   * both (or holds one on a base that holds the other) fails one test of the later PR's area. Once
+   * either has landed the other fails alone on the new base: it is then a culprit, and failing it
+   * is right (see World.wronglyFailed). 0: none (the model until issue 40).
+   */
+  badPairRate?: number;
+  /**
+   * Spurious failures. `'per-test'` (default): each test has its own flake probability, most 0
+   * and `flakyTestShare` of them heavy-tailed (lognormal, sigma 1.5), scaled so that a run fails
+   * spuriously with probability `flakeRate` exactly; a spurious failure names the flaky tests that
+   * failed, so the same ones recur and can be learnt. `'per-run'`: the model until issue 40, one
+   * draw per run with probability `flakeRate`, naming one test of an area drawn by Zipf(1).
+   */
+  flakeModel?: 'per-test' | 'per-run';
+  /** Per-test flakes: the share of tests that can flake at all (default 0.1). */
+  flakyTestShare?: number;
+  /**
+   * Breadth: the share of PRs touching 1, 2, 3... top-level directories (default [0.75, 0.18,
+   * 0.07]); a PR's further directories are drawn by Zipf(1) among the others. Slowness grows with
+   * breadth: P(slow | b) = slowRate * b^k / E[b^k] with k = `slowBreadthExponent` (default 2:
+   * 4.8%, 19% and 43% for breadths 1-3), so `slowRate` stays the overall share. k = 0: slowness
+   * independent of breadth (the model until issue 40, whose draws it reproduces). Lanes keep their
+   * own `spanRate`; breadth is not a lane model.
+   */
+  breadthShares?: number[];
+  slowBreadthExponent?: number;
+}
+
+/**
+ * The options that give back the model until issue 40 (misattribution redrawn per run, no bad
+ * pairs, one flake draw per run, slowness independent of breadth), to measure what each change does.
+ */
+export const LEGACY_MODEL: Partial<Scenario> = {
+  misattributionPer: 'run',
+  badPairRate: 0,
+  flakeModel: 'per-run',
+  slowBreadthExponent: 0,
+};
+
+/** One test of the simulated repository (Scenario.testsPerArea). */
+export interface TestRef {
+  test: string;
+  file: string;
 }
 
 /** Zipf(1) over `n` directories: the weight of each, most used first. */
@@ -95,6 +170,19 @@ export interface PullRequest {
   lanes: number[];
   /** Estimated time to merge given at admission (absolute time), for ETA accuracy. */
   eta: number | null;
+  /** The top-level directories it touches (Scenario.breadthShares), its `directory` first. */
+  directories: number[];
+  /**
+   * A bad PR's failing tests (indices into the test repository, World.testRef) with misattribution
+   * per PR: in its own area, or in the wrong one it names every time. Empty for good PRs.
+   */
+  brokenTests: number[];
+  /** Good PRs it fails together with (Scenario.badPairRate). */
+  pairedWith: number[];
+  /** Failing CI runs whose content held it (the livelock metric). */
+  failingRuns: number;
+  /** Failed while it would have passed alone on the base of the time (World.wronglyFailed). */
+  wronglyFailed: boolean;
 }
 
 interface Candidate {
@@ -113,6 +201,17 @@ export interface CiRun {
   fails: boolean;
   /** The test areas whose tests failed (failing runs only; see Scenario.testAreas). */
   failedAreas: number[];
+  /**
+   * The failing tests CI reports (failing runs only, and only when Scenario.reportsTests; empty
+   * for a pass/fail CI), those of culprits and flaky tests alike, sorted by name.
+   */
+  failedTests: TestRef[];
+  /** The tests that failed, whatever CI reports (diagnostics and specs; policies read failedTests). */
+  actualFailedTests: TestRef[];
+  /** It failed a fail-first hinted test and stopped after Scenario.failFirstFraction of its time. */
+  stoppedEarly: boolean;
+  /** Its failure was spurious only: no culprit in it (diagnostics). */
+  spurious: boolean;
   submittedAt: number;
   startedAt: number | null;
   finishedAt: number | null;
@@ -215,6 +314,9 @@ export class World {
   lastArrival = 0;
   /** The test areas' weights (Scenario.testAreas). */
   private readonly areaWeights: readonly number[];
+  private readonly testsPerArea: number;
+  /** Per-test flakes (Scenario.flakeModel): the tests that can flake and each one's probability per run. */
+  readonly flakyTests: readonly { t: number; q: number }[];
 
   constructor(
     readonly scenario: Scenario,
@@ -224,13 +326,17 @@ export class World {
     this.recordRuns = options.recordRuns ?? false;
     const rnd = mulberry32(hashInts([seed, 1]));
     let t = 0;
+    const slowDraws: number[] = [];
     for (let i = 1; i <= scenario.prs; i++) {
       t += exponential(scenario.ratePerHour / HOUR, rnd());
+      const bad = rnd() < scenario.badRate;
+      // the slow draw stays in the stream, so the arrivals are those of the model before breadth
+      slowDraws.push(rnd());
       this.prs.push({
         number: i,
         arrival: t,
-        bad: rnd() < scenario.badRate,
-        slow: rnd() < scenario.slowRate,
+        bad,
+        slow: false,
         headBase: 0,
         headVersion: 0,
         mergedAt: null,
@@ -241,11 +347,20 @@ export class World {
         lane: 0,
         lanes: [0],
         eta: null,
+        directories: [0],
+        brokenTests: [],
+        pairedWith: [],
+        failingRuns: 0,
+        wronglyFailed: false,
       });
     }
     for (const pr of this.prs) pr.directory = drawn(DIRECTORY_WEIGHTS, keyedUniform([seed, 7, pr.number]));
     this.areaWeights = scenario.testAreas && scenario.testAreas !== 8 ? zipfWeights(scenario.testAreas) : DIRECTORY_WEIGHTS;
     for (const pr of this.prs) pr.area = this.areaWeights === DIRECTORY_WEIGHTS ? pr.directory : drawn(this.areaWeights, keyedUniform([seed, 10, pr.number]));
+    this.modelBreadthAndSlowness(slowDraws);
+    this.testsPerArea = scenario.testsPerArea ?? 40;
+    this.flakyTests = this.drawFlakyTests();
+    for (const pr of this.prs) if (pr.bad) pr.brokenTests = this.brokenTestsOf(pr);
     const lanes = scenario.lanes ?? 0;
     if (lanes > 1) {
       const laneOf = laneOfDirectory(DIRECTORY_WEIGHTS, lanes);
@@ -262,7 +377,8 @@ export class World {
     const sameLane = (i: number, j: number) => this.prs[i - 1].lanes.some((l) => this.prs[j - 1].lanes.includes(l));
     this.lastArrival = t;
     this.partners = this.prs.map(() => []);
-    for (let i = 1; i <= scenario.prs; i++) {
+    // (skipped without conflicts: the same pairs, none, without the quadratic draws)
+    for (let i = 1; scenario.conflictRate > 0 && i <= scenario.prs; i++) {
       for (let j = i + 1; j <= scenario.prs; j++) {
         if (keyedUniform([seed, 2, i, j]) < scenario.conflictRate && sameLane(i, j)) {
           this.partners[i - 1].push(j);
@@ -276,7 +392,100 @@ export class World {
         if (keyedUniform([seed, 5, i, j]) < scenario.orderConflictRate && sameLane(i, j)) this.followers[i - 1].push(j);
       }
     }
+    const pairRate = scenario.badPairRate ?? 0.0004;
+    if (pairRate > 0) {
+      for (let i = 1; i <= scenario.prs; i++) {
+        if (this.pr(i).bad) continue;
+        for (let j = i + 1; j <= Math.min(scenario.prs, i + ORDER_WINDOW); j++) {
+          if (this.pr(j).bad || keyedUniform([seed, 13, i, j]) >= pairRate) continue;
+          this.pr(i).pairedWith.push(j);
+          this.pr(j).pairedWith.push(i);
+        }
+      }
+    }
     this.candidates.set('L0', { sha: 'L0', baseLen: 0, extra: [] });
+  }
+
+  /** Each PR's directories (Scenario.breadthShares) and its slowness, which grows with them. */
+  private modelBreadthAndSlowness(slowDraws: readonly number[]): void {
+    const sc = this.scenario;
+    const shares = sc.breadthShares ?? [0.75, 0.18, 0.07];
+    const k = sc.slowBreadthExponent ?? 2;
+    const meanWeight = shares.reduce((a, w, i) => a + w * (i + 1) ** k, 0) / shares.reduce((a, w) => a + w, 0);
+    for (const pr of this.prs) {
+      const breadth = 1 + drawn(shares, keyedUniform([this.seed, 16, pr.number]));
+      pr.directories = [pr.directory];
+      while (pr.directories.length < Math.min(breadth, DIRECTORY_WEIGHTS.length)) {
+        const rest = DIRECTORY_WEIGHTS.map((w, d) => (pr.directories.includes(d) ? 0 : w));
+        pr.directories.push(drawn(rest, keyedUniform([this.seed, 17, pr.number, pr.directories.length])));
+      }
+      const chance = k === 0 ? sc.slowRate : Math.min(1, (sc.slowRate * pr.directories.length ** k) / meanWeight);
+      pr.slow = slowDraws[pr.number - 1] < chance;
+    }
+  }
+
+  /** The number of tests in the repository (Scenario.testsPerArea per test area). */
+  get testCount(): number {
+    return this.areaWeights.length * this.testsPerArea;
+  }
+
+  /** The test of index `t`: its name and its file (`dir<a>.t<k>`, `dir<a>/tests/t<k>.spec`). */
+  testRef(t: number): TestRef {
+    const area = Math.floor(t / this.testsPerArea);
+    const k = t % this.testsPerArea;
+    return { test: `dir${area}.t${k}`, file: `dir${area}/tests/t${k}.spec` };
+  }
+
+  /** The test area of the test of index `t`. */
+  testArea(t: number): number {
+    return Math.floor(t / this.testsPerArea);
+  }
+
+  /** The tests a spurious failure can name, each with its own probability of failing a run. */
+  private drawFlakyTests(): { t: number; q: number }[] {
+    const sc = this.scenario;
+    if ((sc.flakeModel ?? 'per-test') !== 'per-test' || sc.flakeRate <= 0) return [];
+    const share = sc.flakyTestShare ?? 0.1;
+    const weights: { t: number; w: number }[] = [];
+    for (let t = 0; t < this.testCount; t++) {
+      if (keyedUniform([this.seed, 14, t]) >= share) continue;
+      const z = boxMuller(keyedUniform([this.seed, 15, t, 1]), keyedUniform([this.seed, 15, t, 2]));
+      weights.push({ t, w: Math.exp(1.5 * z) });
+    }
+    if (weights.length === 0) weights.push({ t: 0, w: 1 });
+    const total = weights.reduce((a, x) => a + x.w, 0);
+    // prod(1 - q_t) = 1 - flakeRate: a run fails spuriously with probability flakeRate exactly
+    return weights.map(({ t, w }) => ({ t, q: 1 - (1 - sc.flakeRate) ** (w / total) }));
+  }
+
+  /** `count` distinct tests of `area`, drawn from the uniforms `u(i)`. */
+  private testsOfArea(area: number, count: number, u: (i: number) => number): number[] {
+    const out: number[] = [];
+    for (let i = 0; out.length < Math.min(count, this.testsPerArea); i++) {
+      const t = area * this.testsPerArea + Math.floor(u(i) * this.testsPerArea);
+      if (!out.includes(t)) out.push(t);
+    }
+    return out;
+  }
+
+  /** How many tests a bad PR breaks: 1, 2 or 3 (60/30/10%). */
+  private static brokenCount(u: number): number {
+    return u < 0.6 ? 1 : u < 0.9 ? 2 : 3;
+  }
+
+  /** A bad PR's failing tests under misattribution per PR: its own area's, or another's every run. */
+  private brokenTestsOf(pr: PullRequest): number[] {
+    const sc = this.scenario;
+    const elsewhere = keyedUniform([this.seed, 11, pr.number, 1]) < (sc.misattribution ?? 0.25);
+    const area = elsewhere ? drawn(this.areaWeights, keyedUniform([this.seed, 11, pr.number, 2]), pr.area) : pr.area;
+    const count = World.brokenCount(keyedUniform([this.seed, 11, pr.number, 3]));
+    return this.testsOfArea(area, count, (i) => keyedUniform([this.seed, 11, pr.number, 4, i]));
+  }
+
+  /** The test a bad pair breaks: one of the later PR's area, keyed on the pair. */
+  private pairTest(i: number, j: number): number {
+    const [a, b] = i < j ? [i, j] : [j, i];
+    return this.testsOfArea(this.pr(b).area, 1, (k) => keyedUniform([this.seed, 18, a, b, k]))[0];
   }
 
   pr(n: number): PullRequest {
@@ -344,42 +553,97 @@ export class World {
   }
 
   contentHasBad(sha: string): boolean {
-    const c = this.candidates.get(sha);
-    return !!c && c.extra.some((n) => this.pr(n).bad);
+    return this.culpritsOf(sha).length > 0;
+  }
+
+  /** True when the commit of candidate `c` holds PR `n` (on its base or merged on top). */
+  private holds(c: Candidate, n: number): boolean {
+    const at = this.landedIndex.get(n);
+    return (at !== undefined && at < c.baseLen) || c.extra.includes(n);
+  }
+
+  /**
+   * The PRs that break candidate `sha` among those it holds that have not landed: bad PRs, and
+   * members of a bad pair whose partner it holds too (on its base or on top).
+   */
+  culpritsOf(sha: string): number[] {
+    const c = this.parent(sha);
+    return c.extra.filter((n) => !this.landedIndex.has(n) && (this.pr(n).bad || this.pr(n).pairedWith.some((m) => this.holds(c, m))));
+  }
+
+  /**
+   * Whether PR `n` is a culprit now: bad, or in a bad pair whose other PR has landed (it fails
+   * alone on the base). Failing a PR that is not is failing it wrongly (World.fail).
+   */
+  isCulprit(n: number): boolean {
+    const pr = this.pr(n);
+    return pr.bad || pr.pairedWith.some((m) => this.landedIndex.has(m));
   }
 
   /**
    * Submits a CI run of the candidate `sha`. Its duration, slowness and spurious failure depend on
    * the candidate's content only (every PR it holds that has not landed, including those of the
-   * batches ahead it is built on), never on what the policy says the run is for.
+   * batches ahead it is built on), never on what the policy says the run is for. `failFirst`: the
+   * tests to run first (Scenario.failFirstFraction; honoured only when Scenario.reportsTests).
    */
-  startCi(sha: string, tag: string, onDone: CiRun['onDone']): CiRun {
+  startCi(sha: string, tag: string, onDone: CiRun['onDone'], options: { failFirst?: readonly { test: string }[] } = {}): CiRun {
     const c = this.candidates.get(sha);
     if (!c) throw new Error(`unknown candidate ${sha}`);
+    const sc = this.scenario;
     const content = c.extra.filter((n) => !this.landedIndex.has(n));
     const key = hashInts([this.seed, 3, ...[...content].sort((a, b) => a - b)]);
     const attempt = (this.runAttempts.get(key) ?? 0) + 1;
     this.runAttempts.set(key, attempt);
     const z = boxMuller(keyedUniform([key, attempt, 1]), keyedUniform([key, attempt, 2]));
     const slow = content.some((n) => this.pr(n).slow);
-    const duration = lognormal(20 * MINUTE, 0.5, z) * (slow ? 3 : 1);
-    const flaky = keyedUniform([key, attempt, 3]) < this.scenario.flakeRate;
-    const failedAreas = new Set<number>();
-    if (flaky) failedAreas.add(drawn(this.areaWeights, keyedUniform([key, attempt, 6])));
-    const misattribution = this.scenario.misattribution ?? 0.25;
+    let duration = lognormal(20 * MINUTE, 0.5, z) * (slow ? 3 : 1);
+    const failing = new Set<number>();
+    if ((sc.flakeModel ?? 'per-test') === 'per-run') {
+      if (keyedUniform([key, attempt, 3]) < sc.flakeRate) {
+        const area = drawn(this.areaWeights, keyedUniform([key, attempt, 6]));
+        failing.add(area * this.testsPerArea + Math.floor(keyedUniform([key, attempt, 7]) * this.testsPerArea));
+      }
+    } else {
+      for (const { t, q } of this.flakyTests) if (keyedUniform([key, attempt, 20, t]) < q) failing.add(t);
+    }
+    const spurious = failing.size > 0;
+    let culprit = false;
+    const misattribution = sc.misattribution ?? 0.25;
     for (const n of content) {
       const pr = this.pr(n);
-      if (!pr.bad) continue;
-      const elsewhere = keyedUniform([key, attempt, 4, n]) < misattribution;
-      failedAreas.add(elsewhere ? drawn(this.areaWeights, keyedUniform([key, attempt, 5, n]), pr.area) : pr.area);
+      if (pr.bad) {
+        culprit = true;
+        if ((sc.misattributionPer ?? 'pr') === 'run') {
+          const elsewhere = keyedUniform([key, attempt, 4, n]) < misattribution;
+          const area = elsewhere ? drawn(this.areaWeights, keyedUniform([key, attempt, 5, n]), pr.area) : pr.area;
+          const count = World.brokenCount(keyedUniform([key, attempt, 8, n]));
+          for (const t of this.testsOfArea(area, count, (i) => keyedUniform([key, attempt, 9, n, i]))) failing.add(t);
+        } else {
+          for (const t of pr.brokenTests) failing.add(t);
+        }
+      }
+      for (const m of pr.pairedWith) {
+        if (!this.holds(c, m)) continue;
+        culprit = true;
+        failing.add(this.pairTest(n, m));
+      }
     }
+    const actualFailedTests = [...failing].map((t) => this.testRef(t)).sort((a, b) => (a.test < b.test ? -1 : a.test > b.test ? 1 : 0));
+    const reports = sc.reportsTests ?? false;
+    const hinted = new Set((options.failFirst ?? []).map((f) => f.test));
+    const stoppedEarly = reports && hinted.size > 0 && actualFailedTests.some((f) => hinted.has(f.test));
+    if (stoppedEarly) duration *= sc.failFirstFraction ?? 0.5;
     const run: CiRun = {
       id: ++this.runCounter,
       sha,
       content,
       duration,
-      failedAreas: [...failedAreas].sort((a, b) => a - b),
-      fails: flaky || this.contentHasBad(sha),
+      failedAreas: [...new Set([...failing].map((t) => this.testArea(t)))].sort((a, b) => a - b),
+      failedTests: reports ? actualFailedTests : [],
+      actualFailedTests,
+      stoppedEarly,
+      spurious: spurious && !culprit,
+      fails: failing.size > 0,
       submittedAt: this.now,
       startedAt: null,
       finishedAt: null,
@@ -431,6 +695,7 @@ export class World {
         this.running.delete(run);
         run.finishedAt = this.now;
         if (!run.fails) this.passed.add(run.sha);
+        else for (const n of run.content) this.pr(n).failingRuns += 1;
         this.dispatch();
         run.onDone(run, !run.fails);
       });
@@ -456,6 +721,8 @@ export class World {
       const pr = this.pr(n);
       if (this.landedIndex.has(n)) this.violations.push(`#${n} landed twice`);
       if (pr.bad) this.badLanded += 1;
+      // a bad pair landed whole (possible only where PRs land untested against each other)
+      else if (pr.pairedWith.some((m) => this.landedIndex.has(m))) this.badLanded += 1;
       this.landedIndex.set(n, this.landed.length);
       this.landed.push(n);
       pr.mergedAt = this.now;
@@ -524,6 +791,9 @@ export class World {
     const pr = this.pr(n);
     if (pr.failedAt === null && pr.mergedAt === null) {
       pr.failedAt = this.now;
+      // Wrongly failed: it would have passed alone on the base of the time (not bad, and no PR it
+      // fails together with has landed). A pair member failed after its partner landed is a culprit.
+      pr.wronglyFailed = !this.isCulprit(n);
       this.onFinished?.();
     }
   }

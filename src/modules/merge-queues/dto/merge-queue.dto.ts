@@ -123,12 +123,20 @@ export class CreateMergeQueueDto {
   @Min(1)
   @Max(604800)
   checkTimeoutSeconds?: number;
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 5, default: 1, description: 'Extra solo runs a PR gets after failing alone' })
-  @IsOptionalNonNull()
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 0,
+    maximum: 5,
+    default: null,
+    description:
+      'The fixed flaky budget: extra solo runs a PR gets after failing alone before it fails. null (the default): blame by posterior instead, from the flake history of the failing tests, at most two solo runs per head (docs/merge-queue.md, "Blame"); null on PATCH goes back to it',
+  })
+  @ValidateIf((_, v) => v !== null && v !== undefined)
   @IsInt()
   @Min(0)
   @Max(5)
-  flakyRetries?: number;
+  flakyRetries?: number | null;
   @ApiPropertyOptional({
     type: 'boolean',
     default: true,

@@ -1,5 +1,6 @@
+import { isNamedSuspect } from './posterior';
 import { type Ctx, createBatch, entriesOf } from './step';
-import type { BatchState, EntryState } from './types';
+import type { BatchState, EntryState, MergeQueueState } from './types';
 import { withdraw } from './withdrawal';
 
 /*
@@ -16,12 +17,20 @@ export interface IsolationUnit {
   group: boolean;
 }
 
-/** Splits the waiting entries (in planning order) into isolation units and the rest (`normal`). */
-export function isolationUnits(waiting: readonly EntryState[]): { units: IsolationUnit[]; normal: EntryState[] } {
+/**
+ * Splits the waiting entries (in planning order) into isolation units and the rest (`normal`).
+ * Under the posterior rule (posterior.ts) the named suspects of a group are tested alone first:
+ * each is a unit of its own, ahead of every group, so they take the first runners; the rest of
+ * their group is bisected as before, on the runners left.
+ */
+export function isolationUnits(waiting: readonly EntryState[], s?: MergeQueueState): { units: IsolationUnit[]; normal: EntryState[] } {
+  const named: IsolationUnit[] = [];
   const units: IsolationUnit[] = [];
   const groups = new Map<string, IsolationUnit>();
   for (const e of waiting) {
-    if (e.suspectGroup !== null) {
+    if (s && isNamedSuspect(s, e)) {
+      named.push({ entries: [e], group: false });
+    } else if (e.suspectGroup !== null) {
       let unit = groups.get(e.suspectGroup);
       if (!unit) {
         unit = { entries: [], group: true };
@@ -33,6 +42,7 @@ export function isolationUnits(waiting: readonly EntryState[]): { units: Isolati
       units.push({ entries: [e], group: false });
     }
   }
+  units.unshift(...named);
   const normal = waiting.filter((e) => e.suspectGroup === null && !(e.failuresAlone > 0 && !e.cleared));
   return { units, normal };
 }
@@ -140,6 +150,8 @@ export function releaseSiblingSuspects(ctx: Ctx, failing: EntryState[]): void {
   for (const e of ctx.s.entries) {
     if (e.status === 'queued' && e.suspectGroup !== null && groups.has(e.suspectGroup)) {
       e.suspectGroup = null;
+      delete e.suspectedFor;
+      delete e.badProbability;
       ctx.changed = true;
     }
   }

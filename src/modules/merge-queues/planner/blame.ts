@@ -1,4 +1,5 @@
 import { clearAndWithdraw, releaseSiblingSuspects } from './bisection';
+import { blameByPosterior, exonerateParts, failuresOf } from './posterior';
 import { recordChainOutcome } from './chain';
 import { ewma } from './ewma';
 import { heldOvertakenBy } from './order';
@@ -10,8 +11,9 @@ import { issueCleanup, releaseEntry, withdraw } from './withdrawal';
 /*
  * Failure and blame: what a candidate's result means. A failed candidate built directly on the
  * base blames its own PRs; batches built on a failed candidate are withdrawn; a candidate on a
- * base that moved is stale. A single PR is retried alone within the flaky budget; a larger
- * blamed batch becomes a suspect group for bisection (bisection.ts).
+ * base that moved is stale. A single PR is judged by the posterior rule (posterior.ts), or by the
+ * fixed flaky budget where the queue sets `flakyRetries`; a larger blamed batch becomes a suspect
+ * group for bisection (bisection.ts).
  */
 
 /**
@@ -29,6 +31,9 @@ export function settleOnce(ctx: Ctx): boolean {
     const root = b.parentId === null;
     const stale = root && b.baseSha !== s.baseSha;
     const result = outcome(ctx, b);
+    // A passing part answers for its PRs at once, whatever becomes of it: they are not suspected
+    // again for the failure they were probed for (posterior.ts).
+    if (result === 'passed' && b.role === 'part') exonerateParts(ctx, b);
     if (stale) {
       // A stale probe still answers for its own PRs (its base passed CI and landed); a stale
       // chain root is only withdrawn, and its PRs are planned again on the new base.
@@ -73,9 +78,11 @@ export function settleOnce(ctx: Ctx): boolean {
 }
 
 /**
- * A failed candidate built directly on the base: its own PRs are to blame. A single PR is retried
- * alone until the flaky budget is spent, then `failed`; a larger batch becomes a suspect group
- * that the planner bisects into parts.
+ * A failed candidate built directly on the base: its own PRs are to blame. With `flakyRetries`
+ * set, the fixed flaky budget: a single PR is retried alone until the budget is spent, then
+ * `failed`. Otherwise the posterior rule (posterior.ts). Either way a larger batch becomes a
+ * suspect group that the planner bisects into parts, and its PRs are suspected for the run's
+ * failures (the failing tests, or the failing checks where CI named none).
  */
 function blame(ctx: Ctx, b: BatchState): void {
   const { s } = ctx;
@@ -84,12 +91,19 @@ function blame(ctx: Ctx, b: BatchState): void {
   s.stats.failedBatches += 1;
   if (b.role === 'chain') recordChainOutcome(ctx, true, b.screened === true);
   const entries = entriesOf(ctx, b).filter((e) => e.batchId === b.id && e.status === 'testing');
+  const failures = failuresOf(ctx, b);
+  if (s.config.flakyRetries === null) {
+    blameByPosterior(ctx, b, entries, failures);
+    issueCleanup(ctx, b);
+    return;
+  }
   if (b.role === 'part') releaseSiblingSuspects(ctx, entries);
   if (entries.length === 1) {
     const e = entries[0];
     e.failuresAlone += 1;
     e.cleared = false;
     e.suspectGroup = null;
+    e.suspectedFor = failures;
     if (e.failuresAlone > s.config.flakyRetries) {
       s.stats.failureRate = ewma(s.stats.failureRate, s.config.failureEwmaAlpha, 1);
       releaseEntry(ctx, e, 'failed');
@@ -102,6 +116,7 @@ function blame(ctx: Ctx, b: BatchState): void {
     const group = nextId(ctx, 'group');
     for (const e of entries) {
       e.suspectGroup = group;
+      e.suspectedFor = failures;
       e.cleared = false;
       releaseEntry(ctx, e, 'queued');
     }

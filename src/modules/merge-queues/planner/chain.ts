@@ -69,7 +69,7 @@ function planChainAndProbes(ctx: Ctx): void {
   const waiting = s.entries.filter((e) => e.status === 'queued' && !e.setAside).sort(byPlanningOrder);
   if (waiting.length === 0) return;
 
-  const { units, normal } = isolationUnits(waiting);
+  const { units, normal } = isolationUnits(waiting, s);
   // Queue order (order.ts): the chain takes no PR queued behind a suspect still being probed.
   const takeable = aheadOfBarrier(normal, chainBarrier(s.entries));
   if (units.length > 0) {

@@ -1,4 +1,5 @@
 import { learnFromPassingRun, noteLongRuns } from './ci-weight';
+import { learnFromResult } from './flakes';
 import { type Ctx, isFinalBatch, outcome, setBatchStatus } from './step';
 import { failureKey } from './fail-first';
 import { type BatchState, type CheckFailure, MAX_CHECK_FAILURES, type MergeQueueCheckState } from './types';
@@ -57,6 +58,10 @@ export function recordCheck(
   named: NamedFailures = {},
 ): void {
   const b = ctx.batchById.get(batchId);
+  // A pass on a commit that failed before, whatever became of its batch, is a re-test (flakes.ts).
+  if (state === 'success' && notCounted === undefined && !appliesTo(b, sha, name) && isRecentFailure(ctx, sha, name)) {
+    learnFromResult(ctx, sha, name, true, []);
+  }
   if (!b) return;
   const fit = checkReportFit(b, sha);
   if (notCounted !== undefined) return noteNotCounted(ctx, b, fit, sha, name, notCounted);
@@ -72,6 +77,17 @@ export function recordCheck(
   applyResult(ctx, b, name, state, named);
 }
 
+/** Whether a report of `name` on `sha` would be applied to batch `b` (its pending check on its current candidate). */
+function appliesTo(b: BatchState | undefined, sha: string, name: string): boolean {
+  if (!b || checkReportFit(b, sha) !== 'current' || isFinalBatch(b)) return false;
+  if (b.status !== 'testing' && b.status !== 'reconciling') return false;
+  return b.checks.some((c) => c.name === name && c.state === 'pending');
+}
+
+function isRecentFailure(ctx: Ctx, sha: string, name: string): boolean {
+  return (ctx.s.stats.recentFailures ?? []).some((f) => f.sha === sha && f.check === name);
+}
+
 function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueCheckState, named: NamedFailures = {}): void {
   if (state === 'pending') return;
   const check = b.checks.find((c) => c.name === name);
@@ -82,6 +98,7 @@ function applyResult(ctx: Ctx, b: BatchState, name: string, state: MergeQueueChe
     b.failureReason = `check ${name} failed`;
     keepFailures(b, name, named);
   }
+  if (b.candidateSha !== null) learnFromResult(ctx, b.candidateSha, name, state === 'success', b.failures ?? []);
   if (b.status === 'testing' && outcome(ctx, b) === 'passed') {
     if (b.ciStartedAt !== null) learnFromPassingRun(ctx, b, ctx.at - b.ciStartedAt);
     setBatchStatus(ctx, b, 'ready');

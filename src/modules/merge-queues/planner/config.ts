@@ -14,7 +14,7 @@ export const DEFAULT_PLANNER_CONFIG: PlannerConfig = {
   maxParallel: 4,
   minBatch: 1,
   maxBatch: 16,
-  flakyRetries: 1,
+  flakyRetries: null,
   checkTimeoutMs: 5 * 60 * 60 * 1000,
   urgentPriority: 100,
   historyLimit: 200,

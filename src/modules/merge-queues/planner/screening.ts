@@ -1,3 +1,4 @@
+import { noteScreenSoloFailure } from './posterior';
 import { holdsRunner } from './runners';
 import { byPlanningOrder } from './priority';
 import { addBatch, type Ctx, entriesOf, isSealed, liveBatches, nextId, outcome, setBatchStatus } from './step';
@@ -125,6 +126,7 @@ export function settleScreen(ctx: Ctx, b: BatchState): boolean {
     // Failed alone on the base: it loses its place and is retried alone (a probe) under the
     // flaky budget, as after a failed probe (blame.ts).
     const e = waiting[0];
+    noteScreenSoloFailure(ctx, e, b);
     e.failuresAlone += 1;
     e.screenGroup = null;
     e.screened = false;

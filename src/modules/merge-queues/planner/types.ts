@@ -28,8 +28,12 @@ export interface PlannerConfig {
   maxParallel: number;
   minBatch: number;
   maxBatch: number;
-  /** Extra solo runs a PR gets after failing alone before it is `failed`. */
-  flakyRetries: number;
+  /**
+   * The fixed flaky budget (the rule before issue 40): extra solo runs a PR gets after failing
+   * alone before it is `failed`. Null (the default): the posterior rule of blame.ts decides
+   * instead, from the flake history of the failing tests (at most two solo runs per head).
+   */
+  flakyRetries: number | null;
   /** A required check still pending this long after CI started counts as failed. */
   checkTimeoutMs: number;
   /** Entries with at least this priority trigger the urgent rule. */
@@ -105,6 +109,16 @@ export interface FlakeStat {
   flaked: number;
   /** When it last failed (event time), to keep the most recent when the table is full. */
   at: number;
+  /** Of `failed`, the ones whose commit CI tested again (its check reported again): `flaked` plus those that failed again. Absent: 0. */
+  retested?: number;
+}
+
+/** A failed result kept until its commit is tested again (flake learning, blame.ts learnFlakes). */
+export interface RecentFailure {
+  sha: string;
+  check: string;
+  /** The failure keys (fail-first.ts failureKey) of the result. */
+  keys: string[];
 }
 
 /** A result that did not count for a required check (see BatchState.notCounted). */
@@ -182,6 +196,13 @@ export interface EntryState {
   exonerations?: string[];
   /** Runs of this head alone (solo runs) so far; at most two per head. Absent: 0. */
   soloRuns?: number;
+  /**
+   * The probability that this head is bad, from the failing runs that held it since it became a
+   * suspect (blame.ts, the posterior rule); absent: no such run, the queue's PR failure rate.
+   */
+  badProbability?: number;
+  /** Failing runs (blamed candidates) that held this head; the livelock guard bounds it. Absent: 0. */
+  failingRuns?: number;
 }
 
 export type BatchRole = 'chain' | 'part' | 'screen';
@@ -266,6 +287,8 @@ export interface PlannerStats {
   flakes?: Record<string, FlakeStat>;
   /** Finished CI results seen, the denominator of every flake rate; absent: 0. */
   resultsSeen?: number;
+  /** Failed results whose commit may still be tested again (bounded, oldest dropped); absent: none. */
+  recentFailures?: RecentFailure[];
 }
 
 /**

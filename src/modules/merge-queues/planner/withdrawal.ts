@@ -67,6 +67,11 @@ export function resetEvidence(e: EntryState): void {
   e.suspectGroup = null;
   e.cleared = false;
   e.heavyProbability = null;
+  delete e.suspectedFor;
+  delete e.exonerations;
+  delete e.soloRuns;
+  delete e.badProbability;
+  delete e.failingRuns;
   if (e.screened) e.screened = false;
   if (e.screenGroup) e.screenGroup = null;
   if (e.screenBlocked) e.screenBlocked = false;
