@@ -84,6 +84,7 @@ describe('Merge queue fail-first hints (batch details, hints by candidate commit
       const seen: BatchDetails[] = [];
       const byCommit = new Map<string, { json: unknown; text: string; type: string; vary: string | undefined }>();
       const reported = new Set<string>();
+      const onChain = new Map<string, number | undefined>();
       const deadline = Date.now() + 150_000;
       let q: MqQueue;
       for (;;) {
@@ -97,6 +98,10 @@ describe('Merge queue fail-first hints (batch details, hints by candidate commit
           const json = await http().get(`/merge-queues/${queue.id}/commits/${b.headSha}/fail-first`).set(owner.auth).expect(200);
           const text = await http().get(`/merge-queues/${queue.id}/commits/${b.headSha}/fail-first`).set(owner.auth).set('Accept', 'text/plain').expect(200);
           byCommit.set(b.headSha, { json: json.body, text: text.text, type: text.headers['content-type'], vary: text.headers.vary });
+          const chain = (await http().get(`/merge-queues/${queue.id}/chain`).set(owner.auth).expect(200)).body.data as {
+            batches: { id: string; failFirst?: number }[];
+          };
+          onChain.set(b.id, chain.batches.find((x) => x.id === b.id)?.failFirst);
           const bad = readFile(path, b.headSha, 'bad.txt') !== null;
           const body = { data: { name: 'ci', state: bad ? 'failure' : 'success', sha: b.headSha, ...(bad && { failures: BROKEN }) } };
           await http().post(`/merge-queues/${queue.id}/batches/${b.id}/checks`).set(owner.auth).send(body).expect(200);
@@ -121,6 +126,7 @@ describe('Merge queue fail-first hints (batch details, hints by candidate commit
       expect(firstHints?.text).toBe('');
       expect(firstHints?.type).toMatch(/^text\/plain/);
       expect(firstHints?.vary).toMatch(/Accept/);
+      expect(onChain.get(first.batch.id)).toBeUndefined();
 
       // Once failed, it shows the failing tests CI named, and its spec batch stays closed.
       const failed = await details(queue.id, first.batch.id);
@@ -144,11 +150,14 @@ describe('Merge queue fail-first hints (batch details, hints by candidate commit
         const hints = byCommit.get(d.candidateSha as string);
         expect(hints?.json).toEqual({ data: { sha: d.candidateSha, batchId: d.batch.id, tests: HINTED } });
         expect(hints?.text).toBe('checkout > rejects an empty cart\ncheckout > totals\n');
+        // The chain view counts them.
+        expect(onChain.get(d.batch.id)).toBe(HINTED.length);
       }
       // Those that held none carried nothing.
       for (const d of later.filter((x) => x.suspects.length === 0)) {
         expect(d.failFirst).toEqual([]);
         expect(byCommit.get(d.candidateSha as string)?.text).toBe('');
+        expect(onChain.get(d.batch.id)).toBeUndefined();
       }
       expect(withSuspects.some((d) => d.role === 'part')).toBe(true);
     },

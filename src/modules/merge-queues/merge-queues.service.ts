@@ -541,11 +541,13 @@ export class MergeQueuesService {
       return groups.map((g) => g.name).filter((name) => touched.has(name));
     };
     const entryById = new Map(state.entries.map((e) => [e.id, e]));
+    const hintsOf = (b: (typeof live)[number]) => batchHints(b, state.batches, state.entries).failFirst.length;
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));
       const base = batchRow
         ? toMergeQueueBatchDto(batchRow)
         : { id: batchRowId(id, b.id), position: b.position, prNumbers: b.prNumbers, status: b.status, requiredChecks: [] };
+      const hinted = hintsOf(b);
       const lands = b.entryIds.map((e) => estimates.get(e)).filter((t): t is number => t !== undefined);
       return {
         ...base,
@@ -555,6 +557,7 @@ export class MergeQueuesService {
         ...(b.ciStartedAt !== null && { ciStartedAt: iso(b.ciStartedAt) }),
         ...(lands.length > 0 && { estimatedLandAt: iso(Math.max(...lands)) }),
         ...(groups.length > 0 && { lanes: batchLanes(b.entryIds) }),
+        ...(hinted > 0 && { failFirst: hinted }),
         entries: b.entryIds.flatMap((entryId) => {
           const e = entryById.get(entryId);
           return e ? [{ id: e.id, number: e.number, ...(e.title !== null && { title: e.title }), ...lanesOf(e.id) }] : [];
