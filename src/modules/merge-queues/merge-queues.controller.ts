@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiExtraModels, ApiHeader, ApiOperation, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { XML_MEDIA_TYPES } from '@/common/http/body-guard';
 import { CurrentPrincipal, RequirePermission } from '@/common/auth/auth.decorators';
 import { Permission } from '@/common/auth/permissions';
@@ -23,11 +23,13 @@ import {
 } from './dto/merge-queue.dto';
 import { CodeSourceErrors } from '@/modules/code-sources/code-sources.errors';
 import { GitProviderErrors, PROVIDER_CALL_ERRORS } from '@/modules/git-providers/git-providers.errors';
+import { MergeQueueBatchDetailsDto, MergeQueueFailFirstDto } from './dto/merge-queue-batch-details.dto';
 import { MergeQueueEntryDetailsDto } from './dto/merge-queue-entry-details.dto';
 import { MergeQueueSettingsDto, UpdateMergeQueueSettingsRequest } from './dto/merge-queue-settings.dto';
 import { JUNIT_BODY_MAX_BYTES } from './check-reports/junit-route';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { MergeQueuesService } from './merge-queues.service';
+import { failFirstText } from './planner';
 
 const IF_MATCH = ApiHeader({
   name: 'If-Match',
@@ -304,6 +306,57 @@ export class MergeQueuesController {
   @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.ENTRY_NOT_FOUND)
   async entryDetails(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('entryId') entryId: string) {
     return { data: await this.queues.entryDetails(principal, id, entryId) };
+  }
+
+  @Get(':id/batches/:batchId/details')
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({
+    summary: "A batch's details",
+    description:
+      "The spec's batch (`batch`, exactly as GET /merge-queues/{id} lists it) and what that closed object does not carry: its role (`chain`, `part`: a probe of a failed batch or a PR's solo run, `screen`), the batch and commit it is built on, its candidate commit, " +
+      'the failing tests CI named for it (`failures`, `failuresTruncated`), the suspects its candidate holds with the failing tests that made each one (`suspects`), and the tests to run first (`failFirst`: fail-first hints). ' +
+      'Final batches too, as long as the queue keeps them; once its history drops a batch, `role` is null and the lists are empty. See docs/merge-queues-api.md, "Fail-first hints".',
+  })
+  @ApiDataResponse(MergeQueueBatchDetailsDto)
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.BATCH_NOT_FOUND)
+  async batchDetails(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('batchId') batchId: string) {
+    return { data: await this.queues.batchDetails(principal, id, batchId) };
+  }
+
+  @Get(':id/commits/:sha/fail-first')
+  @RequirePermission(Permission.MergeQueuesRead)
+  @ApiOperation({
+    summary: 'The tests to run first on a candidate commit (fail-first hints, for CI)',
+    description:
+      'For CI testing a candidate (a push to `mq/{queueId}/...`): the tests that made a PR the candidate holds a suspect, to run before the rest so that a run holding a culprit fails early. The batch is the newest of the queue whose candidate is `sha`. ' +
+      "`tests` is empty when the candidate holds no suspect (run the suite as usual). With `Accept: text/plain` the answer is the tests' names, one a line (empty when there is none), to hand to a test runner. " +
+      'A commit that is no candidate of the queue (a rebuilt batch has a new one) is a 404 `dpa:MergeQueue:CANDIDATE_NOT_FOUND`: run everything. See docs/merge-queues-api.md, "Fail-first hints", for a GitHub Actions step.',
+  })
+  @ApiExtraModels(MergeQueueFailFirstDto)
+  @ApiProduces('application/json', 'text/plain')
+  @ApiResponse({
+    status: 200,
+    description: 'The hints: `{data}` as JSON, or one test name a line with `Accept: text/plain`',
+    content: {
+      'application/json': { schema: { type: 'object', required: ['data'], properties: { data: { $ref: getSchemaPath(MergeQueueFailFirstDto) } } } },
+      'text/plain': { schema: { type: 'string' } },
+    },
+  })
+  @ApiErrors(MergeQueueErrors.NOT_FOUND, MergeQueueErrors.CANDIDATE_NOT_FOUND)
+  async failFirst(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Param('sha') sha: string,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const hints = await this.queues.failFirst(principal, id, sha);
+    res.vary('Accept');
+    if (req.accepts(['application/json', 'text/plain']) === 'text/plain') {
+      res.type('text/plain; charset=utf-8');
+      return failFirstText(hints.tests);
+    }
+    return { data: hints };
   }
 
   @Delete(':id/entries/:entryId')

@@ -4,6 +4,7 @@ export const MergeQueueErrors = defineErrors('MergeQueue', {
   NOT_FOUND: [404, 'The merge queue does not exist.'],
   ENTRY_NOT_FOUND: [404, 'The merge queue entry does not exist.'],
   BATCH_NOT_FOUND: [404, 'The merge queue batch does not exist.'],
+  CANDIDATE_NOT_FOUND: [404, 'No batch of the merge queue has this candidate commit.'],
   VIEW_LINK_NOT_FOUND: [404, 'The merge queue view link does not exist.'],
   ALREADY_EXISTS: [409, 'The repository already has a merge queue for this base ref.'],
   ENTRY_EXISTS: [409, 'This pull request is already in the queue.'],

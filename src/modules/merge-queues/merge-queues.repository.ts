@@ -12,7 +12,18 @@ import { QueueTransaction, storedEntryStatus } from './engine/store/queue-transa
 import { ENTRY_VIEW_OMIT, type EntryView, type QueueView, type QueueWithSource, readQueueView, renderQueue } from './engine/store/queue-view';
 import { ROW_ID } from '@/common/http/row-id';
 import { MergeQueueErrors } from './merge-queues.errors';
-import { FINAL_BATCH_STATUSES, type MergeQueueEntryStatus, type MergeQueueState } from './planner';
+import { type BatchState, type EntryState, FINAL_BATCH_STATUSES, type MergeQueueEntryStatus, type MergeQueueState } from './planner';
+
+/** A full commit id (sha-1 or sha-256): anything else is no candidate. */
+const GIT_COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** A batch row with what the planner holds of it (see MergeQueuesRepository.batchDetails). */
+export interface BatchDetailsRead {
+  row: BatchRow;
+  batch: BatchState | null;
+  chain: BatchState[];
+  entries: EntryState[];
+}
 
 /** The lists' keysets: queues and event trails, newest first. */
 export const QUEUES_ORDER = newestFirst<MergeQueue>('mergeQueues');
@@ -215,6 +226,51 @@ export class MergeQueuesRepository {
           take: events,
         });
         return { entry, batch, events: trail };
+      },
+      { isolationLevel: 'RepeatableRead' },
+    );
+  }
+
+  /**
+   * One batch of the organization's queue with what the planner holds of it (null once its history
+   * dropped it), the batches it is built on and the entries its candidate holds: a 404 for a queue
+   * or batch that is not there. `by` is the batch's id, or its candidate commit (the newest batch
+   * with that candidate; a 404 naming the commit when none has it).
+   */
+  async batchDetails(organizationId: string, queueId: string, by: { batchId: string } | { candidateSha: string }): Promise<BatchDetailsRead> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const queue = await tx.mergeQueue.findFirst({ where: { id: queueId, organizationId }, select: { id: true } });
+        if (!queue) throw new AppError(MergeQueueErrors.NOT_FOUND, { metadata: { id: queueId } });
+        let row: BatchRow | null;
+        if ('batchId' in by) {
+          row = ROW_ID.test(by.batchId) ? await tx.mergeQueueBatch.findFirst({ where: { id: by.batchId, queueId, organizationId } }) : null;
+          if (!row) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: by.batchId } });
+        } else {
+          row = GIT_COMMIT.test(by.candidateSha)
+            ? await tx.mergeQueueBatch.findFirst({
+                where: { queueId, organizationId, headSha: by.candidateSha },
+                orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+              })
+            : null;
+          if (!row) throw new AppError(MergeQueueErrors.CANDIDATE_NOT_FOUND, { metadata: { sha: by.candidateSha } });
+        }
+        const batch = row.planner as unknown as BatchState | null;
+        if (!batch) return { row, batch: null, chain: [], entries: [] };
+        // The batches it is built on, nearest first (a chain is at most the queue's depth long).
+        const chain: BatchState[] = [];
+        const seen = new Set([batch.id]);
+        for (let parent = batch.parentId; parent !== null && !seen.has(parent);) {
+          seen.add(parent);
+          const up = await tx.mergeQueueBatch.findFirst({ where: { queueId, organizationId, plannerKey: parent }, select: { planner: true } });
+          const state = up?.planner as unknown as BatchState | null | undefined;
+          if (!state) break;
+          chain.push(state);
+          parent = state.parentId;
+        }
+        const ids = [...new Set([...batch.ciContentIds, ...batch.entryIds, ...chain.flatMap((b) => b.entryIds)])];
+        const entries = await tx.mergeQueueEntry.findMany({ where: { queueId, organizationId, id: { in: ids } }, select: { planner: true } });
+        return { row, batch, chain, entries: entries.flatMap((e) => (e.planner ? [e.planner as unknown as EntryState] : [])) };
       },
       { isolationLevel: 'RepeatableRead' },
     );

@@ -50,12 +50,14 @@ import {
   type MergeQueueEntryDetailsDto,
   toMergeQueueEntryDetailsDto,
 } from './dto/merge-queue-entry-details.dto';
+import { type MergeQueueBatchDetailsDto, type MergeQueueFailFirstDto, toFailureDto, toMergeQueueBatchDetailsDto } from './dto/merge-queue-batch-details.dto';
 import type { EntryOrigin } from './provider-events/pull-request-requests';
 import { type MergeQueueSettingsDto, type UpdateMergeQueueSettingsDto } from './dto/merge-queue-settings.dto';
 import { bindingsFromGithub, type GithubRequiredCheck, requiredChecksReadOf } from './policy/github-required-checks';
 import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePolicy, requiredCheckSettings, storedPolicy } from './policy/queue-policy';
 import { type RefreshResult, RequiredChecksFromGithub } from './required-checks/required-checks-from-github';
 import {
+  batchHints,
   checkedConfig,
   checkReportFit,
   createMergeQueueState,
@@ -488,6 +490,22 @@ export class MergeQueuesService {
     return toMergeQueueEntryDetailsDto(entry, batch, events.map(toMergeQueueEventDto));
   }
 
+  /**
+   * One batch as the queue's own resource shows it: the spec's batch, its role and what it is built
+   * on, the failing tests CI named, the suspects it holds and the tests to run first.
+   */
+  async batchDetails(principal: Principal, id: string, batchId: string): Promise<MergeQueueBatchDetailsDto> {
+    const read = await this.repository.batchDetails(principal.organizationId, id, { batchId });
+    return toMergeQueueBatchDetailsDto(id, read.row, read.batch ? { batch: read.batch, hints: batchHints(read.batch, read.chain, read.entries) } : null);
+  }
+
+  /** The fail-first hints of a candidate commit, for CI: the tests to run first (the newest batch with that candidate). */
+  async failFirst(principal: Principal, id: string, sha: string): Promise<MergeQueueFailFirstDto> {
+    const read = await this.repository.batchDetails(principal.organizationId, id, { candidateSha: sha });
+    const tests = read.batch ? batchHints(read.batch, read.chain, read.entries).failFirst : [];
+    return { sha, batchId: read.row.id, tests: tests.map(toFailureDto) };
+  }
+
   /** The chain in landing order and the waiting entries, with the planner's estimates (what `cli queue show` draws). */
   chain(principal: Principal, id: string): Promise<MergeQueueChainDto> {
     return this.chainOf(principal.organizationId, id);
@@ -526,11 +544,13 @@ export class MergeQueuesService {
       return groups.map((g) => g.name).filter((name) => touched.has(name));
     };
     const entryById = new Map(state.entries.map((e) => [e.id, e]));
+    const hintsOf = (b: (typeof live)[number]) => batchHints(b, state.batches, state.entries).failFirst.length;
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));
       const base = batchRow
         ? toMergeQueueBatchDto(batchRow)
         : { id: batchRowId(id, b.id), position: b.position, prNumbers: b.prNumbers, status: b.status, requiredChecks: [] };
+      const hinted = hintsOf(b);
       const lands = b.entryIds.map((e) => estimates.get(e)).filter((t): t is number => t !== undefined);
       return {
         ...base,
@@ -540,6 +560,7 @@ export class MergeQueuesService {
         ...(b.ciStartedAt !== null && { ciStartedAt: iso(b.ciStartedAt) }),
         ...(lands.length > 0 && { estimatedLandAt: iso(Math.max(...lands)) }),
         ...(groups.length > 0 && { lanes: batchLanes(b.entryIds) }),
+        ...(hinted > 0 && { failFirst: hinted }),
         entries: b.entryIds.flatMap((entryId) => {
           const e = entryById.get(entryId);
           return e ? [{ id: e.id, number: e.number, ...(e.title !== null && { title: e.title }), ...lanesOf(e.id) }] : [];

@@ -445,6 +445,13 @@ export class MergeQueueChainBatchDto {
   estimatedLandAt?: string;
   @ApiPropertyOptional({ type: [String], description: "The lanes its PRs are in, in the groups' order (absent when the queue has no path groups)" })
   lanes?: string[];
+  @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    description: 'How many tests its CI should run first (fail-first hints: the batch details list them); absent when it holds no suspect',
+  })
+  failFirst?: number;
   @ApiProperty({ type: [MergeQueueChainEntryDto], description: "Its PRs' entries, in the batch's order, each with its lanes when the queue has path groups" })
   entries: MergeQueueChainEntryDto[];
 }

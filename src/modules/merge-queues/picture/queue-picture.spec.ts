@@ -98,6 +98,14 @@ describe(drawQueue.name, () => {
     expect(chain[2]).toMatch(/^└─◇ +b3b3b3b3 +probe +preparing +#20 +- +prepare:running +age 2s$/);
   });
 
+  it('says how many tests a batch holding suspects should run first (fail-first hints)', () => {
+    const hinted = drawQueue({ ...queue, batches: [queue.batches[0], { ...queue.batches[2], failFirst: 3 }] }).split('\n');
+    const chain = hinted.filter((l) => /^[├└]─/.test(l));
+    expect(chain[0]).toMatch(/lands ~5s$/);
+    expect(chain[1]).toMatch(/^└─◇ +b3b3b3b3 +probe +preparing +#20 +- +prepare:running +age 2s +3 to run first$/);
+    expect(lines.some((l) => l.includes('to run first'))).toBe(false);
+  });
+
   it('lists the waiting entries in the given order with status, priority, wait and ETA; blocked ones say why', () => {
     const start = lines.indexOf('waiting (3)');
     expect(start).toBeGreaterThan(0);

@@ -23,6 +23,8 @@ export interface PictureBatch {
   ciStartedAt?: string;
   estimatedLandAt?: string;
   lanes?: string[];
+  /** Fail-first hints: how many tests its CI should run first. Absent: none (or a server older than hints). */
+  failFirst?: number;
 }
 
 export interface PictureEntry {
@@ -153,6 +155,7 @@ export function drawQueue(picture: QueuePicture): string {
   lines.push(`● ${q.baseRef} @ ${q.baseSha.slice(0, 12)}`);
   if (q.batches.length === 0) lines.push('  (no batch in flight)');
   const rows: string[][] = [];
+  const hinted = q.batches.some((b) => (b.failFirst ?? 0) > 0);
   for (const [i, b] of q.batches.entries()) {
     const last = i === q.batches.length - 1;
     const role = ROLE_MARK[b.role] ?? ROLE_MARK.chain;
@@ -171,6 +174,7 @@ export function drawQueue(picture: QueuePicture): string {
       `age ${since(b.createdAt)}`,
       b.ciStartedAt ? `CI ${since(b.ciStartedAt)}` : '',
       b.estimatedLandAt ? `lands ${until(b.estimatedLandAt)}` : '',
+      ...(hinted ? [b.failFirst ? `${b.failFirst} to run first` : ''] : []),
     ]);
   }
   if (rows.length) lines.push(...table(rows, ''));

@@ -32,6 +32,7 @@ export {
 export { checkedConfig, createMergeQueueState, DEFAULT_PLANNER_CONFIG } from './config';
 export { knownLanes, lanesHeadOf } from './entry-lanes';
 export { failFirstTests, failureKey, MAX_FAIL_FIRST_TESTS } from './fail-first';
+export { batchHints, type BatchHints, failFirstText, type SuspectHint } from './fail-first-hints';
 export { estimateMergeTimes, type EntryEstimate } from './eta';
 export { checkStepInvariants, InvariantMonitor } from './invariants';
 export { reduceAll, reduceMergeQueue } from './reducer';
