@@ -170,7 +170,7 @@ export function boundsKey(s: BoundsScenario): string {
  * CI reports failing tests: both bounds are for pass/fail CI) and the counting bound.
  */
 export function boundsFor(scenario: BoundsScenario): Bounds {
-  const entries = (cache as { entries: CacheEntry[] }).entries;
+  const entries = (cache as unknown as { entries: CacheEntry[] }).entries;
   const hit = scenario.reportsTests ? null : (entries.find((e) => e.key === boundsKey(scenario)) ?? null);
   return { charged: hit, counting: countingBound(scenario) };
 }
