@@ -1,4 +1,4 @@
-import { isNamedSuspect } from './posterior';
+import { isNamedSuspect } from './named-suspects';
 import { type Ctx, createBatch, entriesOf } from './step';
 import type { BatchState, EntryState, MergeQueueState } from './types';
 import { withdraw } from './withdrawal';

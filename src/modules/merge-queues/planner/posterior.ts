@@ -1,7 +1,7 @@
 import { releaseSiblingSuspects } from './bisection';
 import { ewma } from './ewma';
 import { checkFailure, flakeRate, keysOf } from './flakes';
-import { compilePathGroups, type CompiledPathGroups, lanesFor } from './path-matcher';
+import { isNamed } from './named-suspects';
 import { type Ctx, entriesOf, nextId, outcome } from './step';
 import type { BatchState, CheckFailure, EntryState, MergeQueueState } from './types';
 import { releaseEntry } from './withdrawal';
@@ -27,7 +27,9 @@ import { releaseEntry } from './withdrawal';
  *   otherwise it is run alone once more (failuresAlone, at the back of the line as before), at
  *   most MAX_SOLO_RUNS runs alone per head. A failure that does not reproduce is a new failure:
  *   the PR is suspected for it, from the prior again.
- * - At the cap the PR is failed when the posterior is at least 1/2, else exonerated.
+ * - At the cap the PR is failed when its last solo run reproduced the failure it is suspected for
+ *   and the posterior is at least 1/2; else it is exonerated (a failure seen once alone, on a test
+ *   never seen flaky, is no proof at the cap).
  * - A passing part exonerates its PRs for the failures they were suspected for: a PR is not
  *   suspected again for a failure whose every key it passed without. When every PR of a failed
  *   batch is exonerated for it, all are suspects again (else nothing would be).
@@ -39,7 +41,7 @@ import { releaseEntry } from './withdrawal';
 export const BLAME_THRESHOLD = 0.99;
 /** Runs of one head alone at most (the cap). */
 export const MAX_SOLO_RUNS = 2;
-/** At the cap, a PR is failed when its posterior is at least this. */
+/** At the cap, a PR whose last solo run reproduced its failure is failed when its posterior is at least this. */
 export const CAP_BLAME_THRESHOLD = 0.5;
 /** How much likelier a failing test in a PR's lanes is when the PR is bad than when it is good. */
 export const NAMED_LIKELIHOOD_RATIO = 4;
@@ -75,39 +77,12 @@ function runFlakeRate(s: MergeQueueState, keys: readonly string[]): number {
   return Math.max(1e-6, ...keys.map((k) => flakeRate(s, k)));
 }
 
-const compiledGroups = new WeakMap<object, CompiledPathGroups>();
-
-/** Whether `e` is named by `failures`: its lanes hold the path group of a failing test's file (or target). */
-export function isNamed(s: MergeQueueState, e: EntryState, failures: readonly CheckFailure[]): boolean {
-  const groups = s.config.pathGroups;
-  if (!groups || groups.length === 0 || !e.lanes || e.lanes.length === 0) return false;
-  let m = compiledGroups.get(groups);
-  if (!m) {
-    m = compilePathGroups(groups);
-    compiledGroups.set(groups, m);
-  }
-  for (const f of failures) {
-    const path = f.file ?? f.target;
-    if (!path) continue;
-    const verdict = lanesFor(m, [path]);
-    // A path in no group (or over the limits) names every lane: it tells nothing.
-    if (!verdict || verdict.reason !== null) continue;
-    if (verdict.lanes.some((l) => e.lanes!.includes(l))) return true;
-  }
-  return false;
-}
-
-/** A suspect the posterior rule tests alone first: named by the failure it is suspected for. */
-export function isNamedSuspect(s: MergeQueueState, e: EntryState): boolean {
-  return s.config.flakyRetries === null && e.suspectGroup !== null && !!e.suspectedFor && isNamed(s, e, e.suspectedFor);
-}
-
 /** The failed candidate `b` holding `entries` (its PRs still testing in it), under the posterior rule. */
 export function blameByPosterior(ctx: Ctx, b: BatchState, entries: EntryState[], failures: CheckFailure[]): void {
   const { s } = ctx;
   const keys = keysOf(failures);
-  for (const e of entries) e.failingRuns = (e.failingRuns ?? 0) + 1;
   if (entries.length === 1) {
+    entries[0].failingRuns = (entries[0].failingRuns ?? 0) + 1;
     const reproduced = reproducedKeys(entries[0], keys);
     // A part that reproduced its failure located a culprit: its group's other PRs are released.
     if (b.role === 'part' && reproduced.length > 0) releaseSiblingSuspects(ctx, entries);
@@ -117,6 +92,8 @@ export function blameByPosterior(ctx: Ctx, b: BatchState, entries: EntryState[],
   if (b.role === 'part') releaseSiblingSuspects(ctx, entries);
   let suspects = entries.filter((e) => !keys.every((k) => e.exonerations?.includes(k)));
   if (suspects.length === 0) suspects = entries;
+  // The livelock guard counts the failing runs a PR was a suspect in, not those it was cleared of.
+  for (const e of suspects) e.failingRuns = (e.failingRuns ?? 0) + 1;
   const p = prPrior(s);
   const goodFails = 1 - Math.pow(1 - p, entries.length - 1) * (1 - runFlakeRate(s, keys));
   const group = nextId(ctx, 'group');
@@ -164,7 +141,7 @@ function soloFailure(ctx: Ctx, e: EntryState, failures: CheckFailure[], keys: st
   e.badProbability = posterior;
   const atCap = e.soloRuns >= MAX_SOLO_RUNS;
   const guard = (e.failingRuns ?? 0) >= MAX_FAILING_RUNS;
-  if ((reproduced.length > 0 && posterior >= BLAME_THRESHOLD) || (atCap && posterior >= CAP_BLAME_THRESHOLD) || guard) {
+  if ((reproduced.length > 0 && posterior >= BLAME_THRESHOLD) || (atCap && reproduced.length > 0 && posterior >= CAP_BLAME_THRESHOLD) || guard) {
     failEntry(ctx, e);
     return;
   }
