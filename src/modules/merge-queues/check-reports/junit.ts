@@ -56,7 +56,8 @@ export interface JunitLimits {
 }
 
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
-const META = XMLParser.getMetaDataSymbol();
+/** The key of a node's position in the body (`captureMetaData`); typed `Symbol` by the library, a symbol at run time. */
+const META = XMLParser.getMetaDataSymbol() as unknown as symbol;
 
 /** The body as text: UTF-8 only (a UTF-8 byte order mark is dropped; UTF-16 and bytes that are not UTF-8 are refused). */
 export function decodeJunit(bytes: Uint8Array): string {
@@ -90,7 +91,12 @@ export function readJunit(report: string, limits: JunitLimits): JunitSummary {
 }
 
 /** A node of fast-xml-parser's `preserveOrder` tree: `{ [tag]: children, ':@': attributes }` or `{ '#text': text }`. */
-type XmlNode = Record<string, unknown> & { ':@'?: Record<string, string>; [META]?: { startIndex?: number; endIndex?: number } };
+type XmlNode = Record<string, unknown> & { ':@'?: Record<string, string> };
+
+/** Where a node starts and (exclusive) ends in the body. */
+function where(node: XmlNode): { startIndex?: number; endIndex?: number } {
+  return (node as unknown as Record<symbol, { startIndex?: number; endIndex?: number } | undefined>)[META] ?? {};
+}
 
 function newParser(): XMLParser {
   return new XMLParser({
@@ -200,15 +206,15 @@ function summarize(xml: string, tree: XmlNode[], limits: JunitLimits): JunitSumm
   for (const node of tree) {
     const name = tagOf(node);
     if (name === '#text') {
-      if (String(node['#text']).trim() !== '') throw errorAt(xml, 'text outside the root element', node[META]?.startIndex);
+      if (String(node['#text']).trim() !== '') throw errorAt(xml, 'text outside the root element', where(node).startIndex);
       continue;
     }
-    if (root !== undefined) throw errorAt(xml, 'content after the root element', node[META]?.startIndex);
+    if (root !== undefined) throw errorAt(xml, 'content after the root element', where(node).startIndex);
     if (name !== 'testsuites' && name !== 'testsuite')
-      throw errorAt(xml, `the root element is <${name}>, not <testsuites> or <testsuite>`, node[META]?.startIndex);
+      throw errorAt(xml, `the root element is <${name}>, not <testsuites> or <testsuite>`, where(node).startIndex);
     root = name;
     visit(node, 1);
-    refuseAfterRoot(xml, node[META]?.endIndex);
+    refuseAfterRoot(xml, where(node).endIndex);
   }
   if (root === undefined) throw new JunitError('the report has no root element');
   return summary;
