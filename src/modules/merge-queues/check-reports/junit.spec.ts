@@ -99,6 +99,20 @@ describe('JUnit XML reports', () => {
     expect(refusal('<testsuite name="a\u0000"/>')).toMatch(/NUL character/);
   });
 
+  it('refuses what the XML library alone would let through, and takes what only looks like markup', () => {
+    expect(refusal('<testsuite/>x')).toBe('line 1, column 13: text outside the root element');
+    expect(refusal('<testsuite/>\n<!-- fine -->\n<testsuite/>')).toBe('line 3, column 1: content after the root element');
+    expect(refusal('<testsuite name="a<b"/>')).toMatch(/< is not allowed in an attribute value/);
+    expect(refusal('<testsuite name="&constructor;"/>')).toMatch(/the entity &constructor; is not defined/);
+    expect(refusal('<testsuite><testcase name="&#0;"/></testsuite>')).toMatch(/&#0; is not a character XML allows/);
+    expect(refusal('<!ENTITY a "b"><testsuite/>')).toBe('line 1, column 1: markup declarations are not accepted');
+    expect(refusal('<testsuite><![CDATA[ x')).toBe('line 1, column 12: a CDATA section is not closed');
+    expect(refusal('<testsuite><testcase name/></testsuite>')).toBe('line 1, column 22: <testcase> attribute name has no value');
+    expect(read(`${'<testsuite>'.repeat(MAX_JUNIT_DEPTH)}${'</testsuite>'.repeat(MAX_JUNIT_DEPTH)}`)).toMatchObject({ tests: 0 });
+    const quoted = '<testsuite><testcase name="a"><failure><![CDATA[<!DOCTYPE html><p>&nbsp;</p>]]></failure></testcase></testsuite><!-- end --><?pi x?>';
+    expect(read(quoted)).toMatchObject({ tests: 1, failed: 1, failures: [{ test: 'a', kind: 'failure' }] });
+  });
+
   it('takes UTF-8 only', () => {
     expect(decodeJunit(Buffer.from('\ufeff<testsuite/>', 'utf8'))).toBe('<testsuite/>');
     expect(read(decodeJunit(Buffer.from('\ufeff<testsuite name="é"/>', 'utf8')))).toMatchObject({ tests: 0 });
