@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { loadConfig, type AppConfig } from '@/common/config/app-config';
 import { APP_CONFIG } from '@/common/config/config.module';
+import { READINESS_CACHE_MS } from '@/common/lifecycle/readiness';
 import { MetricsService } from '@/common/metrics/metrics.service';
 import { OpsServer } from '@/common/metrics/ops-server';
 import { RedisService } from '@/common/redis/redis.module';
@@ -114,17 +115,39 @@ describe('Operator ports: loopback by default, scrapes and readiness probes cann
 
     it('is checked once for a crowd of probes (Postgres and Redis asked once per second per process)', async () => {
       app = await createTestApp();
+      await app.listen(0, '127.0.0.1');
+      const server = app.getHttpServer();
       const ping = jest.spyOn(app.get(RedisService).client, 'ping');
-      const responses = await Promise.all(Array.from({ length: 30 }, () => request(app.getHttpServer()).get('/health/ready')));
-      expect(responses.map((r) => r.status)).toEqual(Array(30).fill(200));
-      expect(responses[0].body.data.checks).toMatchObject({ database: { status: 'up' }, redis: { status: 'up' } });
-      expect(ping).toHaveBeenCalledTimes(1);
+      // A crowd shares one check when it all arrives within one period of the check settling. On a
+      // loaded machine a crowd of 30 can spread past the period, and a second check is then right:
+      // such a crowd proves nothing and is sent again after the period (at most 3 crowds).
+      const crowds: string[] = [];
+      let fitted = false;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await sleep(READINESS_CACHE_MS + 50); // the last answer has expired: the crowd's first probe checks
+        const pingsBefore = ping.mock.calls.length;
+        const started = Date.now();
+        const responses = await Promise.all(Array.from({ length: 30 }, () => request(server).get('/health/ready')));
+        const elapsed = Date.now() - started;
+        const pings = ping.mock.calls.length - pingsBefore;
+        expect(responses.map((r) => r.status)).toEqual(Array(30).fill(200));
+        expect(responses[0].body.data.checks).toMatchObject({ database: { status: 'up' }, redis: { status: 'up' } });
+        crowds.push(`${elapsed} ms, ${pings} checks`);
+        if (elapsed < READINESS_CACHE_MS) {
+          expect(pings).toBe(1);
+          fitted = true;
+          break;
+        }
+        expect(pings).toBeLessThanOrEqual(1 + Math.ceil(elapsed / READINESS_CACHE_MS));
+      }
+      expect(fitted ? 'a crowd fitted' : `no crowd fitted in one period: ${crowds.join('; ')}`).toBe('a crowd fitted');
       // After the period, the next probe checks again.
+      const pingsNow = ping.mock.calls.length;
       await eventually(
         'a new check',
         async () => {
-          await request(app.getHttpServer()).get('/health/ready').expect(200);
-          return ping.mock.calls.length === 2;
+          await request(server).get('/health/ready').expect(200);
+          return ping.mock.calls.length === pingsNow + 1;
         },
         { timeoutMs: 5_000, everyMs: 250 },
       );
