@@ -498,7 +498,7 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     expect(chain.pathGroups).toEqual(GROUPS);
   });
 
-  it('the worst allowed path groups and paths never stall the API: /health/live answers within 250 ms while they are matched, and past the deadline the PR is in every lane with the reason', async () => {
+  it('the worst allowed path groups and paths never stall the API: /health/live never waits a quarter of the match deadline while they are matched, and past the deadline the PR is in every lane with the reason', async () => {
     const { path, base, queueId } = await localQueue({ pathGroups: WORST_GROUPS });
     // 3,000 paths (the most LOCAL_GIT lists) of 1,019 characters (under the 1,024 matched): three
     // shared directories and a file of 254 characters each, of a and b.
@@ -551,10 +551,11 @@ describe('Merge queue lanes (path groups; local git and the GitHub emulator)', (
     const chain = (await http().get(`/merge-queues/${queueId}/chain`).set(owner.auth).expect(200)).body.data;
     expect(chain.waiting[0].lanesReason).toBe(`matching the changed paths took longer than ${matching.deadlineMs} ms: in every lane`);
     expect(span.to - span.from).toBeGreaterThanOrEqual(matching.deadlineMs);
-    // The API answered all along while matching ran: no stall (a loop held by the match would be
-    // seconds). The bound leaves room for two Jest workers on two cores, where 100 ms was hit once.
+    // The API answered all along while matching ran: no stall. A loop held by the match would hold
+    // a probe for the whole deadline (2 s); the bound is a quarter of it, which leaves room for two
+    // Jest workers and other load on two cores (100 ms and 250 ms were each hit once there).
     expect(during.length).toBeGreaterThanOrEqual(5);
-    expect(slowest).toBeLessThan(250);
+    expect(slowest).toBeLessThan(matching.deadlineMs / 4);
     // Kept: how many paths, not the paths (3,000 are more than an entry keeps).
     expect(await prisma.mergeQueueEntry.findUniqueOrThrow({ where: { id: entry.id }, select: { changedPaths: true, pathsCount: true } })).toEqual({
       changedPaths: null,
