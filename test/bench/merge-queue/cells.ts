@@ -44,6 +44,8 @@ for (const cell of (arg('cells') ?? '').split(',').filter(Boolean)) {
       seeds: seeds.join(','),
       prs,
       throughput: +mean((m) => m.throughput).toFixed(3),
+      // Each seed's figure, in the order of --seeds: how far apart two cells are against the spread of seeds.
+      perSeed: runs.map((m) => +m.throughput.toFixed(3)),
       goodFailed: sum((m) => m.goodFailed),
       goodFailedPer1000: +((sum((m) => m.goodFailed) / (runs.length * prs)) * 1000).toFixed(2),
       maxFailingRuns: Math.max(...runs.map((m) => m.maxFailingRuns)),
