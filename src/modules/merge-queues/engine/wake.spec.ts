@@ -1,28 +1,9 @@
-import { type BatchState, createMergeQueueState } from '../planner';
+import { type BatchState, createMergeQueueState, newBatchState } from '../planner';
 import { nextWakeAt } from './wake';
 
 function batch(over: Partial<BatchState>): BatchState {
-  return {
-    id: 'b1',
-    position: 1,
-    entryIds: [],
-    prNumbers: [],
-    status: 'testing',
-    role: 'chain',
-    parentId: null,
-    baseSha: 'a',
-    candidateSha: 'c',
-    published: true,
-    ciStartedAt: 1_000,
-    ciContentIds: [],
-    ciSeenHeavy: false,
-    checks: [],
-    failureReason: null,
-    operation: null,
-    interruptedKind: null,
-    withdrawOnResolve: false,
-    ...over,
-  };
+  const built = { status: 'testing' as const, candidateSha: 'c', published: true, ciStartedAt: 1_000 };
+  return newBatchState({ id: 'b1', position: 1, entryIds: [], prNumbers: [], role: 'chain', parentId: null, baseSha: 'a' }, { ...built, ...over });
 }
 
 describe('nextWakeAt (the sweep wakes a queue then)', () => {

@@ -1,3 +1,4 @@
+import { newBatchState } from './batch-state';
 import { batchHints, failFirstText } from './fail-first-hints';
 import { MAX_FAIL_FIRST_TESTS } from './fail-first';
 import type { BatchState, CheckFailure, EntryState } from './types';
@@ -27,27 +28,8 @@ function entry(id: string, number: number, suspectedFor?: CheckFailure[]): Entry
 }
 
 function batch(id: string, entryIds: string[], extra: Partial<BatchState> = {}): BatchState {
-  return {
-    id,
-    position: 0,
-    entryIds,
-    prNumbers: [],
-    status: 'testing',
-    role: 'chain',
-    parentId: null,
-    baseSha: 'base',
-    candidateSha: `c-${id}`,
-    published: true,
-    ciStartedAt: null,
-    ciContentIds: [],
-    ciSeenHeavy: false,
-    checks: [],
-    failureReason: null,
-    operation: null,
-    interruptedKind: null,
-    withdrawOnResolve: false,
-    ...extra,
-  };
+  const built = { status: 'testing' as const, candidateSha: `c-${id}`, published: true };
+  return newBatchState({ id, position: 0, entryIds, prNumbers: [], role: 'chain', parentId: null, baseSha: 'base' }, { ...built, ...extra });
 }
 
 const unitA = { check: 'ci', test: 'a.spec > adds' };

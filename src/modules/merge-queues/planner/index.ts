@@ -3,6 +3,7 @@
  * docs/merge-queue.md for the rules and the map from each rule to the function that holds it).
  * Code outside planner/ imports from here only.
  */
+export { type NewBatch, newBatchState } from './batch-state';
 export { checkReportFit, MAX_EARLY_CHECKS } from './checks';
 export { heavyThresholdMs } from './ci-weight';
 export {

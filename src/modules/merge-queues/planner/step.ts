@@ -1,3 +1,4 @@
+import { newBatchState } from './batch-state';
 import { assertBatchTransition, assertEntryTransition, assertQueueTransition } from './transitions';
 import type {
   BatchRole,
@@ -127,26 +128,15 @@ export function createBatch(ctx: Ctx, role: BatchRole, entries: EntryState[], pa
 
 /** A new batch in `preparing` naming `entries`, built on `parent` or the base; the entries are left as they are. */
 export function addBatch(ctx: Ctx, role: BatchRole, entries: EntryState[], parent: BatchState | null): BatchState {
-  const b: BatchState = {
+  const b = newBatchState({
     id: nextId(ctx, 'batch'),
     position: ctx.s.counters.batch,
     entryIds: entries.map((e) => e.id),
     prNumbers: entries.map((e) => e.number),
-    status: 'preparing',
     role,
     parentId: parent ? parent.id : null,
     baseSha: parent ? null : ctx.s.baseSha,
-    candidateSha: null,
-    published: false,
-    ciStartedAt: null,
-    ciContentIds: [],
-    ciSeenHeavy: false,
-    checks: [],
-    failureReason: null,
-    operation: null,
-    interruptedKind: null,
-    withdrawOnResolve: false,
-  };
+  });
   ctx.s.batches.push(b);
   ctx.batchById.set(b.id, b);
   ctx.changed = true;
