@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import type { PrismaService } from '@/common/prisma/prisma.service';
@@ -33,17 +32,12 @@ describe('GitHub check sources and pushes to queued PRs (emulator, webhooks, in-
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    suite = await githubQueueSuite('check_sources', { listen: true });
+    suite = await githubQueueSuite('check_sources', { webhooks: true });
     ({ emulator, app, prisma, owner, mq } = suite);
     ({ login, integrationId } = suite.github);
-    const { port } = app.getHttpServer().address() as AddressInfo;
-    emulator.webhook = { url: `http://127.0.0.1:${port}/webhooks/github`, secret: suite.github.webhookSecret };
   }, 60_000);
 
-  afterAll(async () => {
-    if (suite) suite.emulator.webhook = undefined;
-    await suite?.close();
-  });
+  afterAll(() => suite?.close());
 
   const deliveryRow = (deliveryId: string) => prisma.webhookDelivery.findFirst({ where: { integrationId, deliveryId } });
   const applied = (deliveryId: string) =>

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
@@ -47,18 +46,14 @@ describe('Required checks from GitHub branch protection and rulesets (emulator, 
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    suite = await githubQueueSuite('required_checks_protection', { listen: true });
+    suite = await githubQueueSuite('required_checks_protection', { webhooks: true });
     ({ emulator, app, prisma, owner, mq } = suite);
     ({ login, integrationId } = suite.github);
-    const { port } = app.getHttpServer().address() as AddressInfo;
-    webhook = { url: `http://127.0.0.1:${port}/webhooks/github`, secret: suite.github.webhookSecret };
-    emulator.webhook = webhook;
+    if (!suite.webhook) throw new Error('the suite delivers webhooks to the API');
+    webhook = suite.webhook;
   }, 60_000);
 
-  afterAll(async () => {
-    if (suite) suite.emulator.webhook = undefined;
-    await suite?.close();
-  });
+  afterAll(() => suite?.close());
 
   /** A GitHub repository on the emulator, connected as a code source (no queue yet). */
   async function newRepository() {

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue as BullQueue } from 'bullmq';
@@ -46,16 +45,11 @@ describe('Merge queue entry details and PR titles from GitHub (the provider emul
   ];
 
   beforeAll(async () => {
-    suite = await githubQueueSuite('details', { listen: true });
+    suite = await githubQueueSuite('details', { webhooks: true });
     ({ emulator, app, prisma, owner, mq } = suite);
-    const { port } = app.getHttpServer().address() as AddressInfo;
-    emulator.webhook = { url: `http://127.0.0.1:${port}/webhooks/github`, secret: suite.github.webhookSecret };
   }, 60_000);
 
-  afterAll(async () => {
-    if (suite) suite.emulator.webhook = undefined;
-    await suite?.close();
-  });
+  afterAll(() => suite?.close());
 
   afterEach(() => Object.assign(emulator.knobs, { down: false, delayMs: 0 }));
 

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
@@ -30,16 +29,11 @@ describe('Merge queue failing tests: check reports, JUnit XML and GitHub annotat
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    suite = await githubQueueSuite('failin', { listen: true });
+    suite = await githubQueueSuite('failin', { webhooks: true });
     ({ emulator, app, prisma, owner, mq } = suite);
-    const { port } = app.getHttpServer().address() as AddressInfo;
-    emulator.webhook = { url: `http://127.0.0.1:${port}/webhooks/github`, secret: suite.github.webhookSecret };
   }, 60_000);
 
-  afterAll(async () => {
-    if (suite) suite.emulator.webhook = undefined;
-    await suite?.close();
-  });
+  afterAll(() => suite?.close());
 
   afterEach(() => Object.assign(emulator.knobs, { down: false }));
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { TestingModuleBuilder } from '@nestjs/testing';
 import request from 'supertest';
@@ -100,6 +101,8 @@ export type GithubQueueSuiteOptions = {
   worker?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
   /** The API also listens on a port of 127.0.0.1 (before the worker starts), e.g. for the emulator's webhook deliveries. */
   listen?: boolean;
+  /** The API listens, and the emulator delivers webhooks to it with the integration's secret (`webhook`), until `close`. */
+  webhooks?: boolean;
 };
 
 /**
@@ -115,7 +118,7 @@ export async function githubQueueSuite(name: string, options: GithubQueueSuiteOp
   const base: AppConfig = { ...gitTestConfig(emulator), databaseUrl: own.databaseUrl, queuePrefix: own.queuePrefix };
   const config = options.config ? options.config(base, emulator) : base;
   const app = await createTestApp({}, (builder) => builder.overrideProvider(APP_CONFIG).useValue(config));
-  if (options.listen) await app.listen(0, '127.0.0.1');
+  if (options.listen || options.webhooks) await app.listen(0, '127.0.0.1');
   const worker = await createTestWorker(config, options.worker);
   const prisma = app.get(PrismaService, { strict: false });
   const label = name.replace(/_/g, '-');
@@ -123,13 +126,20 @@ export async function githubQueueSuite(name: string, options: GithubQueueSuiteOp
   const mq = new MergeQueueClient(() => app.getHttpServer(), owner.auth, prisma);
   const github = await githubIntegration(app, emulator, owner.auth, label);
   const newQueue = (queue: GithubQueueOptions = {}) => newGithubQueue(app, emulator, owner.auth, github, queue);
+  let webhook: GitProviderEmulator['webhook'];
+  if (options.webhooks) {
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    webhook = { url: `http://127.0.0.1:${port}/webhooks/github`, secret: github.webhookSecret };
+    emulator.webhook = webhook;
+  }
   const close = async () => {
+    emulator.webhook = undefined;
     await worker.close();
     await app.close();
     await emulator.stop();
     await own.drop();
   };
-  return { emulator, config, app, worker, prisma, owner, mq, github, newQueue, close };
+  return { emulator, config, app, worker, prisma, owner, mq, github, webhook, newQueue, close };
 }
 
 /** What githubQueueSuite started. */
