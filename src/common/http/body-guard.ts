@@ -257,7 +257,7 @@ export function mediaTypeMiddleware(rawRoutes: readonly RawBodyRoute[]) {
  * 415 for a request body that is not JSON, on any method: otherwise the JSON parser skips it and
  * the route sees no body at all. A request without body bytes passes whatever its Content-Type.
  */
-export function jsonOnlyMiddleware(req: Request, _res: Response, next: NextFunction): void {
+function jsonOnlyMiddleware(req: Request, _res: Response, next: NextFunction): void {
   if (!hasBody(req) || req.is(JSON_MEDIA_TYPES)) return next();
   const type = req.headers['content-type'];
   next(

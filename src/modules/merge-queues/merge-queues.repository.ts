@@ -11,11 +11,9 @@ import { assembleState } from './engine/store/queue-state-loaders';
 import { QueueTransaction, storedEntryStatus } from './engine/store/queue-transaction';
 import { ENTRY_VIEW_OMIT, type EntryView, type QueueView, type QueueWithSource, readQueueView, renderQueue } from './engine/store/queue-view';
 import { ROW_ID } from '@/common/http/row-id';
+import { GIT_SHA } from './dto/merge-queue.dto';
 import { MergeQueueErrors } from './merge-queues.errors';
 import { type BatchState, type EntryState, FINAL_BATCH_STATUSES, type MergeQueueEntryStatus, type MergeQueueState } from './planner';
-
-/** A full commit id (sha-1 or sha-256): anything else is no candidate. */
-const GIT_COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /** A batch row with what the planner holds of it (see MergeQueuesRepository.batchDetails). */
 export interface BatchDetailsRead {
@@ -247,7 +245,7 @@ export class MergeQueuesRepository {
           row = ROW_ID.test(by.batchId) ? await tx.mergeQueueBatch.findFirst({ where: { id: by.batchId, queueId, organizationId } }) : null;
           if (!row) throw new AppError(MergeQueueErrors.BATCH_NOT_FOUND, { metadata: { id: by.batchId } });
         } else {
-          row = GIT_COMMIT.test(by.candidateSha)
+          row = GIT_SHA.test(by.candidateSha)
             ? await tx.mergeQueueBatch.findFirst({
                 where: { queueId, organizationId, headSha: by.candidateSha },
                 orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

@@ -58,6 +58,7 @@ import { bindingsOf, type CheckBinding, DEFAULT_POLICY, policyOf, type QueuePoli
 import { type RefreshResult, RequiredChecksFromGithub } from './required-checks/required-checks-from-github';
 import {
   batchHints,
+  failFirstTests,
   checkedConfig,
   checkReportFit,
   createMergeQueueState,
@@ -544,13 +545,12 @@ export class MergeQueuesService {
       return groups.map((g) => g.name).filter((name) => touched.has(name));
     };
     const entryById = new Map(state.entries.map((e) => [e.id, e]));
-    const hintsOf = (b: (typeof live)[number]) => batchHints(b, state.batches, state.entries).failFirst.length;
     const batches = live.map((b) => {
       const batchRow = rows.get(batchRowId(id, b.id));
       const base = batchRow
         ? toMergeQueueBatchDto(batchRow)
         : { id: batchRowId(id, b.id), position: b.position, prNumbers: b.prNumbers, status: b.status, requiredChecks: [] };
-      const hinted = hintsOf(b);
+      const hinted = failFirstTests(state, b).length;
       const lands = b.entryIds.map((e) => estimates.get(e)).filter((t): t is number => t !== undefined);
       return {
         ...base,

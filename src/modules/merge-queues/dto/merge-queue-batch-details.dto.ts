@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { MergeQueueBatch } from '@/generated/prisma/client';
 import { batchRowId } from '../engine/ids';
 import { type BatchHints, type BatchState, type CheckFailure, MAX_CHECK_FAILURES, MAX_FAIL_FIRST_TESTS } from '../planner';
-import { MergeQueueBatchDto, toMergeQueueBatchDto } from './merge-queue.dto';
+import { BATCH_ROLES, MergeQueueBatchDto, toMergeQueueBatchDto } from './merge-queue.dto';
 
 /** One failing test as CI named it (POST .../checks `failures`, JUnit, GitHub annotations), or as hinted to run first. */
 export class MergeQueueBatchFailureDto {
@@ -21,8 +21,6 @@ export class MergeQueueBatchSuspectDto {
   @ApiProperty({ type: [MergeQueueBatchFailureDto], description: 'The failing tests of the run that made it a suspect' })
   failures: MergeQueueBatchFailureDto[];
 }
-
-export const BATCH_ROLES = ['chain', 'part', 'screen'] as const;
 
 /**
  * One batch as the queue's own resource shows it: the spec's MergeQueueBatch as it is, and beside

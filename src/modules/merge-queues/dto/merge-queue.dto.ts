@@ -39,7 +39,11 @@ import {
 } from '../planner';
 import { CreateMergeQueueSettingsDto } from './merge-queue-settings.dto';
 
-const GIT_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+/** A batch's role in the planner (BatchRole). */
+export const BATCH_ROLES = ['chain', 'part', 'screen'] as const;
+
+/** A full commit id (sha-1 or sha-256). */
+export const GIT_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 const REF_NAME = /^(?!.*\.\.)(?!.*\/\/)(?!\/)(?!.*\/$)(?!.*\.lock$)[A-Za-z0-9._\/-]{1,200}$/;
 const CHECK_NAME = /^[\x21-\x7e][\x20-\x7e]{0,99}$/;
 /** Links people click in a UI or a terminal: http(s) only (never `javascript:`, `data:`, `file:`...). */
@@ -427,7 +431,7 @@ export class MergeQueueChainBatchDto {
   @ApiProperty() id: string;
   @ApiProperty({ type: 'integer', format: 'int32' }) position: number;
   @ApiProperty({
-    enum: ['chain', 'part', 'screen'],
+    enum: BATCH_ROLES,
     description:
       '`chain`: a speculative candidate built on the batch ahead (or the base); `part`: an isolation probe of a failed batch, on the base; `screen`: a look-ahead screen of waiting PRs on the base, on a runner nothing else could use; it never lands',
   })

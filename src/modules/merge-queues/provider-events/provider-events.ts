@@ -4,6 +4,7 @@ import { type AskedPaths, keepPaths, lanesEvents, MergeQueuePaths } from '../cha
 import { MergeQueueGits } from '../engine/gits';
 import { batchRowId } from '../engine/ids';
 import { MergeQueueWriter } from '../engine/queue-writer';
+import { MAX_FAILURE_FILE_LENGTH, MAX_FAILURE_TEST_LENGTH } from '../dto/merge-queue.dto';
 import { MergeQueuesRepository, type QueueConcern } from '../merge-queues.repository';
 import { FINAL_BATCH_STATUSES, FINAL_ENTRY_STATUSES, type MergeQueueEvent, type MergeQueueState, pathGroupsOf } from '../planner';
 import { countCheck, policyOf, type QueuePolicy, type ReportedCheckSource } from '../policy/queue-policy';
@@ -381,8 +382,6 @@ export class MergeQueueProviderEvents {
 
 /** Pages of a check run's annotations read at most (50 a page). */
 export const MAX_ANNOTATION_PAGES = 4;
-const MAX_FAILURE_TEST_LENGTH = 500;
-const MAX_FAILURE_FILE_LENGTH = 500;
 
 /** A failing check run's failing tests as read (none when `failures` is absent), and what the event trail says of them. */
 interface FailuresRead {
